@@ -1,0 +1,17 @@
+// Package contextsvc is the Go SDK for the Context Management Service: a
+// REST API for contexts (named Markdown documents with tags), their versions
+// and exports, plus signed webhook notifications.
+//
+// The package has two parts:
+//
+//   - A typed client for every /v1 operation (see [NewClient]), with bearer
+//     authentication, 429-aware retries, plan-aware client-side rate limiting
+//     and typed errors ([Error]).
+//   - A webhook library for receivers: the event envelope and typed event
+//     data ([Event]), the constant-time sha256= HMAC verifier
+//     ([VerifySignature]) and a verifying [net/http.Handler]
+//     ([NewWebhookHandler]).
+//
+// The package mockserver holds an in-memory implementation of the whole API
+// for tests.
+package contextsvc

@@ -1,0 +1,132 @@
+package mockserver
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// Clock is the mock server's source of time. Every time the server uses
+// (timestamps, rate-limit buckets, delivery schedules) comes from its Clock,
+// so a test can drive the whole server with a [FakeClock].
+type Clock interface {
+	// Now returns the current time on this clock.
+	Now() time.Time
+	// AfterFunc arranges for f to be called once d has elapsed on this
+	// clock. f must not block for long.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending call made by [Clock.AfterFunc].
+type Timer interface {
+	// Stop prevents the call from happening. It reports whether the call
+	// was stopped before it happened.
+	Stop() bool
+}
+
+// RealClock is the wall clock. It is the default.
+type RealClock struct{}
+
+// Now returns time.Now().
+func (RealClock) Now() time.Time { return time.Now() }
+
+// AfterFunc is time.AfterFunc.
+func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// FakeClock is a Clock that moves only when told to, for tests. It is safe
+// for concurrent use.
+type FakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	seq    uint64
+	timers map[uint64]*fakeTimer
+}
+
+// NewFakeClock returns a FakeClock that reads start until advanced.
+func NewFakeClock(start time.Time) *FakeClock {
+	return &FakeClock{now: start, timers: make(map[uint64]*fakeTimer)}
+}
+
+// Now returns the fake clock's current time.
+func (c *FakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// AfterFunc arranges for f to be called when the clock has been advanced by
+// at least d. A d of zero or less is due at the next Advance (or Set) call.
+func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	t := &fakeTimer{clock: c, id: c.seq, when: c.now.Add(d), f: f}
+	c.timers[t.id] = t
+	return t
+}
+
+// Advance moves the clock forward by d and, before returning, calls in
+// order of their due time every function whose time has come. Those calls
+// run on the caller's goroutine, so when Advance returns every due timer has
+// fired.
+func (c *FakeClock) Advance(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	c.mu.Lock()
+	target := c.now.Add(d)
+	c.mu.Unlock()
+	c.Set(target)
+}
+
+// Set moves the clock to t (never backwards) and fires the due timers as
+// Advance does.
+func (c *FakeClock) Set(t time.Time) {
+	for {
+		c.mu.Lock()
+		if t.After(c.now) {
+			c.now = t
+		}
+		due := make([]*fakeTimer, 0)
+		for _, tm := range c.timers {
+			if !tm.when.After(c.now) {
+				due = append(due, tm)
+			}
+		}
+		for _, tm := range due {
+			delete(c.timers, tm.id)
+		}
+		c.mu.Unlock()
+		if len(due) == 0 {
+			return
+		}
+		sort.Slice(due, func(i, j int) bool {
+			if due[i].when.Equal(due[j].when) {
+				return due[i].id < due[j].id
+			}
+			return due[i].when.Before(due[j].when)
+		})
+		for _, tm := range due {
+			tm.f()
+		}
+		// A fired function may have set a new timer that is already due;
+		// loop until none is.
+	}
+}
+
+type fakeTimer struct {
+	clock *FakeClock
+	id    uint64
+	when  time.Time
+	f     func()
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.clock.mu.Lock()
+	defer t.clock.mu.Unlock()
+	if _, ok := t.clock.timers[t.id]; !ok {
+		return false
+	}
+	delete(t.clock.timers, t.id)
+	return true
+}
