@@ -43,3 +43,13 @@ func (t EventType) Known() bool {
 	}
 	return false
 }
+
+// Changes describes what an update changed in a context's Markdown: the
+// headings of the sections whose body was added, changed or removed (the
+// text before the first heading is the section "(preamble)"), and the words
+// of the new rendered text minus those of the old. It appears on a
+// [Version] and in the data of a context.updated event.
+type Changes struct {
+	SectionsModified []string `json:"sections_modified"`
+	WordCountDelta   int      `json:"word_count_delta"`
+}
