@@ -135,7 +135,7 @@ func TestNewClientConfiguration(t *testing.T) {
 		{name: "query", key: "k", opts: []Option{WithBaseURL("https://x.test/v1?a=b")}, wantErr: "query"},
 		{name: "key with space", key: "bad key", opts: []Option{WithBaseURL("https://x.test/v1")}, wantErr: "spaces or control"},
 		{name: "negative retries", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithMaxRetries(-1)}, wantErr: "WithMaxRetries"},
-		{name: "min over max", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithRetryWait(2 * time.Second, time.Second)}, wantErr: "WithRetryWait"},
+		{name: "min over max", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithRetryWait(2*time.Second, time.Second)}, wantErr: "WithRetryWait"},
 		{name: "bad plan", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithPlan(EnterprisePlan(0, 5))}, wantErr: "positive rate"},
 		{name: "zero plan", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithPlan(Plan{})}, wantErr: "positive rate"},
 		{name: "nil http client", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithHTTPClient(nil)}, wantErr: "WithHTTPClient"},
