@@ -463,14 +463,137 @@ func (c *Client) wrapErr(cs *callState, err error) error {
 	return fmt.Errorf("%s: %w", msg, err)
 }
 
-// decodeJSON decodes a 2xx body into v and releases the connection.
+// bodyPool recycles the buffers 2xx bodies are read into: reading the whole
+// body and unmarshalling it costs no more than a json.Decoder (which also
+// buffers the whole value) and saves its allocations on every call.
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody keeps one huge page from pinning its buffer in the pool.
+const maxPooledBody = 1 << 20
+
+// decodeJSON reads a 2xx body, releases the connection and decodes the body
+// into v. Times that encoding/json refuses but RFC 3339 allows (lower-case
+// "t"/"z", a space for "T", a leap second) are accepted through a slower
+// second pass.
 func decodeJSON(resp *http.Response, cs *callState, v any) error {
-	defer drainAndClose(resp.Body)
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		if err == io.EOF {
-			return fmt.Errorf("contextsvc: %s %s: empty response body", cs.method, cs.path)
+	buf, err := readBody(resp, cs)
+	defer releaseBody(buf)
+	if err != nil {
+		return err
+	}
+	return unmarshalBody(buf.Bytes(), cs, v)
+}
+
+// readBody reads a whole 2xx body into a pooled buffer and closes it; the
+// caller hands the buffer back with releaseBody.
+func readBody(resp *http.Response, cs *callState) (*bytes.Buffer, error) {
+	buf := bodyPool.Get().(*bytes.Buffer)
+	_, err := buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return buf, fmt.Errorf("contextsvc: %s %s: reading the response: %w", cs.method, cs.path, err)
+	}
+	return buf, nil
+}
+
+// releaseBody returns a buffer from readBody to the pool. Decoded values
+// never alias it: encoding/json copies every string.
+func releaseBody(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBody {
+		buf.Reset()
+		bodyPool.Put(buf)
+	}
+}
+
+// unmarshalBody decodes a 2xx body into v (see decodeJSON).
+func unmarshalBody(body []byte, cs *callState, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return fmt.Errorf("contextsvc: %s %s: empty response body", cs.method, cs.path)
+	}
+	err := json.Unmarshal(body, v)
+	if err != nil {
+		if fixed, ok := normalizeTimes(body); ok {
+			err = json.Unmarshal(fixed, v)
 		}
+	}
+	if err != nil {
 		return fmt.Errorf("contextsvc: %s %s: decoding the response: %w", cs.method, cs.path, err)
 	}
 	return nil
+}
+
+// normalizeTimes rewrites, in a JSON document, the values of keys ending in
+// "At" (createdAt, updatedAt…) and of "timestamp" that are RFC 3339 times
+// in a form encoding/json refuses, to the strict form. Only those keys are
+// touched, so text content that happens to look like a time is never
+// changed. It reports whether anything was rewritten.
+func normalizeTimes(body []byte) ([]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // keep numbers exactly as sent
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return nil, false
+	}
+	changed := false
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			for k, v := range x {
+				if s, ok := v.(string); ok && (strings.HasSuffix(k, "At") || k == "timestamp") {
+					if t, ok := parseLenientRFC3339(s); ok {
+						if strict := t.Format(time.RFC3339Nano); strict != s {
+							x[k] = strict
+							changed = true
+						}
+					}
+					continue
+				}
+				walk(v)
+			}
+		case []any:
+			for _, v := range x {
+				walk(v)
+			}
+		}
+	}
+	walk(doc)
+	if !changed {
+		return nil, false
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// parseLenientRFC3339 parses every RFC 3339 date-time, including what Go's
+// strict parser refuses: lower-case "t" and "z", a space between date and
+// time (RFC 3339 section 5.6 allows it), and a leap second (:60, read as the
+// last instant of :59, since time.Time has no leap seconds).
+func parseLenientRFC3339(s string) (time.Time, bool) {
+	if len(s) < len("2006-01-02T15:04:05Z") || s[4] != '-' || s[7] != '-' {
+		return time.Time{}, false
+	}
+	b := []byte(s)
+	if b[10] == 't' || b[10] == ' ' {
+		b[10] = 'T'
+	}
+	if b[len(b)-1] == 'z' {
+		b[len(b)-1] = 'Z'
+	}
+	leap := false
+	if b[17] == '6' && b[18] == '0' {
+		b[17], b[18] = '5', '9'
+		leap = true
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return time.Time{}, false
+	}
+	if leap {
+		t = t.Truncate(time.Second).Add(time.Second - time.Nanosecond)
+	}
+	return t, true
 }

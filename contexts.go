@@ -408,19 +408,21 @@ func listPage[T any](ctx context.Context, c *Client, p, alt string) (items []*T,
 	if err != nil {
 		return nil, false, "", err
 	}
-	var raw json.RawMessage
-	if err := decodeJSON(resp, cs, &raw); err != nil {
+	buf, err := readBody(resp, cs)
+	defer releaseBody(buf)
+	if err != nil {
 		return nil, false, "", err
 	}
-	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] == '[' {
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return nil, false, "", fmt.Errorf("contextsvc: GET %s: decoding the list: %w", p, err)
+	// Decode once, into the shape the first byte announces.
+	if t := bytes.TrimLeft(buf.Bytes(), " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		if err := unmarshalBody(buf.Bytes(), cs, &items); err != nil {
+			return nil, false, "", err
 		}
 		return items, false, "", nil
 	}
 	var env listEnvelope[T]
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, false, "", fmt.Errorf("contextsvc: GET %s: decoding the list: %w", p, err)
+	if err := unmarshalBody(buf.Bytes(), cs, &env); err != nil {
+		return nil, false, "", err
 	}
 	items = env.Data
 	if items == nil {

@@ -497,3 +497,54 @@ func FuzzDispositionFilename(f *testing.F) {
 		}
 	})
 }
+
+func TestLenientTimes(t *testing.T) {
+	t.Parallel()
+	body := `{"id":"ctx_1","name":"n","content":"2026-11-21t20:51:00z stays as written","tags":[],"version":1,` +
+		`"createdAt":"2026-11-21t20:51:00.25z","updatedAt":"2026-12-31 23:59:60+01:00"}`
+	c, mt, _ := newTestClient(t)
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", respond(200, body))
+	mt.RegisterResponder("GET", testBase+"/contexts", respond(200, `[`+body+`]`))
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_bad", respond(200, `{"id":"ctx_bad","createdAt":"yesterday"}`))
+	want := &Context{ID: "ctx_1", Name: "n", Content: "2026-11-21t20:51:00z stays as written", Tags: []string{}, Version: 1,
+		CreatedAt: time.Date(2026, 11, 21, 20, 51, 0, 25e7, time.UTC),
+		UpdatedAt: time.Date(2026, 12, 31, 22, 59, 59, 999999999, time.UTC)}
+	got, err := c.Contexts.Get(context.Background(), "ctx_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, timeEqual); diff != "" {
+		t.Errorf("Get (-want +got):\n%s", diff)
+	}
+	list, err := c.Contexts.List(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&ContextList{Data: []*Context{want}}, list, timeEqual); diff != "" {
+		t.Errorf("List (-want +got):\n%s", diff)
+	}
+	if _, err := c.Contexts.Get(context.Background(), "ctx_bad"); err == nil {
+		t.Error("a createdAt that is no time decoded without error")
+	}
+}
+
+func FuzzParseLenientRFC3339(f *testing.F) {
+	for _, s := range []string{"2026-11-21T20:51:00.123Z", "2026-11-21t20:51:00z", "2026-11-21 20:51:60+05:30", "2026-11-21T20:51:00", "x", "2026-13-01T00:00:00Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tm, ok := parseLenientRFC3339(s)
+		if !ok {
+			return
+		}
+		// Whatever was accepted must survive encoding/json's strict parser
+		// once normalised.
+		var back time.Time
+		if err := back.UnmarshalText([]byte(tm.Format(time.RFC3339Nano))); err != nil || !back.Equal(tm) {
+			t.Errorf("parseLenientRFC3339(%q) = %v, which does not round-trip: %v", s, tm, err)
+		}
+		if strict, err := time.Parse(time.RFC3339Nano, s); err == nil && !strict.Equal(tm) {
+			t.Errorf("parseLenientRFC3339(%q) = %v, strict parser says %v", s, tm, strict)
+		}
+	})
+}
