@@ -454,3 +454,29 @@ func TestTransportErrors(t *testing.T) {
 		t.Fatalf("cancelled: err = %v, want context.Canceled", err)
 	}
 }
+
+func TestWithHTTPClientLeavesCallersClientAlone(t *testing.T) {
+	t.Parallel()
+	mt := httpmock.NewMockTransport()
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", respond(200, `{"id":"ctx_1"}`))
+	hc := &http.Client{Transport: mt, Timeout: 7 * time.Second}
+	c, err := NewClient(testKey, WithBaseURL(testBase), WithHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
+		t.Fatal(err)
+	}
+	if hc.Transport != mt {
+		t.Error("NewClient replaced the caller's transport")
+	}
+	if c.rc.HTTPClient.Timeout != 7*time.Second {
+		t.Errorf("Timeout = %v, want the caller's 7s", c.rc.HTTPClient.Timeout)
+	}
+	if mt.GetTotalCallCount() != 1 {
+		t.Errorf("the caller's transport saw %d calls, want 1", mt.GetTotalCallCount())
+	}
+	if _, err := c.Do(context.Background(), nil, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Do(nil) = %v, want ErrInvalidArgument", err)
+	}
+}

@@ -142,6 +142,8 @@ type limiterError struct{ err error }
 func (e *limiterError) Error() string { return "contextsvc: rate limiter: " + e.err.Error() }
 func (e *limiterError) Unwrap() error { return e.err }
 
+// RoundTrip counts the attempt, waits for the limiter, sends, and records
+// the rate-limit headers of the answer.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if cs, ok := ctx.Value(callKey{}).(*callState); ok {

@@ -51,6 +51,7 @@ func TestRetryPolicy(t *testing.T) {
 	}{
 		{"429 then success, GET", get, []httpmock.Responder{respond(429, errBody, "Retry-After", "0"), ok(200)}, 2, nil},
 		{"429 then success, POST", post, []httpmock.Responder{respond(429, errBody, "Retry-After", "0"), ok(201)}, 2, nil},
+		{"429 with a past HTTP date", get, []httpmock.Responder{respond(429, errBody, "Retry-After", "Sun, 06 Nov 1994 08:49:37 GMT"), ok(200)}, 2, nil},
 		{"429 without Retry-After, POST webhook", hook, []httpmock.Responder{respond(429, errBody), respond(201, `{"id":"wh_1"}`)}, 2, nil},
 		{"500 on GET retried", get, []httpmock.Responder{respond(500, errBody), ok(200)}, 2, nil},
 		{"502 on PUT retried", put, []httpmock.Responder{respond(502, ""), ok(200)}, 2, nil},
