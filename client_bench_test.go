@@ -70,6 +70,45 @@ func BenchmarkContextsGet(b *testing.B) {
 		}
 	})
 
+	// plain-readall decodes the way the client does (whole body, then
+	// json.Unmarshal), to separate the cost of the client's layers from the
+	// choice of decoder.
+	b.Run("plain-readall", func(b *testing.B) {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		hc := &http.Client{Transport: t}
+		url := srv.URL + "/v1/contexts/ctx_0123456789abcdefghij"
+		b.ReportAllocs()
+		for b.Loop() {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer sk_bench")
+			req.Header.Set("User-Agent", "bench")
+			req.Header.Set("Accept", "application/json")
+			resp, err := hc.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusOK {
+				b.Fatal(resp.Status)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var c contextsvc.Context
+			if err := json.Unmarshal(body, &c); err != nil {
+				b.Fatal(err)
+			}
+			if c.Version != 7 {
+				b.Fatal("bad decode")
+			}
+		}
+	})
+
 	b.Run("client", func(b *testing.B) {
 		client, err := contextsvc.NewClient("sk_bench", contextsvc.WithBaseURL(srv.URL+"/v1"))
 		if err != nil {
