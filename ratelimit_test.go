@@ -52,9 +52,9 @@ func TestPlans(t *testing.T) {
 
 func TestLimiterBurstThenWaits(t *testing.T) {
 	t.Parallel()
-	// One token a second, burst 2: two calls pass at once, the third must
-	// wait about a second, which a 150 ms deadline does not allow.
-	c, mt, rec := newTestClient(t, WithPlan(EnterprisePlan(60, 2)))
+	// One token a minute, burst 2: two calls pass at once, the third must
+	// wait most of a minute, which a 150 ms deadline does not allow.
+	c, mt, rec := newTestClient(t, WithPlan(EnterprisePlan(1, 2)))
 	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(200, `{"id":"ctx_1"}`)))
 	for i := range 2 {
 		if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {

@@ -2,6 +2,8 @@ package contextsvc
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -69,11 +71,7 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	}
 	var retry bool
 	if err != nil {
-		var le *limiterError
-		if errors.As(err, &le) {
-			return false, nil
-		}
-		retry = retryableMethod(method)
+		retry = retryableMethod(method) && retryableTransportError(err)
 	} else {
 		switch resp.StatusCode {
 		case http.StatusTooManyRequests:
@@ -94,6 +92,22 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		return false, ctx.Err()
 	}
 	return retry, nil
+}
+
+// retryableTransportError tells failures that may pass on a second try
+// (connection refused or reset, time-outs) from those that will not: the
+// client-side limiter refused (it has already honoured the context), or the
+// server's certificate is not trusted.
+func retryableTransportError(err error) bool {
+	var le *limiterError
+	var certErr *tls.CertificateVerificationError
+	var authErr x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	switch {
+	case errors.As(err, &le), errors.As(err, &certErr), errors.As(err, &authErr), errors.As(err, &hostErr):
+		return false
+	}
+	return true
 }
 
 // backoff is the retryablehttp Backoff hook: the server's Retry-After when

@@ -2,6 +2,8 @@ package contextsvc
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net/http"
 	"testing"
@@ -61,6 +63,7 @@ func TestRetryPolicy(t *testing.T) {
 		{"transport error on PUT retried", put, []httpmock.Responder{connErr, ok(200)}, 2, nil},
 		{"500 on POST not retried", post, []httpmock.Responder{respond(500, errBody), ok(201)}, 1, ErrServer},
 		{"503 on POST not retried", hook, []httpmock.Responder{respond(503, errBody), ok(201)}, 1, ErrServer},
+		{"untrusted certificate not retried", get, []httpmock.Responder{httpmock.NewErrorResponder(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), ok(200)}, 1, errors.New("any")},
 		{"transport error on POST not retried", post, []httpmock.Responder{connErr, ok(201)}, 1, errors.New("any")},
 		{"501 not retried", get, []httpmock.Responder{respond(501, errBody), ok(200)}, 1, ErrServer},
 		{"400 not retried", get, []httpmock.Responder{respond(400, errBody), ok(200)}, 1, ErrBadRequest},
