@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -478,5 +479,56 @@ func TestWithHTTPClientLeavesCallersClientAlone(t *testing.T) {
 	}
 	if _, err := c.Do(context.Background(), nil, nil); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("Do(nil) = %v, want ErrInvalidArgument", err)
+	}
+}
+
+func TestOverRealHTTP(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+testKey {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		switch {
+		case r.URL.Path == "/v1/contexts/ctx_1/export":
+			w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+			w.Header().Set("Content-Disposition", `attachment; filename="notes-v2.md"`)
+			w.Header().Set("Content-Length", "50000")
+			io.WriteString(w, strings.Repeat("line\n", 10000))
+		case n == 1:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":{"type":"internal","message":"busy"}}`)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"ctx_1","version":2}`)
+		}
+	}))
+	defer srv.Close()
+	c, err := NewClient(testKey, WithBaseURL(srv.URL+"/v1/"), WithRetryWait(time.Millisecond, 5*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Contexts.Get(context.Background(), "ctx_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 2 || calls != 2 {
+		t.Errorf("version %d after %d calls", got.Version, calls)
+	}
+	exp, err := c.Contexts.Export(context.Background(), "ctx_1", ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Body.Close()
+	n, err := io.Copy(io.Discard, exp.Body)
+	if err != nil || n != 50000 || exp.Filename != "notes-v2.md" || exp.ContentLength != 50000 {
+		t.Errorf("export: %d bytes (%v), name %q, length %d", n, err, exp.Filename, exp.ContentLength)
 	}
 }
