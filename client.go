@@ -1,0 +1,599 @@
+package contextsvc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// DefaultUserAgent is sent in the User-Agent header of every request; a
+// caller's [WithUserAgent] is put in front of it.
+const DefaultUserAgent = "contextsvc-go/0.1.0"
+
+// Environment variables read by [NewClient] when the corresponding argument
+// or option is not given.
+const (
+	EnvAPIKey  = "CONTEXTSVC_API_KEY"
+	EnvBaseURL = "CONTEXTSVC_BASE_URL"
+)
+
+// Defaults of the retry options.
+const (
+	DefaultMaxRetries   = 3
+	DefaultRetryWaitMin = 500 * time.Millisecond
+	DefaultRetryWaitMax = 30 * time.Second
+)
+
+// Client talks to the Context Management Service. Create one with
+// [NewClient] and share it: it is safe for concurrent use, and reusing it
+// reuses connections.
+//
+// Formatting a Client (%v, %+v, %#v, String, GoString) never shows the API
+// key.
+type Client struct {
+	// Contexts holds the operations on contexts, their versions and
+	// exports.
+	Contexts *ContextsService
+	// Webhooks holds the webhook registration.
+	Webhooks *WebhooksService
+
+	apiKey  string
+	baseURL string   // ends in /v1, no trailing slash
+	base    *url.URL // parsed baseURL, to refuse sending the key elsewhere
+	// Header values are built once and shared by every request: the
+	// transport never modifies them, and it saves allocations per call.
+	authHeader []string
+	uaHeader   []string
+	rc         *retryablehttp.Client
+	state      *clientState
+}
+
+// clientState is the mutable part of a Client, behind a pointer so that a
+// Client value never contains a lock.
+type clientState struct {
+	mu        sync.Mutex
+	rateLimit RateLimit
+}
+
+func (s *clientState) setRateLimit(rl RateLimit) {
+	s.mu.Lock()
+	s.rateLimit = rl
+	s.mu.Unlock()
+}
+
+var (
+	headerAcceptJSON      = []string{"application/json"}
+	headerContentTypeJSON = []string{"application/json"}
+)
+
+// options collects what the Option functions set.
+type options struct {
+	baseURL    string
+	httpClient *http.Client
+	maxRetries int
+	waitMin    time.Duration
+	waitMax    time.Duration
+	limiter    Limiter
+	userAgent  string
+	logger     *slog.Logger
+}
+
+// Option configures a Client in [NewClient].
+type Option func(*options) error
+
+// WithBaseURL sets the service's base URL, which must end in /v1 (a
+// trailing slash is fine). Without it, CONTEXTSVC_BASE_URL is used.
+func WithBaseURL(u string) Option {
+	return func(o *options) error {
+		o.baseURL = u
+		return nil
+	}
+}
+
+// WithHTTPClient sets the HTTP client whose transport, timeout and cookie
+// jar are used. The Client works on a copy, so the caller's value is not
+// changed; its transport is wrapped, not replaced.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(o *options) error {
+		if hc == nil {
+			return fmt.Errorf("%w: WithHTTPClient(nil)", ErrInvalidArgument)
+		}
+		o.httpClient = hc
+		return nil
+	}
+}
+
+// WithMaxRetries sets how many times a failed request may be sent again
+// (0 turns retries off). The default is DefaultMaxRetries.
+func WithMaxRetries(n int) Option {
+	return func(o *options) error {
+		if n < 0 {
+			return fmt.Errorf("%w: WithMaxRetries(%d): must not be negative", ErrInvalidArgument, n)
+		}
+		o.maxRetries = n
+		return nil
+	}
+}
+
+// WithRetryWait sets the shortest and longest wait between attempts. The
+// longest is also the most the client accepts from a Retry-After header:
+// when the service asks for longer, the call fails at once with an [*Error]
+// whose RetryAfter says how long.
+func WithRetryWait(minWait, maxWait time.Duration) Option {
+	return func(o *options) error {
+		if minWait < 0 || maxWait < minWait {
+			return fmt.Errorf("%w: WithRetryWait(%v, %v): need 0 <= min <= max", ErrInvalidArgument, minWait, maxWait)
+		}
+		o.waitMin, o.waitMax = minWait, maxWait
+		return nil
+	}
+}
+
+// WithPlan paces the client to the plan's rate with a token bucket (see
+// [NewLimiter]). Without WithPlan or WithLimiter the client does not pace
+// itself and relies on retrying 429 answers.
+func WithPlan(p Plan) Option {
+	return func(o *options) error {
+		l, err := NewLimiter(p)
+		if err != nil {
+			return err
+		}
+		o.limiter = l
+		return nil
+	}
+}
+
+// WithLimiter paces the client with the caller's limiter, e.g. one shared
+// with other clients or processes. nil turns pacing off.
+func WithLimiter(l Limiter) Option {
+	return func(o *options) error {
+		o.limiter = l
+		return nil
+	}
+}
+
+// WithUserAgent puts the caller's product token in front of the SDK's own
+// in the User-Agent header, e.g. "myapp/1.2 contextsvc-go/0.1.0".
+func WithUserAgent(ua string) Option {
+	return func(o *options) error {
+		if strings.ContainsAny(ua, "\r\n") {
+			return fmt.Errorf("%w: WithUserAgent: contains a line break", ErrInvalidArgument)
+		}
+		o.userAgent = strings.TrimSpace(ua)
+		return nil
+	}
+}
+
+// WithLogger makes the client log retries and failed attempts through
+// logger. By default it logs nothing. The API key and the Authorization
+// header are never logged.
+func WithLogger(logger *slog.Logger) Option {
+	return func(o *options) error {
+		o.logger = logger
+		return nil
+	}
+}
+
+// NewClient returns a client authenticating with apiKey. An empty apiKey
+// falls back to CONTEXTSVC_API_KEY; without WithBaseURL the base URL comes
+// from CONTEXTSVC_BASE_URL. A missing key or base URL, a base URL not ending
+// in /v1, or a bad option is an error here rather than at the first call.
+func NewClient(apiKey string, opts ...Option) (*Client, error) {
+	o := options{
+		maxRetries: DefaultMaxRetries,
+		waitMin:    DefaultRetryWaitMin,
+		waitMax:    DefaultRetryWaitMax,
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	if apiKey == "" {
+		apiKey = os.Getenv(EnvAPIKey)
+	}
+	if apiKey == "" {
+		return nil, fmt.Errorf("%w: no API key: pass one or set %s", ErrInvalidArgument, EnvAPIKey)
+	}
+	if strings.ContainsFunc(apiKey, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		// The key itself is deliberately not quoted in the message.
+		return nil, fmt.Errorf("%w: the API key contains spaces or control characters", ErrInvalidArgument)
+	}
+	if o.baseURL == "" {
+		o.baseURL = os.Getenv(EnvBaseURL)
+	}
+	base, err := parseBaseURL(o.baseURL)
+	if err != nil {
+		return nil, err
+	}
+
+	var hc http.Client
+	if o.httpClient != nil {
+		hc = *o.httpClient
+	}
+	inner := hc.Transport
+	if inner == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// The default of 2 idle connections per host makes concurrent
+		// callers open and close connections all the time.
+		t.MaxIdleConnsPerHost = 64
+		inner = t
+	}
+	state := &clientState{}
+	hc.Transport = &transport{base: inner, limiter: o.limiter, state: state}
+
+	ua := DefaultUserAgent
+	if o.userAgent != "" {
+		ua = o.userAgent + " " + DefaultUserAgent
+	}
+	c := &Client{
+		apiKey:     apiKey,
+		baseURL:    strings.TrimSuffix(base.String(), "/"),
+		base:       base,
+		authHeader: []string{"Bearer " + apiKey},
+		uaHeader:   []string{ua},
+		state:      state,
+	}
+	c.rc = &retryablehttp.Client{
+		HTTPClient:   &hc,
+		RetryWaitMin: o.waitMin,
+		RetryWaitMax: o.waitMax,
+		RetryMax:     o.maxRetries,
+		CheckRetry:   c.checkRetry,
+		Backoff:      backoff,
+		ErrorHandler: errorHandler,
+	}
+	if o.logger != nil {
+		c.rc.Logger = slogAdapter{logger: o.logger, secret: apiKey}
+	}
+	c.Contexts = &ContextsService{client: c}
+	c.Webhooks = &WebhooksService{client: c}
+	return c, nil
+}
+
+// parseBaseURL checks that u is an absolute http(s) URL whose path ends in
+// /v1, and returns it without a trailing slash.
+func parseBaseURL(u string) (*url.URL, error) {
+	if u == "" {
+		return nil, fmt.Errorf("%w: no base URL: use WithBaseURL or set %s", ErrInvalidArgument, EnvBaseURL)
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return nil, fmt.Errorf("%w: base URL: %w", ErrInvalidArgument, err)
+	}
+	if (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return nil, fmt.Errorf("%w: base URL %q: need an absolute http or https URL", ErrInvalidArgument, u)
+	}
+	if p.User != nil || p.RawQuery != "" || p.Fragment != "" {
+		return nil, fmt.Errorf("%w: base URL %q: must not carry user info, a query or a fragment", ErrInvalidArgument, p.Redacted())
+	}
+	p.Path = strings.TrimSuffix(p.Path, "/")
+	p.RawPath = ""
+	if !strings.HasSuffix(p.Path, "/v1") {
+		return nil, fmt.Errorf("%w: base URL %q must end in /v1", ErrInvalidArgument, u)
+	}
+	return p, nil
+}
+
+// BaseURL returns the base URL requests go to, ending in /v1.
+func (c *Client) BaseURL() string { return c.baseURL }
+
+// RateLimit returns the X-RateLimit-* headers of the most recent response
+// that carried them (the zero value before any did). Safe for concurrent
+// use; with concurrent calls "most recent" is the last one to arrive.
+func (c *Client) RateLimit() RateLimit {
+	c.state.mu.Lock()
+	defer c.state.mu.Unlock()
+	return c.state.rateLimit
+}
+
+// String describes the client without its API key.
+func (c Client) String() string {
+	return "contextsvc.Client{BaseURL: " + strconv.Quote(c.baseURL) + ", APIKey: [REDACTED]}"
+}
+
+// GoString describes the client for %#v without its API key.
+func (c Client) GoString() string {
+	return "&contextsvc.Client{BaseURL:" + strconv.Quote(c.baseURL) + ", APIKey:\"[REDACTED]\"}"
+}
+
+// Format makes every fmt verb (%v, %+v, %s, %#v…) print the redacted form,
+// so a client logged by accident does not leak its key.
+func (c Client) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		io.WriteString(f, c.GoString())
+		return
+	}
+	io.WriteString(f, c.String())
+}
+
+// NewRequest builds a request for an endpoint the SDK does not wrap, to be
+// sent with [Client.Do]. path is relative to the base URL ("contexts" or
+// "/contexts?limit=5" both address {base}/contexts); body, when not nil, is
+// sent as JSON (a []byte or io.Reader body is sent as is).
+func (c *Client) NewRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case io.Reader:
+		rd = b
+	default:
+		buf, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("contextsvc: encoding the request body: %w", err)
+		}
+		rd = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+"/"+strings.TrimPrefix(path, "/"), rd)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	req.Header["Authorization"] = c.authHeader
+	req.Header["User-Agent"] = c.uaHeader
+	req.Header["Accept"] = headerAcceptJSON
+	if rd != nil {
+		req.Header["Content-Type"] = headerContentTypeJSON
+	}
+	return req, nil
+}
+
+// Do sends req (typically built with [Client.NewRequest]) with the client's
+// authentication, retries, pacing and error checking. A 2xx body is decoded
+// as JSON into v, or copied into v if v is an io.Writer, or discarded if v is
+// nil; an empty body leaves v untouched. A non-2xx answer is an [*Error].
+// The returned response's body is already closed; its status and headers
+// remain readable. req must address the client's base URL: the API key is
+// never sent anywhere else.
+func (c *Client) Do(ctx context.Context, req *http.Request, v any) (*http.Response, error) {
+	if req == nil || req.URL == nil {
+		return nil, fmt.Errorf("%w: Do: nil request", ErrInvalidArgument)
+	}
+	if req.URL.Scheme != c.base.Scheme || req.URL.Host != c.base.Host ||
+		(!strings.HasPrefix(req.URL.Path, c.base.Path+"/") && req.URL.Path != c.base.Path) {
+		return nil, fmt.Errorf("%w: Do: %s is outside the base URL %s", ErrInvalidArgument, req.URL.Redacted(), c.baseURL)
+	}
+	if ctx == nil {
+		ctx = req.Context()
+	}
+	cs := &callState{Context: ctx, method: req.Method, path: req.URL.Path}
+	r := req.Clone(cs)
+	if r.Header.Get("Authorization") == "" {
+		r.Header["Authorization"] = c.authHeader
+	}
+	if r.Header.Get("User-Agent") == "" {
+		r.Header["User-Agent"] = c.uaHeader
+	}
+	rr, err := retryablehttp.FromRequest(r)
+	if err != nil {
+		return nil, fmt.Errorf("contextsvc: reading the request body: %w", err)
+	}
+	resp, err := c.send(cs, rr)
+	if err != nil {
+		return nil, err
+	}
+	defer drainAndClose(resp.Body)
+	switch w := v.(type) {
+	case nil:
+	case io.Writer:
+		if _, err := io.Copy(w, resp.Body); err != nil {
+			return resp, c.wrapErr(cs, err)
+		}
+	default:
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil && err != io.EOF {
+			return resp, fmt.Errorf("contextsvc: %s %s: decoding the response: %w", cs.method, cs.path, err)
+		}
+	}
+	return resp, nil
+}
+
+// call sends one request to path (relative to the base URL, starting with
+// "/") with an optional JSON body and returns the 2xx response, whose body
+// the caller must close. It is the hot path of every wrapped operation, so it
+// builds the retryablehttp request directly.
+func (c *Client) call(ctx context.Context, method, path string, body any, accept []string) (*http.Response, *callState, error) {
+	cs := &callState{Context: ctx, method: method, path: path}
+	var raw any // stays a nil interface without a body: a typed nil would send one
+	if body != nil {
+		buf, err := json.Marshal(body)
+		if err != nil {
+			return nil, cs, fmt.Errorf("contextsvc: encoding the request body: %w", err)
+		}
+		raw = buf
+	}
+	req, err := retryablehttp.NewRequestWithContext(cs, method, c.baseURL+path, raw)
+	if err != nil {
+		return nil, cs, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	req.Header["Authorization"] = c.authHeader
+	req.Header["User-Agent"] = c.uaHeader
+	req.Header["Accept"] = accept
+	if raw != nil {
+		req.Header["Content-Type"] = headerContentTypeJSON
+	}
+	resp, err := c.send(cs, req)
+	return resp, cs, err
+}
+
+// send runs the request through the retry layer and turns a non-2xx answer
+// into an *Error, and a failure into an error that unwraps to its cause.
+func (c *Client) send(cs *callState, req *retryablehttp.Request) (*http.Response, error) {
+	resp, err := c.rc.Do(req)
+	if err != nil {
+		return nil, c.wrapErr(cs, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		drainAndClose(resp.Body)
+		return nil, newError(resp, body, cs.attempts)
+	}
+	return resp, nil
+}
+
+// wrapErr names the call in a transport or context error and keeps the
+// cause reachable through errors.Is / errors.As.
+func (c *Client) wrapErr(cs *callState, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// url.Error repeats the full URL; the call's path is enough and the
+		// cause stays reachable.
+		err = ue.Err
+	}
+	msg := "contextsvc: " + cs.method + " " + cs.path
+	if cs.attempts > 1 {
+		msg += " (after " + strconv.Itoa(cs.attempts) + " attempts)"
+	}
+	return fmt.Errorf("%s: %w", msg, err)
+}
+
+// bodyPool recycles the buffers 2xx bodies are read into: reading the whole
+// body and unmarshalling it costs no more than a json.Decoder (which also
+// buffers the whole value) and saves its allocations on every call.
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody keeps one huge page from pinning its buffer in the pool.
+const maxPooledBody = 1 << 20
+
+// decodeJSON reads a 2xx body, releases the connection and decodes the body
+// into v. Times that encoding/json refuses but RFC 3339 allows (lower-case
+// "t"/"z", a space for "T", a leap second) are accepted through a slower
+// second pass.
+func decodeJSON(resp *http.Response, cs *callState, v any) error {
+	buf, err := readBody(resp, cs)
+	defer releaseBody(buf)
+	if err != nil {
+		return err
+	}
+	return unmarshalBody(buf.Bytes(), cs, v)
+}
+
+// readBody reads a whole 2xx body into a pooled buffer and closes it; the
+// caller hands the buffer back with releaseBody.
+func readBody(resp *http.Response, cs *callState) (*bytes.Buffer, error) {
+	buf := bodyPool.Get().(*bytes.Buffer)
+	_, err := buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return buf, fmt.Errorf("contextsvc: %s %s: reading the response: %w", cs.method, cs.path, err)
+	}
+	return buf, nil
+}
+
+// releaseBody returns a buffer from readBody to the pool. Decoded values
+// never alias it: encoding/json copies every string.
+func releaseBody(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBody {
+		buf.Reset()
+		bodyPool.Put(buf)
+	}
+}
+
+// unmarshalBody decodes a 2xx body into v (see decodeJSON).
+func unmarshalBody(body []byte, cs *callState, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return fmt.Errorf("contextsvc: %s %s: empty response body", cs.method, cs.path)
+	}
+	err := json.Unmarshal(body, v)
+	if err != nil {
+		if fixed, ok := normalizeTimes(body); ok {
+			err = json.Unmarshal(fixed, v)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("contextsvc: %s %s: decoding the response: %w", cs.method, cs.path, err)
+	}
+	return nil
+}
+
+// normalizeTimes rewrites, in a JSON document, the values of keys ending in
+// "At" (createdAt, updatedAt…) and of "timestamp" that are RFC 3339 times
+// in a form encoding/json refuses, to the strict form. Only those keys are
+// touched, so text content that happens to look like a time is never
+// changed. It reports whether anything was rewritten.
+func normalizeTimes(body []byte) ([]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // keep numbers exactly as sent
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return nil, false
+	}
+	changed := false
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			for k, v := range x {
+				if s, ok := v.(string); ok && (strings.HasSuffix(k, "At") || k == "timestamp") {
+					if t, ok := parseLenientRFC3339(s); ok {
+						if strict := t.Format(time.RFC3339Nano); strict != s {
+							x[k] = strict
+							changed = true
+						}
+					}
+					continue
+				}
+				walk(v)
+			}
+		case []any:
+			for _, v := range x {
+				walk(v)
+			}
+		}
+	}
+	walk(doc)
+	if !changed {
+		return nil, false
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// parseLenientRFC3339 parses every RFC 3339 date-time, including what Go's
+// strict parser refuses: lower-case "t" and "z", a space between date and
+// time (RFC 3339 section 5.6 allows it), and a leap second (:60, read as the
+// last instant of :59, since time.Time has no leap seconds).
+func parseLenientRFC3339(s string) (time.Time, bool) {
+	if len(s) < len("2006-01-02T15:04:05Z") || s[4] != '-' || s[7] != '-' {
+		return time.Time{}, false
+	}
+	b := []byte(s)
+	if b[10] == 't' || b[10] == ' ' {
+		b[10] = 'T'
+	}
+	if b[len(b)-1] == 'z' {
+		b[len(b)-1] = 'Z'
+	}
+	leap := false
+	if b[17] == '6' && b[18] == '0' {
+		b[17], b[18] = '5', '9'
+		leap = true
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return time.Time{}, false
+	}
+	if leap {
+		t = t.Truncate(time.Second).Add(time.Second - time.Nanosecond)
+	}
+	return t, true
+}

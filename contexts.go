@@ -1,0 +1,468 @@
+package contextsvc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ContextsService holds the operations on contexts, their versions and
+// exports. Use it through [Client.Contexts].
+type ContextsService struct {
+	client *Client
+}
+
+// Context is a named Markdown document with tags.
+type Context struct {
+	// ID is the context's identifier ("ctx_…"); treat it as opaque.
+	ID string `json:"id"`
+	// Name is the human-readable title.
+	Name string `json:"name"`
+	// Content is the Markdown text.
+	Content string `json:"content"`
+	// Tags are free labels.
+	Tags []string `json:"tags"`
+	// Version starts at 1 and goes up with every update that changes
+	// something.
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Version is one recorded state of a context, with what changed from the
+// version before.
+type Version struct {
+	// ContextID is the id of the context this is a version of.
+	ContextID string `json:"contextId"`
+	// Version is the version number, from 1.
+	Version int      `json:"version"`
+	Name    string   `json:"name"`
+	Content string   `json:"content"`
+	Tags    []string `json:"tags"`
+	// CreatedAt is when this version was recorded.
+	CreatedAt time.Time `json:"createdAt"`
+	// CreatedBy is the id of the user ("user_…") whose key made it.
+	CreatedBy string `json:"createdBy"`
+	// Changes describes what this version changed in the Markdown.
+	Changes Changes `json:"changes"`
+}
+
+// ContextList is one page of contexts.
+type ContextList struct {
+	Data []*Context `json:"data"`
+	// HasMore tells whether another page follows.
+	HasMore bool `json:"hasMore"`
+	// NextCursor fetches the next page (ContextListOptions.Cursor); empty
+	// on the last page.
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// VersionList is one page of a context's versions.
+type VersionList struct {
+	Data []*Version `json:"data"`
+	// HasMore tells whether another page follows.
+	HasMore bool `json:"hasMore"`
+	// NextCursor fetches the next page (VersionListOptions.Cursor); empty
+	// on the last page.
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// ContextListOptions selects a page of contexts. The zero value (or nil)
+// asks for the first page with the service's default size.
+type ContextListOptions struct {
+	// Limit is the page size, 1 to 100; 0 means the service's default (20).
+	Limit int
+	// Cursor continues after a previous page (its NextCursor).
+	Cursor string
+	// Tags keeps only contexts that have all of these tags.
+	Tags []string
+}
+
+// VersionListOptions selects a page of versions. The zero value (or nil)
+// asks for the first page with the service's default size.
+type VersionListOptions struct {
+	// Limit is the page size, 1 to 100; 0 means the service's default (20).
+	Limit int
+	// Cursor continues after a previous page (its NextCursor).
+	Cursor string
+}
+
+// CreateContextRequest is the body of [ContextsService.Create].
+type CreateContextRequest struct {
+	// Name is required.
+	Name string `json:"name"`
+	// Content is the Markdown text; empty by default.
+	Content string `json:"content,omitempty"`
+	// Tags are the labels; none by default.
+	Tags []string `json:"tags,omitempty"`
+}
+
+// UpdateContextRequest is the body of [ContextsService.Update]. Only the
+// fields that are set are sent and changed; the others stay as they are.
+// Name and Content are set when not nil (use [Ptr]); Tags is set when not
+// nil, so an empty non-nil slice ([]string{}) clears the tags.
+type UpdateContextRequest struct {
+	Name    *string  `json:"name,omitempty"`
+	Content *string  `json:"content,omitempty"`
+	Tags    []string `json:"tags,omitzero"`
+}
+
+// Ptr returns a pointer to v, for the optional fields of
+// [UpdateContextRequest].
+func Ptr[T any](v T) *T { return &v }
+
+// DeleteResult is the answer to [ContextsService.Delete].
+type DeleteResult struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+// ExportFormat is a document format of [ContextsService.Export].
+type ExportFormat string
+
+// The export formats the service offers.
+const (
+	ExportMarkdown ExportFormat = "markdown" // text/markdown; the default
+	ExportHTML     ExportFormat = "html"     // text/html, rendered from the Markdown
+	ExportText     ExportFormat = "text"     // text/plain
+	ExportJSON     ExportFormat = "json"     // the Context object
+	ExportPDF      ExportFormat = "pdf"      // application/pdf
+)
+
+// ExportOptions selects what [ContextsService.Export] returns.
+type ExportOptions struct {
+	// Format is the document format; empty means the service's default
+	// (Markdown).
+	Format ExportFormat
+	// Version exports an earlier version; 0 means the current one.
+	Version int
+}
+
+// Export is an exported document. Body streams its bytes: the caller must
+// close it.
+type Export struct {
+	// Body is the document. Close it when done.
+	Body io.ReadCloser
+	// ContentType is the media type with its parameters, e.g.
+	// "text/markdown; charset=utf-8".
+	ContentType string
+	// Filename is the name suggested by Content-Disposition (without any
+	// directory part), or empty when none was given.
+	Filename string
+	// ContentLength is the size in bytes, or -1 when unknown.
+	ContentLength int64
+}
+
+// List returns one page of contexts, oldest first.
+func (s *ContextsService) List(ctx context.Context, opts *ContextListOptions) (*ContextList, error) {
+	p := "/contexts"
+	if opts != nil {
+		q := url.Values{}
+		if opts.Limit != 0 {
+			q.Set("limit", strconv.Itoa(opts.Limit))
+		}
+		if opts.Cursor != "" {
+			q.Set("cursor", opts.Cursor)
+		}
+		for _, t := range opts.Tags {
+			q.Add("tag", t)
+		}
+		if len(q) > 0 {
+			p += "?" + q.Encode()
+		}
+	}
+	var page ContextList
+	var err error
+	page.Data, page.HasMore, page.NextCursor, err = listPage[Context](ctx, s.client, p, "contexts")
+	if err != nil {
+		return nil, err
+	}
+	return &page, nil
+}
+
+// All iterates over every context, page after page, starting where opts
+// says (nil: from the first). It stops after yielding the first error, and
+// fetches no further page once the loop breaks.
+func (s *ContextsService) All(ctx context.Context, opts *ContextListOptions) iter.Seq2[*Context, error] {
+	var o ContextListOptions
+	if opts != nil {
+		o = *opts
+	}
+	return paginate(o.Cursor, func(cursor string) ([]*Context, bool, string, error) {
+		po := o // a copy per page, so the sequence can be ranged more than once
+		po.Cursor = cursor
+		page, err := s.List(ctx, &po)
+		if err != nil {
+			return nil, false, "", err
+		}
+		return page.Data, page.HasMore, page.NextCursor, nil
+	})
+}
+
+// Get returns the context with this id.
+func (s *ContextsService) Get(ctx context.Context, id string) (*Context, error) {
+	p, err := contextPath(id, "")
+	if err != nil {
+		return nil, err
+	}
+	return doJSON[Context](ctx, s.client, http.MethodGet, p, nil)
+}
+
+// Create creates a context; the service answers with it at version 1.
+func (s *ContextsService) Create(ctx context.Context, req *CreateContextRequest) (*Context, error) {
+	if req == nil {
+		return nil, fmt.Errorf("%w: Create: nil request", ErrInvalidArgument)
+	}
+	return doJSON[Context](ctx, s.client, http.MethodPost, "/contexts", req)
+}
+
+// Update changes the fields set in req and returns the context as it is
+// afterwards. If nothing differs, the context (and its version) is
+// unchanged.
+func (s *ContextsService) Update(ctx context.Context, id string, req *UpdateContextRequest) (*Context, error) {
+	p, err := contextPath(id, "")
+	if err != nil {
+		return nil, err
+	}
+	if req == nil || (req.Name == nil && req.Content == nil && req.Tags == nil) {
+		return nil, fmt.Errorf("%w: Update: no field set", ErrInvalidArgument)
+	}
+	return doJSON[Context](ctx, s.client, http.MethodPut, p, req)
+}
+
+// Delete deletes the context. The service may answer with a body or with
+// 204 No Content; either way a nil error means it is gone.
+func (s *ContextsService) Delete(ctx context.Context, id string) (*DeleteResult, error) {
+	p, err := contextPath(id, "")
+	if err != nil {
+		return nil, err
+	}
+	resp, _, err := s.client.call(ctx, http.MethodDelete, p, nil, headerAcceptJSON)
+	if err != nil {
+		return nil, err
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	drainAndClose(resp.Body)
+	res := &DeleteResult{ID: id, Deleted: true}
+	// Any body (or none) on a 2xx means success: read what it says if it
+	// is the documented object, ignore it otherwise.
+	var doc struct {
+		ID      *string `json:"id"`
+		Deleted *bool   `json:"deleted"`
+	}
+	if len(bytes.TrimSpace(body)) > 0 && json.Unmarshal(body, &doc) == nil {
+		if doc.ID != nil && *doc.ID != "" {
+			res.ID = *doc.ID
+		}
+		if doc.Deleted != nil {
+			res.Deleted = *doc.Deleted
+		}
+	}
+	return res, nil
+}
+
+// Versions returns one page of the context's versions, oldest first.
+func (s *ContextsService) Versions(ctx context.Context, id string, opts *VersionListOptions) (*VersionList, error) {
+	p, err := contextPath(id, "/versions")
+	if err != nil {
+		return nil, err
+	}
+	if opts != nil {
+		q := url.Values{}
+		if opts.Limit != 0 {
+			q.Set("limit", strconv.Itoa(opts.Limit))
+		}
+		if opts.Cursor != "" {
+			q.Set("cursor", opts.Cursor)
+		}
+		if len(q) > 0 {
+			p += "?" + q.Encode()
+		}
+	}
+	var page VersionList
+	page.Data, page.HasMore, page.NextCursor, err = listPage[Version](ctx, s.client, p, "versions")
+	if err != nil {
+		return nil, err
+	}
+	return &page, nil
+}
+
+// AllVersions iterates over every version of the context, page after page.
+// It stops after yielding the first error, and fetches no further page once
+// the loop breaks.
+func (s *ContextsService) AllVersions(ctx context.Context, id string, opts *VersionListOptions) iter.Seq2[*Version, error] {
+	var o VersionListOptions
+	if opts != nil {
+		o = *opts
+	}
+	return paginate(o.Cursor, func(cursor string) ([]*Version, bool, string, error) {
+		po := o
+		po.Cursor = cursor
+		page, err := s.Versions(ctx, id, &po)
+		if err != nil {
+			return nil, false, "", err
+		}
+		return page.Data, page.HasMore, page.NextCursor, nil
+	})
+}
+
+// Export returns the context as a document in the chosen format, streamed:
+// the caller must close the result's Body.
+func (s *ContextsService) Export(ctx context.Context, id string, opts ExportOptions) (*Export, error) {
+	p, err := contextPath(id, "/export")
+	if err != nil {
+		return nil, err
+	}
+	if opts.Version < 0 {
+		return nil, fmt.Errorf("%w: Export: negative version %d", ErrInvalidArgument, opts.Version)
+	}
+	q := url.Values{}
+	if opts.Format != "" {
+		q.Set("format", string(opts.Format))
+	}
+	if opts.Version > 0 {
+		q.Set("version", strconv.Itoa(opts.Version))
+	}
+	if len(q) > 0 {
+		p += "?" + q.Encode()
+	}
+	resp, _, err := s.client.call(ctx, http.MethodGet, p, nil, headerAcceptAny)
+	if err != nil {
+		return nil, err
+	}
+	return &Export{
+		Body:          resp.Body,
+		ContentType:   resp.Header.Get("Content-Type"),
+		Filename:      dispositionFilename(resp.Header.Get("Content-Disposition")),
+		ContentLength: resp.ContentLength,
+	}, nil
+}
+
+var headerAcceptAny = []string{"*/*"}
+
+// dispositionFilename returns the file name of a Content-Disposition value,
+// reduced to its last path element so that saving it cannot escape the
+// caller's directory.
+func dispositionFilename(cd string) string {
+	if cd == "" {
+		return ""
+	}
+	_, params, err := mime.ParseMediaType(cd)
+	if err != nil {
+		return ""
+	}
+	name := path.Base(strings.ReplaceAll(params["filename"], `\`, "/"))
+	if name == "." || name == "/" || name == ".." {
+		return ""
+	}
+	return name
+}
+
+// contextPath builds /contexts/{id}{suffix}, refusing an empty id (which
+// would address the list instead).
+func contextPath(id, suffix string) (string, error) {
+	if id == "" {
+		return "", fmt.Errorf("%w: empty context id", ErrInvalidArgument)
+	}
+	return "/contexts/" + url.PathEscape(id) + suffix, nil
+}
+
+// doJSON sends a request and decodes a 2xx JSON body into a new T.
+func doJSON[T any](ctx context.Context, c *Client, method, path string, body any) (*T, error) {
+	resp, cs, err := c.call(ctx, method, path, body, headerAcceptJSON)
+	if err != nil {
+		return nil, err
+	}
+	v := new(T)
+	if err := decodeJSON(resp, cs, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// listEnvelope is every object shape a list may come in: the contract's
+// {"data"} and the alternatives {"contexts"} / {"versions"}.
+type listEnvelope[T any] struct {
+	Data       []*T    `json:"data"`
+	Contexts   []*T    `json:"contexts"`
+	Versions   []*T    `json:"versions"`
+	HasMore    bool    `json:"hasMore"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// listPage fetches one page and decodes it whatever its shape: a bare JSON
+// array (a single, complete page) or an object (see listEnvelope). alt is
+// the resource's own key ("contexts" or "versions"), preferred after "data".
+func listPage[T any](ctx context.Context, c *Client, p, alt string) (items []*T, hasMore bool, next string, err error) {
+	resp, cs, err := c.call(ctx, http.MethodGet, p, nil, headerAcceptJSON)
+	if err != nil {
+		return nil, false, "", err
+	}
+	buf, err := readBody(resp, cs)
+	defer releaseBody(buf)
+	if err != nil {
+		return nil, false, "", err
+	}
+	// Decode once, into the shape the first byte announces.
+	if t := bytes.TrimLeft(buf.Bytes(), " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		if err := unmarshalBody(buf.Bytes(), cs, &items); err != nil {
+			return nil, false, "", err
+		}
+		return items, false, "", nil
+	}
+	var env listEnvelope[T]
+	if err := unmarshalBody(buf.Bytes(), cs, &env); err != nil {
+		return nil, false, "", err
+	}
+	items = env.Data
+	if items == nil {
+		if alt == "versions" {
+			items = env.Versions
+		} else {
+			items = env.Contexts
+		}
+	}
+	if env.NextCursor != nil {
+		next = *env.NextCursor
+	}
+	return items, env.HasMore, next, nil
+}
+
+// paginate turns a page fetcher into an iterator that follows the cursors
+// until a page says there are no more. A page that claims more but gives no
+// new cursor would loop for ever, so it ends the iteration with an error.
+func paginate[T any](cursor string, fetch func(cursor string) ([]*T, bool, string, error)) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) {
+		cur := cursor
+		for {
+			items, more, next, err := fetch(cur)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if !more {
+				return
+			}
+			if next == "" || next == cur {
+				yield(nil, fmt.Errorf("contextsvc: the service said more pages follow but gave no new cursor (after %q)", cur))
+				return
+			}
+			cur = next
+		}
+	}
+}

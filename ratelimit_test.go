@@ -1,0 +1,206 @@
+package contextsvc
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/time/rate"
+)
+
+// *rate.Limiter is usable as a Limiter as it is.
+var _ Limiter = (*rate.Limiter)(nil)
+
+func TestPlans(t *testing.T) {
+	t.Parallel()
+	type plan struct {
+		Name             string
+		PerMinute, Burst int
+		String           string
+	}
+	got := []plan{}
+	for _, p := range []Plan{PlanFree, PlanPro, PlanBusiness, EnterprisePlan(5000, 400)} {
+		got = append(got, plan{p.Name(), p.PerMinute(), p.Burst(), p.String()})
+	}
+	want := []plan{
+		{"free", 60, 10, "free (60/min, burst 10)"},
+		{"pro", 300, 50, "pro (300/min, burst 50)"},
+		{"business", 1000, 100, "business (1000/min, burst 100)"},
+		{"enterprise", 5000, 400, "enterprise (5000/min, burst 400)"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	l, err := NewLimiter(PlanPro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := l.(*rate.Limiter)
+	if rl.Burst() != 50 || rl.Limit() != 5 {
+		t.Errorf("pro limiter: burst %d, %v/s", rl.Burst(), rl.Limit())
+	}
+	for _, p := range []Plan{{}, EnterprisePlan(0, 1), EnterprisePlan(1, 0), EnterprisePlan(-1, 5)} {
+		if _, err := NewLimiter(p); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("NewLimiter(%v) err = %v", p, err)
+		}
+	}
+}
+
+func TestLimiterBurstThenWaits(t *testing.T) {
+	t.Parallel()
+	// One token a minute, burst 2: two calls pass at once, the third must
+	// wait most of a minute, which a 150 ms deadline does not allow.
+	c, mt, rec := newTestClient(t, WithPlan(EnterprisePlan(1, 2)))
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(200, `{"id":"ctx_1"}`)))
+	for i := range 2 {
+		if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Contexts.Get(ctx, "ctx_1")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("third call: err = %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the refused wait took %v", d)
+	}
+	if n := rec.count(); n != 2 {
+		t.Errorf("%d requests reached the server, want 2", n)
+	}
+}
+
+func TestLimiterPacesRequests(t *testing.T) {
+	t.Parallel()
+	// 3000/min is one token every 20 ms; with burst 1, three calls need at
+	// least two refills. Only the lower bound is checked: it cannot be
+	// beaten, while an upper bound would fail on a busy machine.
+	c, mt, _ := newTestClient(t, WithPlan(EnterprisePlan(3000, 1)))
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", respond(200, `{"id":"ctx_1"}`))
+	start := time.Now()
+	for range 3 {
+		if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d < 35*time.Millisecond {
+		t.Errorf("three calls took %v, want at least two 20 ms refills", d)
+	}
+}
+
+// countingLimiter counts waits and lets each through, or fails with err.
+type countingLimiter struct {
+	waits atomic.Int32
+	err   error
+}
+
+func (l *countingLimiter) Wait(context.Context) error {
+	l.waits.Add(1)
+	return l.err
+}
+
+func TestRetriesSpendTokens(t *testing.T) {
+	t.Parallel()
+	lim := &countingLimiter{}
+	c, mt, rec := newTestClient(t, WithLimiter(lim))
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(sequence(
+		respond(503, `{}`), respond(429, `{}`, "Retry-After", "0"), respond(200, `{"id":"ctx_1"}`))))
+	if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
+		t.Fatal(err)
+	}
+	if w, n := lim.waits.Load(), rec.count(); w != 3 || n != 3 {
+		t.Errorf("%d limiter waits for %d attempts, want 3 and 3", w, n)
+	}
+}
+
+func TestLimiterFailureIsNotRetried(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("shared limiter unreachable")
+	lim := &countingLimiter{err: boom}
+	c, mt, rec := newTestClient(t, WithLimiter(lim))
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(200, `{}`)))
+	_, err := c.Contexts.Get(context.Background(), "ctx_1")
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want %v", err, boom)
+	}
+	if w, n := lim.waits.Load(), rec.count(); w != 1 || n != 0 {
+		t.Errorf("%d waits, %d requests; want 1 and 0", w, n)
+	}
+}
+
+// signallingLimiter tells the test when a call starts waiting.
+type signallingLimiter struct {
+	inner   Limiter
+	waiting chan struct{}
+}
+
+func (l *signallingLimiter) Wait(ctx context.Context) error {
+	select {
+	case l.waiting <- struct{}{}:
+	default:
+	}
+	return l.inner.Wait(ctx)
+}
+
+func TestLimiterWaitHonoursCancel(t *testing.T) {
+	t.Parallel()
+	// One token a minute: the second call would wait 60 s.
+	inner, err := NewLimiter(EnterprisePlan(1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := &signallingLimiter{inner: inner, waiting: make(chan struct{}, 1)}
+	c, mt, rec := newTestClient(t, WithLimiter(lim))
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(200, `{"id":"ctx_1"}`)))
+	if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
+		t.Fatal(err)
+	}
+	<-lim.waiting // drain the first call's signal
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Contexts.Get(ctx, "ctx_1")
+		done <- err
+	}()
+	<-lim.waiting
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not return after cancel")
+	}
+	if n := rec.count(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+func TestParseRateLimit(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 20, 0, 0, 0, time.UTC)
+	tests := []struct {
+		h    http.Header
+		want RateLimit
+	}{
+		{http.Header{}, RateLimit{}},
+		{http.Header{"X-Ratelimit-Limit": {"x"}}, RateLimit{}},
+		{http.Header{"X-Ratelimit-Limit": {"300"}, "X-Ratelimit-Remaining": {"12"}, "X-Ratelimit-Reset": {"8"}},
+			RateLimit{Limit: 300, Remaining: 12, Reset: 8 * time.Second, Observed: now}},
+		{http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Reset": {"0.5"}},
+			RateLimit{Limit: 60, Reset: 500 * time.Millisecond, Observed: now}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, parseRateLimit(tt.h, now)); diff != "" {
+			t.Errorf("parseRateLimit(%v) (-want +got):\n%s", tt.h, diff)
+		}
+	}
+}

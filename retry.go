@@ -1,0 +1,204 @@
+package contextsvc
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// This file is the glue to hashicorp/go-retryablehttp: the retry policy, the
+// back-off, the error handler that keeps the last response, and the slog
+// adapter for its logging.
+
+// callKey finds the per-call state in a request's context.
+type callKey struct{}
+
+// callState is the context of one call: it carries what the retry hooks
+// need but retryablehttp does not pass them (the method when there is no
+// response, and how many attempts were made). Being the context itself
+// (rather than a context.WithValue) costs one allocation per call.
+type callState struct {
+	context.Context
+	method   string
+	path     string // for error messages; without the base URL
+	attempts int
+}
+
+// Value returns the call state for callKey and defers to the parent
+// otherwise.
+func (c *callState) Value(key any) any {
+	if key == (callKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// retryableMethod reports whether a request with this method may be sent
+// again after a server error or a transport failure: the method must be
+// idempotent. POST is not, so a POST that may have been processed is never
+// repeated (a 429 is different: the service did not process it).
+func retryableMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+// checkRetry is the retryablehttp CheckRetry hook. The policy:
+//   - 429: retry, any method;
+//   - 500, 502, 503, 504 and transport errors: retry GET, PUT, DELETE only;
+//   - anything else (other statuses, limiter failures): no retry;
+//   - a Retry-After longer than the maximum wait: no retry, the caller gets
+//     the error at once with RetryAfter set;
+//   - a cancelled context: no retry.
+func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	// The method comes from the call state: on a transport error there is
+	// no response to read it from.
+	var method string
+	if cs, ok := ctx.Value(callKey{}).(*callState); ok {
+		method = cs.method
+	} else if resp != nil && resp.Request != nil {
+		method = resp.Request.Method
+	}
+	var retry bool
+	if err != nil {
+		retry = retryableMethod(method) && retryableTransportError(err)
+	} else {
+		switch resp.StatusCode {
+		case http.StatusTooManyRequests:
+			retry = true
+		case http.StatusInternalServerError, http.StatusBadGateway,
+			http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			retry = retryableMethod(method)
+		}
+		if retry {
+			if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > c.rc.RetryWaitMax {
+				retry = false
+			}
+		}
+	}
+	if retry && ctx.Err() != nil {
+		// Returning the context's error ends the loop; the error handler
+		// closes the response.
+		return false, ctx.Err()
+	}
+	return retry, nil
+}
+
+// retryableTransportError tells failures that may pass on a second try
+// (connection refused or reset, time-outs) from those that will not: the
+// client-side limiter refused (it has already honoured the context), or the
+// server's certificate is not trusted.
+func retryableTransportError(err error) bool {
+	var le *limiterError
+	var certErr *tls.CertificateVerificationError
+	var authErr x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	switch {
+	case errors.As(err, &le), errors.As(err, &certErr), errors.As(err, &authErr), errors.As(err, &hostErr):
+		return false
+	}
+	return true
+}
+
+// backoff is the retryablehttp Backoff hook: the server's Retry-After when
+// given (checkRetry has already refused values above max), otherwise
+// exponential back-off with full jitter: a uniform wait between min and
+// min·2^attempt, capped at max. Jitter spreads the retries of many clients
+// that failed together.
+func backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil {
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			return min(d, maxWait)
+		}
+	}
+	if maxWait <= minWait {
+		return minWait
+	}
+	base := max(minWait, time.Millisecond)
+	ceiling := maxWait
+	if attempt < 32 {
+		if c := base << attempt; c > 0 && c < maxWait {
+			ceiling = c
+		}
+	}
+	if ceiling <= minWait {
+		return minWait
+	}
+	return minWait + rand.N(ceiling-minWait+1)
+}
+
+// errorHandler is the retryablehttp ErrorHandler hook. Without it,
+// retryablehttp would drop the last response and return a "giving up"
+// string; with it, the caller's code sees the last response (and makes the
+// typed *Error with its body) or the underlying error.
+func errorHandler(resp *http.Response, err error, _ int) (*http.Response, error) {
+	if err != nil {
+		if resp != nil {
+			drainAndClose(resp.Body)
+		}
+		return nil, err
+	}
+	return resp, nil
+}
+
+// drainAndClose reads what is left of a body (a bounded amount) so the
+// connection can be reused, then closes it.
+func drainAndClose(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	_ = body.Close()
+}
+
+// slogAdapter lets retryablehttp log through a *slog.Logger. It is installed
+// only when the caller gave a logger, and it scrubs the API key from every
+// value in case some error text ever carries it.
+type slogAdapter struct {
+	logger *slog.Logger
+	secret string
+}
+
+func (a slogAdapter) Error(msg string, kv ...any) { a.log(slog.LevelError, msg, kv) }
+func (a slogAdapter) Warn(msg string, kv ...any)  { a.log(slog.LevelWarn, msg, kv) }
+func (a slogAdapter) Info(msg string, kv ...any)  { a.log(slog.LevelInfo, msg, kv) }
+func (a slogAdapter) Debug(msg string, kv ...any) { a.log(slog.LevelDebug, msg, kv) }
+
+func (a slogAdapter) log(level slog.Level, msg string, kv []any) {
+	ctx := context.Background()
+	if !a.logger.Enabled(ctx, level) {
+		return
+	}
+	clean := make([]any, len(kv))
+	for i, v := range kv {
+		clean[i] = a.scrub(v)
+	}
+	a.logger.Log(ctx, level, "contextsvc: "+msg, clean...)
+}
+
+// scrub turns values into text and removes the key from it. Keys (even
+// positions) are plain strings from retryablehttp and pass unchanged.
+func (a slogAdapter) scrub(v any) any {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case int, int64, bool, time.Duration:
+		return v
+	case http.Header:
+		return "[headers omitted]"
+	default:
+		s = fmt.Sprint(v)
+	}
+	if a.secret != "" && strings.Contains(s, a.secret) {
+		s = strings.ReplaceAll(s, a.secret, "[REDACTED]")
+	}
+	return s
+}

@@ -1,0 +1,239 @@
+package contextsvc
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+)
+
+func TestRetryPolicy(t *testing.T) {
+	t.Parallel()
+	errBody := `{"error":{"type":"x","message":"failed"}}`
+	connErr := httpmock.NewErrorResponder(errors.New("connection refused"))
+	ok := func(status int) httpmock.Responder { return respond(status, `{"id":"ctx_1"}`) }
+
+	type op struct {
+		method string
+		url    string
+		call   func(context.Context, *Client) error
+	}
+	get := op{"GET", testBase + "/contexts/ctx_1", func(ctx context.Context, c *Client) error {
+		_, err := c.Contexts.Get(ctx, "ctx_1")
+		return err
+	}}
+	put := op{"PUT", testBase + "/contexts/ctx_1", func(ctx context.Context, c *Client) error {
+		_, err := c.Contexts.Update(ctx, "ctx_1", &UpdateContextRequest{Content: Ptr("x")})
+		return err
+	}}
+	del := op{"DELETE", testBase + "/contexts/ctx_1", func(ctx context.Context, c *Client) error {
+		_, err := c.Contexts.Delete(ctx, "ctx_1")
+		return err
+	}}
+	post := op{"POST", testBase + "/contexts", func(ctx context.Context, c *Client) error {
+		_, err := c.Contexts.Create(ctx, &CreateContextRequest{Name: "n"})
+		return err
+	}}
+	hook := op{"POST", testBase + "/webhooks", func(ctx context.Context, c *Client) error {
+		_, err := c.Webhooks.Register(ctx, &RegisterWebhookRequest{URL: "https://h.test", Events: []EventType{EventContextCreated}, Secret: "s"})
+		return err
+	}}
+
+	tests := []struct {
+		name      string
+		op        op
+		responses []httpmock.Responder
+		wantCalls int
+		wantErr   error // nil: success
+	}{
+		{"429 then success, GET", get, []httpmock.Responder{respond(429, errBody, "Retry-After", "0"), ok(200)}, 2, nil},
+		{"429 then success, POST", post, []httpmock.Responder{respond(429, errBody, "Retry-After", "0"), ok(201)}, 2, nil},
+		{"429 with a past HTTP date", get, []httpmock.Responder{respond(429, errBody, "Retry-After", "Sun, 06 Nov 1994 08:49:37 GMT"), ok(200)}, 2, nil},
+		{"429 without Retry-After, POST webhook", hook, []httpmock.Responder{respond(429, errBody), respond(201, `{"id":"wh_1"}`)}, 2, nil},
+		{"500 on GET retried", get, []httpmock.Responder{respond(500, errBody), ok(200)}, 2, nil},
+		{"502 on PUT retried", put, []httpmock.Responder{respond(502, ""), ok(200)}, 2, nil},
+		{"503 on DELETE retried", del, []httpmock.Responder{respond(503, errBody), respond(204, "")}, 2, nil},
+		{"504 on GET retried", get, []httpmock.Responder{respond(504, errBody), respond(504, errBody), ok(200)}, 3, nil},
+		{"transport error on GET retried", get, []httpmock.Responder{connErr, ok(200)}, 2, nil},
+		{"transport error on PUT retried", put, []httpmock.Responder{connErr, ok(200)}, 2, nil},
+		{"500 on POST not retried", post, []httpmock.Responder{respond(500, errBody), ok(201)}, 1, ErrServer},
+		{"503 on POST not retried", hook, []httpmock.Responder{respond(503, errBody), ok(201)}, 1, ErrServer},
+		{"untrusted certificate not retried", get, []httpmock.Responder{httpmock.NewErrorResponder(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), ok(200)}, 1, errors.New("any")},
+		{"transport error on POST not retried", post, []httpmock.Responder{connErr, ok(201)}, 1, errors.New("any")},
+		{"501 not retried", get, []httpmock.Responder{respond(501, errBody), ok(200)}, 1, ErrServer},
+		{"400 not retried", get, []httpmock.Responder{respond(400, errBody), ok(200)}, 1, ErrBadRequest},
+		{"401 not retried", put, []httpmock.Responder{respond(401, errBody), ok(200)}, 1, ErrUnauthorized},
+		{"404 not retried", del, []httpmock.Responder{respond(404, errBody), ok(200)}, 1, ErrNotFound},
+		{"exhausted", get, []httpmock.Responder{respond(503, errBody)}, 4, ErrServer},
+		{"exhausted on 429", post, []httpmock.Responder{respond(429, errBody, "Retry-After", "0")}, 4, ErrRateLimited},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, mt, rec := newTestClient(t, WithMaxRetries(3))
+			mt.RegisterResponder(tt.op.method, tt.op.url, rec.wrap(sequence(tt.responses...)))
+			err := tt.op.call(context.Background(), c)
+			switch {
+			case tt.wantErr == nil && err != nil:
+				t.Fatalf("err = %v, want success", err)
+			case tt.wantErr != nil && err == nil:
+				t.Fatalf("succeeded, want %v", tt.wantErr)
+			case tt.wantErr != nil && tt.wantErr.Error() != "any" && !errors.Is(err, tt.wantErr):
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if got := rec.count(); got != tt.wantCalls {
+				t.Errorf("%d requests, want %d", got, tt.wantCalls)
+			}
+			var apiErr *Error
+			if errors.As(err, &apiErr) && apiErr.Attempts != tt.wantCalls {
+				t.Errorf("Attempts = %d, want %d", apiErr.Attempts, tt.wantCalls)
+			}
+			// Every attempt carries the same body and credentials.
+			reqs := rec.all()
+			for _, r := range reqs[1:] {
+				if r.Body != reqs[0].Body || r.Header.Get("Authorization") != reqs[0].Header.Get("Authorization") {
+					t.Errorf("retry differs: %q vs %q", r.Body, reqs[0].Body)
+				}
+			}
+		})
+	}
+}
+
+func TestExhaustionKeepsLastResponse(t *testing.T) {
+	t.Parallel()
+	c, mt, _ := newTestClient(t, WithMaxRetries(2))
+	last := `{"error":{"type":"internal","message":"third","requestId":"req_3"}}`
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", sequence(
+		respond(500, `{"error":{"type":"internal","message":"first"}}`),
+		respond(503, `{"error":{"type":"internal","message":"second"}}`),
+		respond(502, last, "Retry-After", "0"),
+	))
+	_, err := c.Contexts.Get(context.Background(), "ctx_1")
+	var apiErr *Error
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("err = %v, want *Error", err)
+	}
+	if apiErr.StatusCode != 502 || apiErr.Message != "third" || apiErr.RequestID != "req_3" ||
+		apiErr.Attempts != 3 || string(apiErr.Body) != last {
+		t.Errorf("got %+v", apiErr)
+	}
+	if want := "contextsvc: 502 internal: third (request req_3, 3 attempts)"; err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err.Error(), want)
+	}
+}
+
+func TestRetryAfterOverMaxReturnsAtOnce(t *testing.T) {
+	t.Parallel()
+	c, mt, rec := newTestClient(t, WithRetryWait(time.Millisecond, 2*time.Second))
+	date := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
+	for _, ra := range []string{"120", date} {
+		mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(429,
+			`{"error":{"type":"rate_limited","message":"slow down"}}`, "Retry-After", ra)))
+		before := rec.count()
+		start := time.Now()
+		_, err := c.Contexts.Get(context.Background(), "ctx_1")
+		var apiErr *Error
+		if !errors.As(err, &apiErr) || !errors.Is(err, ErrRateLimited) {
+			t.Fatalf("Retry-After %s: err = %v, want a rate-limit *Error", ra, err)
+		}
+		if apiErr.RetryAfter < 59*time.Minute && ra != "120" || ra == "120" && apiErr.RetryAfter != 120*time.Second {
+			t.Errorf("Retry-After %s: RetryAfter = %v", ra, apiErr.RetryAfter)
+		}
+		if n := rec.count() - before; n != 1 || apiErr.Attempts != 1 {
+			t.Errorf("Retry-After %s: %d requests, Attempts %d; want 1", ra, n, apiErr.Attempts)
+		}
+		// Generous bound: it must not have slept the 2 s maximum.
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("took %v, want an immediate return", d)
+		}
+	}
+}
+
+func TestRetryAfterHonoured(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("waits one second")
+	}
+	// The server's 1 s must win over the 1 ms back-off.
+	c, mt, rec := newTestClient(t, WithRetryWait(time.Millisecond, 5*time.Second))
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(sequence(
+		respond(429, `{}`, "Retry-After", "1"),
+		respond(200, `{"id":"ctx_1"}`),
+	)))
+	start := time.Now()
+	if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 900*time.Millisecond {
+		t.Errorf("retried after %v, want the 1 s Retry-After", d)
+	}
+}
+
+func TestCancelDuringRetryWait(t *testing.T) {
+	t.Parallel()
+	// The back-off is 30 s; cancelling must end the call at once.
+	c, mt, _ := newTestClient(t, WithRetryWait(30*time.Second, 30*time.Second))
+	answered := make(chan struct{}, 4)
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", func(r *http.Request) (*http.Response, error) {
+		answered <- struct{}{}
+		return respond(503, `{}`)(r)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Contexts.Get(ctx, "ctx_1")
+		done <- err
+	}()
+	<-answered
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not return after cancel")
+	}
+	if n := len(answered); n != 0 {
+		t.Errorf("%d more attempts after cancel", n)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	t.Parallel()
+	minW, maxW := 100*time.Millisecond, 2*time.Second
+	for attempt := range 10 {
+		ceiling := min(maxW, minW<<attempt)
+		for range 200 {
+			d := backoff(minW, maxW, attempt, nil)
+			if d < minW || d > ceiling {
+				t.Fatalf("attempt %d: wait %v outside [%v, %v]", attempt, d, minW, ceiling)
+			}
+		}
+	}
+	// Full jitter: later attempts spread over the whole range.
+	var low, high bool
+	for range 500 {
+		d := backoff(minW, maxW, 8, nil)
+		low = low || d < 500*time.Millisecond
+		high = high || d > 1500*time.Millisecond
+	}
+	if !low || !high {
+		t.Errorf("waits not spread over [min, max]: low %v high %v", low, high)
+	}
+	resp := &http.Response{Header: http.Header{"Retry-After": {"1"}}}
+	if d := backoff(minW, maxW, 0, resp); d != time.Second {
+		t.Errorf("Retry-After 1: wait %v", d)
+	}
+	if d := backoff(0, 0, 5, nil); d != 0 {
+		t.Errorf("zero waits: %v", d)
+	}
+	if d := backoff(minW, maxW, 200, nil); d < minW || d > maxW {
+		t.Errorf("huge attempt: %v", d)
+	}
+}
