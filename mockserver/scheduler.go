@@ -136,47 +136,44 @@ type deliveryRecord struct {
 	secret    string
 	attempts  []DeliveryAttempt // finished attempts; grows only on attempts
 	createdAt time.Time
+	dueAt     time.Time      // when the waiting attempt is due (valid while heapIndex >= 0)
+	seq       uint64         // order of scheduling, among equal dueAt
 	heapIndex int32          // index in deliverer.due, -1 when not waiting
 	retries   int32          // schedule delays used since creation or the last redeliver
 	status    deliveryStatus // pending, succeeded, failed
 	inFlight  bool           // an attempt is running
 }
 
-// dueEntry is a waiting attempt in the heap.
-type dueEntry struct {
-	at  time.Time
-	seq uint64
-	rec *deliveryRecord
-}
-
-// dueHeap is a container/heap of waiting attempts, earliest first. It keeps
-// each record's heapIndex up to date so an entry can be moved (redeliver).
-type dueHeap []dueEntry
+// dueHeap is a container/heap of the records that have an attempt waiting,
+// earliest dueAt first. It holds pointers (8 bytes an entry, and nothing
+// boxed on Push and Pop) and keeps each record's heapIndex up to date so a
+// waiting attempt can be moved (redeliver).
+type dueHeap []*deliveryRecord
 
 func (h dueHeap) Len() int { return len(h) }
 func (h dueHeap) Less(i, j int) bool {
-	if c := h[i].at.Compare(h[j].at); c != 0 {
+	if c := h[i].dueAt.Compare(h[j].dueAt); c != 0 {
 		return c < 0
 	}
 	return h[i].seq < h[j].seq
 }
 func (h dueHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].rec.heapIndex = int32(i)
-	h[j].rec.heapIndex = int32(j)
+	h[i].heapIndex = int32(i)
+	h[j].heapIndex = int32(j)
 }
 func (h *dueHeap) Push(x any) {
-	e := x.(dueEntry)
-	e.rec.heapIndex = int32(len(*h))
-	*h = append(*h, e)
+	rec := x.(*deliveryRecord)
+	rec.heapIndex = int32(len(*h))
+	*h = append(*h, rec)
 }
 func (h *dueHeap) Pop() any {
 	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = dueEntry{} // drop the record pointer for the GC
+	rec := old[len(old)-1]
+	old[len(old)-1] = nil // let the GC have it once it is dropped
 	*h = old[:len(old)-1]
-	e.rec.heapIndex = -1
-	return e
+	rec.heapIndex = -1
+	return rec
 }
 
 // deliveryWaiter is a waitFor call: the records changed since it last looked.
@@ -322,10 +319,9 @@ func (d *deliverer) redeliver(id string) (Delivery, error) {
 	rec.status = statusPending
 	rec.retries = 0
 	if rec.heapIndex >= 0 {
-		e := &d.due[rec.heapIndex]
-		e.at = now
+		rec.dueAt = now
 		d.seq++
-		e.seq = d.seq
+		rec.seq = d.seq
 		heap.Fix(&d.due, int(rec.heapIndex))
 	} else {
 		d.pushLocked(rec, now)
@@ -410,8 +406,8 @@ func (d *deliverer) reset() {
 	defer d.mu.Unlock()
 	d.cancelAttempt()
 	d.attemptCtx, d.cancelAttempt = context.WithCancel(context.Background())
-	for _, e := range d.due {
-		e.rec.heapIndex = -1
+	for _, rec := range d.due {
+		rec.heapIndex = -1
 	}
 	d.recs = make(map[string]*deliveryRecord)
 	d.order = nil
@@ -469,7 +465,7 @@ func (d *deliverer) idleLocked() bool {
 	if d.running > 0 {
 		return false
 	}
-	return d.closed || len(d.due) == 0 || d.due[0].at.After(d.clock.Now())
+	return d.closed || len(d.due) == 0 || d.due[0].dueAt.After(d.clock.Now())
 }
 
 // notifyLocked tells the waiters that rec changed.
@@ -494,7 +490,7 @@ func (d *deliverer) snapshotLocked(rec *deliveryRecord) Delivery {
 	}
 	copy(s.Attempts, rec.attempts)
 	if rec.heapIndex >= 0 {
-		s.NextAttemptAt = d.due[rec.heapIndex].at
+		s.NextAttemptAt = rec.dueAt
 	}
 	return s
 }
@@ -502,7 +498,9 @@ func (d *deliverer) snapshotLocked(rec *deliveryRecord) Delivery {
 // pushLocked makes an attempt of rec due at at.
 func (d *deliverer) pushLocked(rec *deliveryRecord, at time.Time) {
 	d.seq++
-	heap.Push(&d.due, dueEntry{at: at, seq: d.seq, rec: rec})
+	rec.dueAt = at
+	rec.seq = d.seq
+	heap.Push(&d.due, rec)
 }
 
 // pumpLocked gets the earliest waiting attempt going: if it is due, it
@@ -512,8 +510,8 @@ func (d *deliverer) pumpLocked() {
 	if d.closed || len(d.due) == 0 {
 		return
 	}
-	if d.due[0].at.After(d.clock.Now()) {
-		d.armLocked(d.due[0].at)
+	if d.due[0].dueAt.After(d.clock.Now()) {
+		d.armLocked(d.due[0].dueAt)
 		return
 	}
 	if d.running < d.workers {
@@ -580,17 +578,16 @@ func (d *deliverer) work() {
 			break
 		}
 		now := d.clock.Now()
-		if d.due[0].at.After(now) {
-			d.armLocked(d.due[0].at)
+		if d.due[0].dueAt.After(now) {
+			d.armLocked(d.due[0].dueAt)
 			break
 		}
-		e := heap.Pop(&d.due).(dueEntry)
+		rec := heap.Pop(&d.due).(*deliveryRecord)
 		// More is due: let another worker take it while this one sends.
-		if len(d.due) > 0 && !d.due[0].at.After(now) && d.running < d.workers {
+		if len(d.due) > 0 && !d.due[0].dueAt.After(now) && d.running < d.workers {
 			d.running++
 			go d.work()
 		}
-		rec := e.rec
 		rec.inFlight = true
 		job := attemptJob{
 			ctx:         d.attemptCtx,
@@ -601,7 +598,7 @@ func (d *deliverer) work() {
 			url:         rec.url,
 			secret:      rec.secret,
 			number:      len(rec.attempts) + 1,
-			scheduledAt: e.at,
+			scheduledAt: rec.dueAt,
 		}
 		d.notifyLocked(rec)
 		d.mu.Unlock()
@@ -712,11 +709,16 @@ func (d *deliverer) describeError(ctx, parent context.Context, err error) string
 	return err.Error()
 }
 
+// snippetBuffers holds the buffers readSnippet reads into, so an attempt
+// allocates only the snippet it keeps (nothing for an empty body).
+var snippetBuffers = sync.Pool{New: func() any { return new([responseSnippetLimit]byte) }}
+
 // readSnippet reads the start of a response body, up to
 // responseSnippetLimit bytes, cut at a UTF-8 boundary when the body is text.
 func readSnippet(body io.Reader) string {
-	buf := make([]byte, responseSnippetLimit)
-	n, _ := io.ReadFull(body, buf)
+	buf := snippetBuffers.Get().(*[responseSnippetLimit]byte)
+	defer snippetBuffers.Put(buf)
+	n, _ := io.ReadFull(body, buf[:])
 	b := buf[:n]
 	if n == responseSnippetLimit && !utf8.Valid(b) {
 		// Drop a rune cut in two by the limit (at most 3 bytes).
