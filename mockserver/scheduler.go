@@ -351,9 +351,11 @@ func (d *deliverer) waitIdle(ctx context.Context) error {
 
 // waitFor blocks until a delivery, existing or future, matches match, and
 // returns a copy of it; or until ctx is done, and returns ctx's error. match
-// is called without the engine's lock held, so it may call the engine, and
-// it sees each delivery after each of its changes (created, attempt
-// started, attempt finished, redelivered).
+// is called without the engine's lock held, so it may call the engine. It
+// sees every existing delivery once, then each delivery again after it
+// changes (created, attempt started, attempt finished, redelivered); when
+// several changes come quickly it may see only the latest state, so match
+// should test for a state that lasts (succeeded, failed, n attempts made).
 func (d *deliverer) waitFor(ctx context.Context, match func(Delivery) bool) (Delivery, error) {
 	w := &deliveryWaiter{}
 	d.mu.Lock()
