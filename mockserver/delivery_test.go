@@ -839,6 +839,9 @@ func TestDeliveryCloseDeadline(t *testing.T) {
 	<-started
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
+	if err := d.waitIdle(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("waitIdle with an attempt in flight: %v, want context.Canceled", err)
+	}
 	if err := d.close(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("close: %v, want context.Canceled", err)
 	}
@@ -1097,4 +1100,22 @@ func TestDeliveryRealClock(t *testing.T) {
 			t.Errorf("attempt %d started %v after the previous one, want at least %v", i+1, gap, d.schedule[i-1])
 		}
 	}
+}
+
+// ExampleDefaultRetrySchedule shows when the six attempts of a delivery
+// whose receiver keeps failing are made, counted from the event.
+func ExampleDefaultRetrySchedule() {
+	var at time.Duration
+	fmt.Println("attempt 1 at +0s")
+	for i, delay := range DefaultRetrySchedule() {
+		at += delay // each delay counts from the failed attempt before it
+		fmt.Printf("attempt %d at +%v\n", i+2, at)
+	}
+	// Output:
+	// attempt 1 at +0s
+	// attempt 2 at +1m0s
+	// attempt 3 at +6m0s
+	// attempt 4 at +36m0s
+	// attempt 5 at +2h36m0s
+	// attempt 6 at +26h36m0s
 }
