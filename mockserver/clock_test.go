@@ -54,7 +54,7 @@ func TestFakeClockAdvance(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := NewFakeClock(t0)
+			c := NewFakeClock(dlvT0)
 			var fired []string
 			for _, a := range tt.arms {
 				c.AfterFunc(a.d, func() { fired = append(fired, a.name) })
@@ -67,8 +67,8 @@ func TestFakeClockAdvance(t *testing.T) {
 				if diff := cmp.Diff(tt.want[i], fired); diff != "" {
 					t.Errorf("advance %d (-want +got):\n%s", i, diff)
 				}
-				if !c.Now().Equal(t0.Add(total)) {
-					t.Errorf("after advance %d: now %v, want %v", i, c.Now(), t0.Add(total))
+				if !c.Now().Equal(dlvT0.Add(total)) {
+					t.Errorf("after advance %d: now %v, want %v", i, c.Now(), dlvT0.Add(total))
 				}
 			}
 		})
@@ -77,7 +77,7 @@ func TestFakeClockAdvance(t *testing.T) {
 
 func TestFakeClockStop(t *testing.T) {
 	t.Parallel()
-	c := NewFakeClock(t0)
+	c := NewFakeClock(dlvT0)
 	fired := 0
 	stopped := c.AfterFunc(time.Minute, func() { fired++ })
 	kept := c.AfterFunc(time.Minute, func() { fired++ })
@@ -100,7 +100,7 @@ func TestFakeClockStop(t *testing.T) {
 // the same Advance if its time has come, and not if it has not.
 func TestFakeClockChained(t *testing.T) {
 	t.Parallel()
-	c := NewFakeClock(t0)
+	c := NewFakeClock(dlvT0)
 	var fired []string
 	c.AfterFunc(time.Second, func() {
 		fired = append(fired, "first")
@@ -119,15 +119,15 @@ func TestFakeClockChained(t *testing.T) {
 
 func TestFakeClockSetNeverGoesBack(t *testing.T) {
 	t.Parallel()
-	c := NewFakeClock(t0)
+	c := NewFakeClock(dlvT0)
 	fired := false
 	c.AfterFunc(time.Hour, func() { fired = true })
-	c.Set(t0.Add(-time.Hour))
-	if !c.Now().Equal(t0) || fired {
-		t.Errorf("Set to the past: now %v, fired %v; want %v, false", c.Now(), fired, t0)
+	c.Set(dlvT0.Add(-time.Hour))
+	if !c.Now().Equal(dlvT0) || fired {
+		t.Errorf("Set to the past: now %v, fired %v; want %v, false", c.Now(), fired, dlvT0)
 	}
-	c.Set(t0.Add(2 * time.Hour))
-	if !c.Now().Equal(t0.Add(2*time.Hour)) || !fired {
+	c.Set(dlvT0.Add(2 * time.Hour))
+	if !c.Now().Equal(dlvT0.Add(2*time.Hour)) || !fired {
 		t.Errorf("Set to the future: now %v, fired %v", c.Now(), fired)
 	}
 }
@@ -136,7 +136,7 @@ func TestFakeClockSetNeverGoesBack(t *testing.T) {
 // run with -race.
 func TestFakeClockConcurrent(t *testing.T) {
 	t.Parallel()
-	c := NewFakeClock(t0)
+	c := NewFakeClock(dlvT0)
 	var mu sync.Mutex
 	fired := 0
 	var wg sync.WaitGroup

@@ -17,12 +17,12 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
-// benchBody is a context.updated envelope of a typical size (about 330
+// dlvBenchBody is a context.updated envelope of a typical size (about 330
 // bytes).
-var benchBody = []byte(`{"id":"evt_3m2kq7w4x9b5n8c1v6z0a2s4d","type":"context.updated","timestamp":"2026-11-21T20:51:00.123Z","data":{"contextId":"ctx_h7j2k9m4n6p8q1r3s5t7v9w2","name":"Onboarding guide","version":7,"updatedBy":"user_a1b2c3d4e5f6g7h8i9j0k1l2","changes":{"sections_modified":["Getting started","(preamble)"],"word_count_delta":42}}}`)
+var dlvBenchBody = []byte(`{"id":"evt_3m2kq7w4x9b5n8c1v6z0a2s4d","type":"context.updated","timestamp":"2026-11-21T20:51:00.123Z","data":{"contextId":"ctx_h7j2k9m4n6p8q1r3s5t7v9w2","name":"Onboarding guide","version":7,"updatedBy":"user_a1b2c3d4e5f6g7h8i9j0k1l2","changes":{"sections_modified":["Getting started","(preamble)"],"word_count_delta":42}}}`)
 
-// benchReceiver is a healthy receiver: it reads the body and answers 204.
-func benchReceiver(b *testing.B) *httptest.Server {
+// dlvBenchReceiver is a healthy receiver: it reads the body and answers 204.
+func dlvBenchReceiver(b *testing.B) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusNoContent)
@@ -36,12 +36,12 @@ func benchReceiver(b *testing.B) *httptest.Server {
 // number of plain http.Client POSTs of the same body to the same receiver
 // with the same concurrency and connection pool ("baseline").
 func BenchmarkDeliveryThroughput(b *testing.B) {
-	srv := benchReceiver(b)
+	srv := dlvBenchReceiver(b)
 	b.Run("engine", func(b *testing.B) {
 		d := newDeliverer(deliveryConfig{Clock: RealClock{}})
 		defer d.close(context.Background())
 		// Warm the connection pool as the baseline's is.
-		d.enqueue("evt_warm", contextsvc.EventContextUpdated, benchBody, "wh_1", srv.URL, "whsec_bench")
+		d.enqueue("evt_warm", contextsvc.EventContextUpdated, dlvBenchBody, "wh_1", srv.URL, "whsec_bench")
 		if err := d.waitIdle(context.Background()); err != nil {
 			b.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 		b.ResetTimer()
 		start := time.Now()
 		for _, id := range ids {
-			d.enqueue(id, contextsvc.EventContextUpdated, benchBody, "wh_1", srv.URL, "whsec_bench")
+			d.enqueue(id, contextsvc.EventContextUpdated, dlvBenchBody, "wh_1", srv.URL, "whsec_bench")
 		}
 		if err := d.waitIdle(context.Background()); err != nil {
 			b.Fatal(err)
@@ -64,7 +64,7 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 			b.Fatalf("%d deliveries succeeded, want %d", n, b.N+1)
 		}
 	})
-	sig := contextsvc.Sign(benchBody, "whsec_bench")
+	sig := contextsvc.Sign(dlvBenchBody, "whsec_bench")
 	for _, withHeaders := range []bool{false, true} {
 		name := "baseline"
 		if withHeaders {
@@ -76,7 +76,7 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 	}
 }
 
-// benchPlainPosts POSTs benchBody b.N times from as many goroutines as the
+// benchPlainPosts POSTs dlvBenchBody b.N times from as many goroutines as the
 // engine has workers: with only Content-Type, or with the contract's
 // headers too (a fixed signature, delivery id and attempt) so the extra
 // header bytes on the wire are in the baseline and only the engine's own
@@ -85,7 +85,7 @@ func benchPlainPosts(b *testing.B, url string, withHeaders bool, sig string) {
 	client := newDeliveryHTTPClient(defaultDeliveryWorkers, DefaultDeliveryTimeout)
 	defer client.CloseIdleConnections()
 	post := func() error {
-		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
+		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(dlvBenchBody))
 		if err != nil {
 			return err
 		}
@@ -130,17 +130,17 @@ func benchPlainPosts(b *testing.B, url string, withHeaders bool, sig string) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "deliveries/s")
 }
 
-// unreachable is a transport that fails at once, like a receiver that
+// unreachableTransport is a transport that fails at once, like a receiver that
 // refuses connections, without using the network.
-type unreachable struct{}
+type unreachableTransport struct{}
 
-func (unreachable) RoundTrip(*http.Request) (*http.Response, error) {
+func (unreachableTransport) RoundTrip(*http.Request) (*http.Response, error) {
 	return nil, errors.New("dial tcp 192.0.2.1:443: connect: connection refused")
 }
 
-// liveBytes is the memory in use by live heap objects and goroutine stacks,
+// liveHeapAndStacks is the memory in use by live heap objects and goroutine stacks,
 // after a full collection.
-func liveBytes() uint64 {
+func liveHeapAndStacks() uint64 {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
@@ -182,21 +182,21 @@ func BenchmarkDeliveryPendingMemory(b *testing.B) {
 			}
 			var perDelivery float64
 			for range b.N {
-				clock := NewFakeClock(t0)
-				before := liveBytes()
-				d := newDeliverer(deliveryConfig{Clock: clock, HTTPClient: &http.Client{Transport: unreachable{}}})
+				clock := NewFakeClock(dlvT0)
+				before := liveHeapAndStacks()
+				d := newDeliverer(deliveryConfig{Clock: clock, HTTPClient: &http.Client{Transport: unreachableTransport{}}})
 				if !c.retry {
 					_ = d.close(context.Background())
 				}
 				for _, id := range ids {
 					for _, wh := range webhooks {
-						d.enqueue(id, contextsvc.EventContextUpdated, benchBody, wh, "https://receiver.example/hook", "whsec_bench")
+						d.enqueue(id, contextsvc.EventContextUpdated, dlvBenchBody, wh, "https://receiver.example/hook", "whsec_bench")
 					}
 				}
 				if err := d.waitIdle(context.Background()); err != nil {
 					b.Fatal(err)
 				}
-				after := liveBytes()
+				after := liveHeapAndStacks()
 				if got := len(d.list(DeliveryFilter{State: DeliveryPending})); got != pendingDeliveries {
 					b.Fatalf("%d pending, want %d", got, pendingDeliveries)
 				}
@@ -216,7 +216,7 @@ func BenchmarkDeliveryPendingMemory(b *testing.B) {
 	b.Run("baseline-goroutine-per-retry", func(b *testing.B) {
 		var perDelivery float64
 		for range b.N {
-			before := liveBytes()
+			before := liveHeapAndStacks()
 			stop := make(chan struct{})
 			var wg, started sync.WaitGroup
 			started.Add(pendingDeliveries)
@@ -232,7 +232,7 @@ func BenchmarkDeliveryPendingMemory(b *testing.B) {
 				})
 			}
 			started.Wait()
-			after := liveBytes()
+			after := liveHeapAndStacks()
 			perDelivery += float64(after-before) / pendingDeliveries
 			close(stop)
 			wg.Wait()

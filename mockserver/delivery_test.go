@@ -26,8 +26,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// t0 is when every fake clock of these tests starts.
-var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+// dlvT0 is when every fake clock of these tests starts.
+var dlvT0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 // newTestDeliverer returns an engine on a fake clock (unless cfg has a
 // clock) that is closed when the test ends.
@@ -35,7 +35,7 @@ func newTestDeliverer(t *testing.T, cfg deliveryConfig) (*deliverer, *FakeClock)
 	t.Helper()
 	clock, _ := cfg.Clock.(*FakeClock)
 	if cfg.Clock == nil {
-		clock = NewFakeClock(t0)
+		clock = NewFakeClock(dlvT0)
 		cfg.Clock = clock
 	}
 	d := newDeliverer(cfg)
@@ -49,9 +49,9 @@ func newTestDeliverer(t *testing.T, cfg deliveryConfig) (*deliverer, *FakeClock)
 	return d, clock
 }
 
-// waitIdle waits for the engine to be idle, failing the test after 20 s of
+// waitDeliveriesIdle waits for the engine to be idle, failing the test after 20 s of
 // real time (a hung engine, not a slow one).
-func waitIdle(t *testing.T, d *deliverer) {
+func waitDeliveriesIdle(t *testing.T, d *deliverer) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -60,32 +60,32 @@ func waitIdle(t *testing.T, d *deliverer) {
 	}
 }
 
-// hit is one request a receiver got.
-type hit struct {
+// dlvHit is one request a receiver got.
+type dlvHit struct {
 	Header http.Header
 	Body   []byte
 	At     time.Time // on the engine's clock
 }
 
-// receiver is a webhook receiver on loopback. It checks that every request
+// dlvReceiver is a webhook receiver on loopback. It checks that every request
 // is a well-formed, correctly signed delivery, records it, and answers with
 // respond.
-type receiver struct {
+type dlvReceiver struct {
 	*httptest.Server
 	mu   sync.Mutex
-	hits []hit
+	hits []dlvHit
 }
 
-func newReceiver(t *testing.T, clock Clock, secret string, respond func(w http.ResponseWriter, r *http.Request, h hit)) *receiver {
+func newDlvReceiver(t *testing.T, clock Clock, secret string, respond func(w http.ResponseWriter, r *http.Request, h dlvHit)) *dlvReceiver {
 	t.Helper()
-	rc := &receiver{}
+	rc := &dlvReceiver{}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			t.Errorf("receiver: reading body: %v", err)
 		}
 		checkDeliveryRequest(t, r, body, secret)
-		h := hit{Header: r.Header.Clone(), Body: body, At: clock.Now()}
+		h := dlvHit{Header: r.Header.Clone(), Body: body, At: clock.Now()}
 		rc.mu.Lock()
 		rc.hits = append(rc.hits, h)
 		rc.mu.Unlock()
@@ -95,10 +95,10 @@ func newReceiver(t *testing.T, clock Clock, secret string, respond func(w http.R
 	return rc
 }
 
-func (rc *receiver) got() []hit {
+func (rc *dlvReceiver) got() []dlvHit {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return append([]hit(nil), rc.hits...)
+	return append([]dlvHit(nil), rc.hits...)
 }
 
 // hmacSignature computes the contract's signature independently of the SDK.
@@ -140,17 +140,17 @@ func checkDeliveryRequest(t *testing.T, r *http.Request, body []byte, secret str
 }
 
 // attemptNumber is the attempt number a request carries.
-func attemptNumber(h hit) int {
+func attemptNumber(h dlvHit) int {
 	n, _ := strconv.Atoi(h.Header.Get("X-Service-Delivery-Attempt"))
 	return n
 }
 
-// envelope is a delivered event body as the service sends it.
-func envelope(id string, typ contextsvc.EventType) []byte {
+// dlvEnvelope is a delivered event body as the service sends it.
+func dlvEnvelope(id string, typ contextsvc.EventType) []byte {
 	b, err := json.Marshal(map[string]any{
 		"id":        id,
 		"type":      typ,
-		"timestamp": t0.Format("2006-01-02T15:04:05.000Z07:00"),
+		"timestamp": dlvT0.Format("2006-01-02T15:04:05.000Z07:00"),
 		"data":      map[string]any{"contextId": "ctx_abcdefghijklmnopqrstuvwx", "name": "Onboarding"},
 	})
 	if err != nil {
@@ -178,38 +178,38 @@ func TestDeliveryRetrySchedule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			clock := NewFakeClock(t0)
+			clock := NewFakeClock(dlvT0)
 			d, _ := newTestDeliverer(t, deliveryConfig{Clock: clock})
 			const secret = "whsec_schedule"
-			rc := newReceiver(t, clock, secret, func(w http.ResponseWriter, _ *http.Request, h hit) {
+			rc := newDlvReceiver(t, clock, secret, func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
 				if attemptNumber(h) <= tt.failures {
 					http.Error(w, "try later", http.StatusServiceUnavailable)
 					return
 				}
 				w.WriteHeader(http.StatusOK)
 			})
-			body := envelope("evt_schedule", contextsvc.EventContextUpdated)
+			body := dlvEnvelope("evt_schedule", contextsvc.EventContextUpdated)
 			dl := d.enqueue("evt_schedule", contextsvc.EventContextUpdated, body, "wh_1", rc.URL, secret)
-			waitIdle(t, d)
+			waitDeliveriesIdle(t, d)
 
 			attempts := min(tt.failures+1, 6)
 			for i := 1; i < len(offsets); i++ {
 				// Just before the retry is due, nothing happens.
 				step := offsets[i] - offsets[i-1]
 				clock.Advance(step - time.Second)
-				waitIdle(t, d)
+				waitDeliveriesIdle(t, d)
 				if got, want := len(rc.got()), min(i, attempts); got != want {
 					t.Fatalf("a second before +%v: receiver got %d attempts, want %d", offsets[i], got, want)
 				}
 				clock.Advance(time.Second)
-				waitIdle(t, d)
+				waitDeliveriesIdle(t, d)
 				if got, want := len(rc.got()), min(i+1, attempts); got != want {
 					t.Fatalf("at +%v: receiver got %d attempts, want %d", offsets[i], got, want)
 				}
 			}
 			// Long after the schedule, still nothing more.
 			clock.Advance(72 * time.Hour)
-			waitIdle(t, d)
+			waitDeliveriesIdle(t, d)
 
 			got, ok := d.get(dl.ID)
 			if !ok {
@@ -217,10 +217,10 @@ func TestDeliveryRetrySchedule(t *testing.T) {
 			}
 			want := Delivery{
 				ID: dl.ID, EventID: "evt_schedule", EventType: contextsvc.EventContextUpdated,
-				WebhookID: "wh_1", URL: rc.URL, State: tt.wantState, CreatedAt: t0,
+				WebhookID: "wh_1", URL: rc.URL, State: tt.wantState, CreatedAt: dlvT0,
 			}
 			for i := range attempts {
-				a := DeliveryAttempt{Number: i + 1, ScheduledAt: t0.Add(offsets[i]), StartedAt: t0.Add(offsets[i])}
+				a := DeliveryAttempt{Number: i + 1, ScheduledAt: dlvT0.Add(offsets[i]), StartedAt: dlvT0.Add(offsets[i])}
 				if i < tt.failures {
 					a.StatusCode = http.StatusServiceUnavailable
 					a.Error = "receiver answered 503 Service Unavailable"
@@ -235,8 +235,8 @@ func TestDeliveryRetrySchedule(t *testing.T) {
 			}
 			hits := rc.got()
 			for i, h := range hits {
-				if !h.At.Equal(t0.Add(offsets[i])) {
-					t.Errorf("attempt %d received at %v, want +%v", i+1, h.At.Sub(t0), offsets[i])
+				if !h.At.Equal(dlvT0.Add(offsets[i])) {
+					t.Errorf("attempt %d received at %v, want +%v", i+1, h.At.Sub(dlvT0), offsets[i])
 				}
 				if attemptNumber(h) != i+1 {
 					t.Errorf("request %d carries attempt %d", i+1, attemptNumber(h))
@@ -257,12 +257,12 @@ func TestDeliveryRetrySchedule(t *testing.T) {
 // that fails.
 func TestDeliveryRedeliver(t *testing.T) {
 	t.Parallel()
-	clock := NewFakeClock(t0)
+	clock := NewFakeClock(dlvT0)
 	d, _ := newTestDeliverer(t, deliveryConfig{Clock: clock})
 	const secret = "whsec_redeliver"
 	var mu sync.Mutex
 	healthy := false
-	rc := newReceiver(t, clock, secret, func(w http.ResponseWriter, _ *http.Request, _ hit) {
+	rc := newDlvReceiver(t, clock, secret, func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !healthy {
@@ -271,11 +271,11 @@ func TestDeliveryRedeliver(t *testing.T) {
 	})
 	setHealthy := func(v bool) { mu.Lock(); healthy = v; mu.Unlock() }
 
-	dl := d.enqueue("evt_re", contextsvc.EventContextCreated, envelope("evt_re", contextsvc.EventContextCreated), "wh_1", rc.URL, secret)
-	waitIdle(t, d)
+	dl := d.enqueue("evt_re", contextsvc.EventContextCreated, dlvEnvelope("evt_re", contextsvc.EventContextCreated), "wh_1", rc.URL, secret)
+	waitDeliveriesIdle(t, d)
 	for _, step := range DefaultRetrySchedule() {
 		clock.Advance(step)
-		waitIdle(t, d)
+		waitDeliveriesIdle(t, d)
 	}
 	got, _ := d.get(dl.ID)
 	if got.State != DeliveryFailed || len(got.Attempts) != 6 || !got.NextAttemptAt.IsZero() {
@@ -291,7 +291,7 @@ func TestDeliveryRedeliver(t *testing.T) {
 	if re.State != DeliveryPending {
 		t.Errorf("redeliver returned state %s, want pending", re.State)
 	}
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	got, _ = d.get(dl.ID)
 	if n := len(got.Attempts); n != 7 || got.Attempts[6].Number != 7 || got.State != DeliveryPending {
 		t.Fatalf("after redeliver: %d attempts (last %+v), state %s; want 7, pending", n, got.Attempts[n-1], got.State)
@@ -305,7 +305,7 @@ func TestDeliveryRedeliver(t *testing.T) {
 	if _, err := d.redeliver(dl.ID); err != nil {
 		t.Fatalf("redeliver pending: %v", err)
 	}
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	got, _ = d.get(dl.ID)
 	if n := len(got.Attempts); n != 8 || got.State != DeliverySucceeded || !got.Attempts[7].Succeeded() || !got.Attempts[7].StartedAt.Equal(now) {
 		t.Fatalf("after redelivering a pending delivery: %d attempts, state %s, last %+v", n, got.State, got.Attempts[n-1])
@@ -314,7 +314,7 @@ func TestDeliveryRedeliver(t *testing.T) {
 	if _, err := d.redeliver(dl.ID); err != nil {
 		t.Fatalf("redeliver succeeded: %v", err)
 	}
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	got, _ = d.get(dl.ID)
 	if n := len(got.Attempts); n != 9 || got.State != DeliverySucceeded {
 		t.Fatalf("after redelivering a succeeded delivery: %d attempts, state %s", n, got.State)
@@ -434,8 +434,8 @@ func TestDeliveryFailedAttempts(t *testing.T) {
 			t.Parallel()
 			u := tt.handler(t)
 			d, clock := newTestDeliverer(t, deliveryConfig{Timeout: tt.timeout})
-			dl := d.enqueue("evt_fail", contextsvc.EventExportCompleted, envelope("evt_fail", contextsvc.EventExportCompleted), "wh_f", u, "whsec_f")
-			waitIdle(t, d)
+			dl := d.enqueue("evt_fail", contextsvc.EventExportCompleted, dlvEnvelope("evt_fail", contextsvc.EventExportCompleted), "wh_f", u, "whsec_f")
+			waitDeliveriesIdle(t, d)
 			got, _ := d.get(dl.ID)
 			if len(got.Attempts) != 1 {
 				t.Fatalf("%d attempts, want 1", len(got.Attempts))
@@ -473,11 +473,11 @@ func TestDeliveryResponseSnippet(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			d, clock := newTestDeliverer(t, deliveryConfig{})
-			rc := newReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ hit) {
+			rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
 				io.WriteString(w, tt.body)
 			})
-			dl := d.enqueue("evt_snip", contextsvc.EventContextDeleted, envelope("evt_snip", contextsvc.EventContextDeleted), "wh_s", rc.URL, "s")
-			waitIdle(t, d)
+			dl := d.enqueue("evt_snip", contextsvc.EventContextDeleted, dlvEnvelope("evt_snip", contextsvc.EventContextDeleted), "wh_s", rc.URL, "s")
+			waitDeliveriesIdle(t, d)
 			got, _ := d.get(dl.ID)
 			if len(got.Attempts) != 1 || got.Attempts[0].ResponseSnippet != tt.want || got.State != DeliverySucceeded {
 				t.Fatalf("got %+v, want one succeeded attempt with snippet of %d bytes", got, len(tt.want))
@@ -492,21 +492,21 @@ func TestDeliveryResponseSnippet(t *testing.T) {
 func TestDeliverySameEventEverywhere(t *testing.T) {
 	t.Parallel()
 	d, clock := newTestDeliverer(t, deliveryConfig{})
-	ok := newReceiver(t, clock, "secret-a", func(http.ResponseWriter, *http.Request, hit) {})
-	flaky := newReceiver(t, clock, "secret-b", func(w http.ResponseWriter, _ *http.Request, h hit) {
+	ok := newDlvReceiver(t, clock, "secret-a", func(http.ResponseWriter, *http.Request, dlvHit) {})
+	flaky := newDlvReceiver(t, clock, "secret-b", func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
 		if attemptNumber(h) == 1 {
 			w.WriteHeader(http.StatusBadGateway)
 		}
 	})
 	for _, typ := range contextsvc.AllEventTypes() {
 		id := "evt_" + strings.ReplaceAll(string(typ), ".", "_")
-		body := envelope(id, typ)
+		body := dlvEnvelope(id, typ)
 		d.enqueue(id, typ, body, "wh_a", ok.URL, "secret-a")
 		d.enqueue(id, typ, body, "wh_b", flaky.URL, "secret-b")
 	}
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	clock.Advance(time.Minute)
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 
 	n := len(contextsvc.AllEventTypes())
 	if a, b := len(ok.got()), len(flaky.got()); a != n || b != 2*n {
@@ -526,7 +526,7 @@ func TestDeliverySameEventEverywhere(t *testing.T) {
 		if got := h.Header.Get("X-Service-Event"); got != string(env.Type) {
 			t.Errorf("X-Service-Event %q for a %s event", got, env.Type)
 		}
-		if !bytes.Equal(h.Body, envelope(env.ID, env.Type)) {
+		if !bytes.Equal(h.Body, dlvEnvelope(env.ID, env.Type)) {
 			t.Errorf("body %s differs from the event's", h.Body)
 		}
 	}
@@ -558,9 +558,9 @@ func TestDeliveryManyEventsExactlyOnce(t *testing.T) {
 	var mu sync.Mutex
 	perDelivery := map[string]int{}
 	perPair := map[string]int{}
-	webhooks := make([]*receiver, 3)
+	webhooks := make([]*dlvReceiver, 3)
 	for i := range webhooks {
-		webhooks[i] = newReceiver(t, clock, fmt.Sprint("secret-", i), func(w http.ResponseWriter, _ *http.Request, h hit) {
+		webhooks[i] = newDlvReceiver(t, clock, fmt.Sprint("secret-", i), func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
 			var env struct{ ID string }
 			if err := json.Unmarshal(h.Body, &env); err != nil {
 				t.Errorf("body: %v", err)
@@ -578,7 +578,7 @@ func TestDeliveryManyEventsExactlyOnce(t *testing.T) {
 		wg.Go(func() {
 			for e := p; e < events; e += producers {
 				id := fmt.Sprintf("evt_%05d", e)
-				body := envelope(id, contextsvc.EventContextCreated)
+				body := dlvEnvelope(id, contextsvc.EventContextCreated)
 				for i, rc := range webhooks {
 					d.enqueue(id, contextsvc.EventContextCreated, body, fmt.Sprint("wh_", i), rc.URL, fmt.Sprint("secret-", i))
 				}
@@ -586,7 +586,7 @@ func TestDeliveryManyEventsExactlyOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 
 	all := d.list(DeliveryFilter{})
 	if len(all) != 3*events {
@@ -642,9 +642,9 @@ func TestDeliveryRandomFailures(t *testing.T) {
 	var mu sync.Mutex
 	succeeded := map[string]bool{} // delivery id → a 2xx was sent
 	requests := 0
-	rcs := make([]*receiver, webhooks)
+	rcs := make([]*dlvReceiver, webhooks)
 	for w := range rcs {
-		rcs[w] = newReceiver(t, clock, "s", func(rw http.ResponseWriter, _ *http.Request, h hit) {
+		rcs[w] = newDlvReceiver(t, clock, "s", func(rw http.ResponseWriter, _ *http.Request, h dlvHit) {
 			var env struct{ ID string }
 			_ = json.Unmarshal(h.Body, &env)
 			e, _ := strconv.Atoi(strings.TrimPrefix(env.ID, "evt_"))
@@ -664,18 +664,18 @@ func TestDeliveryRandomFailures(t *testing.T) {
 	}
 	for e := range events {
 		id := fmt.Sprintf("evt_%d", e)
-		body := envelope(id, contextsvc.EventContextUpdated)
+		body := dlvEnvelope(id, contextsvc.EventContextUpdated)
 		for w, rc := range rcs {
 			d.enqueue(id, contextsvc.EventContextUpdated, body, fmt.Sprint("wh_", w), rc.URL, "s")
 		}
 	}
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	for _, step := range DefaultRetrySchedule() {
 		clock.Advance(step)
-		waitIdle(t, d)
+		waitDeliveriesIdle(t, d)
 	}
 	clock.Advance(48 * time.Hour)
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 
 	all := d.list(DeliveryFilter{})
 	if len(all) != events*webhooks {
@@ -717,7 +717,7 @@ func TestDeliveryRandomFailures(t *testing.T) {
 func TestDeliveryWaitFor(t *testing.T) {
 	t.Parallel()
 	d, clock := newTestDeliverer(t, deliveryConfig{})
-	rc := newReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, h hit) {
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
 		if attemptNumber(h) == 1 {
 			w.WriteHeader(http.StatusInternalServerError)
 		}
@@ -737,8 +737,8 @@ func TestDeliveryWaitFor(t *testing.T) {
 		waiting <- result{dl, err}
 	}()
 
-	dl := d.enqueue("evt_later", contextsvc.EventContextCreated, envelope("evt_later", contextsvc.EventContextCreated), "wh_w", rc.URL, "s")
-	waitIdle(t, d) // attempt 1 failed: nothing matches yet
+	dl := d.enqueue("evt_later", contextsvc.EventContextCreated, dlvEnvelope("evt_later", contextsvc.EventContextCreated), "wh_w", rc.URL, "s")
+	waitDeliveriesIdle(t, d) // attempt 1 failed: nothing matches yet
 	select {
 	case r := <-waiting:
 		t.Fatalf("waitFor returned before the delivery succeeded: %+v, %v", r.d, r.err)
@@ -773,11 +773,11 @@ func TestDeliveryWaitFor(t *testing.T) {
 // attempt starts, and a redeliver is refused.
 func TestDeliveryClose(t *testing.T) {
 	t.Parallel()
-	clock := NewFakeClock(t0)
+	clock := NewFakeClock(dlvT0)
 	d := newDeliverer(deliveryConfig{Clock: clock})
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
-	rc := newReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, h hit) {
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
 		if h.Header.Get("X-Service-Event") == string(contextsvc.EventContextDeleted) {
 			t.Error("an attempt started after close")
 			return
@@ -785,7 +785,7 @@ func TestDeliveryClose(t *testing.T) {
 		started <- struct{}{}
 		<-release
 	})
-	dl := d.enqueue("evt_close", contextsvc.EventContextCreated, envelope("evt_close", contextsvc.EventContextCreated), "wh_c", rc.URL, "s")
+	dl := d.enqueue("evt_close", contextsvc.EventContextCreated, dlvEnvelope("evt_close", contextsvc.EventContextCreated), "wh_c", rc.URL, "s")
 	<-started
 
 	closed := make(chan error, 1)
@@ -806,7 +806,7 @@ func TestDeliveryClose(t *testing.T) {
 		t.Errorf("the in-flight attempt: state %s, %d attempts; want succeeded, 1", got.State, len(got.Attempts))
 	}
 
-	late := d.enqueue("evt_late", contextsvc.EventContextDeleted, envelope("evt_late", contextsvc.EventContextDeleted), "wh_c", rc.URL, "s")
+	late := d.enqueue("evt_late", contextsvc.EventContextDeleted, dlvEnvelope("evt_late", contextsvc.EventContextDeleted), "wh_c", rc.URL, "s")
 	clock.Advance(time.Hour)
 	if err := d.waitIdle(context.Background()); err != nil {
 		t.Fatal(err)
@@ -826,7 +826,7 @@ func TestDeliveryClose(t *testing.T) {
 // context ends, and records it as failed.
 func TestDeliveryCloseDeadline(t *testing.T) {
 	t.Parallel()
-	clock := NewFakeClock(t0)
+	clock := NewFakeClock(dlvT0)
 	d := newDeliverer(deliveryConfig{Clock: clock})
 	started := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -855,26 +855,26 @@ func TestDeliveryCloseDeadline(t *testing.T) {
 func TestDeliveryReset(t *testing.T) {
 	t.Parallel()
 	d, clock := newTestDeliverer(t, deliveryConfig{})
-	rc := newReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ hit) {
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
 		w.WriteHeader(http.StatusInternalServerError)
 	})
 	for i := range 10 {
 		id := fmt.Sprint("evt_", i)
-		d.enqueue(id, contextsvc.EventContextCreated, envelope(id, contextsvc.EventContextCreated), "wh_r", rc.URL, "s")
+		d.enqueue(id, contextsvc.EventContextCreated, dlvEnvelope(id, contextsvc.EventContextCreated), "wh_r", rc.URL, "s")
 	}
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	d.reset()
 	if got := d.list(DeliveryFilter{}); len(got) != 0 {
 		t.Fatalf("%d deliveries after reset", len(got))
 	}
 	clock.Advance(30 * time.Hour)
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	if n := len(rc.got()); n != 10 {
 		t.Errorf("receiver got %d requests, want only the 10 before reset", n)
 	}
 	// The engine still works after a reset.
 	dl := d.enqueue("evt_after", contextsvc.EventContextCreated, []byte(`{}`), "wh_r", rc.URL, "s")
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	if got, _ := d.get(dl.ID); len(got.Attempts) != 1 {
 		t.Errorf("after reset: %d attempts, want 1", len(got.Attempts))
 	}
@@ -885,13 +885,13 @@ func TestDeliveryReset(t *testing.T) {
 func TestDeliveryCopies(t *testing.T) {
 	t.Parallel()
 	d, clock := newTestDeliverer(t, deliveryConfig{})
-	rc := newReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ hit) {
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
 		w.WriteHeader(http.StatusTeapot)
 	})
 	body := []byte(`{"id":"evt_copy"}`)
 	dl := d.enqueue("evt_copy", contextsvc.EventContextCreated, body, "wh_c", rc.URL, "s")
 	body[2] = 'X' // the caller's buffer is not the stored one
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	got, _ := d.get(dl.ID)
 	got.Attempts[0].StatusCode = 200
 	got.Attempts = append(got.Attempts, DeliveryAttempt{})
@@ -910,16 +910,16 @@ func TestDeliveryCopies(t *testing.T) {
 // identifiers and outcome, never the secret.
 func TestDeliveryLog(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf dlvLogBuffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
 	d, clock := newTestDeliverer(t, deliveryConfig{Logger: logger})
 	const secret = "whsec_do-not-log-me"
-	rc := newReceiver(t, clock, secret, func(w http.ResponseWriter, _ *http.Request, _ hit) {
+	rc := newDlvReceiver(t, clock, secret, func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
 		w.WriteHeader(http.StatusInternalServerError)
 	})
 	u := strings.Replace(rc.URL, "http://", "http://user:hunter2@", 1)
 	dl := d.enqueue("evt_log", contextsvc.EventContextCreated, []byte(`{}`), "wh_log", u, secret)
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	out := buf.String()
 	for _, want := range []string{"webhook delivery attempt", "delivery=" + dl.ID, "event=evt_log", "webhook=wh_log",
 		"attempt=1", "status=500", "outcome=\"retry scheduled\"", "duration="} {
@@ -934,19 +934,19 @@ func TestDeliveryLog(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a reader.
-type syncBuffer struct {
+// dlvLogBuffer is a bytes.Buffer safe for a logger and a reader.
+type dlvLogBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *dlvLogBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *dlvLogBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -962,7 +962,7 @@ func TestDeliveryWorkersBounded(t *testing.T) {
 	running, peak := 0, 0
 	arrived := make(chan struct{}, 100)
 	release := make(chan struct{})
-	rc := newReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, hit) {
+	rc := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {
 		mu.Lock()
 		running++
 		peak = max(peak, running)
@@ -985,7 +985,7 @@ func TestDeliveryWorkersBounded(t *testing.T) {
 	}
 	d.mu.Unlock()
 	close(release)
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	if peak > workers {
 		t.Errorf("%d attempts ran at once, want at most %d", peak, workers)
 	}
@@ -1004,8 +1004,8 @@ func TestDeliveryJSON(t *testing.T) {
 	t.Parallel()
 	dl := Delivery{
 		ID: "dlv_1", EventID: "evt_1", EventType: contextsvc.EventContextCreated, WebhookID: "wh_1",
-		URL: "https://example.com/hook", State: DeliveryPending, CreatedAt: t0, NextAttemptAt: t0.Add(time.Minute),
-		Attempts: []DeliveryAttempt{{Number: 1, ScheduledAt: t0, StartedAt: t0, Duration: time.Millisecond,
+		URL: "https://example.com/hook", State: DeliveryPending, CreatedAt: dlvT0, NextAttemptAt: dlvT0.Add(time.Minute),
+		Attempts: []DeliveryAttempt{{Number: 1, ScheduledAt: dlvT0, StartedAt: dlvT0, Duration: time.Millisecond,
 			StatusCode: 500, Error: "receiver answered 500 Internal Server Error", ResponseSnippet: "oops"}},
 	}
 	b, err := json.Marshal(dl)
@@ -1064,11 +1064,11 @@ func TestDeliveryDefaults(t *testing.T) {
 func TestDeliveryNoRetries(t *testing.T) {
 	t.Parallel()
 	d, clock := newTestDeliverer(t, deliveryConfig{Schedule: []time.Duration{}})
-	rc := newReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ hit) {
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
 		w.WriteHeader(http.StatusInternalServerError)
 	})
 	dl := d.enqueue("evt_once", contextsvc.EventContextCreated, []byte(`{}`), "wh", rc.URL, "s")
-	waitIdle(t, d)
+	waitDeliveriesIdle(t, d)
 	if got, _ := d.get(dl.ID); got.State != DeliveryFailed || len(got.Attempts) != 1 {
 		t.Errorf("state %s after %d attempts, want failed after 1", got.State, len(got.Attempts))
 	}
@@ -1080,7 +1080,7 @@ func TestDeliveryRealClock(t *testing.T) {
 	t.Parallel()
 	d := newDeliverer(deliveryConfig{Schedule: []time.Duration{time.Millisecond, 2 * time.Millisecond}})
 	defer d.close(context.Background())
-	rc := newReceiver(t, RealClock{}, "s", func(w http.ResponseWriter, _ *http.Request, h hit) {
+	rc := newDlvReceiver(t, RealClock{}, "s", func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
 		if attemptNumber(h) < 3 {
 			w.WriteHeader(http.StatusInternalServerError)
 		}
