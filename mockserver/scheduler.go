@@ -225,7 +225,8 @@ func newDeliverer(cfg deliveryConfig) *deliverer {
 // newDeliveryHTTPClient returns the default client of the deliveries: it
 // never follows a redirect (the 3xx itself is the attempt's answer, a
 // failure), keeps a connection per worker alive to a busy receiver, and
-// bounds an attempt by timeout even if its context had no deadline.
+// bounds the wait for response headers by timeout too (each attempt's
+// context carries the same deadline; this guards a caller-made request).
 func newDeliveryHTTPClient(workers int, timeout time.Duration) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = workers
