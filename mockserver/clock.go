@@ -68,7 +68,8 @@ func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
 // Advance moves the clock forward by d and, before returning, calls in
 // order of their due time every function whose time has come. Those calls
 // run on the caller's goroutine, so when Advance returns every due timer has
-// fired.
+// fired. They see Now() as the new time, not their due time: a test that
+// needs each step to happen at its own time advances step by step.
 func (c *FakeClock) Advance(d time.Duration) {
 	if d < 0 {
 		d = 0

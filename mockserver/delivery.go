@@ -1,0 +1,134 @@
+package mockserver
+
+import (
+	"errors"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// DeliveryState is where a webhook delivery stands.
+type DeliveryState string
+
+// The states of a delivery, as the contract names them.
+const (
+	// DeliveryPending: an attempt is due, running, or scheduled as a retry.
+	DeliveryPending DeliveryState = "pending"
+	// DeliverySucceeded: the receiver answered an attempt with a 2xx status
+	// within the time-out. No further attempt is made unless redelivered.
+	DeliverySucceeded DeliveryState = "succeeded"
+	// DeliveryFailed: every attempt of the retry schedule failed. The
+	// delivery is kept and can be redelivered by hand.
+	DeliveryFailed DeliveryState = "failed"
+)
+
+// DefaultDeliveryTimeout is how long one delivery attempt may take, from
+// sending the request to receiving the response status, before it counts as
+// failed. The network is real even when the server's clock is fake, so this
+// time-out is always measured in real time.
+const DefaultDeliveryTimeout = 10 * time.Second
+
+// DefaultRetrySchedule returns the service's retry delays: after the k-th
+// failed attempt of a delivery, the next one is due the k-th delay after that
+// failed attempt. With these five delays a delivery gets at most six
+// attempts, at +0, +1 min, +6 min, +36 min, +2 h 36 min and +26 h 36 min.
+// It returns a new slice on each call, so callers may modify it.
+func DefaultRetrySchedule() []time.Duration {
+	return []time.Duration{
+		1 * time.Minute,
+		5 * time.Minute,
+		30 * time.Minute,
+		2 * time.Hour,
+		24 * time.Hour,
+	}
+}
+
+// Delivery is one event sent to one webhook: its state and every attempt made
+// so far. Values handed out by the mock server are copies; changing them
+// changes nothing on the server.
+type Delivery struct {
+	// ID is the delivery id (prefix dlv_), also sent in the
+	// X-Service-Delivery header.
+	ID string `json:"id"`
+	// EventID is the id of the delivered event. It is the same on every
+	// attempt and every webhook, so receivers can deduplicate by it.
+	EventID string `json:"eventId"`
+	// EventType is the type of the delivered event.
+	EventType contextsvc.EventType `json:"eventType"`
+	// WebhookID is the webhook the event is delivered to.
+	WebhookID string `json:"webhookId"`
+	// URL is where the attempts are POSTed.
+	URL string `json:"url"`
+	// State is pending, succeeded or failed.
+	State DeliveryState `json:"state"`
+	// Attempts are the finished attempts, oldest first. An attempt that is
+	// still running is not listed yet.
+	Attempts []DeliveryAttempt `json:"attempts"`
+	// NextAttemptAt is when the next attempt is due on the server's clock.
+	// It is zero when no attempt is waiting: the delivery is finished, or its
+	// attempt is running right now.
+	NextAttemptAt time.Time `json:"nextAttemptAt,omitzero"`
+	// CreatedAt is when the delivery was created on the server's clock.
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// DeliveryAttempt is one POST of a delivery to its webhook's URL.
+type DeliveryAttempt struct {
+	// Number counts the attempts of a delivery from 1. It keeps counting
+	// across manual redeliveries; it is sent in X-Service-Delivery-Attempt.
+	Number int `json:"number"`
+	// ScheduledAt is when the attempt was due on the server's clock.
+	ScheduledAt time.Time `json:"scheduledAt"`
+	// StartedAt is when the attempt started on the server's clock. It may be
+	// later than ScheduledAt when the senders were busy or a fake clock
+	// jumped past the due time.
+	StartedAt time.Time `json:"startedAt"`
+	// Duration is how long the attempt took in real time (the network is
+	// real even when the server's clock is fake).
+	Duration time.Duration `json:"durationNs"`
+	// StatusCode is the receiver's HTTP status, 0 when none was received
+	// (time-out, refused or reset connection).
+	StatusCode int `json:"statusCode,omitempty"`
+	// Error says why the attempt failed; empty when it succeeded.
+	Error string `json:"error,omitempty"`
+	// ResponseSnippet is the start of the receiver's response body, cut to
+	// a small limit (1 KiB).
+	ResponseSnippet string `json:"responseSnippet,omitempty"`
+}
+
+// Succeeded reports whether the receiver acknowledged this attempt with a
+// 2xx status.
+func (a DeliveryAttempt) Succeeded() bool {
+	return a.Error == "" && a.StatusCode >= 200 && a.StatusCode <= 299
+}
+
+// DeliveryFilter selects deliveries in a listing. Each non-empty field must
+// match; the zero DeliveryFilter selects every delivery.
+type DeliveryFilter struct {
+	// EventID keeps the deliveries of this event.
+	EventID string
+	// WebhookID keeps the deliveries to this webhook.
+	WebhookID string
+	// State keeps the deliveries in this state.
+	State DeliveryState
+}
+
+// Match reports whether d passes the filter.
+func (f DeliveryFilter) Match(d Delivery) bool {
+	return (f.EventID == "" || f.EventID == d.EventID) &&
+		(f.WebhookID == "" || f.WebhookID == d.WebhookID) &&
+		(f.State == "" || f.State == d.State)
+}
+
+// Errors of the delivery actions (redeliver and friends). Test them with
+// errors.Is; the admin API answers them with 404, 409 and 503.
+var (
+	// ErrDeliveryNotFound: no delivery has the given id.
+	ErrDeliveryNotFound = errors.New("mockserver: delivery not found")
+	// ErrDeliveryInFlight: an attempt of the delivery is running; try again
+	// once it has finished.
+	ErrDeliveryInFlight = errors.New("mockserver: delivery attempt in flight")
+	// ErrDeliveriesClosed: the server is shutting down and makes no new
+	// delivery attempts.
+	ErrDeliveriesClosed = errors.New("mockserver: deliveries are closed")
+)

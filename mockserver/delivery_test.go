@@ -1,0 +1,1121 @@
+package mockserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// dlvT0 is when every fake clock of these tests starts.
+var dlvT0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// newTestDeliverer returns an engine on a fake clock (unless cfg has a
+// clock) that is closed when the test ends.
+func newTestDeliverer(t *testing.T, cfg deliveryConfig) (*deliverer, *FakeClock) {
+	t.Helper()
+	clock, _ := cfg.Clock.(*FakeClock)
+	if cfg.Clock == nil {
+		clock = NewFakeClock(dlvT0)
+		cfg.Clock = clock
+	}
+	d := newDeliverer(cfg)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := d.close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return d, clock
+}
+
+// waitDeliveriesIdle waits for the engine to be idle, failing the test after 20 s of
+// real time (a hung engine, not a slow one).
+func waitDeliveriesIdle(t *testing.T, d *deliverer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := d.waitIdle(ctx); err != nil {
+		t.Fatalf("waitIdle: %v", err)
+	}
+}
+
+// dlvHit is one request a receiver got.
+type dlvHit struct {
+	Header http.Header
+	Body   []byte
+	At     time.Time // on the engine's clock
+}
+
+// dlvReceiver is a webhook receiver on loopback. It checks that every request
+// is a well-formed, correctly signed delivery, records it, and answers with
+// respond.
+type dlvReceiver struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits []dlvHit
+}
+
+func newDlvReceiver(t *testing.T, clock Clock, secret string, respond func(w http.ResponseWriter, r *http.Request, h dlvHit)) *dlvReceiver {
+	t.Helper()
+	rc := &dlvReceiver{}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Errorf("receiver: reading body: %v", err)
+		}
+		checkDeliveryRequest(t, r, body, secret)
+		h := dlvHit{Header: r.Header.Clone(), Body: body, At: clock.Now()}
+		rc.mu.Lock()
+		rc.hits = append(rc.hits, h)
+		rc.mu.Unlock()
+		respond(w, r, h)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *dlvReceiver) got() []dlvHit {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]dlvHit(nil), rc.hits...)
+}
+
+// hmacSignature computes the contract's signature independently of the SDK.
+func hmacSignature(body []byte, secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// checkDeliveryRequest fails the test unless r is a delivery as the
+// contract describes it, signed with secret.
+func checkDeliveryRequest(t *testing.T, r *http.Request, body []byte, secret string) {
+	t.Helper()
+	if r.Method != http.MethodPost {
+		t.Errorf("method %s, want POST", r.Method)
+	}
+	if got := r.Header.Get("Content-Type"); got != "application/json" {
+		t.Errorf("Content-Type %q, want application/json", got)
+	}
+	sig := r.Header.Get("X-Service-Signature")
+	if want := hmacSignature(body, secret); !hmac.Equal([]byte(sig), []byte(want)) {
+		t.Errorf("X-Service-Signature %q, want %q", sig, want)
+	}
+	if want := contextsvc.Sign(body, secret); sig != want {
+		t.Errorf("X-Service-Signature %q, contextsvc.Sign gives %q", sig, want)
+	}
+	if et := contextsvc.EventType(r.Header.Get("X-Service-Event")); !et.Known() {
+		t.Errorf("X-Service-Event %q is no known event type", et)
+	}
+	if id := r.Header.Get("X-Service-Delivery"); !strings.HasPrefix(id, "dlv_") || len(id) < len("dlv_")+20 {
+		t.Errorf("X-Service-Delivery %q, want dlv_ and at least 20 characters", id)
+	}
+	if n, err := strconv.Atoi(r.Header.Get("X-Service-Delivery-Attempt")); err != nil || n < 1 {
+		t.Errorf("X-Service-Delivery-Attempt %q, want a number from 1", r.Header.Get("X-Service-Delivery-Attempt"))
+	}
+	if r.Header.Get("User-Agent") == "" {
+		t.Error("no User-Agent")
+	}
+}
+
+// attemptNumber is the attempt number a request carries.
+func attemptNumber(h dlvHit) int {
+	n, _ := strconv.Atoi(h.Header.Get("X-Service-Delivery-Attempt"))
+	return n
+}
+
+// dlvEnvelope is a delivered event body as the service sends it.
+func dlvEnvelope(id string, typ contextsvc.EventType) []byte {
+	b, err := json.Marshal(map[string]any{
+		"id":        id,
+		"type":      typ,
+		"timestamp": dlvT0.Format("2006-01-02T15:04:05.000Z07:00"),
+		"data":      map[string]any{"contextId": "ctx_abcdefghijklmnopqrstuvwx", "name": "Onboarding"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestDeliveryRetrySchedule runs the whole retry schedule on a fake clock:
+// each attempt happens exactly when the schedule says, and not a minute
+// earlier.
+func TestDeliveryRetrySchedule(t *testing.T) {
+	t.Parallel()
+	offsets := []time.Duration{0, time.Minute, 6 * time.Minute, 36 * time.Minute,
+		2*time.Hour + 36*time.Minute, 26*time.Hour + 36*time.Minute}
+	tests := []struct {
+		name      string
+		failures  int // answers 503 to this many attempts, then 200
+		wantState DeliveryState
+	}{
+		{"succeeds at once", 0, DeliverySucceeded},
+		{"fails five times then succeeds", 5, DeliverySucceeded},
+		{"fails six times", 6, DeliveryFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clock := NewFakeClock(dlvT0)
+			d, _ := newTestDeliverer(t, deliveryConfig{Clock: clock})
+			const secret = "whsec_schedule"
+			rc := newDlvReceiver(t, clock, secret, func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
+				if attemptNumber(h) <= tt.failures {
+					http.Error(w, "try later", http.StatusServiceUnavailable)
+					return
+				}
+				w.WriteHeader(http.StatusOK)
+			})
+			body := dlvEnvelope("evt_schedule", contextsvc.EventContextUpdated)
+			dl := d.enqueue("evt_schedule", contextsvc.EventContextUpdated, body, "wh_1", rc.URL, secret)
+			waitDeliveriesIdle(t, d)
+
+			attempts := min(tt.failures+1, 6)
+			for i := 1; i < len(offsets); i++ {
+				// Just before the retry is due, nothing happens.
+				step := offsets[i] - offsets[i-1]
+				clock.Advance(step - time.Second)
+				waitDeliveriesIdle(t, d)
+				if got, want := len(rc.got()), min(i, attempts); got != want {
+					t.Fatalf("a second before +%v: receiver got %d attempts, want %d", offsets[i], got, want)
+				}
+				clock.Advance(time.Second)
+				waitDeliveriesIdle(t, d)
+				if got, want := len(rc.got()), min(i+1, attempts); got != want {
+					t.Fatalf("at +%v: receiver got %d attempts, want %d", offsets[i], got, want)
+				}
+			}
+			// Long after the schedule, still nothing more.
+			clock.Advance(72 * time.Hour)
+			waitDeliveriesIdle(t, d)
+
+			got, ok := d.get(dl.ID)
+			if !ok {
+				t.Fatalf("get(%s): not found", dl.ID)
+			}
+			want := Delivery{
+				ID: dl.ID, EventID: "evt_schedule", EventType: contextsvc.EventContextUpdated,
+				WebhookID: "wh_1", URL: rc.URL, State: tt.wantState, CreatedAt: dlvT0,
+			}
+			for i := range attempts {
+				a := DeliveryAttempt{Number: i + 1, ScheduledAt: dlvT0.Add(offsets[i]), StartedAt: dlvT0.Add(offsets[i])}
+				if i < tt.failures {
+					a.StatusCode = http.StatusServiceUnavailable
+					a.Error = "receiver answered 503 Service Unavailable"
+					a.ResponseSnippet = "try later\n"
+				} else {
+					a.StatusCode = http.StatusOK
+				}
+				want.Attempts = append(want.Attempts, a)
+			}
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(DeliveryAttempt{}, "Duration")); diff != "" {
+				t.Errorf("delivery (-want +got):\n%s", diff)
+			}
+			hits := rc.got()
+			for i, h := range hits {
+				if !h.At.Equal(dlvT0.Add(offsets[i])) {
+					t.Errorf("attempt %d received at %v, want +%v", i+1, h.At.Sub(dlvT0), offsets[i])
+				}
+				if attemptNumber(h) != i+1 {
+					t.Errorf("request %d carries attempt %d", i+1, attemptNumber(h))
+				}
+				if h.Header.Get("X-Service-Delivery") != dl.ID {
+					t.Errorf("request %d: X-Service-Delivery %q, want %q", i+1, h.Header.Get("X-Service-Delivery"), dl.ID)
+				}
+				if !bytes.Equal(h.Body, body) {
+					t.Errorf("request %d: body %s, want %s", i+1, h.Body, body)
+				}
+			}
+		})
+	}
+}
+
+// TestDeliveryRedeliver redelivers a failed delivery by hand: it succeeds,
+// attempt numbers continue, and the schedule starts over for a redelivery
+// that fails.
+func TestDeliveryRedeliver(t *testing.T) {
+	t.Parallel()
+	clock := NewFakeClock(dlvT0)
+	d, _ := newTestDeliverer(t, deliveryConfig{Clock: clock})
+	const secret = "whsec_redeliver"
+	var mu sync.Mutex
+	healthy := false
+	rc := newDlvReceiver(t, clock, secret, func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !healthy {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	})
+	setHealthy := func(v bool) { mu.Lock(); healthy = v; mu.Unlock() }
+
+	dl := d.enqueue("evt_re", contextsvc.EventContextCreated, dlvEnvelope("evt_re", contextsvc.EventContextCreated), "wh_1", rc.URL, secret)
+	waitDeliveriesIdle(t, d)
+	for _, step := range DefaultRetrySchedule() {
+		clock.Advance(step)
+		waitDeliveriesIdle(t, d)
+	}
+	got, _ := d.get(dl.ID)
+	if got.State != DeliveryFailed || len(got.Attempts) != 6 || !got.NextAttemptAt.IsZero() {
+		t.Fatalf("after the schedule: state %s, %d attempts, next %v; want failed, 6, none", got.State, len(got.Attempts), got.NextAttemptAt)
+	}
+
+	// A failed redelivery: attempt 7, and then the whole schedule again.
+	now := clock.Now()
+	re, err := d.redeliver(dl.ID)
+	if err != nil {
+		t.Fatalf("redeliver: %v", err)
+	}
+	if re.State != DeliveryPending {
+		t.Errorf("redeliver returned state %s, want pending", re.State)
+	}
+	waitDeliveriesIdle(t, d)
+	got, _ = d.get(dl.ID)
+	if n := len(got.Attempts); n != 7 || got.Attempts[6].Number != 7 || got.State != DeliveryPending {
+		t.Fatalf("after redeliver: %d attempts (last %+v), state %s; want 7, pending", n, got.Attempts[n-1], got.State)
+	}
+	if want := now.Add(time.Minute); !got.NextAttemptAt.Equal(want) {
+		t.Errorf("after a failed redelivery the next attempt is due %v, want %v (schedule starts over)", got.NextAttemptAt, want)
+	}
+
+	// Redelivering a pending delivery moves its retry to now.
+	setHealthy(true)
+	if _, err := d.redeliver(dl.ID); err != nil {
+		t.Fatalf("redeliver pending: %v", err)
+	}
+	waitDeliveriesIdle(t, d)
+	got, _ = d.get(dl.ID)
+	if n := len(got.Attempts); n != 8 || got.State != DeliverySucceeded || !got.Attempts[7].Succeeded() || !got.Attempts[7].StartedAt.Equal(now) {
+		t.Fatalf("after redelivering a pending delivery: %d attempts, state %s, last %+v", n, got.State, got.Attempts[n-1])
+	}
+	// A succeeded delivery can be redelivered too.
+	if _, err := d.redeliver(dl.ID); err != nil {
+		t.Fatalf("redeliver succeeded: %v", err)
+	}
+	waitDeliveriesIdle(t, d)
+	got, _ = d.get(dl.ID)
+	if n := len(got.Attempts); n != 9 || got.State != DeliverySucceeded {
+		t.Fatalf("after redelivering a succeeded delivery: %d attempts, state %s", n, got.State)
+	}
+	hits := rc.got()
+	if len(hits) != 9 {
+		t.Fatalf("receiver got %d requests, want 9", len(hits))
+	}
+	for i, h := range hits {
+		if attemptNumber(h) != i+1 {
+			t.Errorf("request %d carries attempt number %d", i+1, attemptNumber(h))
+		}
+	}
+
+	if _, err := d.redeliver("dlv_nosuchdelivery0000000000"); !errors.Is(err, ErrDeliveryNotFound) {
+		t.Errorf("redeliver of an unknown id: %v, want ErrDeliveryNotFound", err)
+	}
+}
+
+// TestDeliveryFailedAttempts checks each way an attempt fails: it is
+// recorded with its error and the retry is due a minute later.
+func TestDeliveryFailedAttempts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		timeout    time.Duration
+		handler    func(t *testing.T) (url string) // starts the receiver
+		wantStatus int
+		wantError  string // a substring of the attempt's error
+	}{
+		{
+			name:    "hangs past the time-out",
+			timeout: 50 * time.Millisecond,
+			handler: func(t *testing.T) string {
+				release := make(chan struct{})
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					io.Copy(io.Discard, r.Body) // then the server notices when the client hangs up
+					select {
+					case <-release:
+					case <-r.Context().Done():
+					}
+				}))
+				t.Cleanup(srv.Close)
+				t.Cleanup(func() { close(release) }) // runs before srv.Close
+				return srv.URL
+			},
+			wantError: "timed out after 50ms",
+		},
+		{
+			name: "redirect is not followed",
+			handler: func(t *testing.T) string {
+				target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					t.Errorf("the redirect target got a %s request", r.Method)
+				}))
+				t.Cleanup(target.Close)
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					http.Redirect(w, r, target.URL, http.StatusMovedPermanently)
+				}))
+				t.Cleanup(srv.Close)
+				return srv.URL
+			},
+			wantStatus: http.StatusMovedPermanently,
+			wantError:  "redirects are not followed",
+		},
+		{
+			name: "connection refused",
+			handler: func(t *testing.T) string {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				addr := l.Addr().String()
+				l.Close() // nothing listens there any more
+				return "http://" + addr + "/hook"
+			},
+			wantError: "refused",
+		},
+		{
+			name: "connection reset",
+			handler: func(t *testing.T) string {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					conn, _, err := http.NewResponseController(w).Hijack()
+					if err != nil {
+						t.Errorf("hijack: %v", err)
+						return
+					}
+					if tc, ok := conn.(*net.TCPConn); ok {
+						_ = tc.SetLinger(0) // close with a RST
+					}
+					conn.Close()
+				}))
+				t.Cleanup(srv.Close)
+				return srv.URL
+			},
+			wantError: "Post",
+		},
+		{
+			name: "404",
+			handler: func(t *testing.T) string {
+				srv := httptest.NewServer(http.NotFoundHandler())
+				t.Cleanup(srv.Close)
+				return srv.URL
+			},
+			wantStatus: http.StatusNotFound,
+			wantError:  "receiver answered 404 Not Found",
+		},
+		{
+			name: "invalid url",
+			handler: func(t *testing.T) string {
+				return "http://127.0.0.1:bad port/"
+			},
+			wantError: "invalid webhook url",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			u := tt.handler(t)
+			d, clock := newTestDeliverer(t, deliveryConfig{Timeout: tt.timeout})
+			dl := d.enqueue("evt_fail", contextsvc.EventExportCompleted, dlvEnvelope("evt_fail", contextsvc.EventExportCompleted), "wh_f", u, "whsec_f")
+			waitDeliveriesIdle(t, d)
+			got, _ := d.get(dl.ID)
+			if len(got.Attempts) != 1 {
+				t.Fatalf("%d attempts, want 1", len(got.Attempts))
+			}
+			a := got.Attempts[0]
+			if a.StatusCode != tt.wantStatus || !strings.Contains(a.Error, tt.wantError) || a.Succeeded() {
+				t.Errorf("attempt: status %d, error %q; want status %d, error containing %q", a.StatusCode, a.Error, tt.wantStatus, tt.wantError)
+			}
+			if got.State != DeliveryPending || !got.NextAttemptAt.Equal(clock.Now().Add(time.Minute)) {
+				t.Errorf("state %s, next attempt %v; want pending, a minute from now", got.State, got.NextAttemptAt)
+			}
+			if tt.timeout > 0 && a.Duration < tt.timeout {
+				t.Errorf("a timed-out attempt took %v, less than the time-out %v", a.Duration, tt.timeout)
+			}
+		})
+	}
+}
+
+// TestDeliveryResponseSnippet checks that the start of the response body is
+// kept, cut to 1 KiB and never in the middle of a UTF-8 character.
+func TestDeliveryResponseSnippet(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("0123456789", 500)
+	accents := "x" + strings.Repeat("é", 1000) // a 2-byte rune straddles byte 1024
+	tests := []struct {
+		name, body, want string
+	}{
+		{"empty", "", ""},
+		{"short", `{"ok":true}`, `{"ok":true}`},
+		{"exactly the limit", long[:1024], long[:1024]},
+		{"long, cut", long, long[:1024]},
+		{"cut before a split rune", accents, accents[:1023]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d, clock := newTestDeliverer(t, deliveryConfig{})
+			rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+				io.WriteString(w, tt.body)
+			})
+			dl := d.enqueue("evt_snip", contextsvc.EventContextDeleted, dlvEnvelope("evt_snip", contextsvc.EventContextDeleted), "wh_s", rc.URL, "s")
+			waitDeliveriesIdle(t, d)
+			got, _ := d.get(dl.ID)
+			if len(got.Attempts) != 1 || got.Attempts[0].ResponseSnippet != tt.want || got.State != DeliverySucceeded {
+				t.Fatalf("got %+v, want one succeeded attempt with snippet of %d bytes", got, len(tt.want))
+			}
+		})
+	}
+}
+
+// TestDeliverySameEventEverywhere sends one event to two webhooks, with a
+// failure on one of them: every request carries the same event id and body,
+// each signed with its own webhook's secret (checked by the receiver).
+func TestDeliverySameEventEverywhere(t *testing.T) {
+	t.Parallel()
+	d, clock := newTestDeliverer(t, deliveryConfig{})
+	ok := newDlvReceiver(t, clock, "secret-a", func(http.ResponseWriter, *http.Request, dlvHit) {})
+	flaky := newDlvReceiver(t, clock, "secret-b", func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
+		if attemptNumber(h) == 1 {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	})
+	for _, typ := range contextsvc.AllEventTypes() {
+		id := "evt_" + strings.ReplaceAll(string(typ), ".", "_")
+		body := dlvEnvelope(id, typ)
+		d.enqueue(id, typ, body, "wh_a", ok.URL, "secret-a")
+		d.enqueue(id, typ, body, "wh_b", flaky.URL, "secret-b")
+	}
+	waitDeliveriesIdle(t, d)
+	clock.Advance(time.Minute)
+	waitDeliveriesIdle(t, d)
+
+	n := len(contextsvc.AllEventTypes())
+	if a, b := len(ok.got()), len(flaky.got()); a != n || b != 2*n {
+		t.Fatalf("receivers got %d and %d requests, want %d and %d", a, b, n, 2*n)
+	}
+	for _, h := range append(ok.got(), flaky.got()...) {
+		var env struct {
+			ID   string               `json:"id"`
+			Type contextsvc.EventType `json:"type"`
+		}
+		if err := json.Unmarshal(h.Body, &env); err != nil {
+			t.Fatalf("body %s: %v", h.Body, err)
+		}
+		if want := "evt_" + strings.ReplaceAll(string(env.Type), ".", "_"); env.ID != want {
+			t.Errorf("event id %q, want %q", env.ID, want)
+		}
+		if got := h.Header.Get("X-Service-Event"); got != string(env.Type) {
+			t.Errorf("X-Service-Event %q for a %s event", got, env.Type)
+		}
+		if !bytes.Equal(h.Body, dlvEnvelope(env.ID, env.Type)) {
+			t.Errorf("body %s differs from the event's", h.Body)
+		}
+	}
+	for _, dl := range d.list(DeliveryFilter{}) {
+		if dl.State != DeliverySucceeded {
+			t.Errorf("delivery %s to %s: %s", dl.ID, dl.WebhookID, dl.State)
+		}
+	}
+	// The body is stored once per event, whatever the number of webhooks.
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, rec := range d.order {
+		if rec.event != d.events[rec.event.id] {
+			t.Errorf("delivery %s holds its own copy of event %s", rec.id, rec.event.id)
+		}
+	}
+}
+
+// TestDeliveryManyEventsExactlyOnce sends 1,000 events to 3 healthy
+// webhooks, enqueued from several goroutines: each of the 3,000 deliveries
+// arrives exactly once.
+func TestDeliveryManyEventsExactlyOnce(t *testing.T) {
+	t.Parallel()
+	events := 1000
+	if testing.Short() {
+		events = 200
+	}
+	d, clock := newTestDeliverer(t, deliveryConfig{})
+	var mu sync.Mutex
+	perDelivery := map[string]int{}
+	perPair := map[string]int{}
+	webhooks := make([]*dlvReceiver, 3)
+	for i := range webhooks {
+		webhooks[i] = newDlvReceiver(t, clock, fmt.Sprint("secret-", i), func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
+			var env struct{ ID string }
+			if err := json.Unmarshal(h.Body, &env); err != nil {
+				t.Errorf("body: %v", err)
+			}
+			mu.Lock()
+			perDelivery[h.Header.Get("X-Service-Delivery")]++
+			perPair[fmt.Sprint(env.ID, "/", i)]++
+			mu.Unlock()
+			w.WriteHeader(http.StatusNoContent)
+		})
+	}
+	var wg sync.WaitGroup
+	const producers = 4
+	for p := range producers {
+		wg.Go(func() {
+			for e := p; e < events; e += producers {
+				id := fmt.Sprintf("evt_%05d", e)
+				body := dlvEnvelope(id, contextsvc.EventContextCreated)
+				for i, rc := range webhooks {
+					d.enqueue(id, contextsvc.EventContextCreated, body, fmt.Sprint("wh_", i), rc.URL, fmt.Sprint("secret-", i))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	waitDeliveriesIdle(t, d)
+
+	all := d.list(DeliveryFilter{})
+	if len(all) != 3*events {
+		t.Fatalf("%d deliveries, want %d", len(all), 3*events)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(perDelivery) != 3*events || len(perPair) != 3*events {
+		t.Fatalf("received %d distinct delivery ids and %d (event, webhook) pairs, want %d", len(perDelivery), len(perPair), 3*events)
+	}
+	for _, dl := range all {
+		if perDelivery[dl.ID] != 1 || dl.State != DeliverySucceeded || len(dl.Attempts) != 1 {
+			t.Errorf("delivery %s: received %d times, state %s, %d attempts", dl.ID, perDelivery[dl.ID], dl.State, len(dl.Attempts))
+		}
+	}
+	for pair, n := range perPair {
+		if n != 1 {
+			t.Errorf("%s received %d times", pair, n)
+		}
+	}
+	if got := len(d.list(DeliveryFilter{WebhookID: "wh_1", State: DeliverySucceeded})); got != events {
+		t.Errorf("filter by webhook and state: %d deliveries, want %d", got, events)
+	}
+	if got := d.list(DeliveryFilter{EventID: "evt_00007"}); len(got) != 3 {
+		t.Errorf("filter by event: %d deliveries, want 3", len(got))
+	}
+}
+
+// TestDeliveryRandomFailures has receivers fail at random about half the
+// time, drawn once from a seeded source so the run is deterministic, and
+// advances the clock through the whole schedule: every delivery ends
+// succeeded after exactly its planned failures, or failed after six
+// attempts; none is lost and none is attempted after it succeeded.
+func TestDeliveryRandomFailures(t *testing.T) {
+	t.Parallel()
+	events := 500
+	if testing.Short() {
+		events = 100
+	}
+	const webhooks = 3
+	rng := rand.New(rand.NewPCG(2026, 11))
+	// failures[e][w] is how many attempts fail before one succeeds.
+	failures := make([][webhooks]int, events)
+	for e := range failures {
+		for w := range webhooks {
+			for failures[e][w] < 7 && rng.IntN(2) == 0 {
+				failures[e][w]++
+			}
+		}
+	}
+
+	d, clock := newTestDeliverer(t, deliveryConfig{})
+	var mu sync.Mutex
+	succeeded := map[string]bool{} // delivery id → a 2xx was sent
+	requests := 0
+	rcs := make([]*dlvReceiver, webhooks)
+	for w := range rcs {
+		rcs[w] = newDlvReceiver(t, clock, "s", func(rw http.ResponseWriter, _ *http.Request, h dlvHit) {
+			var env struct{ ID string }
+			_ = json.Unmarshal(h.Body, &env)
+			e, _ := strconv.Atoi(strings.TrimPrefix(env.ID, "evt_"))
+			id := h.Header.Get("X-Service-Delivery")
+			mu.Lock()
+			defer mu.Unlock()
+			requests++
+			if succeeded[id] {
+				t.Errorf("delivery %s attempted again after it succeeded", id)
+			}
+			if attemptNumber(h) <= failures[e][w] {
+				rw.WriteHeader(http.StatusInternalServerError)
+				return
+			}
+			succeeded[id] = true
+		})
+	}
+	for e := range events {
+		id := fmt.Sprintf("evt_%d", e)
+		body := dlvEnvelope(id, contextsvc.EventContextUpdated)
+		for w, rc := range rcs {
+			d.enqueue(id, contextsvc.EventContextUpdated, body, fmt.Sprint("wh_", w), rc.URL, "s")
+		}
+	}
+	waitDeliveriesIdle(t, d)
+	for _, step := range DefaultRetrySchedule() {
+		clock.Advance(step)
+		waitDeliveriesIdle(t, d)
+	}
+	clock.Advance(48 * time.Hour)
+	waitDeliveriesIdle(t, d)
+
+	all := d.list(DeliveryFilter{})
+	if len(all) != events*webhooks {
+		t.Fatalf("%d deliveries, want %d", len(all), events*webhooks)
+	}
+	attempts := 0
+	var nSucceeded, nFailed int
+	for _, dl := range all {
+		e, _ := strconv.Atoi(strings.TrimPrefix(dl.EventID, "evt_"))
+		w, _ := strconv.Atoi(strings.TrimPrefix(dl.WebhookID, "wh_"))
+		f := failures[e][w]
+		wantState, wantAttempts := DeliverySucceeded, f+1
+		if f >= 6 {
+			wantState, wantAttempts = DeliveryFailed, 6
+		}
+		if dl.State != wantState || len(dl.Attempts) != wantAttempts || !dl.NextAttemptAt.IsZero() {
+			t.Errorf("%s to %s (%d planned failures): %s after %d attempts, next %v; want %s after %d",
+				dl.EventID, dl.WebhookID, f, dl.State, len(dl.Attempts), dl.NextAttemptAt, wantState, wantAttempts)
+		}
+		attempts += len(dl.Attempts)
+		if dl.State == DeliverySucceeded {
+			nSucceeded++
+		} else {
+			nFailed++
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if requests != attempts {
+		t.Errorf("receivers got %d requests, the records show %d attempts", requests, attempts)
+	}
+	if nSucceeded == 0 || nFailed == 0 {
+		t.Errorf("%d succeeded and %d failed: the draw should give some of each", nSucceeded, nFailed)
+	}
+}
+
+// TestDeliveryWaitFor blocks until a matching delivery exists, whether it
+// already exists or comes later, and gives up when its context is done.
+func TestDeliveryWaitFor(t *testing.T) {
+	t.Parallel()
+	d, clock := newTestDeliverer(t, deliveryConfig{})
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
+		if attemptNumber(h) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	type result struct {
+		d   Delivery
+		err error
+	}
+	waiting := make(chan result, 1)
+	go func() {
+		dl, err := d.waitFor(ctx, func(dl Delivery) bool {
+			return dl.EventID == "evt_later" && dl.State == DeliverySucceeded
+		})
+		waiting <- result{dl, err}
+	}()
+
+	dl := d.enqueue("evt_later", contextsvc.EventContextCreated, dlvEnvelope("evt_later", contextsvc.EventContextCreated), "wh_w", rc.URL, "s")
+	waitDeliveriesIdle(t, d) // attempt 1 failed: nothing matches yet
+	select {
+	case r := <-waiting:
+		t.Fatalf("waitFor returned before the delivery succeeded: %+v, %v", r.d, r.err)
+	default:
+	}
+	clock.Advance(time.Minute)
+	r := <-waiting
+	if r.err != nil || r.d.ID != dl.ID || r.d.State != DeliverySucceeded || len(r.d.Attempts) != 2 {
+		t.Fatalf("waitFor: %+v, %v; want %s succeeded after 2 attempts", r.d, r.err, dl.ID)
+	}
+
+	// An existing match returns at once.
+	got, err := d.waitFor(ctx, func(x Delivery) bool { return x.ID == dl.ID })
+	if err != nil || got.ID != dl.ID {
+		t.Errorf("waitFor an existing delivery: %+v, %v", got, err)
+	}
+
+	// No match: the context's error.
+	short, cancelShort := context.WithCancel(ctx)
+	go cancelShort()
+	if _, err := d.waitFor(short, func(Delivery) bool { return false }); !errors.Is(err, context.Canceled) {
+		t.Errorf("waitFor without a match: %v, want context.Canceled", err)
+	}
+	d.mu.Lock()
+	if n := len(d.waiters); n != 0 {
+		t.Errorf("%d waiters left registered", n)
+	}
+	d.mu.Unlock()
+}
+
+// TestDeliveryClose lets an attempt in flight finish, then stops: no new
+// attempt starts, and a redeliver is refused.
+func TestDeliveryClose(t *testing.T) {
+	t.Parallel()
+	clock := NewFakeClock(dlvT0)
+	d := newDeliverer(deliveryConfig{Clock: clock})
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
+		if h.Header.Get("X-Service-Event") == string(contextsvc.EventContextDeleted) {
+			t.Error("an attempt started after close")
+			return
+		}
+		started <- struct{}{}
+		<-release
+	})
+	dl := d.enqueue("evt_close", contextsvc.EventContextCreated, dlvEnvelope("evt_close", contextsvc.EventContextCreated), "wh_c", rc.URL, "s")
+	<-started
+
+	closed := make(chan error, 1)
+	go func() { closed <- d.close(context.Background()) }()
+	// close has to wait for the running attempt: it cannot return before
+	// release, whatever the scheduling.
+	select {
+	case err := <-closed:
+		t.Fatalf("close returned while an attempt was in flight: %v", err)
+	default:
+	}
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	got, _ := d.get(dl.ID)
+	if got.State != DeliverySucceeded || len(got.Attempts) != 1 {
+		t.Errorf("the in-flight attempt: state %s, %d attempts; want succeeded, 1", got.State, len(got.Attempts))
+	}
+
+	late := d.enqueue("evt_late", contextsvc.EventContextDeleted, dlvEnvelope("evt_late", contextsvc.EventContextDeleted), "wh_c", rc.URL, "s")
+	clock.Advance(time.Hour)
+	if err := d.waitIdle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := d.get(late.ID); got.State != DeliveryPending || len(got.Attempts) != 0 {
+		t.Errorf("a delivery enqueued after close: state %s, %d attempts; want pending, 0", got.State, len(got.Attempts))
+	}
+	if _, err := d.redeliver(dl.ID); !errors.Is(err, ErrDeliveriesClosed) {
+		t.Errorf("redeliver after close: %v, want ErrDeliveriesClosed", err)
+	}
+	if n := len(rc.got()); n != 1 {
+		t.Errorf("receiver got %d requests, want 1", n)
+	}
+}
+
+// TestDeliveryCloseDeadline cancels an attempt still running when close's
+// context ends, and records it as failed.
+func TestDeliveryCloseDeadline(t *testing.T) {
+	t.Parallel()
+	clock := NewFakeClock(dlvT0)
+	d := newDeliverer(deliveryConfig{Clock: clock})
+	started := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // then the server notices when the client hangs up
+		close(started)
+		<-r.Context().Done() // hangs until the client gives up
+	}))
+	defer srv.Close()
+	dl := d.enqueue("evt_hang", contextsvc.EventContextCreated, []byte(`{}`), "wh_h", srv.URL, "s")
+	<-started
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := d.waitIdle(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("waitIdle with an attempt in flight: %v, want context.Canceled", err)
+	}
+	if err := d.close(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("close: %v, want context.Canceled", err)
+	}
+	got, _ := d.get(dl.ID)
+	if len(got.Attempts) != 1 || !strings.Contains(got.Attempts[0].Error, "canceled") {
+		t.Fatalf("the canceled attempt: %+v", got.Attempts)
+	}
+}
+
+// TestDeliveryReset drops every delivery and every waiting retry.
+func TestDeliveryReset(t *testing.T) {
+	t.Parallel()
+	d, clock := newTestDeliverer(t, deliveryConfig{})
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	for i := range 10 {
+		id := fmt.Sprint("evt_", i)
+		d.enqueue(id, contextsvc.EventContextCreated, dlvEnvelope(id, contextsvc.EventContextCreated), "wh_r", rc.URL, "s")
+	}
+	waitDeliveriesIdle(t, d)
+	d.reset()
+	if got := d.list(DeliveryFilter{}); len(got) != 0 {
+		t.Fatalf("%d deliveries after reset", len(got))
+	}
+	clock.Advance(30 * time.Hour)
+	waitDeliveriesIdle(t, d)
+	if n := len(rc.got()); n != 10 {
+		t.Errorf("receiver got %d requests, want only the 10 before reset", n)
+	}
+	// The engine still works after a reset.
+	dl := d.enqueue("evt_after", contextsvc.EventContextCreated, []byte(`{}`), "wh_r", rc.URL, "s")
+	waitDeliveriesIdle(t, d)
+	if got, _ := d.get(dl.ID); len(got.Attempts) != 1 {
+		t.Errorf("after reset: %d attempts, want 1", len(got.Attempts))
+	}
+}
+
+// TestDeliveryCopies checks that what the engine hands out shares nothing
+// with its records.
+func TestDeliveryCopies(t *testing.T) {
+	t.Parallel()
+	d, clock := newTestDeliverer(t, deliveryConfig{})
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusTeapot)
+	})
+	body := []byte(`{"id":"evt_copy"}`)
+	dl := d.enqueue("evt_copy", contextsvc.EventContextCreated, body, "wh_c", rc.URL, "s")
+	body[2] = 'X' // the caller's buffer is not the stored one
+	waitDeliveriesIdle(t, d)
+	got, _ := d.get(dl.ID)
+	got.Attempts[0].StatusCode = 200
+	got.Attempts = append(got.Attempts, DeliveryAttempt{})
+	list := d.list(DeliveryFilter{})
+	list[0].Attempts[0].Error = "changed"
+	again, _ := d.get(dl.ID)
+	if len(again.Attempts) != 1 || again.Attempts[0].StatusCode != http.StatusTeapot || again.Attempts[0].Error == "changed" {
+		t.Errorf("a returned copy changed the record: %+v", again.Attempts)
+	}
+	if h := rc.got(); len(h) != 1 || string(h[0].Body) != `{"id":"evt_copy"}` {
+		t.Errorf("receiver got %q", h)
+	}
+}
+
+// TestDeliveryLog checks the per-attempt log record: the delivery's
+// identifiers and outcome, never the secret.
+func TestDeliveryLog(t *testing.T) {
+	t.Parallel()
+	var buf dlvLogBuffer
+	logger := slog.New(slog.NewTextHandler(&buf, nil))
+	d, clock := newTestDeliverer(t, deliveryConfig{Logger: logger})
+	const secret = "whsec_do-not-log-me"
+	rc := newDlvReceiver(t, clock, secret, func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	u := strings.Replace(rc.URL, "http://", "http://user:hunter2@", 1)
+	dl := d.enqueue("evt_log", contextsvc.EventContextCreated, []byte(`{}`), "wh_log", u, secret)
+	waitDeliveriesIdle(t, d)
+	out := buf.String()
+	for _, want := range []string{"webhook delivery attempt", "delivery=" + dl.ID, "event=evt_log", "webhook=wh_log",
+		"attempt=1", "status=500", "outcome=\"retry scheduled\"", "duration="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log %q lacks %q", out, want)
+		}
+	}
+	for _, secretText := range []string{secret, "hunter2"} {
+		if strings.Contains(out, secretText) {
+			t.Errorf("log %q shows a secret", out)
+		}
+	}
+}
+
+// dlvLogBuffer is a bytes.Buffer safe for a logger and a reader.
+type dlvLogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *dlvLogBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *dlvLogBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestDeliveryWorkersBounded checks that no more than Workers attempts run
+// at once, even with many due.
+func TestDeliveryWorkersBounded(t *testing.T) {
+	t.Parallel()
+	const workers = 3
+	d, clock := newTestDeliverer(t, deliveryConfig{Workers: workers})
+	var mu sync.Mutex
+	running, peak := 0, 0
+	arrived := make(chan struct{}, 100)
+	release := make(chan struct{})
+	rc := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		mu.Unlock()
+		arrived <- struct{}{}
+		<-release
+		mu.Lock()
+		running--
+		mu.Unlock()
+	})
+	for i := range 20 {
+		d.enqueue(fmt.Sprint("evt_", i), contextsvc.EventContextCreated, []byte(`{}`), "wh", rc.URL, "s")
+	}
+	for range workers {
+		<-arrived
+	}
+	d.mu.Lock()
+	if d.running != workers {
+		t.Errorf("%d workers running, want %d", d.running, workers)
+	}
+	d.mu.Unlock()
+	close(release)
+	waitDeliveriesIdle(t, d)
+	if peak > workers {
+		t.Errorf("%d attempts ran at once, want at most %d", peak, workers)
+	}
+	if got := len(d.list(DeliveryFilter{State: DeliverySucceeded})); got != 20 {
+		t.Errorf("%d succeeded, want 20", got)
+	}
+	d.mu.Lock()
+	if d.running != 0 || d.timer != nil {
+		t.Errorf("idle engine: %d workers, timer %v; want none", d.running, d.timer)
+	}
+	d.mu.Unlock()
+}
+
+// TestDeliveryJSON checks the admin API's field names.
+func TestDeliveryJSON(t *testing.T) {
+	t.Parallel()
+	dl := Delivery{
+		ID: "dlv_1", EventID: "evt_1", EventType: contextsvc.EventContextCreated, WebhookID: "wh_1",
+		URL: "https://example.com/hook", State: DeliveryPending, CreatedAt: dlvT0, NextAttemptAt: dlvT0.Add(time.Minute),
+		Attempts: []DeliveryAttempt{{Number: 1, ScheduledAt: dlvT0, StartedAt: dlvT0, Duration: time.Millisecond,
+			StatusCode: 500, Error: "receiver answered 500 Internal Server Error", ResponseSnippet: "oops"}},
+	}
+	b, err := json.Marshal(dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"id": "dlv_1", "eventId": "evt_1", "eventType": "context.created", "webhookId": "wh_1",
+		"url": "https://example.com/hook", "state": "pending", "createdAt": "2026-11-21T12:00:00Z",
+		"nextAttemptAt": "2026-11-21T12:01:00Z",
+		"attempts": []any{map[string]any{"number": 1.0, "scheduledAt": "2026-11-21T12:00:00Z", "startedAt": "2026-11-21T12:00:00Z",
+			"durationNs": 1e6, "statusCode": 500.0, "error": "receiver answered 500 Internal Server Error", "responseSnippet": "oops"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("JSON (-want +got):\n%s", diff)
+	}
+	// A finished delivery has no nextAttemptAt and an empty attempts list.
+	b, _ = json.Marshal(Delivery{State: DeliverySucceeded, Attempts: []DeliveryAttempt{}})
+	if s := string(b); strings.Contains(s, "nextAttemptAt") || !strings.Contains(s, `"attempts":[]`) {
+		t.Errorf("JSON %s", s)
+	}
+}
+
+// TestDeliveryDefaults checks the configuration's defaults and that the
+// schedule is the engine's own copy.
+func TestDeliveryDefaults(t *testing.T) {
+	t.Parallel()
+	d := newDeliverer(deliveryConfig{})
+	defer d.close(context.Background())
+	if diff := cmp.Diff(DefaultRetrySchedule(), d.schedule); diff != "" {
+		t.Errorf("schedule (-want +got):\n%s", diff)
+	}
+	if d.timeout != DefaultDeliveryTimeout || d.workers != defaultDeliveryWorkers || d.client.CheckRedirect == nil {
+		t.Errorf("timeout %v, workers %d, redirect check %v", d.timeout, d.workers, d.client.CheckRedirect != nil)
+	}
+	if _, ok := d.clock.(RealClock); !ok {
+		t.Errorf("clock %T, want RealClock", d.clock)
+	}
+	s := []time.Duration{time.Second, -time.Second}
+	d2 := newDeliverer(deliveryConfig{Schedule: s})
+	defer d2.close(context.Background())
+	s[0] = time.Hour
+	if diff := cmp.Diff([]time.Duration{time.Second, 0}, d2.schedule); diff != "" {
+		t.Errorf("custom schedule (-want +got):\n%s", diff)
+	}
+	if a, b := DefaultRetrySchedule(), DefaultRetrySchedule(); &a[0] == &b[0] {
+		t.Error("DefaultRetrySchedule returns a shared slice")
+	}
+}
+
+// TestDeliveryNoRetries checks that an empty schedule means one attempt.
+func TestDeliveryNoRetries(t *testing.T) {
+	t.Parallel()
+	d, clock := newTestDeliverer(t, deliveryConfig{Schedule: []time.Duration{}})
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	dl := d.enqueue("evt_once", contextsvc.EventContextCreated, []byte(`{}`), "wh", rc.URL, "s")
+	waitDeliveriesIdle(t, d)
+	if got, _ := d.get(dl.ID); got.State != DeliveryFailed || len(got.Attempts) != 1 {
+		t.Errorf("state %s after %d attempts, want failed after 1", got.State, len(got.Attempts))
+	}
+}
+
+// TestDeliveryRealClock runs a compressed schedule on the real clock, as the
+// standalone command does with -retry-schedule.
+func TestDeliveryRealClock(t *testing.T) {
+	t.Parallel()
+	d := newDeliverer(deliveryConfig{Schedule: []time.Duration{time.Millisecond, 2 * time.Millisecond}})
+	defer d.close(context.Background())
+	rc := newDlvReceiver(t, RealClock{}, "s", func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
+		if attemptNumber(h) < 3 {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	})
+	dl := d.enqueue("evt_real", contextsvc.EventContextCreated, []byte(`{}`), "wh", rc.URL, "s")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got, err := d.waitFor(ctx, func(x Delivery) bool { return x.ID == dl.ID && x.State != DeliveryPending })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != DeliverySucceeded || len(got.Attempts) != 3 {
+		t.Fatalf("state %s after %d attempts, want succeeded after 3", got.State, len(got.Attempts))
+	}
+	for i := 1; i < 3; i++ {
+		if gap := got.Attempts[i].StartedAt.Sub(got.Attempts[i-1].StartedAt); gap < d.schedule[i-1] {
+			t.Errorf("attempt %d started %v after the previous one, want at least %v", i+1, gap, d.schedule[i-1])
+		}
+	}
+}
+
+// ExampleDefaultRetrySchedule shows when the six attempts of a delivery
+// whose receiver keeps failing are made, counted from the event.
+func ExampleDefaultRetrySchedule() {
+	var at time.Duration
+	fmt.Println("attempt 1 at +0s")
+	for i, delay := range DefaultRetrySchedule() {
+		at += delay // each delay counts from the failed attempt before it
+		fmt.Printf("attempt %d at +%v\n", i+2, at)
+	}
+	// Output:
+	// attempt 1 at +0s
+	// attempt 2 at +1m0s
+	// attempt 3 at +6m0s
+	// attempt 4 at +36m0s
+	// attempt 5 at +2h36m0s
+	// attempt 6 at +26h36m0s
+}

@@ -1,0 +1,761 @@
+package mockserver
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+const (
+	// defaultDeliveryWorkers bounds how many attempts run at once.
+	defaultDeliveryWorkers = 8
+	// responseSnippetLimit is how much of a receiver's response body an
+	// attempt keeps.
+	responseSnippetLimit = 1 << 10
+	// responseDrainLimit is how much more of a response body is read (and
+	// dropped) so its connection can be reused; past it the connection is
+	// closed instead.
+	responseDrainLimit = 64 << 10
+	// deliveryUserAgent identifies the mock server's deliveries.
+	deliveryUserAgent = "contextsvc-mock-webhooks/1"
+)
+
+// deliveryConfig configures a deliverer. Zero fields take their defaults.
+type deliveryConfig struct {
+	// Clock schedules attempts and stamps them. Default RealClock.
+	Clock Clock
+	// Schedule holds the retry delays. nil means DefaultRetrySchedule();
+	// an empty, non-nil slice means no retries (one attempt). Negative
+	// delays count as zero.
+	Schedule []time.Duration
+	// Timeout bounds each attempt in real time. <= 0 means
+	// DefaultDeliveryTimeout.
+	Timeout time.Duration
+	// Workers bounds how many attempts run at once. <= 0 means 8.
+	Workers int
+	// HTTPClient sends the attempts. nil means a client that does not follow
+	// redirects (a 3xx is a failed attempt), keeps up to Workers idle
+	// connections per receiver and bounds each attempt by Timeout. A given
+	// client should not follow redirects either.
+	HTTPClient *http.Client
+	// Logger receives one Info record per attempt. nil means discard.
+	Logger *slog.Logger
+}
+
+// deliverer is the mock server's webhook delivery engine: it records
+// deliveries, POSTs their attempts, and schedules retries on the server's
+// Clock.
+//
+// Scheduling is one min-heap of waiting attempts keyed by due time, and one
+// Clock timer armed for the earliest of them. When attempts are due, up to
+// Workers goroutines pop them from the heap and send them; a worker exits
+// as soon as nothing is due, so an idle engine holds no goroutine and
+// nothing leaks when a Server is never closed. A pending retry is a heap
+// entry and a compact record, not a sleeping goroutine, and the body of an
+// event is stored once for all of its deliveries.
+//
+// Every state change is broadcast on one sync.Cond, which waitIdle, waitFor
+// and close wait on; nothing polls.
+type deliverer struct {
+	clock     Clock
+	schedule  []time.Duration
+	timeout   time.Duration
+	workers   int
+	client    *http.Client
+	ownClient bool
+	log       *slog.Logger
+
+	mu      sync.Mutex
+	changed sync.Cond // on mu; broadcast on every state change
+	recs    map[string]*deliveryRecord
+	order   []*deliveryRecord // creation order, for list
+	events  map[string]*eventBody
+	due     dueHeap // waiting attempts, earliest first
+	seq     uint64  // tie-break of equal due times: first scheduled, first sent
+
+	timer    Timer     // armed for timerAt, or nil
+	timerAt  time.Time // due time the timer is armed for
+	timerGen uint64    // tells a stale timer callback from the current one
+
+	running int  // worker goroutines alive (at most workers)
+	closed  bool // close was called: no new attempt starts
+	// attemptCtx is the parent of every attempt's context. reset cancels it
+	// (the records are gone), and so does close once its deadline passes.
+	attemptCtx    context.Context
+	cancelAttempt context.CancelFunc
+	waiters       []*deliveryWaiter
+}
+
+// eventBody is what all deliveries of one event share: its id, its type and
+// the exact bytes that are signed and POSTed.
+type eventBody struct {
+	id   string
+	typ  contextsvc.EventType
+	body []byte
+}
+
+// deliveryStatus is DeliveryState in one byte, to keep records compact.
+type deliveryStatus uint8
+
+const (
+	statusPending deliveryStatus = iota
+	statusSucceeded
+	statusFailed
+)
+
+func (s deliveryStatus) state() DeliveryState {
+	switch s {
+	case statusSucceeded:
+		return DeliverySucceeded
+	case statusFailed:
+		return DeliveryFailed
+	}
+	return DeliveryPending
+}
+
+// deliveryRecord is the engine's own record of a delivery. It is kept small:
+// 100,000 pending retries are 100,000 of these plus their heap entries.
+type deliveryRecord struct {
+	id        string
+	event     *eventBody // shared by every delivery of the event
+	webhookID string
+	url       string
+	secret    string
+	attempts  []DeliveryAttempt // finished attempts; grows only on attempts
+	createdAt time.Time
+	dueAt     time.Time      // when the waiting attempt is due (valid while heapIndex >= 0)
+	seq       uint64         // order of scheduling, among equal dueAt
+	heapIndex int32          // index in deliverer.due, -1 when not waiting
+	retries   int32          // schedule delays used since creation or the last redeliver
+	status    deliveryStatus // pending, succeeded, failed
+	inFlight  bool           // an attempt is running
+}
+
+// dueHeap is a container/heap of the records that have an attempt waiting,
+// earliest dueAt first. It holds pointers (8 bytes an entry, and nothing
+// boxed on Push and Pop) and keeps each record's heapIndex up to date so a
+// waiting attempt can be moved (redeliver).
+type dueHeap []*deliveryRecord
+
+func (h dueHeap) Len() int { return len(h) }
+func (h dueHeap) Less(i, j int) bool {
+	if c := h[i].dueAt.Compare(h[j].dueAt); c != 0 {
+		return c < 0
+	}
+	return h[i].seq < h[j].seq
+}
+func (h dueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIndex = int32(i)
+	h[j].heapIndex = int32(j)
+}
+func (h *dueHeap) Push(x any) {
+	rec := x.(*deliveryRecord)
+	rec.heapIndex = int32(len(*h))
+	*h = append(*h, rec)
+}
+func (h *dueHeap) Pop() any {
+	old := *h
+	rec := old[len(old)-1]
+	old[len(old)-1] = nil // let the GC have it once it is dropped
+	*h = old[:len(old)-1]
+	rec.heapIndex = -1
+	return rec
+}
+
+// deliveryWaiter is a waitFor call: the records changed since it last looked.
+type deliveryWaiter struct {
+	changed []*deliveryRecord
+}
+
+// newDeliverer returns a delivery engine configured by cfg. It starts no
+// goroutine until an attempt is due. Call close to stop it.
+func newDeliverer(cfg deliveryConfig) *deliverer {
+	d := &deliverer{
+		clock:   cfg.Clock,
+		timeout: cfg.Timeout,
+		workers: cfg.Workers,
+		client:  cfg.HTTPClient,
+		log:     cfg.Logger,
+		recs:    make(map[string]*deliveryRecord),
+		events:  make(map[string]*eventBody),
+	}
+	if d.clock == nil {
+		d.clock = RealClock{}
+	}
+	if cfg.Schedule == nil {
+		d.schedule = DefaultRetrySchedule()
+	} else {
+		d.schedule = make([]time.Duration, len(cfg.Schedule))
+		for i, s := range cfg.Schedule {
+			d.schedule[i] = max(s, 0)
+		}
+	}
+	if d.timeout <= 0 {
+		d.timeout = DefaultDeliveryTimeout
+	}
+	if d.workers <= 0 {
+		d.workers = defaultDeliveryWorkers
+	}
+	if d.client == nil {
+		d.client = newDeliveryHTTPClient(d.workers, d.timeout)
+		d.ownClient = true
+	}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	d.changed.L = &d.mu
+	d.attemptCtx, d.cancelAttempt = context.WithCancel(context.Background())
+	return d
+}
+
+// newDeliveryHTTPClient returns the default client of the deliveries: it
+// never follows a redirect (the 3xx itself is the attempt's answer, a
+// failure), keeps a connection per worker alive to a busy receiver, and
+// bounds the wait for response headers by timeout too (each attempt's
+// context carries the same deadline; this guards a caller-made request).
+func newDeliveryHTTPClient(workers int, timeout time.Duration) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = workers
+	tr.ResponseHeaderTimeout = timeout
+	return &http.Client{
+		Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// enqueue records a delivery of an event to a webhook and makes its first
+// attempt due now. body is the event envelope's exact bytes; it is copied
+// once per event id and shared by all the deliveries of that event. secret
+// signs every attempt and is never logged nor returned. After close, the
+// delivery is recorded but stays pending: no attempt is made.
+func (d *deliverer) enqueue(eventID string, eventType contextsvc.EventType, body []byte, webhookID, url, secret string) Delivery {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ev := d.events[eventID]
+	if ev == nil || ev.typ != eventType || !bytes.Equal(ev.body, body) {
+		ev = &eventBody{id: eventID, typ: eventType, body: bytes.Clone(body)}
+		d.events[eventID] = ev
+	}
+	now := d.clock.Now()
+	rec := &deliveryRecord{
+		id:        newID("dlv_"),
+		event:     ev,
+		webhookID: webhookID,
+		url:       url,
+		secret:    secret,
+		createdAt: now,
+		heapIndex: -1,
+	}
+	d.recs[rec.id] = rec
+	d.order = append(d.order, rec)
+	d.pushLocked(rec, now)
+	d.notifyLocked(rec)
+	d.pumpLocked()
+	return d.snapshotLocked(rec)
+}
+
+// list returns copies of the deliveries that match f, oldest first.
+func (d *deliverer) list(f DeliveryFilter) []Delivery {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]Delivery, 0)
+	for _, rec := range d.order {
+		if (f.EventID != "" && f.EventID != rec.event.id) ||
+			(f.WebhookID != "" && f.WebhookID != rec.webhookID) ||
+			(f.State != "" && f.State != rec.status.state()) {
+			continue
+		}
+		out = append(out, d.snapshotLocked(rec))
+	}
+	return out
+}
+
+// get returns a copy of the delivery with the given id.
+func (d *deliverer) get(id string) (Delivery, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	rec, ok := d.recs[id]
+	if !ok {
+		return Delivery{}, false
+	}
+	return d.snapshotLocked(rec), true
+}
+
+// redeliver makes a new attempt of a delivery due now and puts it back in
+// the pending state. Attempt numbers continue from the last attempt, and the
+// retry schedule starts over: if the new attempt fails, the retries follow
+// the whole schedule again. A pending delivery waiting for a retry has that
+// retry moved to now. It fails with ErrDeliveryNotFound for an unknown id,
+// ErrDeliveryInFlight while an attempt of the delivery is running, and
+// ErrDeliveriesClosed after close.
+func (d *deliverer) redeliver(id string) (Delivery, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	rec, ok := d.recs[id]
+	switch {
+	case !ok:
+		return Delivery{}, fmt.Errorf("%w: %q", ErrDeliveryNotFound, id)
+	case d.closed:
+		return Delivery{}, ErrDeliveriesClosed
+	case rec.inFlight:
+		return Delivery{}, fmt.Errorf("%w: %s", ErrDeliveryInFlight, id)
+	}
+	now := d.clock.Now()
+	rec.status = statusPending
+	rec.retries = 0
+	if rec.heapIndex >= 0 {
+		rec.dueAt = now
+		d.seq++
+		rec.seq = d.seq
+		heap.Fix(&d.due, int(rec.heapIndex))
+	} else {
+		d.pushLocked(rec, now)
+	}
+	d.notifyLocked(rec)
+	d.pumpLocked()
+	return d.snapshotLocked(rec), nil
+}
+
+// waitIdle blocks until no attempt is due (due at or before the clock's
+// now) and none is running, or ctx is done. With a FakeClock, Advance then
+// waitIdle runs every attempt that the advance made due, and the retries they
+// schedule that are already due. After close only running attempts count.
+func (d *deliverer) waitIdle(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	stop := context.AfterFunc(ctx, d.wake)
+	defer stop()
+	for !d.idleLocked() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d.changed.Wait()
+	}
+	return nil
+}
+
+// waitFor blocks until a delivery, existing or future, matches match, and
+// returns a copy of it; or until ctx is done, and returns ctx's error. match
+// is called without the engine's lock held, so it may call the engine. It
+// sees every existing delivery once, then each delivery again after it
+// changes (created, attempt started, attempt finished, redelivered); when
+// several changes come quickly it may see only the latest state, so match
+// should test for a state that lasts (succeeded, failed, n attempts made).
+func (d *deliverer) waitFor(ctx context.Context, match func(Delivery) bool) (Delivery, error) {
+	w := &deliveryWaiter{}
+	d.mu.Lock()
+	d.waiters = append(d.waiters, w)
+	defer func() {
+		d.mu.Lock()
+		d.waiters = slices.DeleteFunc(d.waiters, func(x *deliveryWaiter) bool { return x == w })
+		d.mu.Unlock()
+	}()
+	stop := context.AfterFunc(ctx, d.wake)
+	defer stop()
+
+	snaps := make([]Delivery, 0, len(d.order))
+	for _, rec := range d.order {
+		snaps = append(snaps, d.snapshotLocked(rec))
+	}
+	for {
+		d.mu.Unlock()
+		for _, s := range snaps {
+			if match(s) {
+				return s, nil
+			}
+		}
+		d.mu.Lock()
+		for len(w.changed) == 0 && ctx.Err() == nil {
+			d.changed.Wait()
+		}
+		if err := ctx.Err(); err != nil {
+			d.mu.Unlock()
+			return Delivery{}, err
+		}
+		snaps = snaps[:0]
+		seen := make(map[*deliveryRecord]bool, len(w.changed))
+		for _, rec := range w.changed {
+			if seen[rec] || d.recs[rec.id] != rec { // reported twice, or dropped by reset
+				continue
+			}
+			seen[rec] = true
+			snaps = append(snaps, d.snapshotLocked(rec))
+		}
+		clear(w.changed)
+		w.changed = w.changed[:0]
+	}
+}
+
+// reset drops every delivery and every waiting attempt. Running attempts
+// are canceled and their results dropped.
+func (d *deliverer) reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cancelAttempt()
+	d.attemptCtx, d.cancelAttempt = context.WithCancel(context.Background())
+	for _, rec := range d.due {
+		rec.heapIndex = -1
+	}
+	d.recs = make(map[string]*deliveryRecord)
+	d.order = nil
+	d.events = make(map[string]*eventBody)
+	d.due = nil
+	d.stopTimerLocked()
+	for _, w := range d.waiters {
+		clear(w.changed)
+		w.changed = w.changed[:0]
+	}
+	d.changed.Broadcast()
+}
+
+// close stops the engine: no new attempt starts (waiting ones stay pending
+// in the records) and no timer stays armed. Running attempts may finish
+// until ctx is done; then they are canceled, close waits for them to
+// return, and it returns ctx's error. Calling close again waits again.
+func (d *deliverer) close(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.closed {
+		d.closed = true
+		d.stopTimerLocked()
+		d.changed.Broadcast()
+	}
+	stop := context.AfterFunc(ctx, d.wake)
+	defer stop()
+	for d.running > 0 && ctx.Err() == nil {
+		d.changed.Wait()
+	}
+	var err error
+	if d.running > 0 {
+		err = ctx.Err()
+		d.cancelAttempt()
+		for d.running > 0 {
+			d.changed.Wait()
+		}
+	}
+	if d.ownClient {
+		d.client.CloseIdleConnections()
+	}
+	return err
+}
+
+// wake wakes every goroutine waiting on the engine, so that those whose
+// context is done return.
+func (d *deliverer) wake() {
+	d.mu.Lock()
+	d.changed.Broadcast()
+	d.mu.Unlock()
+}
+
+// idleLocked reports whether no attempt is due or running.
+func (d *deliverer) idleLocked() bool {
+	if d.running > 0 {
+		return false
+	}
+	return d.closed || len(d.due) == 0 || d.due[0].dueAt.After(d.clock.Now())
+}
+
+// notifyLocked tells the waiters that rec changed.
+func (d *deliverer) notifyLocked(rec *deliveryRecord) {
+	for _, w := range d.waiters {
+		w.changed = append(w.changed, rec)
+	}
+	d.changed.Broadcast()
+}
+
+// snapshotLocked returns a copy of rec that shares nothing with it.
+func (d *deliverer) snapshotLocked(rec *deliveryRecord) Delivery {
+	s := Delivery{
+		ID:        rec.id,
+		EventID:   rec.event.id,
+		EventType: rec.event.typ,
+		WebhookID: rec.webhookID,
+		URL:       rec.url,
+		State:     rec.status.state(),
+		Attempts:  make([]DeliveryAttempt, len(rec.attempts)),
+		CreatedAt: rec.createdAt,
+	}
+	copy(s.Attempts, rec.attempts)
+	if rec.heapIndex >= 0 {
+		s.NextAttemptAt = rec.dueAt
+	}
+	return s
+}
+
+// pushLocked makes an attempt of rec due at at.
+func (d *deliverer) pushLocked(rec *deliveryRecord, at time.Time) {
+	d.seq++
+	rec.dueAt = at
+	rec.seq = d.seq
+	heap.Push(&d.due, rec)
+}
+
+// pumpLocked gets the earliest waiting attempt going: if it is due, it
+// makes sure a worker runs (workers start one another while more is due);
+// otherwise it makes sure the timer fires no later than its due time.
+func (d *deliverer) pumpLocked() {
+	if d.closed || len(d.due) == 0 {
+		return
+	}
+	if d.due[0].dueAt.After(d.clock.Now()) {
+		d.armLocked(d.due[0].dueAt)
+		return
+	}
+	if d.running < d.workers {
+		d.running++
+		go d.work()
+	}
+}
+
+// armLocked makes sure the timer fires at or before at. A timer already
+// armed earlier is kept: when it fires, pumpLocked arms the next one.
+func (d *deliverer) armLocked(at time.Time) {
+	if d.timer != nil {
+		if !d.timerAt.After(at) {
+			return
+		}
+		d.timer.Stop()
+	}
+	d.timerGen++
+	gen := d.timerGen
+	d.timerAt = at
+	d.timer = d.clock.AfterFunc(at.Sub(d.clock.Now()), func() { d.onTimer(gen) })
+}
+
+func (d *deliverer) stopTimerLocked() {
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+		d.timerGen++
+	}
+}
+
+// onTimer runs when the clock reaches the armed due time. With a FakeClock
+// it runs inside Advance, so when Advance returns the due attempts have
+// been handed to the workers.
+func (d *deliverer) onTimer(gen uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if gen == d.timerGen {
+		d.timer = nil
+	}
+	d.pumpLocked()
+}
+
+// attemptJob is what a worker needs to send one attempt without the lock.
+type attemptJob struct {
+	ctx         context.Context
+	rec         *deliveryRecord
+	id          string
+	event       *eventBody
+	webhookID   string
+	url         string
+	secret      string
+	number      int
+	scheduledAt time.Time
+}
+
+// work is a worker goroutine: it sends due attempts until none is due, then
+// arms the timer for the next one and exits.
+func (d *deliverer) work() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		if d.closed || len(d.due) == 0 {
+			break
+		}
+		now := d.clock.Now()
+		if d.due[0].dueAt.After(now) {
+			d.armLocked(d.due[0].dueAt)
+			break
+		}
+		rec := heap.Pop(&d.due).(*deliveryRecord)
+		// More is due: let another worker take it while this one sends.
+		if len(d.due) > 0 && !d.due[0].dueAt.After(now) && d.running < d.workers {
+			d.running++
+			go d.work()
+		}
+		rec.inFlight = true
+		job := attemptJob{
+			ctx:         d.attemptCtx,
+			rec:         rec,
+			id:          rec.id,
+			event:       rec.event,
+			webhookID:   rec.webhookID,
+			url:         rec.url,
+			secret:      rec.secret,
+			number:      len(rec.attempts) + 1,
+			scheduledAt: rec.dueAt,
+		}
+		d.notifyLocked(rec)
+		d.mu.Unlock()
+
+		a := d.attempt(job)
+
+		d.mu.Lock()
+		outcome := d.finishLocked(job.rec, a)
+		if outcome != "" && d.log.Enabled(context.Background(), slog.LevelInfo) {
+			d.mu.Unlock()
+			d.logAttempt(job, a, outcome)
+			d.mu.Lock()
+		}
+	}
+	d.running--
+	d.changed.Broadcast()
+}
+
+// finishLocked records attempt a of rec and decides what follows: the
+// delivery succeeds, a retry is scheduled, or it has failed for good. It
+// returns that outcome for the log, or "" if rec was dropped by reset.
+func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string {
+	rec.inFlight = false
+	if d.recs[rec.id] != rec {
+		d.changed.Broadcast()
+		return ""
+	}
+	rec.attempts = append(rec.attempts, a)
+	var outcome string
+	switch {
+	case a.Succeeded():
+		rec.status = statusSucceeded
+		outcome = string(DeliverySucceeded)
+	case int(rec.retries) < len(d.schedule):
+		// The next attempt counts from when this one finished. On a fake
+		// clock attempts take no time, so that is also when it started.
+		at := d.clock.Now().Add(d.schedule[rec.retries])
+		rec.retries++
+		d.pushLocked(rec, at)
+		d.pumpLocked()
+		outcome = "retry scheduled"
+	default:
+		rec.status = statusFailed
+		outcome = string(DeliveryFailed)
+	}
+	d.notifyLocked(rec)
+	return outcome
+}
+
+// attempt POSTs one attempt and reports it. The attempt fails on any
+// status but 2xx (a 3xx is not followed), on a time-out and on a
+// connection error.
+func (d *deliverer) attempt(job attemptJob) (a DeliveryAttempt) {
+	a = DeliveryAttempt{
+		Number:      job.number,
+		ScheduledAt: job.scheduledAt,
+		StartedAt:   d.clock.Now(),
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(job.ctx, d.timeout)
+	defer cancel()
+	defer func() { a.Duration = time.Since(start) }()
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.url, bytes.NewReader(job.event.body))
+	if err != nil {
+		a.Error = "invalid webhook url: " + err.Error()
+		return a
+	}
+	// The keys are already canonical, so the map is filled directly.
+	req.Header = http.Header{
+		"Content-Type":               {"application/json"},
+		"User-Agent":                 {deliveryUserAgent},
+		"X-Service-Signature":        {contextsvc.Sign(job.event.body, job.secret)},
+		"X-Service-Event":            {string(job.event.typ)},
+		"X-Service-Delivery":         {job.id},
+		"X-Service-Delivery-Attempt": {strconv.Itoa(job.number)},
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		a.Error = d.describeError(ctx, job.ctx, err)
+		return a
+	}
+	a.StatusCode = resp.StatusCode
+	a.ResponseSnippet = readSnippet(resp.Body)
+	// Read a little more so the connection can carry the next attempt;
+	// a receiver that sends more than that gets its connection closed.
+	_, _ = io.CopyN(io.Discard, resp.Body, responseDrainLimit)
+	_ = resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode <= 299:
+	case resp.StatusCode >= 300 && resp.StatusCode <= 399:
+		a.Error = fmt.Sprintf("receiver answered %s; redirects are not followed", resp.Status)
+	default:
+		a.Error = "receiver answered " + resp.Status
+	}
+	return a
+}
+
+// describeError says why an attempt got no response, in words a user of the
+// admin API understands.
+func (d *deliverer) describeError(ctx, parent context.Context, err error) string {
+	switch {
+	case parent.Err() != nil:
+		return "attempt canceled: the mock server is shutting down or was reset"
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("timed out after %s", d.timeout)
+	}
+	return err.Error()
+}
+
+// snippetBuffers holds the buffers readSnippet reads into, so an attempt
+// allocates only the snippet it keeps (nothing for an empty body).
+var snippetBuffers = sync.Pool{New: func() any { return new([responseSnippetLimit]byte) }}
+
+// readSnippet reads the start of a response body, up to
+// responseSnippetLimit bytes, cut at a UTF-8 boundary when the body is text.
+func readSnippet(body io.Reader) string {
+	buf := snippetBuffers.Get().(*[responseSnippetLimit]byte)
+	defer snippetBuffers.Put(buf)
+	n, _ := io.ReadFull(body, buf[:])
+	b := buf[:n]
+	if n == responseSnippetLimit && !utf8.Valid(b) {
+		// Drop a rune cut in two by the limit (at most 3 bytes).
+		for i := 1; i <= utf8.UTFMax-1 && i < n; i++ {
+			if utf8.Valid(b[:n-i]) {
+				b = b[:n-i]
+				break
+			}
+		}
+	}
+	return string(b)
+}
+
+// logAttempt writes one Info record about a finished attempt. The secret is
+// never logged, and the url loses any password it carries.
+func (d *deliverer) logAttempt(job attemptJob, a DeliveryAttempt, outcome string) {
+	u := job.url
+	if p, err := url.Parse(u); err == nil {
+		u = p.Redacted()
+	}
+	attrs := []slog.Attr{
+		slog.String("delivery", job.id),
+		slog.String("event", job.event.id),
+		slog.String("event_type", string(job.event.typ)),
+		slog.String("webhook", job.webhookID),
+		slog.String("url", u),
+		slog.Int("attempt", a.Number),
+	}
+	if a.StatusCode != 0 {
+		attrs = append(attrs, slog.Int("status", a.StatusCode))
+	}
+	if a.Error != "" {
+		attrs = append(attrs, slog.String("error", a.Error))
+	}
+	attrs = append(attrs, slog.Duration("duration", a.Duration), slog.String("outcome", outcome))
+	d.log.LogAttrs(context.Background(), slog.LevelInfo, "webhook delivery attempt", attrs...)
+}
