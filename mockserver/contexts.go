@@ -1,8 +1,8 @@
 package mockserver
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
