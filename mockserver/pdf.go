@@ -40,9 +40,17 @@ type pdfWriter struct {
 	pdf *fpdf.Fpdf
 	tr  func(string) string
 	src []byte
+	// marker is a list item's marker waiting for the item's first line.
+	// It is written in the same cell as the text so that text extraction
+	// keeps marker and item together.
+	marker string
 }
 
 func (p *pdfWriter) text(style string, size, lineH float64, s string) {
+	if p.marker != "" {
+		s = p.marker + " " + s
+		p.marker = ""
+	}
 	p.pdf.SetFont("Helvetica", style, size)
 	p.pdf.MultiCell(0, lineH, p.tr(s), "", "L", false)
 }
@@ -78,16 +86,14 @@ func (p *pdfWriter) blocks(parent ast.Node, left float64, style string) {
 		case *ast.List:
 			num := n.Start
 			for it := n.FirstChild(); it != nil; it = it.NextSibling() {
-				marker := "-"
+				marker := "•"
 				if n.IsOrdered() {
 					marker = strconv.Itoa(num) + "."
 					num++
 				}
-				pdf.SetLeftMargin(left)
-				pdf.SetX(left)
-				pdf.SetFont("Helvetica", style, 11)
-				pdf.CellFormat(6, 5.5, marker, "", 0, "L", false, 0, "")
+				p.marker = marker
 				p.blocks(it, left+6, style)
+				p.marker = ""
 			}
 			pdf.SetLeftMargin(left)
 			pdf.Ln(2)

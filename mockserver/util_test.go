@@ -1,10 +1,24 @@
 package mockserver
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 )
 
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
 
 func mustRequest(method, path string) *http.Request { return httptest.NewRequest(method, path, nil) }
+
+// createDirect creates a context through ServeHTTP without a network and
+// returns its id.
+func createDirect(s *Server, body string) string {
+	req := httptest.NewRequest("POST", "/v1/contexts", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.DefaultKey().Token)
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	var c struct{ ID string }
+	_ = json.Unmarshal(rec.Body.Bytes(), &c)
+	return c.ID
+}
