@@ -2,9 +2,11 @@ package mockserver
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 )
 
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
@@ -21,4 +23,24 @@ func createDirect(s *Server, body string) string {
 	var c struct{ ID string }
 	_ = json.Unmarshal(rec.Body.Bytes(), &c)
 	return c.ID
+}
+
+type infiniteN struct{}
+
+func (infiniteN) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'n'
+	}
+	return len(p), nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
