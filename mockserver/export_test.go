@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -196,7 +197,7 @@ func TestSlug(t *testing.T) {
 func ExampleServer_Publish() {
 	s := New(WithClock(NewFakeClock(t0)))
 	c := createDirect(s, `{"name":"Launch plan"}`)
-	ev, _ := s.Publish(nil, c)
+	ev, _ := s.Publish(context.Background(), c)
 	fmt.Println(ev.Type, ev.Timestamp.Format(timeFormat))
 	// Output: context.published 2026-11-21T20:51:00.123Z
 }
