@@ -118,7 +118,8 @@ func (s *Server) createContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		c.tags = []string{}
 	}
 	// The Markdown work happens before the lock.
-	changes := computeChanges(nil, []byte(c.content))
+	c.md = analyze([]byte(c.content))
+	changes := diffInfo(nil, c.md)
 	a := k.acct
 	a.mu.Lock()
 	now := s.now()
@@ -147,6 +148,13 @@ func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		writeError(w, e)
 		return
 	}
+	// The new text is parsed before the lock, so reads of the account
+	// never wait for Markdown work; the diff against the stored analysis
+	// under the lock is cheap.
+	var info mdInfo
+	if f.content != nil {
+		info = analyze([]byte(*f.content))
+	}
 	a := k.acct
 	a.mu.Lock()
 	c, e := found(a, r)
@@ -171,13 +179,10 @@ func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		writeJSON(w, http.StatusOK, b)
 		return
 	}
-	oldContent := c.content
-	// The diff reads only strings that cannot change, but it runs under
-	// the lock so that two concurrent updates see each other's result;
-	// updates of one account are rare next to reads.
 	changes := contextsvc.Changes{SectionsModified: []string{}}
-	if content != oldContent {
-		changes = computeChanges([]byte(oldContent), []byte(content))
+	if content != c.content {
+		changes = diffInfo(&c.md, info)
+		c.md = info
 	}
 	now := s.now()
 	oldTags := c.tags

@@ -38,8 +38,9 @@ type section struct {
 // preamble is a section only when it holds at least one block; a heading
 // with no body is still a section. Headings nested in block quotes or list
 // items stay part of their section's body.
-func sections(src []byte) []section {
-	doc := parseMarkdown(src)
+func sections(src []byte) []section { return sectionsOf(parseMarkdown(src), src) }
+
+func sectionsOf(doc ast.Node, src []byte) []section {
 	var out []section
 	var cur *section
 	var body strings.Builder
@@ -90,11 +91,37 @@ func fingerprint(b *strings.Builder, n ast.Node, src []byte) {
 // appears once. Pass old == nil for a first version: every section is
 // listed and the delta is the whole word count.
 func computeChanges(old, cur []byte) contextsvc.Changes {
+	var oi *mdInfo
+	if old != nil {
+		o := analyze(old)
+		oi = &o
+	}
+	return diffInfo(oi, analyze(cur))
+}
+
+// mdInfo is what change tracking needs of a text: its sections and its
+// word count. It is computed from one parse and kept with the context, so
+// an update parses only the new text.
+type mdInfo struct {
+	sections []section
+	words    int
+}
+
+func analyze(src []byte) mdInfo {
+	doc := parseMarkdown(src)
+	var b strings.Builder
+	renderBlocks(&b, doc, src, false, "")
+	return mdInfo{sections: sectionsOf(doc, src), words: countWords(b.String())}
+}
+
+// diffInfo is computeChanges over analysed texts; old is nil for a first
+// version.
+func diffInfo(old *mdInfo, cur mdInfo) contextsvc.Changes {
 	ch := contextsvc.Changes{SectionsModified: []string{}}
-	ns := sections(cur)
+	ns := cur.sections
 	var os []section
 	if old != nil {
-		os = sections(old)
+		os = old.sections
 	}
 	type key struct {
 		name string
@@ -131,9 +158,9 @@ func computeChanges(old, cur []byte) contextsvc.Changes {
 			add(k.name)
 		}
 	}
-	ch.WordCountDelta = wordCount(cur)
+	ch.WordCountDelta = cur.words
 	if old != nil {
-		ch.WordCountDelta -= wordCount(old)
+		ch.WordCountDelta -= old.words
 	}
 	return ch
 }
@@ -141,9 +168,11 @@ func computeChanges(old, cur []byte) contextsvc.Changes {
 // wordCount counts the words of the rendered text: runs of non-space
 // characters holding at least one letter or digit, so Markdown markers and
 // lone punctuation are not words.
-func wordCount(src []byte) int {
+func wordCount(src []byte) int { return countWords(renderText(src, false)) }
+
+func countWords(text string) int {
 	n := 0
-	for _, f := range strings.Fields(renderText(src, false)) {
+	for _, f := range strings.Fields(text) {
 		if strings.IndexFunc(f, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) >= 0 {
 			n++
 		}

@@ -55,6 +55,9 @@ type contextRec struct {
 	updatedAt time.Time
 	versions  []*versionRec
 	json      []byte
+	// md is the analysis of content, kept so an update parses only the
+	// new text.
+	md mdInfo
 }
 
 // versionRec is a recorded version with its encoded JSON.
