@@ -93,62 +93,6 @@ func bareHandler() http.Handler {
 	return mux
 }
 
-// BenchmarkLoopback is the load generator: 50 concurrent clients over
-// loopback HTTP/1.1 keep-alive connections, against the mock server and,
-// in the same run, a bare net/http handler answering a fixed 300-byte JSON
-// on the same routes. req/s is the figure to compare.
-func BenchmarkLoopback(b *testing.B) {
-	if len(bareJSON) != 300 {
-		b.Fatalf("bare body is %d bytes", len(bareJSON))
-	}
-	mock := benchServer(b, 1)
-	id := mock.Snapshot().Contexts[0].ID
-	const conns = 50
-	for _, target := range []struct {
-		name string
-		h    http.Handler
-	}{{"bare", bareHandler()}, {"mock", mock}} {
-		hs := httptest.NewServer(target.h)
-		tr := &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
-		client := &http.Client{Transport: tr}
-		for _, op := range []struct {
-			name, method, path, body string
-			status                   int
-		}{
-			{"GET", "GET", "/v1/contexts/" + id, "", 200},
-			{"POST", "POST", "/v1/contexts", `{"name":"Load test","content":"# Title\n\nSome words here.","tags":["load"]}`, 201},
-		} {
-			b.Run(op.name+"/"+target.name, func(b *testing.B) {
-				b.SetParallelism((conns + 1) / 2) // GOMAXPROCS=2 here: 50 goroutines
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						var body io.Reader
-						if op.body != "" {
-							body = strings.NewReader(op.body)
-						}
-						req, _ := http.NewRequest(op.method, hs.URL+op.path, body)
-						req.Header.Set("Authorization", "Bearer bench")
-						res, err := client.Do(req)
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						_, _ = io.Copy(io.Discard, res.Body)
-						res.Body.Close()
-						if res.StatusCode != op.status {
-							b.Errorf("status %d", res.StatusCode)
-							return
-						}
-					}
-				})
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-			})
-		}
-		tr.CloseIdleConnections()
-		hs.Close()
-	}
-}
-
 // BenchmarkServeGET measures the mock's own cost of a getContext (no
 // network): authentication, routing, the store read and the write.
 func BenchmarkServeGET(b *testing.B) {
@@ -163,12 +107,16 @@ func BenchmarkServeGET(b *testing.B) {
 	}
 }
 
-// BenchmarkPairedGET alternates 100 ms windows of 50 clients hammering GET
-// /v1/contexts/:id on the bare handler and on the mock server, so both see
-// the same machine noise (other processes share these 2 cores); it
-// reports both rates and their ratio. Each iteration is one pair of
-// windows.
-func BenchmarkPairedGET(b *testing.B) {
+// BenchmarkLoopback is the load generator: 50 concurrent clients over
+// loopback HTTP/1.1 keep-alive connections, against a bare net/http
+// handler answering a fixed 300-byte JSON and against the mock server, on
+// the same route. The two alternate in 100 ms windows so that both see the
+// same machine noise (other processes share these cores); each iteration
+// is one pair of windows. It reports both rates and their ratio.
+func BenchmarkLoopback(b *testing.B) {
+	if len(bareJSON) != 300 {
+		b.Fatalf("bare body is %d bytes", len(bareJSON))
+	}
 	mock := benchServer(b, 1)
 	id := mock.Snapshot().Contexts[0].ID
 	const conns = 50
@@ -185,48 +133,64 @@ func BenchmarkPairedGET(b *testing.B) {
 		defer targets[i].hs.Close()
 		defer tr.CloseIdleConnections()
 	}
-	window := func(t *target) {
-		var count atomic.Int64
-		var wg sync.WaitGroup
-		deadline := time.Now().Add(100 * time.Millisecond)
-		start := time.Now()
-		for range conns {
-			wg.Go(func() {
-				for time.Now().Before(deadline) {
-					req, _ := http.NewRequest("GET", t.hs.URL+"/v1/contexts/"+id, nil)
-					req.Header.Set("Authorization", "Bearer bench")
-					res, err := t.client.Do(req)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					_, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != 200 {
-						b.Errorf("status %d", res.StatusCode)
-						return
-					}
-					count.Add(1)
+	for _, op := range []struct {
+		name, method, path, body string
+		status                   int
+	}{
+		{"GET", "GET", "/v1/contexts/" + id, "", 200},
+		{"POST", "POST", "/v1/contexts", `{"name":"Load test","content":"# Title\n\nSome words here.","tags":["load"]}`, 201},
+	} {
+		b.Run(op.name, func(b *testing.B) {
+			window := func(t *target) {
+				var count atomic.Int64
+				var wg sync.WaitGroup
+				start := time.Now()
+				deadline := start.Add(100 * time.Millisecond)
+				for range conns {
+					wg.Go(func() {
+						for time.Now().Before(deadline) {
+							var body io.Reader
+							if op.body != "" {
+								body = strings.NewReader(op.body)
+							}
+							req, _ := http.NewRequest(op.method, t.hs.URL+op.path, body)
+							req.Header.Set("Authorization", "Bearer bench")
+							res, err := t.client.Do(req)
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							_, _ = io.Copy(io.Discard, res.Body)
+							res.Body.Close()
+							if res.StatusCode != op.status {
+								b.Errorf("status %d", res.StatusCode)
+								return
+							}
+							count.Add(1)
+						}
+					})
 				}
-			})
-		}
-		wg.Wait()
-		t.n += count.Load()
-		t.d += time.Since(start)
+				wg.Wait()
+				t.n += count.Load()
+				t.d += time.Since(start)
+			}
+			// Warm both: connections open, caches hot.
+			window(targets[0])
+			window(targets[1])
+			for _, t := range targets {
+				t.n, t.d = 0, 0
+			}
+			for b.Loop() {
+				window(targets[0])
+				window(targets[1])
+			}
+			bare := float64(targets[0].n) / targets[0].d.Seconds()
+			mk := float64(targets[1].n) / targets[1].d.Seconds()
+			b.ReportMetric(bare, "bare-req/s")
+			b.ReportMetric(mk, "mock-req/s")
+			b.ReportMetric(mk/bare, "mock/bare")
+		})
 	}
-	// Warm both: connections open, caches hot.
-	window(targets[0])
-	window(targets[1])
-	targets[0].n, targets[0].d, targets[1].n, targets[1].d = 0, 0, 0, 0
-	for b.Loop() {
-		window(targets[0])
-		window(targets[1])
-	}
-	bare := float64(targets[0].n) / targets[0].d.Seconds()
-	mk := float64(targets[1].n) / targets[1].d.Seconds()
-	b.ReportMetric(bare, "bare-req/s")
-	b.ReportMetric(mk, "mock-req/s")
-	b.ReportMetric(mk/bare, "mock/bare")
 }
 
 // BenchmarkServePOST measures the mock's own cost of a createContext (no
