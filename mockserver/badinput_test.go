@@ -1,11 +1,14 @@
 package mockserver
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,7 +19,10 @@ import (
 // never a 500, and leaves the store exactly as it was.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
+	var logs bytes.Buffer
+	var logMu sync.Mutex
 	ts := NewTestServer(t,
+		WithLogger(slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 		WithKey(Key{Token: "writer", Plan: PlanUnlimited}),
 		WithKey(Key{Token: "reader", Plan: PlanUnlimited, Scope: ScopeRead}))
 	ctx := create(t, ts, `{"name":"keep me","content":"# A\n\nbody","tags":["x"]}`)
@@ -143,6 +149,18 @@ func TestBadInput(t *testing.T) {
 		if n := len(ts.Events()); n != nEvents {
 			t.Errorf("%s fired %d events", tc.name, n-nEvents)
 		}
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	// No bad input reached the panic handler, and no key or secret was
+	// logged.
+	for _, bad := range []string{"recovered panic", "writer", "reader", "level=ERROR"} {
+		if strings.Contains(logs.String(), bad) {
+			t.Errorf("log contains %q:\n%s", bad, logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), "status=400") {
+		t.Errorf("requests were not logged:\n%.500s", logs.String())
 	}
 }
 

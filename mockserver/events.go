@@ -30,6 +30,9 @@ type webhookTarget struct {
 	Secret string
 }
 
+// String leaves the secret out, so a target is safe to log.
+func (w webhookTarget) String() string { return "webhook " + w.ID + " " + w.URL }
+
 type envelope struct {
 	ID        string               `json:"id"`
 	Type      contextsvc.EventType `json:"type"`

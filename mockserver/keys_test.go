@@ -90,14 +90,18 @@ func TestDefaultKeyAndKeys(t *testing.T) {
 	if s2.DefaultKey().Token != "a" {
 		t.Fatal("DefaultKey is not the first key")
 	}
-	for _, bad := range []Key{{Token: ""}, {Token: "x", Plan: "gold"}, {Token: "x", Plan: PlanEnterprise}, {Token: "x", Scope: "admin"}, {Token: "x", User: "u1"}} {
+	for _, bad := range [][]Key{{{Token: ""}}, {{Token: "x", Plan: "gold"}}, {{Token: "x", Plan: PlanEnterprise}}, {{Token: "x", Scope: "admin"}}, {{Token: "x", User: "u1"}}, {{Token: "x"}, {Token: "x"}}} {
 		func() {
 			defer func() {
 				if recover() == nil {
 					t.Errorf("New accepted %v", bad)
 				}
 			}()
-			New(WithKey(bad))
+			var opts []Option
+			for _, k := range bad {
+				opts = append(opts, WithKey(k))
+			}
+			New(opts...)
 		}()
 	}
 }

@@ -85,6 +85,11 @@ func New(opts ...Option) *Server {
 		if err := k.validate(); err != nil {
 			panic(err)
 		}
+		for _, other := range s.keys {
+			if other.Token == k.Token {
+				panic("mockserver: two keys with the same token")
+			}
+		}
 		ak := &apiKey{Key: k, hash: sha256.Sum256([]byte(k.Token))}
 		if pm, b, limited := k.limits(); limited {
 			ak.perMinute, ak.burst = pm, b
