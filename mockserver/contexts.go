@@ -237,7 +237,10 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey)
 	}
 	// Version n sits at index n-1, so the cursor (the last version
 	// returned) indexes the slice directly.
-	start := min(int(min(after, uint64(len(c.versions)))), len(c.versions))
+	start := len(c.versions)
+	if after < uint64(start) {
+		start = int(after)
+	}
 	end := min(start+limit, len(c.versions))
 	items := make([][]byte, 0, end-start)
 	for _, v := range c.versions[start:end] {

@@ -40,7 +40,7 @@ func (s *Server) cursorMAC(b []byte) [32]byte {
 // decodeCursor validates a cursor of the given kind and returns its
 // position.
 func (s *Server) decodeCursor(kind byte, c string) (uint64, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(c)
 	if err != nil || len(b) != 15 || b[0] != kind {
 		return 0, false
 	}

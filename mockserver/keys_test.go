@@ -134,3 +134,24 @@ func FuzzCreateBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeCursor checks that no string crashes cursor decoding, that
+// only cursors the server made are accepted, and that they round-trip.
+func FuzzDecodeCursor(f *testing.F) {
+	s := New()
+	f.Add(s.encodeCursor(cursorContexts, 42), uint64(7))
+	f.Add("", uint64(0))
+	f.Add("AAAAAAAAAAAAAAAAAAAA", uint64(1<<63))
+	f.Fuzz(func(t *testing.T, c string, pos uint64) {
+		if p, ok := s.decodeCursor(cursorContexts, c); ok && s.encodeCursor(cursorContexts, p) != c {
+			t.Fatalf("accepted %q, which the server would not make", c)
+		}
+		enc := s.encodeCursor(cursorVersions, pos)
+		if p, ok := s.decodeCursor(cursorVersions, enc); !ok || p != pos {
+			t.Fatalf("round trip of %d: %d %v", pos, p, ok)
+		}
+		if _, ok := s.decodeCursor(cursorContexts, enc); ok {
+			t.Fatal("a versions cursor passed as a contexts cursor")
+		}
+	})
+}
