@@ -441,6 +441,8 @@ func TestRoutingErrors(t *testing.T) {
 		{call{method: "GET", path: "/v2/contexts"}, 404, ""},
 		{call{method: "GET", path: "/v1/contexts/"}, 404, ""},
 		{call{method: "GET", path: "/v1/nothing", key: "-"}, 404, ""},
+		{call{method: "GET", path: "/v1//contexts"}, 404, ""},
+		{call{method: "GET", path: "/v1/contexts/x/../y"}, 404, ""},
 		{call{method: "PATCH", path: "/v1/contexts/ctx_x"}, 405, "GET, PUT, DELETE"},
 		{call{method: "DELETE", path: "/v1/contexts"}, 405, "GET, POST"},
 		{call{method: "GET", path: "/v1/webhooks"}, 405, "POST"},

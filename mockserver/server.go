@@ -187,7 +187,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
-	s.mux.ServeHTTP(rw, r)
+	if uncleanPath(r.URL.Path) {
+		// http.ServeMux would answer a redirect with a text body; the API
+		// has no such paths, so they are a plain 404.
+		writeError(rw, notFound("no such path: "+r.URL.Path))
+	} else {
+		s.mux.ServeHTTP(rw, r)
+	}
 	if s.logger.Enabled(r.Context(), slog.LevelDebug) {
 		s.logger.Debug("mockserver: request", "requestId", rid, "method", r.Method, "path", r.URL.Path, "status", rw.status)
 	}
@@ -267,4 +273,10 @@ func (s *Server) authenticate(r *http.Request) *apiKey {
 		return nil
 	}
 	return s.lookupKey(token)
+}
+
+// uncleanPath reports whether p has empty, "." or ".." segments.
+func uncleanPath(p string) bool {
+	return strings.Contains(p, "//") || strings.Contains(p, "/./") || strings.Contains(p, "/../") ||
+		strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") || !strings.HasPrefix(p, "/")
 }
