@@ -1,0 +1,281 @@
+package mockserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// listPage writes {"data":[…],"hasMore":…,"nextCursor":…} from
+// pre-encoded items.
+func listPage(items [][]byte, hasMore bool, next string) []byte {
+	n := 40 + len(next)
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	var b bytes.Buffer
+	b.Grow(n)
+	b.WriteString(`{"data":[`)
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteString(`],"hasMore":`)
+	b.WriteString(strconv.FormatBool(hasMore))
+	b.WriteString(`,"nextCursor":`)
+	if hasMore {
+		b.WriteString(strconv.Quote(next))
+	} else {
+		b.WriteString("null")
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey) {
+	q := r.URL.Query()
+	limit, after, e := s.pageParams(q, cursorContexts)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	var tags []string
+	for _, t := range q["tag"] {
+		if t == "" {
+			writeError(w, badRequest("tag", "tag must not be empty"))
+			return
+		}
+		if !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	a := k.acct
+	a.mu.RLock()
+	page, hasMore := a.page(after, limit, tags)
+	items := make([][]byte, len(page))
+	for i, c := range page {
+		items[i] = c.json
+	}
+	a.mu.RUnlock()
+	next := ""
+	if hasMore {
+		next = s.encodeCursor(cursorContexts, page[len(page)-1].seq)
+	}
+	writeJSON(w, http.StatusOK, listPage(items, hasMore, next))
+}
+
+// found returns the account's live context with the request's id.
+func found(a *account, r *http.Request) (*contextRec, *apiError) {
+	id := r.PathValue("id")
+	if c, ok := a.byID[id]; ok {
+		return c, nil
+	}
+	return nil, notFound("no context with id " + strconv.Quote(id))
+}
+
+func (s *Server) getContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
+	a := k.acct
+	a.mu.RLock()
+	c, e := found(a, r)
+	var b []byte
+	if c != nil {
+		b = c.json
+	}
+	a.mu.RUnlock()
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+func (s *Server) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
+
+func (s *Server) createContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
+	f, _, e := decodeContextFields(r)
+	if e == nil && f.name == nil {
+		e = badRequest("name", "name is required")
+	}
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	c := &contextRec{id: newID("ctx_"), name: *f.name, tags: f.tags, version: 1}
+	if f.content != nil {
+		c.content = *f.content
+	}
+	if c.tags == nil {
+		c.tags = []string{}
+	}
+	// The Markdown work happens before the lock.
+	c.md = analyze([]byte(c.content))
+	changes := diffInfo(nil, c.md)
+	a := k.acct
+	a.mu.Lock()
+	now := s.now()
+	c.createdAt, c.updatedAt = now, now
+	a.nextSeq++
+	c.seq = a.nextSeq
+	c.versions = []*versionRec{newVersionRec(c.id, StoredVersion{
+		Version: 1, Name: c.name, Content: c.content, Tags: c.tags, CreatedAt: now, CreatedBy: k.User, Changes: changes,
+	})}
+	c.encode()
+	a.insert(c)
+	b := c.json
+	a.mu.Unlock()
+
+	s.emit(a.id, contextsvc.EventContextCreated, contextCreatedData{ContextID: c.id, Name: c.name, Version: 1, Tags: c.tags, CreatedBy: k.User})
+	s.emit(a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: c.id, Version: 1, CreatedBy: k.User})
+	writeJSON(w, http.StatusCreated, b)
+}
+
+func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
+	f, n, e := decodeContextFields(r)
+	if e == nil && n == 0 {
+		e = badRequest("", "the body must carry at least one of name, content, tags")
+	}
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	// The new text is parsed before the lock, so reads of the account
+	// never wait for Markdown work; the diff against the stored analysis
+	// under the lock is cheap.
+	var info mdInfo
+	if f.content != nil {
+		info = analyze([]byte(*f.content))
+	}
+	a := k.acct
+	a.mu.Lock()
+	c, e := found(a, r)
+	if e != nil {
+		a.mu.Unlock()
+		writeError(w, e)
+		return
+	}
+	name, content, tags := c.name, c.content, c.tags
+	if f.name != nil {
+		name = *f.name
+	}
+	if f.content != nil {
+		content = *f.content
+	}
+	if f.hasTags {
+		tags = f.tags
+	}
+	if name == c.name && content == c.content && slices.Equal(tags, c.tags) {
+		b := c.json
+		a.mu.Unlock()
+		writeJSON(w, http.StatusOK, b)
+		return
+	}
+	changes := contextsvc.Changes{SectionsModified: []string{}}
+	if content != c.content {
+		changes = diffInfo(&c.md, info)
+		c.md = info
+	}
+	now := s.now()
+	oldTags := c.tags
+	c.name, c.content, c.tags = name, content, tags
+	c.version++
+	c.updatedAt = now
+	c.versions = append(c.versions, newVersionRec(c.id, StoredVersion{
+		Version: c.version, Name: name, Content: content, Tags: tags, CreatedAt: now, CreatedBy: k.User, Changes: changes,
+	}))
+	c.encode()
+	a.retag(c, oldTags)
+	b, id, version := c.json, c.id, c.version
+	a.mu.Unlock()
+
+	s.emit(a.id, contextsvc.EventContextUpdated, contextUpdatedData{ContextID: id, Name: name, Version: version, UpdatedBy: k.User, Changes: changes})
+	s.emit(a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: id, Version: version, CreatedBy: k.User})
+	writeJSON(w, http.StatusOK, b)
+}
+
+func (s *Server) deleteContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
+	a := k.acct
+	a.mu.Lock()
+	c, e := found(a, r)
+	if e != nil {
+		a.mu.Unlock()
+		writeError(w, e)
+		return
+	}
+	a.remove(c)
+	a.mu.Unlock()
+	s.emit(a.id, contextsvc.EventContextDeleted, contextDeletedData{ContextID: c.id, Name: c.name, DeletedBy: k.User})
+	b, _ := json.Marshal(struct {
+		ID      string `json:"id"`
+		Deleted bool   `json:"deleted"`
+	}{c.id, true})
+	writeJSON(w, http.StatusOK, b)
+}
+
+func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey) {
+	limit, after, e := s.pageParams(r.URL.Query(), cursorVersions)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	a := k.acct
+	a.mu.RLock()
+	c, e := found(a, r)
+	if e != nil {
+		a.mu.RUnlock()
+		writeError(w, e)
+		return
+	}
+	// Version n sits at index n-1, so the cursor (the last version
+	// returned) indexes the slice directly.
+	start := len(c.versions)
+	if after < uint64(start) {
+		start = int(after)
+	}
+	end := min(start+limit, len(c.versions))
+	items := make([][]byte, 0, end-start)
+	for _, v := range c.versions[start:end] {
+		items = append(items, v.json)
+	}
+	hasMore := end < len(c.versions)
+	a.mu.RUnlock()
+	next := ""
+	if hasMore {
+		next = s.encodeCursor(cursorVersions, uint64(end))
+	}
+	writeJSON(w, http.StatusOK, listPage(items, hasMore, next))
+}
+
+// Publish records a context.published event for the live context with id
+// contextID (the mock's stand-in for the dashboard action, which has no
+// public endpoint), as published by the first user of its account. It
+// reports an error wrapping [ErrContextNotFound] when no such context
+// exists. ctx is unused today; it is there for the delivery hook's sake.
+func (s *Server) Publish(ctx context.Context, contextID string) (Event, error) {
+	for _, a := range s.accountList {
+		a.mu.RLock()
+		c, ok := a.byID[contextID]
+		var d contextPublishedData
+		if ok {
+			d = contextPublishedData{ContextID: c.id, Name: c.name, Version: c.version, PublishedBy: a.users[0]}
+		}
+		a.mu.RUnlock()
+		if ok {
+			return s.emit(a.id, contextsvc.EventContextPublished, d), nil
+		}
+	}
+	return Event{}, fmt.Errorf("%w: %q", ErrContextNotFound, contextID)
+}
+
+// ErrContextNotFound is returned by Go methods given the id of no live
+// context.
+var ErrContextNotFound = errors.New("mockserver: no such context")

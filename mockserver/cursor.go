@@ -1,0 +1,72 @@
+package mockserver
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/binary"
+	"net/url"
+	"strconv"
+)
+
+// Cursor kinds, so a versions cursor is no contexts cursor.
+const (
+	cursorContexts byte = 'c'
+	cursorVersions byte = 'v'
+)
+
+// encodeCursor makes an opaque cursor for "after position pos": the kind,
+// pos, and a short MAC keyed with the server's salt, base64url. Positions
+// are sequence numbers (contexts) or version numbers, so a page starts by
+// binary search, whatever its depth.
+func (s *Server) encodeCursor(kind byte, pos uint64) string {
+	var b [15]byte
+	b[0] = kind
+	binary.BigEndian.PutUint64(b[1:9], pos)
+	mac := s.cursorMAC(b[:9])
+	copy(b[9:], mac[:6])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func (s *Server) cursorMAC(b []byte) [32]byte {
+	h := sha256.New()
+	h.Write(s.cursorSalt[:])
+	h.Write(b)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// decodeCursor validates a cursor of the given kind and returns its
+// position.
+func (s *Server) decodeCursor(kind byte, c string) (uint64, bool) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(c)
+	if err != nil || len(b) != 15 || b[0] != kind {
+		return 0, false
+	}
+	mac := s.cursorMAC(b[:9])
+	if subtle.ConstantTimeCompare(mac[:6], b[9:]) != 1 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b[1:9]), true
+}
+
+// pageParams reads limit (1 to 100, default 20) and cursor of a list.
+func (s *Server) pageParams(q url.Values, kind byte) (limit int, after uint64, e *apiError) {
+	limit = 20
+	if vs, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(vs[0])
+		if err != nil || n < 1 || n > 100 || len(vs) > 1 {
+			return 0, 0, badRequest("limit", "limit must be one integer from 1 to 100")
+		}
+		limit = n
+	}
+	if vs, ok := q["cursor"]; ok {
+		p, ok := s.decodeCursor(kind, vs[0])
+		if !ok || len(vs) > 1 {
+			return 0, 0, badRequest("cursor", "cursor is not one this list returned")
+		}
+		after = p
+	}
+	return limit, after, nil
+}

@@ -1,0 +1,128 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// Event is one recorded event: its envelope fields and the exact envelope
+// bytes (Body) that deliveries send and sign.
+type Event struct {
+	ID        string
+	Type      contextsvc.EventType
+	Timestamp time.Time
+	// Account is the account whose action fired the event.
+	Account string
+	// Data is the envelope's data object.
+	Data json.RawMessage
+	// Body is the whole envelope {"id","type","timestamp","data"}.
+	Body []byte
+}
+
+// webhookTarget is a webhook an event goes to, as the delivery engine
+// needs it (with the secret, which nothing exported carries).
+type webhookTarget struct {
+	ID     string
+	URL    string
+	Secret string
+}
+
+// String leaves the secret out, so a target is safe to log.
+func (w webhookTarget) String() string { return "webhook " + w.ID + " " + w.URL }
+
+type envelope struct {
+	ID        string               `json:"id"`
+	Type      contextsvc.EventType `json:"type"`
+	Timestamp string               `json:"timestamp"`
+	Data      json.RawMessage      `json:"data"`
+}
+
+// The data shapes of the contract's event table.
+type (
+	contextCreatedData struct {
+		ContextID string   `json:"contextId"`
+		Name      string   `json:"name"`
+		Version   int      `json:"version"`
+		Tags      []string `json:"tags"`
+		CreatedBy string   `json:"createdBy"`
+	}
+	contextUpdatedData struct {
+		ContextID string             `json:"contextId"`
+		Name      string             `json:"name"`
+		Version   int                `json:"version"`
+		UpdatedBy string             `json:"updatedBy"`
+		Changes   contextsvc.Changes `json:"changes"`
+	}
+	contextDeletedData struct {
+		ContextID string `json:"contextId"`
+		Name      string `json:"name"`
+		DeletedBy string `json:"deletedBy"`
+	}
+	contextPublishedData struct {
+		ContextID   string `json:"contextId"`
+		Name        string `json:"name"`
+		Version     int    `json:"version"`
+		PublishedBy string `json:"publishedBy"`
+	}
+	versionCreatedData struct {
+		ContextID string `json:"contextId"`
+		Version   int    `json:"version"`
+		CreatedBy string `json:"createdBy"`
+	}
+	exportCompletedData struct {
+		ExportID  string `json:"exportId"`
+		ContextID string `json:"contextId"`
+		Version   int    `json:"version"`
+		Format    string `json:"format"`
+		SizeBytes int    `json:"sizeBytes"`
+	}
+)
+
+// emit records an event of typ for accountID with data (any value that
+// encodes to a JSON object, or a json.RawMessage) at the clock's now, then
+// calls the onEvent hook with the account's active webhooks subscribed to
+// typ. Call it without holding the account's lock.
+func (s *Server) emit(accountID string, typ contextsvc.EventType, data any) Event {
+	raw, ok := data.(json.RawMessage)
+	if !ok {
+		raw, _ = json.Marshal(data)
+	}
+	now := s.clock.Now().UTC().Truncate(time.Millisecond)
+	ev := Event{ID: newID("evt_"), Type: typ, Timestamp: now, Account: accountID, Data: raw}
+	ev.Body, _ = json.Marshal(envelope{ID: ev.ID, Type: typ, Timestamp: formatTime(now), Data: raw})
+	s.evMu.Lock()
+	s.events = append(s.events, ev)
+	s.evMu.Unlock()
+	if s.onEvent != nil {
+		s.onEvent(ev, s.targets(accountID, typ))
+	}
+	return ev
+}
+
+// targets returns the account's active webhooks subscribed to typ.
+func (s *Server) targets(accountID string, typ contextsvc.EventType) []webhookTarget {
+	a := s.accounts[accountID]
+	if a == nil {
+		return nil
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	var out []webhookTarget
+	for _, w := range a.webhooks {
+		if w.active && slices.Contains(w.events, typ) {
+			out = append(out, webhookTarget{ID: w.id, URL: w.url, Secret: w.secret})
+		}
+	}
+	return out
+}
+
+// Events returns every recorded event, oldest first. The returned slice is
+// a copy; its Data and Body must not be modified.
+func (s *Server) Events() []Event {
+	s.evMu.RLock()
+	defer s.evMu.RUnlock()
+	return slices.Clone(s.events)
+}

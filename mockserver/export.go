@@ -1,0 +1,151 @@
+package mockserver
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// exportFormat is one format of exportContext.
+type exportFormat struct {
+	name        string // canonical name, recorded in export.completed
+	ext         string
+	contentType string
+}
+
+var exportFormats = map[string]exportFormat{
+	"markdown": {"markdown", "md", "text/markdown; charset=utf-8"},
+	"md":       {"markdown", "md", "text/markdown; charset=utf-8"},
+	"html":     {"html", "html", "text/html; charset=utf-8"},
+	"text":     {"text", "txt", "text/plain; charset=utf-8"},
+	"txt":      {"text", "txt", "text/plain; charset=utf-8"},
+	"json":     {"json", "json", "application/json"},
+	"pdf":      {"pdf", "pdf", "application/pdf"},
+}
+
+// exportDoc is what an export renders: a context as of one version.
+type exportDoc struct {
+	id, name, content string
+	version           int
+	updatedAt         time.Time
+	json              []byte
+}
+
+func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
+	q := r.URL.Query()
+	fname := "markdown"
+	if vs, ok := q["format"]; ok {
+		fname = vs[0]
+	}
+	f, ok := exportFormats[fname]
+	if !ok {
+		writeError(w, badRequest("format", "format must be one of markdown (md), html, text (txt), json, pdf"))
+		return
+	}
+	want := 0
+	if vs, ok := q["version"]; ok {
+		n, err := strconv.Atoi(vs[0])
+		if err != nil || n < 1 || vs[0][0] < '0' || vs[0][0] > '9' {
+			writeError(w, badRequest("version", "version must be a positive integer"))
+			return
+		}
+		want = n
+	}
+	a := k.acct
+	a.mu.RLock()
+	c, e := found(a, r)
+	var d exportDoc
+	if c != nil {
+		if want == 0 || want == c.version {
+			d = exportDoc{c.id, c.name, c.content, c.version, c.updatedAt, c.json}
+		} else if want <= len(c.versions) {
+			v := c.versions[want-1]
+			d = exportDoc{c.id, v.v.Name, v.v.Content, v.v.Version, v.v.CreatedAt, c.asOfVersion(v)}
+		} else {
+			e = notFound(fmt.Sprintf("context %s has no version %d", c.id, want))
+		}
+	}
+	a.mu.RUnlock()
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	body, err := render(f.name, d)
+	if err != nil {
+		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "export failed"})
+		return
+	}
+	h := w.Header()
+	h["Content-Type"] = []string{f.contentType}
+	h["Content-Disposition"] = []string{fmt.Sprintf(`attachment; filename="%s-v%d.%s"`, slug(d.name), d.version, f.ext)}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	s.emit(a.id, contextsvc.EventExportCompleted, exportCompletedData{
+		ExportID: newID("exp_"), ContextID: d.id, Version: d.version, Format: f.name, SizeBytes: len(body),
+	})
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+func render(format string, d exportDoc) ([]byte, error) {
+	switch format {
+	case "html":
+		return renderHTML(d)
+	case "text":
+		return []byte(renderText([]byte(d.content), true)), nil
+	case "json":
+		return d.json, nil
+	case "pdf":
+		return renderPDF(d)
+	}
+	return []byte(d.content), nil
+}
+
+// renderHTML renders a whole HTML document. goldmark's default renderer
+// replaces raw HTML with a comment and drops dangerous link targets, and
+// the title is escaped, so no <script> from the content passes through.
+func renderHTML(d exportDoc) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<title>")
+	b.WriteString(htmlEscape(d.name))
+	b.WriteString("</title>\n</head>\n<body>\n")
+	if err := md.Convert([]byte(d.content), &b); err != nil {
+		return nil, err
+	}
+	b.WriteString("</body>\n</html>\n")
+	return b.Bytes(), nil
+}
+
+var htmlReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;")
+
+func htmlEscape(s string) string { return htmlReplacer.Replace(s) }
+
+// slug makes a file name from a context name: lowercase ASCII letters and
+// digits, other runs become one '-', at most 60 characters; "context" when
+// nothing is left.
+func slug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			if b.Len() >= 60 {
+				break
+			}
+		} else {
+			dash = true
+		}
+	}
+	if b.Len() == 0 {
+		return "context"
+	}
+	return b.String()
+}

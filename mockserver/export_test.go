@@ -1,0 +1,203 @@
+package mockserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const exportMarkdown = "Opening paragraph with *emphasis*.\n\n" +
+	"# Install Guide\n\nRun the installer carefully.\n\n" +
+	"- first bullet item\n- second bullet item\n\n" +
+	"1. ordered alpha\n2. ordered beta\n\n" +
+	"```go\nfunc main() { fmt.Println(\"codeword\") }\n# not a heading\n```\n\n" +
+	"<script>alert('x')</script>\n\n" +
+	"Inline <script>bad()</script> and [link](javascript:alert(1)) and `<script>` code.\n\n" +
+	"## Café Notes\n\nNaïve résumé text.\n"
+
+func TestExportFormats(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	c := create(t, ts, mustJSON(map[string]any{"name": "Deploy Guide: Prod!", "content": exportMarkdown}))
+	for _, tc := range []struct {
+		format, canonical, ctype, ext string
+		check                         func(t *testing.T, body []byte)
+	}{
+		{"", "markdown", "text/markdown; charset=utf-8", "md", func(t *testing.T, b []byte) {
+			if string(b) != exportMarkdown {
+				t.Errorf("markdown body differs: %q", b)
+			}
+		}},
+		{"md", "markdown", "text/markdown; charset=utf-8", "md", nil},
+		{"html", "html", "text/html; charset=utf-8", "html", func(t *testing.T, b []byte) {
+			s := string(b)
+			for _, want := range []string{"<h1>Install Guide</h1>", "<li>first bullet item</li>", "<em>emphasis</em>", "<title>Deploy Guide: Prod!</title>", "&lt;script&gt;"} {
+				if !strings.Contains(s, want) {
+					t.Errorf("html lacks %q:\n%s", want, s)
+				}
+			}
+			if strings.Contains(strings.ToLower(s), "<script") || strings.Contains(s, "javascript:") {
+				t.Errorf("html lets a script through:\n%s", s)
+			}
+		}},
+		{"text", "text", "text/plain; charset=utf-8", "txt", func(t *testing.T, b []byte) {
+			s := string(b)
+			for _, want := range []string{"Install Guide\n", "- first bullet item\n", "2. ordered beta\n", "# not a heading\n", "Opening paragraph with emphasis."} {
+				if !strings.Contains(s, want) {
+					t.Errorf("text lacks %q:\n%s", want, s)
+				}
+			}
+			// The code span's "<script>" is text; the raw HTML is not.
+			if strings.Contains(s, "alert") || strings.Contains(s, "<script>bad") || strings.Contains(s, "*emphasis*") {
+				t.Errorf("text keeps markup:\n%s", s)
+			}
+		}},
+		{"txt", "text", "text/plain; charset=utf-8", "txt", nil},
+		{"json", "json", "application/json", "json", func(t *testing.T, b []byte) {
+			var got contextJSON
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(c, got); d != "" {
+				t.Errorf("json export (-want +got):\n%s", d)
+			}
+		}},
+		{"pdf", "pdf", "application/pdf", "pdf", func(t *testing.T, b []byte) {
+			if !bytes.HasPrefix(b, []byte("%PDF-")) {
+				t.Errorf("not a PDF: %.20q", b)
+			}
+		}},
+	} {
+		t.Run("format="+tc.format, func(t *testing.T) {
+			path := "/v1/contexts/" + c.ID + "/export"
+			if tc.format != "" {
+				path += "?format=" + tc.format
+			}
+			before := len(ts.Events())
+			r := do(t, ts, call{method: "GET", path: path})
+			if r.Status != 200 {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+			if ct := r.Header.Get("Content-Type"); ct != tc.ctype {
+				t.Errorf("Content-Type %q", ct)
+			}
+			if cd, want := r.Header.Get("Content-Disposition"), `attachment; filename="deploy-guide-prod-v1.`+tc.ext+`"`; cd != want {
+				t.Errorf("Content-Disposition %q, want %q", cd, want)
+			}
+			if tc.check != nil {
+				tc.check(t, r.Body)
+			}
+			evs := ts.Events()[before:]
+			if len(evs) != 1 {
+				t.Fatalf("%d events", len(evs))
+			}
+			var d exportCompletedData
+			if err := json.Unmarshal(evs[0].Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			want := exportCompletedData{ExportID: d.ExportID, ContextID: c.ID, Version: 1, Format: tc.canonical, SizeBytes: len(r.Body)}
+			if diff := cmp.Diff(want, d); diff != "" || !strings.HasPrefix(d.ExportID, "exp_") {
+				t.Errorf("export.completed (-want +got):\n%s", diff)
+			}
+		})
+	}
+	checkEvents(t, ts.Server)
+}
+
+func TestExportVersion(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	c := create(t, ts, `{"name":"Doc","content":"first text"}`)
+	do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, body: `{"name":"Doc Two","content":"second text"}`})
+	r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?version=1"})
+	if r.Status != 200 || string(r.Body) != "first text" || r.Header.Get("Content-Disposition") != `attachment; filename="doc-v1.md"` {
+		t.Fatalf("version 1: %d %q %q", r.Status, r.Body, r.Header.Get("Content-Disposition"))
+	}
+	var got contextJSON
+	do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?version=1&format=json"}).json(t, &got)
+	if got.Version != 1 || got.Name != "Doc" || got.Content != "first text" || got.CreatedAt != c.CreatedAt {
+		t.Fatalf("json of version 1: %+v", got)
+	}
+	r = do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?version=2"})
+	if string(r.Body) != "second text" || r.Header.Get("Content-Disposition") != `attachment; filename="doc-two-v2.md"` {
+		t.Fatalf("version 2: %q", r.Body)
+	}
+	r = do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?version=3"})
+	if typ, _ := r.errorOf(t); r.Status != 404 || typ != "not_found" {
+		t.Fatalf("version 3: %d", r.Status)
+	}
+}
+
+// TestExportPDFText reads an exported PDF back with pdftotext (Debian's
+// poppler-utils, installed by .ci/run).
+func TestExportPDFText(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("pdftotext")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("pdftotext is missing in CI: install poppler-utils")
+		}
+		t.Skip("pdftotext not installed (apt-get install poppler-utils)")
+	}
+	ts := NewTestServer(t)
+	c := create(t, ts, mustJSON(map[string]any{"name": "Deploy Guide", "content": exportMarkdown + "\n> quoted wisdom here\n\n- outer\n  - nested inner item\n"}))
+	r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?format=pdf"})
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "doc.pdf")
+	if err := os.WriteFile(in, r.Body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "-enc", "UTF-8", in, "-").CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdftotext: %v\n%s", err, out)
+	}
+	text := strings.Join(strings.Fields(string(out)), " ")
+	for _, want := range []string{
+		"Deploy Guide", "Opening paragraph with emphasis.", "Install Guide", "Run the installer carefully.",
+		"• first bullet item", "• second bullet item", "ordered alpha", "ordered beta",
+		"codeword", "# not a heading", "Café Notes", "Naïve résumé text.", "quoted wisdom here", "nested inner item",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("pdftotext output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "alert") || strings.Contains(text, "<script>bad") {
+		t.Errorf("raw HTML reached the PDF:\n%s", text)
+	}
+	// Same version, same bytes.
+	r2 := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?format=pdf"})
+	if !bytes.Equal(r.Body, r2.Body) {
+		t.Error("two exports of one version differ")
+	}
+}
+
+func TestSlug(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Deploy Guide: Prod!": "deploy-guide-prod", "  ": "context", "日本語": "context",
+		"a__b--c": "a-b-c", strings.Repeat("x", 80): strings.Repeat("x", 60), "Café 2": "caf-2",
+	} {
+		if got := slug(in); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func ExampleServer_Publish() {
+	s := New(WithClock(NewFakeClock(t0)))
+	c := createDirect(s, `{"name":"Launch plan"}`)
+	ev, _ := s.Publish(context.Background(), c)
+	fmt.Println(ev.Type, ev.Timestamp.Format(timeFormat))
+	// Output: context.published 2026-11-21T20:51:00.123Z
+}

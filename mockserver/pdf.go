@@ -1,0 +1,114 @@
+package mockserver
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/go-pdf/fpdf"
+	"github.com/yuin/goldmark/ast"
+)
+
+// renderPDF lays the context out with fpdf's core fonts: the name as the
+// title, then headings, paragraphs, lists (nested, with markers), code
+// blocks in Courier on a grey band, block quotes in italics. Text is
+// translated from UTF-8 to cp1252 so pdftotext recovers the words; runes
+// cp1252 lacks print as '.'. Dates come from the context, so the same
+// version always gives the same bytes.
+func renderPDF(d exportDoc) ([]byte, error) {
+	pdf := fpdf.New("P", "mm", "A4", "")
+	pdf.SetCreationDate(d.updatedAt)
+	pdf.SetModificationDate(d.updatedAt)
+	pdf.SetCatalogSort(true)
+	pdf.SetTitle(d.name, true)
+	pdf.SetMargins(20, 20, 20)
+	pdf.SetAutoPageBreak(true, 20)
+	pdf.AddPage()
+	p := &pdfWriter{pdf: pdf, tr: pdf.UnicodeTranslatorFromDescriptor(""), src: []byte(d.content)}
+	pdf.SetFont("Helvetica", "B", 20)
+	pdf.MultiCell(0, 9, p.tr(d.name), "", "L", false)
+	pdf.Ln(4)
+	p.blocks(parseMarkdown(p.src), 20, "")
+	var out bytes.Buffer
+	if err := pdf.Output(&out); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+type pdfWriter struct {
+	pdf *fpdf.Fpdf
+	tr  func(string) string
+	src []byte
+	// marker is a list item's marker waiting for the item's first line.
+	// It is written in the same cell as the text so that text extraction
+	// keeps marker and item together.
+	marker string
+}
+
+func (p *pdfWriter) text(style string, size, lineH float64, s string) {
+	if p.marker != "" {
+		s = p.marker + " " + s
+		p.marker = ""
+	}
+	p.pdf.SetFont("Helvetica", style, size)
+	p.pdf.MultiCell(0, lineH, p.tr(s), "", "L", false)
+}
+
+// blocks writes the children of parent with left margin left; style is
+// the font style inherited from a block quote.
+func (p *pdfWriter) blocks(parent ast.Node, left float64, style string) {
+	pdf := p.pdf
+	for n := parent.FirstChild(); n != nil; n = n.NextSibling() {
+		pdf.SetLeftMargin(left)
+		pdf.SetX(left)
+		switch n := n.(type) {
+		case *ast.Heading:
+			pdf.Ln(2)
+			p.text("B", max(18-2*float64(n.Level-1), 11), 8, strings.TrimSpace(plainInline(n, p.src)))
+			pdf.Ln(1)
+		case *ast.Paragraph:
+			p.text(style, 11, 5.5, strings.TrimSpace(plainInline(n, p.src)))
+			pdf.Ln(2)
+		case *ast.TextBlock:
+			p.text(style, 11, 5.5, strings.TrimSpace(plainInline(n, p.src)))
+		case *ast.FencedCodeBlock, *ast.CodeBlock:
+			var b strings.Builder
+			l := n.Lines()
+			for i := 0; i < l.Len(); i++ {
+				seg := l.At(i)
+				b.Write(seg.Value(p.src))
+			}
+			pdf.SetFont("Courier", "", 9)
+			pdf.SetFillColor(235, 235, 235)
+			pdf.MultiCell(0, 4.5, p.tr(strings.TrimRight(b.String(), "\n")), "", "L", true)
+			pdf.Ln(2)
+		case *ast.List:
+			num := n.Start
+			for it := n.FirstChild(); it != nil; it = it.NextSibling() {
+				marker := "•"
+				if n.IsOrdered() {
+					marker = strconv.Itoa(num) + "."
+					num++
+				}
+				p.marker = marker
+				p.blocks(it, left+6, style)
+				p.marker = ""
+			}
+			pdf.SetLeftMargin(left)
+			pdf.Ln(2)
+		case *ast.Blockquote:
+			p.blocks(n, left+6, "I")
+		case *ast.ThematicBreak:
+			y := pdf.GetY() + 2
+			w, _ := pdf.GetPageSize()
+			pdf.Line(left, y, w-20, y)
+			pdf.Ln(5)
+		case *ast.HTMLBlock:
+			// Raw HTML is not rendered, as in the html export.
+		default:
+			p.blocks(n, left, style)
+		}
+	}
+	pdf.SetLeftMargin(left)
+}

@@ -1,0 +1,282 @@
+package mockserver
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/time/rate"
+)
+
+// maxBody is the contract's request body limit (2 MiB); past it a request
+// is a 413 and the rest of the body is not read.
+const maxBody = 2 << 20
+
+// Server is the in-memory Context Management Service. It is an
+// http.Handler serving the /v1 API (and, unless turned off, /_mock/); use
+// [New] to make one or [NewTestServer] to run one in a test. It is safe for
+// concurrent use.
+type Server struct {
+	clock     Clock
+	logger    *slog.Logger
+	httpsOnly bool
+	admin     bool
+
+	keys       []*apiKey
+	defaultKey Key
+
+	// accounts is fixed after New (accounts come from keys), so reading it
+	// needs no lock; each account has its own lock.
+	accounts    map[string]*account
+	accountList []*account
+
+	// cursorSalt makes cursors opaque and lets the server reject forged or
+	// corrupted ones.
+	cursorSalt [16]byte
+
+	evMu   sync.RWMutex
+	events []Event
+
+	// onEvent, when set (by the delivery engine), is called after each
+	// event is recorded, with the account's active webhooks subscribed to
+	// its type. It is called without any store lock held.
+	onEvent func(ev Event, targets []webhookTarget)
+
+	mux *http.ServeMux
+}
+
+// New returns a Server configured by opts. Without a WithKey option it
+// creates one key (plan business, scope write), see [Server.DefaultKey].
+// It panics on an invalid key, as a configuration error.
+func New(opts ...Option) *Server {
+	cf := config{clock: RealClock{}, admin: true}
+	for _, o := range opts {
+		o(&cf)
+	}
+	if cf.logger == nil {
+		cf.logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		clock: cf.clock, logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
+		accounts: make(map[string]*account),
+	}
+	_, _ = rand.Read(s.cursorSalt[:])
+	if len(cf.keys) == 0 {
+		cf.keys = []Key{{Token: "sk_test_" + strings.TrimPrefix(newID("k_"), "k_"), Plan: PlanBusiness, Scope: ScopeWrite}}
+	}
+	for i, k := range cf.keys {
+		if k.Plan == "" {
+			k.Plan = PlanPro
+		}
+		if k.Scope == "" {
+			k.Scope = ScopeWrite
+		}
+		if k.Account == "" {
+			k.Account = newID("acct_")
+		}
+		if k.User == "" {
+			k.User = newID("user_")
+		}
+		if err := k.validate(); err != nil {
+			panic(err)
+		}
+		for _, other := range s.keys {
+			if other.Token == k.Token {
+				panic("mockserver: two keys with the same token")
+			}
+		}
+		ak := &apiKey{Key: k, hash: sha256.Sum256([]byte(k.Token))}
+		if pm, b, limited := k.limits(); limited {
+			ak.perMinute, ak.burst = pm, b
+			ak.limiter = rate.NewLimiter(rate.Limit(float64(pm)/60), b)
+			ak.limitHdr = []string{strconv.Itoa(pm)}
+		}
+		a := s.accounts[k.Account]
+		if a == nil {
+			a = newAccount(k.Account)
+			s.accounts[k.Account] = a
+			s.accountList = append(s.accountList, a)
+		}
+		a.users = append(a.users, k.User)
+		ak.acct = a
+		s.keys = append(s.keys, ak)
+		if i == 0 {
+			s.defaultKey = k
+		}
+	}
+	s.routes()
+	return s
+}
+
+// DefaultKey returns the first key (the one New created when given none),
+// with its defaults filled in.
+func (s *Server) DefaultKey() Key { return s.defaultKey }
+
+// Keys returns every key the server accepts, in the order given, with
+// defaults filled in.
+func (s *Server) Keys() []Key {
+	out := make([]Key, len(s.keys))
+	for i, k := range s.keys {
+		out[i] = k.Key
+	}
+	return out
+}
+
+// route is one path with its handlers by method; a method not in it is a
+// 405 with Allow.
+type route map[string]http.HandlerFunc
+
+func (s *Server) routes() {
+	s.mux = http.NewServeMux()
+	api := func(pattern string, hs map[string]apiHandler) {
+		rt := route{}
+		for m, h := range hs {
+			rt[m] = s.authenticated(m != http.MethodGet, h)
+		}
+		s.mux.Handle(pattern, rt)
+	}
+	type m = map[string]apiHandler
+	api("/v1/contexts", m{http.MethodGet: s.listContexts, http.MethodPost: s.createContext})
+	api("/v1/contexts/{id}", m{http.MethodGet: s.getContext, http.MethodPut: s.updateContext, http.MethodDelete: s.deleteContext})
+	api("/v1/contexts/{id}/versions", m{http.MethodGet: s.listVersions})
+	api("/v1/contexts/{id}/export", m{http.MethodGet: s.exportContext})
+	api("/v1/webhooks", m{http.MethodPost: s.registerWebhook})
+	if s.admin {
+		s.adminRoutes()
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFound("no such path: "+r.URL.Path))
+	})
+}
+
+func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h, ok := rt[r.Method]; ok {
+		h(w, r)
+		return
+	}
+	allow := make([]string, 0, len(rt))
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		if _, ok := rt[m]; ok {
+			allow = append(allow, m)
+		}
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	writeError(w, &apiError{status: http.StatusMethodNotAllowed, typ: errMethodNotAllowed,
+		message: fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, strings.Join(allow, ", "))})
+}
+
+// ServeHTTP gives every response a request id, turns a panic into the
+// contract's 500 error, then routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rid := newID("req_")
+	w.Header()["X-Request-Id"] = []string{rid}
+	rw := &trackingWriter{ResponseWriter: w}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.logger.Error("mockserver: recovered panic", "requestId", rid, "method", r.Method, "path", r.URL.Path, "panic", v)
+			if !rw.wrote {
+				writeError(rw, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "internal error"})
+			}
+		}
+	}()
+	if uncleanPath(r.URL.Path) {
+		// http.ServeMux would answer a redirect with a text body; the API
+		// has no such paths, so they are a plain 404.
+		writeError(rw, notFound("no such path: "+r.URL.Path))
+	} else {
+		s.mux.ServeHTTP(rw, r)
+	}
+	if s.logger.Enabled(r.Context(), slog.LevelDebug) {
+		s.logger.Debug("mockserver: request", "requestId", rid, "method", r.Method, "path", r.URL.Path, "status", rw.status)
+	}
+}
+
+// trackingWriter remembers whether the header was written, so the panic
+// handler knows if it can still send an error.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote  bool
+	status int
+}
+
+func (t *trackingWriter) WriteHeader(code int) {
+	if !t.wrote {
+		t.wrote, t.status = true, code
+	}
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	if !t.wrote {
+		t.wrote, t.status = true, http.StatusOK
+	}
+	return t.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// apiHandler handles an authenticated /v1 request.
+type apiHandler func(w http.ResponseWriter, r *http.Request, k *apiKey)
+
+// authenticated wraps an API handler: bearer authentication (401), the
+// key's rate limit (429), write scope (403) and the body limit (413).
+func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		k := s.authenticate(r)
+		if k == nil {
+			w.Header()["Www-Authenticate"] = []string{"Bearer"}
+			writeError(w, &apiError{status: http.StatusUnauthorized, typ: errUnauthorized,
+				message: "missing or invalid API key: send Authorization: Bearer <key>"})
+			return
+		}
+		if !s.allow(w, k) {
+			return
+		}
+		if write && k.Scope != ScopeWrite {
+			writeError(w, &apiError{status: http.StatusForbidden, typ: errForbidden,
+				message: "this API key has read scope and cannot " + r.Method})
+			return
+		}
+		if write {
+			if r.ContentLength > maxBody {
+				writeError(w, tooLarge())
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		}
+		h(w, r, k)
+	}
+}
+
+func tooLarge() *apiError {
+	return &apiError{status: http.StatusRequestEntityTooLarge, typ: errPayloadTooLarge,
+		message: "request body exceeds 2 MiB"}
+}
+
+func (s *Server) authenticate(r *http.Request) *apiKey {
+	auth := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil
+	}
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return nil
+	}
+	return s.lookupKey(token)
+}
+
+// uncleanPath reports whether p has empty, "." or ".." segments.
+func uncleanPath(p string) bool {
+	return strings.Contains(p, "//") || strings.Contains(p, "/./") || strings.Contains(p, "/../") ||
+		strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") || !strings.HasPrefix(p, "/")
+}

@@ -1,0 +1,325 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// timeFormat is RFC 3339 in UTC with millisecond precision, as the contract
+// asks.
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+// account holds one account's contexts and webhooks behind its own lock, so
+// requests of different accounts never contend.
+type account struct {
+	id string
+	mu sync.RWMutex
+	// byID finds live contexts.
+	byID map[string]*contextRec
+	// order holds the live contexts in creation order (ascending seq).
+	// A page starts with a binary search for the cursor's seq, so its cost
+	// does not depend on its depth; delete removes the entry (one memmove).
+	order []*contextRec
+	// byTag holds, per tag, the live contexts carrying it in seq order, so a
+	// tag-filtered page walks only contexts with the rarest requested tag.
+	byTag    map[string][]*contextRec
+	nextSeq  uint64
+	webhooks []*webhook
+	// users are the user ids of the account's keys, first one first; the
+	// admin publish action records the first.
+	users []string
+}
+
+func newAccount(id string) *account {
+	return &account{id: id, byID: make(map[string]*contextRec), byTag: make(map[string][]*contextRec)}
+}
+
+// contextRec is a stored context. Its fields change only under the
+// account's write lock; json is replaced (never modified) on change, so a
+// reader may keep the slice after unlocking.
+type contextRec struct {
+	seq       uint64
+	id        string
+	name      string
+	content   string
+	tags      []string
+	version   int
+	createdAt time.Time
+	updatedAt time.Time
+	versions  []*versionRec
+	json      []byte
+	// md is the analysis of content, kept so an update parses only the
+	// new text.
+	md mdInfo
+}
+
+// versionRec is a recorded version with its encoded JSON.
+type versionRec struct {
+	v    StoredVersion
+	json []byte
+}
+
+// contextJSON is the wire shape of a Context.
+type contextJSON struct {
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	Content   string   `json:"content"`
+	Tags      []string `json:"tags"`
+	Version   int      `json:"version"`
+	CreatedAt string   `json:"createdAt"`
+	UpdatedAt string   `json:"updatedAt"`
+}
+
+// versionJSON is the wire shape of a Version.
+type versionJSON struct {
+	ContextID string             `json:"contextId"`
+	Version   int                `json:"version"`
+	Name      string             `json:"name"`
+	Content   string             `json:"content"`
+	Tags      []string           `json:"tags"`
+	CreatedAt string             `json:"createdAt"`
+	CreatedBy string             `json:"createdBy"`
+	Changes   contextsvc.Changes `json:"changes"`
+}
+
+func (c *contextRec) encode() {
+	c.json, _ = json.Marshal(contextJSON{
+		ID: c.id, Name: c.name, Content: c.content, Tags: c.tags, Version: c.version,
+		CreatedAt: formatTime(c.createdAt), UpdatedAt: formatTime(c.updatedAt),
+	})
+}
+
+// asOfVersion returns the Context JSON as it was at version v (v must exist).
+func (c *contextRec) asOfVersion(v *versionRec) []byte {
+	b, _ := json.Marshal(contextJSON{
+		ID: c.id, Name: v.v.Name, Content: v.v.Content, Tags: v.v.Tags, Version: v.v.Version,
+		CreatedAt: formatTime(c.createdAt), UpdatedAt: formatTime(v.v.CreatedAt),
+	})
+	return b
+}
+
+func newVersionRec(contextID string, v StoredVersion) *versionRec {
+	b, _ := json.Marshal(versionJSON{
+		ContextID: contextID, Version: v.Version, Name: v.Name, Content: v.Content, Tags: v.Tags,
+		CreatedAt: formatTime(v.CreatedAt), CreatedBy: v.CreatedBy, Changes: v.Changes,
+	})
+	return &versionRec{v: v, json: b}
+}
+
+func (c *contextRec) hasTag(t string) bool { return slices.Contains(c.tags, t) }
+
+// insert adds a new context (its seq is the largest) to every index.
+func (a *account) insert(c *contextRec) {
+	a.byID[c.id] = c
+	a.order = append(a.order, c)
+	for _, t := range c.tags {
+		a.byTag[t] = insertBySeq(a.byTag[t], c)
+	}
+}
+
+// remove drops c from every index.
+func (a *account) remove(c *contextRec) {
+	delete(a.byID, c.id)
+	a.order = removeBySeq(a.order, c)
+	for _, t := range c.tags {
+		a.untag(c, t)
+	}
+}
+
+func (a *account) untag(c *contextRec, t string) {
+	l := removeBySeq(a.byTag[t], c)
+	if len(l) == 0 {
+		delete(a.byTag, t)
+	} else {
+		a.byTag[t] = l
+	}
+}
+
+// retag moves c between tag indexes when its tags change.
+func (a *account) retag(c *contextRec, old []string) {
+	for _, t := range old {
+		if !slices.Contains(c.tags, t) {
+			a.untag(c, t)
+		}
+	}
+	for _, t := range c.tags {
+		if !slices.Contains(old, t) {
+			a.byTag[t] = insertBySeq(a.byTag[t], c)
+		}
+	}
+}
+
+// searchSeq returns the index of the first entry of l with seq > after.
+func searchSeq(l []*contextRec, after uint64) int {
+	return sort.Search(len(l), func(i int) bool { return l[i].seq > after })
+}
+
+func insertBySeq(l []*contextRec, c *contextRec) []*contextRec {
+	i := searchSeq(l, c.seq-1)
+	return slices.Insert(l, i, c)
+}
+
+func removeBySeq(l []*contextRec, c *contextRec) []*contextRec {
+	i := searchSeq(l, c.seq-1)
+	if i < len(l) && l[i] == c {
+		return slices.Delete(l, i, i+1)
+	}
+	return l
+}
+
+// page returns up to limit contexts after seq `after` that carry every tag
+// in tags, and whether more follow. Without tags it is a binary search and
+// a slice copy; with tags it walks the index of the rarest tag.
+func (a *account) page(after uint64, limit int, tags []string) (out []*contextRec, hasMore bool) {
+	src := a.order
+	if len(tags) > 0 {
+		src = nil
+		for i, t := range tags {
+			l, ok := a.byTag[t]
+			if !ok {
+				return nil, false
+			}
+			if i == 0 || len(l) < len(src) {
+				src = l
+			}
+		}
+	}
+	out = make([]*contextRec, 0, min(limit, len(src)))
+	for i := searchSeq(src, after); i < len(src); i++ {
+		c := src[i]
+		if len(tags) > 1 && !hasAll(c, tags) {
+			continue
+		}
+		if len(out) == limit {
+			return out, true
+		}
+		out = append(out, c)
+	}
+	return out, false
+}
+
+func hasAll(c *contextRec, tags []string) bool {
+	for _, t := range tags {
+		if !c.hasTag(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// StoredContext is a snapshot of a stored context, for tests.
+type StoredContext struct {
+	Account   string
+	ID        string
+	Name      string
+	Content   string
+	Tags      []string
+	Version   int
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// Versions are all recorded versions, oldest first.
+	Versions []StoredVersion
+}
+
+// StoredVersion is one recorded version of a context.
+type StoredVersion struct {
+	Version   int
+	Name      string
+	Content   string
+	Tags      []string
+	CreatedAt time.Time
+	CreatedBy string
+	Changes   contextsvc.Changes
+}
+
+// Webhook is a registered webhook as the server stores it. The secret is
+// deliberately not part of it.
+type Webhook struct {
+	ID        string
+	Account   string
+	URL       string
+	Events    []contextsvc.EventType
+	CreatedAt time.Time
+	Active    bool
+}
+
+// Snapshot is a deep copy of everything the server stores (contexts with
+// their versions, webhooks), ordered by account in key order then by
+// creation; tests compare one taken before and after an action.
+type Snapshot struct {
+	Contexts []StoredContext
+	Webhooks []Webhook
+}
+
+func (c *contextRec) snapshot(acct string) StoredContext {
+	sc := StoredContext{
+		Account: acct, ID: c.id, Name: c.name, Content: c.content, Tags: slices.Clone(c.tags),
+		Version: c.version, CreatedAt: c.createdAt, UpdatedAt: c.updatedAt,
+	}
+	for _, v := range c.versions {
+		vv := v.v
+		vv.Tags = slices.Clone(vv.Tags)
+		vv.Changes.SectionsModified = slices.Clone(vv.Changes.SectionsModified)
+		sc.Versions = append(sc.Versions, vv)
+	}
+	return sc
+}
+
+// Snapshot returns a deep copy of the store.
+func (s *Server) Snapshot() Snapshot {
+	var snap Snapshot
+	for _, a := range s.accountList {
+		a.mu.RLock()
+		for _, c := range a.order {
+			snap.Contexts = append(snap.Contexts, c.snapshot(a.id))
+		}
+		for _, w := range a.webhooks {
+			snap.Webhooks = append(snap.Webhooks, w.public())
+		}
+		a.mu.RUnlock()
+	}
+	return snap
+}
+
+// Context returns the live context with the given id, whatever its
+// account, and whether it exists.
+func (s *Server) Context(id string) (StoredContext, bool) {
+	for _, a := range s.accountList {
+		a.mu.RLock()
+		c, ok := a.byID[id]
+		var sc StoredContext
+		if ok {
+			sc = c.snapshot(a.id)
+		}
+		a.mu.RUnlock()
+		if ok {
+			return sc, true
+		}
+	}
+	return StoredContext{}, false
+}
+
+// Contexts returns the live contexts of an account in creation order.
+func (s *Server) Contexts(accountID string) []StoredContext {
+	a := s.accounts[accountID]
+	if a == nil {
+		return nil
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	out := make([]StoredContext, 0, len(a.order))
+	for _, c := range a.order {
+		out = append(out, c.snapshot(a.id))
+	}
+	return out
+}
+
+// Webhooks returns every registered webhook, by account then creation.
+func (s *Server) Webhooks() []Webhook { return s.Snapshot().Webhooks }

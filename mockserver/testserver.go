@@ -1,0 +1,30 @@
+package mockserver
+
+import (
+	"net/http/httptest"
+	"testing"
+)
+
+// TestServer is a [Server] listening on loopback for one test.
+type TestServer struct {
+	*Server
+	// URL is the base URL of the API, ending in /v1.
+	URL string
+	// APIKey is the token of the server's default key.
+	APIKey string
+	// HTTP is the underlying httptest server (its URL has no /v1).
+	HTTP *httptest.Server
+}
+
+// NewTestServer starts a Server made with opts on a loopback port and
+// closes it when the test ends:
+//
+//	ts := mockserver.NewTestServer(t)
+//	// send requests to ts.URL with "Authorization: Bearer " + ts.APIKey
+func NewTestServer(t testing.TB, opts ...Option) *TestServer {
+	t.Helper()
+	s := New(opts...)
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return &TestServer{Server: s, URL: hs.URL + "/v1", APIKey: s.DefaultKey().Token, HTTP: hs}
+}
