@@ -101,4 +101,3 @@ func BenchmarkVerifySignatureParallel(b *testing.B) {
 		}
 	})
 }
-
