@@ -15,8 +15,8 @@ const (
 	// DefaultSignatureHeader is the header carrying the signature. The real
 	// service's header has its name in place of "Service".
 	DefaultSignatureHeader = "X-Service-Signature"
-	// DefaultMaxBodyBytes is the largest body the handler reads (1 MiB).
-	DefaultMaxBodyBytes = 1 << 20
+	// DefaultWebhookMaxBodyBytes is the largest body the handler reads (1 MiB).
+	DefaultWebhookMaxBodyBytes = 1 << 20
 	// DefaultReplayWindow is how old an event may be: the service's whole
 	// retry schedule (1 + 5 + 30 + 120 + 1440 minutes, about 26.6 h) plus
 	// slack.
@@ -61,7 +61,7 @@ func WithSignatureHeader(name string) WebhookOption {
 }
 
 // WithMaxBodyBytes sets the largest body read (default
-// [DefaultMaxBodyBytes]); a larger one is answered 413. n <= 0 keeps the
+// [DefaultWebhookMaxBodyBytes]); a larger one is answered 413. n <= 0 keeps the
 // default.
 func WithMaxBodyBytes(n int64) WebhookOption {
 	return func(c *webhookConfig) {
@@ -154,7 +154,7 @@ func NewWebhookHandler(secret string, fn func(context.Context, *Event) error, op
 	cfg := webhookConfig{
 		secrets: []string{secret},
 		header:  DefaultSignatureHeader,
-		maxBody: DefaultMaxBodyBytes,
+		maxBody: DefaultWebhookMaxBodyBytes,
 		logger:  slog.New(slog.DiscardHandler),
 		window:  DefaultReplayWindow,
 		future:  DefaultFutureSkew,
@@ -292,4 +292,3 @@ func (h *webhookHandler) call(ctx context.Context, ev *Event) (err error) {
 	}
 	return h.fn(ctx, ev)
 }
-

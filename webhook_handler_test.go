@@ -168,7 +168,7 @@ func TestWebhookHandlerBodyLimitEdge(t *testing.T) {
 	// Default limit, over a real connection (no Content-Length trust).
 	srv := httptest.NewServer(NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now)))
 	defer srv.Close()
-	big := bytes.Repeat([]byte("x"), DefaultMaxBodyBytes+1)
+	big := bytes.Repeat([]byte("x"), DefaultWebhookMaxBodyBytes+1)
 	resp, err := srv.Client().Post(srv.URL, "application/json", bytes.NewReader(big))
 	if err != nil {
 		t.Fatal(err)
