@@ -146,7 +146,9 @@ type webhookHandler struct {
 //     id is not remembered, so that retry calls fn again;
 //   - 200 when fn returns nil.
 //
-// fn runs with the request's context. The signing secret is secret plus
+// fn runs with the request's context. An attempt holds its event id for
+// at most 10 minutes (the claim's lease, see [Deduper]); fn should finish
+// well within that, and within the sender's time-out. The signing secret is secret plus
 // any given with [WithWebhookSecrets]. If none is set, or one is empty, or
 // fn is nil, every request is answered 500 and logged: a misconfigured
 // receiver must neither accept forged deliveries nor drop real ones.
