@@ -126,29 +126,36 @@ func decodeSignature(header string) (mac [sha256.Size]byte, err error) {
 	if len(h) != signatureHexLen {
 		return mac, errBadLength
 	}
+	// Table lookups without a branch per digit: invalid digits map to
+	// 0xff, and one OR over all of them tells whether any was invalid.
+	var bad byte
 	for i := range mac {
-		hi, ok1 := fromLowerHex(h[2*i])
-		lo, ok2 := fromLowerHex(h[2*i+1])
-		if !ok1 || !ok2 {
-			return mac, errNotHex
-		}
-		mac[i] = hi<<4 | lo
+		hi, lo := unhex[h[2*i]], unhex[h[2*i+1]]
+		bad |= hi | lo
+		mac[i] = hi<<4 | lo&0x0f
+	}
+	if bad&0xf0 != 0 {
+		return mac, errNotHex
 	}
 	return mac, nil
 }
 
-// fromLowerHex decodes one lowercase hex digit. Uppercase is refused: the
-// reference says lowercase, and one canonical form per MAC keeps the
-// accepted headers exactly those Sign produces.
-func fromLowerHex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
+// unhex maps a lowercase hex digit to its value and any other byte to
+// 0xff. Uppercase is refused: the reference says lowercase, and one
+// canonical form per MAC keeps the accepted headers exactly those Sign
+// produces. It is computed once and never written after.
+var unhex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return 0, false
-}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+	}
+	return t
+}()
 
 // keyedMAC verifies MACs for one secret. It pools HMAC states that already
 // hold the secret's keyed inner and outer blocks (crypto/hmac keeps them
