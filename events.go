@@ -95,68 +95,99 @@ var ErrEventTypeMismatch = errors.New("contextsvc: event type mismatch")
 
 // ContextCreatedData is the data of a context.created event.
 type ContextCreatedData struct {
-	ContextID string   `json:"contextId"`
-	Name      string   `json:"name"`
-	Version   int      `json:"version"`
-	Tags      []string `json:"tags"`
-	CreatedBy string   `json:"createdBy"`
+	// ContextID is the context's id ("ctx_…").
+	ContextID string `json:"contextId"`
+	// Name is the context's name.
+	Name string `json:"name"`
+	// Version is the context's version number.
+	Version int `json:"version"`
+	// Tags are the context's tags.
+	Tags []string `json:"tags"`
+	// CreatedBy is the id of the user whose API key created it ("user_…").
+	CreatedBy string `json:"createdBy"`
 }
 
 // ContextUpdatedData is the data of a context.updated event: the context
 // after the update and what the update changed.
 type ContextUpdatedData struct {
-	ContextID string  `json:"contextId"`
-	Name      string  `json:"name"`
-	Version   int     `json:"version"`
-	UpdatedBy string  `json:"updatedBy"`
-	Changes   Changes `json:"changes"`
+	// ContextID is the context's id ("ctx_…").
+	ContextID string `json:"contextId"`
+	// Name is the context's name.
+	Name string `json:"name"`
+	// Version is the context's version number.
+	Version int `json:"version"`
+	// UpdatedBy is the id of the user whose API key updated it ("user_…").
+	UpdatedBy string `json:"updatedBy"`
+	// Changes says what the update changed.
+	Changes Changes `json:"changes"`
 }
 
 // ContextDeletedData is the data of a context.deleted event.
 type ContextDeletedData struct {
+	// ContextID is the context's id ("ctx_…").
 	ContextID string `json:"contextId"`
-	Name      string `json:"name"`
+	// Name is the context's name.
+	Name string `json:"name"`
+	// DeletedBy is the id of the user whose API key deleted it ("user_…").
 	DeletedBy string `json:"deletedBy"`
 }
 
 // ContextPublishedData is the data of a context.published event.
 type ContextPublishedData struct {
-	ContextID   string `json:"contextId"`
-	Name        string `json:"name"`
-	Version     int    `json:"version"`
+	// ContextID is the context's id ("ctx_…").
+	ContextID string `json:"contextId"`
+	// Name is the context's name.
+	Name string `json:"name"`
+	// Version is the context's version number.
+	Version int `json:"version"`
+	// PublishedBy is the id of the user who published it ("user_…").
 	PublishedBy string `json:"publishedBy"`
 }
 
 // ContextVersionCreatedData is the data of a context.version.created event.
 type ContextVersionCreatedData struct {
+	// ContextID is the context's id ("ctx_…").
 	ContextID string `json:"contextId"`
-	Version   int    `json:"version"`
+	// Version is the context's version number.
+	Version int `json:"version"`
+	// CreatedBy is the id of the user whose API key created it ("user_…").
 	CreatedBy string `json:"createdBy"`
 }
 
 // TeamMemberAddedData is the data of a team.member.added event.
 type TeamMemberAddedData struct {
+	// TeamID is the team's id ("team_…").
 	TeamID string `json:"teamId"`
+	// UserID is the member's user id ("user_…").
 	UserID string `json:"userId"`
-	Role   string `json:"role"`
+	// Role is the member's role in the team.
+	Role string `json:"role"`
 }
 
 // TeamMemberRemovedData is the data of a team.member.removed event. It has
 // the same fields as [TeamMemberAddedData] but is its own type, so a type
 // switch on the result of [Event.ParseData] tells the two apart.
 type TeamMemberRemovedData struct {
+	// TeamID is the team's id ("team_…").
 	TeamID string `json:"teamId"`
+	// UserID is the member's user id ("user_…").
 	UserID string `json:"userId"`
-	Role   string `json:"role"`
+	// Role is the member's role in the team.
+	Role string `json:"role"`
 }
 
 // ExportCompletedData is the data of an export.completed event.
 type ExportCompletedData struct {
-	ExportID  string `json:"exportId"`
+	// ExportID is the export's id ("exp_…").
+	ExportID string `json:"exportId"`
+	// ContextID is the context's id ("ctx_…").
 	ContextID string `json:"contextId"`
-	Version   int    `json:"version"`
-	Format    string `json:"format"`
-	SizeBytes int64  `json:"sizeBytes"`
+	// Version is the context's version number.
+	Version int `json:"version"`
+	// Format is the export format, such as "pdf" or "markdown".
+	Format string `json:"format"`
+	// SizeBytes is the size of the exported document in bytes.
+	SizeBytes int64 `json:"sizeBytes"`
 }
 
 // newEventData returns a pointer to a new zero value of the data type of t,
