@@ -112,6 +112,8 @@ func TestWebhookHandlerRefusals(t *testing.T) {
 		{"malformed envelope, valid signature", http.MethodPost, malformed, Sign(malformed, testSecret), nil, http.StatusBadRequest},
 		{"data of wrong shape, valid signature", http.MethodPost, badData, Sign(badData, testSecret), nil, http.StatusBadRequest},
 		{"not JSON, valid signature", http.MethodPost, []byte("hello"), Sign([]byte("hello"), testSecret), nil, http.StatusBadRequest},
+		{"not JSON, bad signature: never parsed", http.MethodPost, []byte("hello"), Sign(body, testSecret), nil, http.StatusUnauthorized},
+		{"too large and unsigned: limit first", http.MethodPost, body, "", []WebhookOption{WithMaxBodyBytes(10)}, http.StatusRequestEntityTooLarge},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
