@@ -37,15 +37,15 @@ func deliver(t *testing.T, h http.Handler, body []byte, sig string) *httptest.Re
 	return w
 }
 
-// recorder is a receiver function that records the events it gets and
+// eventRecorder is a receiver function that records the events it gets and
 // fails while fail is set.
-type recorder struct {
+type eventRecorder struct {
 	mu     sync.Mutex
 	events []*Event
 	fail   atomic.Bool
 }
 
-func (rc *recorder) fn(_ context.Context, e *Event) error {
+func (rc *eventRecorder) fn(_ context.Context, e *Event) error {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.events = append(rc.events, e)
@@ -55,7 +55,7 @@ func (rc *recorder) fn(_ context.Context, e *Event) error {
 	return nil
 }
 
-func (rc *recorder) calls() int {
+func (rc *eventRecorder) calls() int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return len(rc.events)
@@ -64,7 +64,7 @@ func (rc *recorder) calls() int {
 func TestWebhookHandlerSuccess(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
-	var rc recorder
+	var rc eventRecorder
 	h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now))
 	body := eventBody("evt_ok", testStart)
 	w := deliver(t, h, body, Sign(body, testSecret))
@@ -120,7 +120,7 @@ func TestWebhookHandlerRefusals(t *testing.T) {
 			t.Parallel()
 			var logs bytes.Buffer
 			clk := newTestClock(testStart)
-			var rc recorder
+			var rc eventRecorder
 			opts := append([]WebhookOption{WithWebhookClock(clk.Now), WithWebhookLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))}, tc.opts...)
 			h := NewWebhookHandler(testSecret, rc.fn, opts...)
 			r := httptest.NewRequest(tc.method, "/webhooks", bytes.NewReader(tc.body))
@@ -161,7 +161,7 @@ func TestWebhookHandlerRefusals(t *testing.T) {
 func TestWebhookHandlerBodyLimitEdge(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
-	var rc recorder
+	var rc eventRecorder
 	body := eventBody("evt_edge", testStart)
 	h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now), WithMaxBodyBytes(int64(len(body))))
 	if w := deliver(t, h, body, Sign(body, testSecret)); w.Code != http.StatusOK {
@@ -184,7 +184,7 @@ func TestWebhookHandlerBodyLimitEdge(t *testing.T) {
 func TestWebhookHandlerCustomHeaderAndRotation(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
-	var rc recorder
+	var rc eventRecorder
 	h := NewWebhookHandler("whsec_new", rc.fn, WithWebhookClock(clk.Now),
 		WithWebhookSecrets("whsec_old"), WithSignatureHeader("X-Acme-Signature"))
 	for i, secret := range []string{"whsec_new", "whsec_old", "whsec_retired"} {
@@ -231,7 +231,7 @@ func TestWebhookHandlerReplayWindow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			clk := newTestClock(testStart)
-			var rc recorder
+			var rc eventRecorder
 			h := NewWebhookHandler(testSecret, rc.fn, append([]WebhookOption{WithWebhookClock(clk.Now)}, tc.opts...)...)
 			body := eventBody("evt_w", testStart.Add(-tc.age))
 			w := deliver(t, h, body, Sign(body, testSecret))
@@ -248,7 +248,7 @@ func TestWebhookHandlerReplayWindow(t *testing.T) {
 func TestWebhookHandlerDuplicatesAndRetries(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
-	var rc recorder
+	var rc eventRecorder
 	h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now))
 	body := eventBody("evt_dup", testStart)
 	sig := Sign(body, testSecret)
@@ -384,7 +384,7 @@ func TestWebhookHandlerPanicReleasesClaim(t *testing.T) {
 func TestWebhookHandlerMisconfigured(t *testing.T) {
 	t.Parallel()
 	body := eventBody("evt_cfg", time.Now())
-	var rc recorder
+	var rc eventRecorder
 	cases := []struct {
 		name   string
 		h      http.Handler
@@ -440,7 +440,7 @@ func TestWebhookHandlerDeduperErrors(t *testing.T) {
 
 	t.Run("claim fails", func(t *testing.T) {
 		t.Parallel()
-		var rc recorder
+		var rc eventRecorder
 		d := &stubDeduper{claimErr: errors.New("redis down")}
 		h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(d))
 		if w := deliver(t, h, body, sig); w.Code != http.StatusInternalServerError || rc.calls() != 0 {
@@ -449,7 +449,7 @@ func TestWebhookHandlerDeduperErrors(t *testing.T) {
 	})
 	t.Run("commit fails", func(t *testing.T) {
 		t.Parallel()
-		var rc recorder
+		var rc eventRecorder
 		d := &stubDeduper{commitErr: errors.New("redis down")}
 		h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(d))
 		if w := deliver(t, h, body, sig); w.Code != http.StatusOK || rc.calls() != 1 {
@@ -480,7 +480,7 @@ func TestWebhookHandlerDeduperErrors(t *testing.T) {
 	})
 	t.Run("nil deduper: no deduplication", func(t *testing.T) {
 		t.Parallel()
-		var rc recorder
+		var rc eventRecorder
 		h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(nil))
 		deliver(t, h, body, sig)
 		deliver(t, h, body, sig)
@@ -494,7 +494,7 @@ func TestWebhookHandlerDeduperErrors(t *testing.T) {
 // a receiver mounts it.
 func TestWebhookHandlerOverHTTP(t *testing.T) {
 	t.Parallel()
-	var rc recorder
+	var rc eventRecorder
 	mux := http.NewServeMux()
 	mux.Handle("/webhooks/contextsvc", NewWebhookHandler(testSecret, rc.fn))
 	srv := httptest.NewServer(mux)
