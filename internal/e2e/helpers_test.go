@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -101,6 +102,8 @@ type exchange struct {
 type recordingTransport struct {
 	base       http.RoundTripper
 	onResponse func(*http.Response)
+	// stampSent adds the send time to each request (sentHeader).
+	stampSent bool
 
 	mu  sync.Mutex
 	log []exchange
@@ -115,6 +118,11 @@ func newRecordingTransport() *recordingTransport {
 // RoundTrip implements http.RoundTripper.
 func (rt *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	sent := time.Now()
+	if rt.stampSent {
+		// RoundTrip must not change the caller's request.
+		req = req.Clone(req.Context())
+		req.Header.Set(sentHeader, strconv.FormatInt(sent.UnixNano(), 10))
+	}
 	resp, err := rt.base.RoundTrip(req)
 	ex := exchange{Method: req.Method, Path: req.URL.Path, Sent: sent, Done: time.Now()}
 	if err == nil {
