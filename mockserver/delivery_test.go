@@ -1018,16 +1018,16 @@ func TestDeliveryJSON(t *testing.T) {
 	}
 	want := map[string]any{
 		"id": "dlv_1", "eventId": "evt_1", "eventType": "context.created", "webhookId": "wh_1",
-		"url": "https://example.com/hook", "state": "pending", "createdAt": "2026-11-21T12:00:00Z",
-		"nextAttemptAt": "2026-11-21T12:01:00Z",
-		"attempts": []any{map[string]any{"number": 1.0, "scheduledAt": "2026-11-21T12:00:00Z", "startedAt": "2026-11-21T12:00:00Z",
+		"url": "https://example.com/hook", "state": "pending", "createdAt": "2026-11-21T12:00:00.000Z",
+		"nextAttemptAt": "2026-11-21T12:01:00.000Z",
+		"attempts": []any{map[string]any{"number": 1.0, "scheduledAt": "2026-11-21T12:00:00.000Z", "startedAt": "2026-11-21T12:00:00.000Z",
 			"durationNs": 1e6, "statusCode": 500.0, "error": "receiver answered 500 Internal Server Error", "responseSnippet": "oops"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("JSON (-want +got):\n%s", diff)
 	}
 	// A finished delivery has no nextAttemptAt and an empty attempts list.
-	b, _ = json.Marshal(Delivery{State: DeliverySucceeded, Attempts: []DeliveryAttempt{}})
+	b, _ = json.Marshal(Delivery{State: DeliverySucceeded})
 	if s := string(b); strings.Contains(s, "nextAttemptAt") || !strings.Contains(s, `"attempts":[]`) {
 		t.Errorf("JSON %s", s)
 	}
