@@ -1,0 +1,105 @@
+package contextsvc_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// A receiver checks a delivery's X-Service-Signature header against its
+// secret. Sign makes the header, for tests.
+func ExampleVerifySignature() {
+	payload := []byte(`{"id":"evt_1","type":"context.created","timestamp":"2026-11-21T20:51:00.123Z","data":{}}`)
+	header := contextsvc.Sign(payload, "whsec_example")
+
+	fmt.Println(contextsvc.VerifySignature(payload, header, "whsec_example"))
+
+	// During a rotation, accept the new and the old secret.
+	fmt.Println(contextsvc.VerifySignature(payload, header, "whsec_new", "whsec_example"))
+
+	err := contextsvc.VerifySignature(payload, header, "whsec_wrong")
+	fmt.Println(errors.Is(err, contextsvc.ErrInvalidSignature), errors.Is(err, contextsvc.ErrSignatureMismatch))
+	// Output:
+	// <nil>
+	// <nil>
+	// true true
+}
+
+// Sign gives the header for GitHub's published test vector, which uses
+// the same "sha256=" HMAC-SHA256 construction.
+func ExampleSign() {
+	fmt.Println(contextsvc.Sign([]byte("Hello, World!"), "It's a Secret to Everybody"))
+	// Output: sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17
+}
+
+// ConstructEvent verifies, then parses; the typed data of an event comes
+// from a type switch on Go types.
+func ExampleConstructEvent() {
+	payload := []byte(`{"id":"evt_2","type":"context.updated","timestamp":"2026-11-21T20:51:00.123Z",` +
+		`"data":{"contextId":"ctx_1","name":"Runbook","version":3,"updatedBy":"user_1",` +
+		`"changes":{"sections_modified":["Rollback"],"word_count_delta":42}}}`)
+	header := contextsvc.Sign(payload, "whsec_example") // in a receiver: r.Header.Get("X-Service-Signature")
+
+	ev, err := contextsvc.ConstructEvent(payload, header, "whsec_example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	data, err := ev.ParseData()
+	if err != nil {
+		log.Fatal(err)
+	}
+	switch d := data.(type) {
+	case *contextsvc.ContextUpdatedData:
+		fmt.Println(ev.ID, d.ContextID, "v", d.Version, d.Changes.SectionsModified, d.Changes.WordCountDelta)
+	case *contextsvc.ContextDeletedData:
+		fmt.Println("deleted", d.ContextID)
+	default:
+		fmt.Println("not handled:", ev.Type)
+	}
+	// Output: evt_2 ctx_1 v 3 [Rollback] 42
+}
+
+// A typed accessor reads one type's data and refuses other types.
+func ExampleEvent_ContextUpdated() {
+	ev := &contextsvc.Event{ID: "evt_3", Type: contextsvc.EventContextDeleted}
+	_, err := ev.ContextUpdated()
+	fmt.Println(errors.Is(err, contextsvc.ErrEventTypeMismatch))
+	// Output: true
+}
+
+// Mounting the handler: every delivery is verified, checked against the
+// replay window and deduplicated before the function sees it.
+func ExampleNewWebhookHandler() {
+	handle := func(ctx context.Context, ev *contextsvc.Event) error {
+		fmt.Println("handling", ev.Type, ev.ID)
+		return nil // an error answers 500, so the service retries
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/webhooks/contextsvc", contextsvc.NewWebhookHandler("whsec_example", handle))
+	srv := httptest.NewServer(mux) // in production: http.ListenAndServe(":8080", mux)
+	defer srv.Close()
+
+	body := fmt.Sprintf(`{"id":"evt_4","type":"context.deleted","timestamp":%q,"data":{"contextId":"ctx_1","name":"Old","deletedBy":"user_1"}}`,
+		time.Now().UTC().Format(time.RFC3339Nano))
+	for range 2 { // the second delivery of the same event is acknowledged, not handled
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/contextsvc", strings.NewReader(body))
+		req.Header.Set("X-Service-Signature", contextsvc.Sign([]byte(body), "whsec_example"))
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode)
+	}
+	// Output:
+	// handling context.deleted evt_4
+	// 200
+	// 200
+}

@@ -1,0 +1,104 @@
+package contextsvc
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzVerifySignature checks, for any payload, secret and header:
+// VerifySignature never panics; the signature Sign makes always verifies;
+// a header other than that signature never verifies; every error matches
+// ErrInvalidSignature and reveals neither the secret nor the signature.
+func FuzzVerifySignature(f *testing.F) {
+	f.Add([]byte(githubVector.payload), githubVector.secret, githubVector.header)
+	f.Add([]byte(`{"id":"evt_1","type":"context.created"}`), "whsec_x", "")
+	f.Add([]byte("x"), "k", "sha256=")
+	f.Add([]byte("x"), "k", "sha1=0123456789abcdef0123456789abcdef01234567")
+	f.Add([]byte("x"), "k", "sha256="+strings.Repeat("0", 64))
+	f.Add([]byte("x"), "k", "sha256="+strings.Repeat("F", 64))
+	f.Add([]byte(""), "", "sha256="+strings.Repeat("g", 64))
+	f.Add([]byte("\x00\xff"), strings.Repeat("long", 40), "sha256="+strings.Repeat("a", 63))
+	f.Fuzz(func(t *testing.T, payload []byte, secret, header string) {
+		err := VerifySignature(payload, header, secret)
+		if err != nil && !errors.Is(err, ErrInvalidSignature) {
+			t.Fatalf("error %v does not match ErrInvalidSignature", err)
+		}
+		if secret == "" {
+			if !errors.Is(err, ErrNoSecret) {
+				t.Fatalf("empty secret: err = %v, want ErrNoSecret", err)
+			}
+			return
+		}
+		good := Sign(payload, secret)
+		if (err == nil) != (header == good) {
+			t.Fatalf("header %q: err = %v, but the valid signature is %q", header, err, good)
+		}
+		if err := VerifySignature(payload, good, secret); err != nil {
+			t.Fatalf("valid signature refused: %v", err)
+		}
+		// Every error is one of the constant sentinels, so its text cannot
+		// carry the secret or the expected signature.
+		if err != nil && !isSignatureSentinel(err) {
+			t.Fatalf("error %q is not one of the constant sentinels", err)
+		}
+	})
+}
+
+// FuzzConstructEvent checks, for any payload: ConstructEvent never panics;
+// with a valid signature it returns an event with id, type and timestamp
+// or an error matching ErrMalformedEvent (never a signature error), and
+// the event's typed data is readable for known types; with a header that
+// is not the valid signature it returns a signature error and no event.
+func FuzzConstructEvent(f *testing.F) {
+	const secret = "whsec_fuzz"
+	for _, s := range []string{
+		`{"id":"evt_1","type":"context.updated","timestamp":"2026-11-21T20:51:00.123Z","data":{"contextId":"ctx_1","name":"n","version":2,"updatedBy":"user_1","changes":{"sections_modified":["A"],"word_count_delta":-1}}}`,
+		`{"id":"evt_2","type":"export.completed","timestamp":"2026-11-21T20:51:00Z","data":{"exportId":"exp_1","contextId":"ctx_1","version":1,"format":"pdf","sizeBytes":10}}`,
+		`{"id":"evt_3","type":"brand.new","timestamp":"2026-11-21T20:51:00+01:00","data":[1,2,3]}`,
+		`{"id":"evt_4","type":"team.member.added","timestamp":"2026-11-21T20:51:00Z","data":{"teamId":"team_1","userId":"user_1","role":"admin"}}`,
+		`{"id":"evt_5","type":"context.created","timestamp":"2026-11-21T20:51:00Z","data":null}`,
+		`{"id":"","type":"context.created","timestamp":"2026-11-21T20:51:00Z"}`,
+		`{"id":"evt_6","type":"context.deleted","timestamp":"yesterday"}`,
+		`{"id":"evt_7"`,
+		`[]`,
+		``,
+	} {
+		f.Add([]byte(s), true)
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, payload []byte, signed bool) {
+		header := Sign(payload, secret)
+		if !signed {
+			header = Sign(append([]byte("tampered"), payload...), secret)
+		}
+		ev, err := ConstructEvent(payload, header, secret)
+		if !signed {
+			if !errors.Is(err, ErrSignatureMismatch) || ev != nil {
+				t.Fatalf("unsigned payload: event %+v, err %v", ev, err)
+			}
+			return
+		}
+		if err != nil {
+			if errors.Is(err, ErrInvalidSignature) || !errors.Is(err, ErrMalformedEvent) || ev != nil {
+				t.Fatalf("signed payload: event %+v, err %v; want ErrMalformedEvent only", ev, err)
+			}
+			return
+		}
+		if ev.ID == "" || ev.Type == "" || ev.Timestamp.IsZero() {
+			t.Fatalf("event lacks id, type or timestamp: %+v", ev)
+		}
+		if _, err := ev.ParseData(); err != nil {
+			t.Fatalf("ParseData of an accepted event: %v", err)
+		}
+	})
+}
+
+func isSignatureSentinel(err error) bool {
+	for _, s := range []error{ErrMissingSignature, errNoPrefix, errBadLength, errNotHex, ErrSignatureMismatch, ErrNoSecret} {
+		if err == s {
+			return true
+		}
+	}
+	return false
+}

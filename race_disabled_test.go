@@ -1,0 +1,5 @@
+//go:build !race
+
+package contextsvc
+
+const raceEnabled = false

@@ -1,0 +1,296 @@
+package contextsvc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Defaults of the handler made by [NewWebhookHandler].
+const (
+	// DefaultSignatureHeader is the header carrying the signature. The real
+	// service's header has its name in place of "Service".
+	DefaultSignatureHeader = "X-Service-Signature"
+	// DefaultWebhookMaxBodyBytes is the largest body the handler reads (1 MiB).
+	DefaultWebhookMaxBodyBytes = 1 << 20
+	// DefaultReplayWindow is how old an event may be: the service's whole
+	// retry schedule (1 + 5 + 30 + 120 + 1440 minutes, about 26.6 h) plus
+	// slack.
+	DefaultReplayWindow = 27 * time.Hour
+	// DefaultFutureSkew is how far in the future an event's timestamp may
+	// be, for clock skew between the service and the receiver.
+	DefaultFutureSkew = 5 * time.Minute
+	// webhookClaimLease bounds how long a claimed event id stays held if
+	// the process dies while handling it.
+	webhookClaimLease = 10 * time.Minute
+)
+
+// WebhookOption configures the handler made by [NewWebhookHandler].
+type WebhookOption func(*webhookConfig)
+
+type webhookConfig struct {
+	secrets    []string
+	header     string
+	maxBody    int64
+	logger     *slog.Logger
+	window     time.Duration
+	future     time.Duration
+	deduper    Deduper
+	deduperSet bool
+	now        func() time.Time
+}
+
+// WithWebhookSecrets adds secrets that are also accepted, for rotation:
+// while the service changes over to a new secret, accept both.
+func WithWebhookSecrets(secrets ...string) WebhookOption {
+	return func(c *webhookConfig) { c.secrets = append(c.secrets, secrets...) }
+}
+
+// WithSignatureHeader sets the name of the signature header (default
+// [DefaultSignatureHeader]).
+func WithSignatureHeader(name string) WebhookOption {
+	return func(c *webhookConfig) {
+		if name != "" {
+			c.header = name
+		}
+	}
+}
+
+// WithMaxBodyBytes sets the largest body read (default
+// [DefaultWebhookMaxBodyBytes]); a larger one is answered 413. n <= 0 keeps the
+// default.
+func WithMaxBodyBytes(n int64) WebhookOption {
+	return func(c *webhookConfig) {
+		if n > 0 {
+			c.maxBody = n
+		}
+	}
+}
+
+// WithWebhookLogger sets the logger for refused and failed deliveries
+// (default: none). Logs carry event ids, types and reasons, never secrets,
+// signatures or bodies.
+func WithWebhookLogger(l *slog.Logger) WebhookOption {
+	return func(c *webhookConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithReplayWindow sets how old (past) and how far in the future (future)
+// an event's timestamp may be; the defaults are [DefaultReplayWindow] and
+// [DefaultFutureSkew]. The timestamp is inside the signed bytes, so it
+// cannot be changed without breaking the signature. A past of 0 or less
+// turns replay protection off: no time check and no deduplication. A
+// negative future is taken as 0.
+func WithReplayWindow(past, future time.Duration) WebhookOption {
+	return func(c *webhookConfig) {
+		c.window = past
+		c.future = max(future, 0)
+	}
+}
+
+// WithDeduper sets where handled event ids are remembered (default: a
+// [NewMemoryDeduper] of [DefaultMemoryDeduperSize] ids on the handler's
+// clock). Receivers with several replicas pass a shared one. nil turns
+// deduplication off while keeping the time check.
+func WithDeduper(d Deduper) WebhookOption {
+	return func(c *webhookConfig) { c.deduper, c.deduperSet = d, true }
+}
+
+// WithWebhookClock sets the handler's clock (default time.Now), for tests
+// of the replay window.
+func WithWebhookClock(now func() time.Time) WebhookOption {
+	return func(c *webhookConfig) {
+		if now != nil {
+			c.now = now
+		}
+	}
+}
+
+// webhookHandler is the http.Handler made by NewWebhookHandler.
+type webhookHandler struct {
+	cfg    webhookConfig
+	verify *verifier
+	fn     func(context.Context, *Event) error
+	bufs   sync.Pool // of *bytes.Buffer
+}
+
+// NewWebhookHandler returns an http.Handler that receives the service's
+// webhook deliveries and calls fn once per verified event. Mounting it
+// takes three lines:
+//
+//	secret := os.Getenv("CONTEXTSVC_WEBHOOK_SECRET")
+//	http.Handle("/webhooks/contextsvc", contextsvc.NewWebhookHandler(secret, handleEvent))
+//	log.Fatal(http.ListenAndServe(":8080", nil))
+//
+// where handleEvent is a func(context.Context, *contextsvc.Event) error.
+//
+// For each request it answers:
+//   - 405 with "Allow: POST" for any other method;
+//   - 413 when the body exceeds the limit (1 MiB, [WithMaxBodyBytes]);
+//   - 401 when the signature header does not verify over the exact bytes
+//     received (checked before any parsing; the body says only "invalid
+//     signature");
+//   - 400 when a verified body is not a valid event envelope, or its
+//     timestamp is outside the replay window ([WithReplayWindow]);
+//   - 200 without calling fn when the event id was already handled;
+//   - 409 when the same event id is being handled right now (the sender
+//     retries later, and then gets 200 or a fresh attempt);
+//   - 500 when fn returns an error (so the sender retries), and the event
+//     id is not remembered, so that retry calls fn again;
+//   - 200 when fn returns nil.
+//
+// fn runs with the request's context. An attempt holds its event id for
+// at most 10 minutes (the claim's lease, see [Deduper]); fn should finish
+// well within that, and within the sender's time-out. The signing secret is secret plus
+// any given with [WithWebhookSecrets]. If none is set, or one is empty, or
+// fn is nil, every request is answered 500 and logged: a misconfigured
+// receiver must neither accept forged deliveries nor drop real ones.
+func NewWebhookHandler(secret string, fn func(context.Context, *Event) error, opts ...WebhookOption) http.Handler {
+	cfg := webhookConfig{
+		secrets: []string{secret},
+		header:  DefaultSignatureHeader,
+		maxBody: DefaultWebhookMaxBodyBytes,
+		logger:  slog.New(slog.DiscardHandler),
+		window:  DefaultReplayWindow,
+		future:  DefaultFutureSkew,
+		now:     time.Now,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if !cfg.deduperSet {
+		cfg.deduper = NewMemoryDeduper(0, cfg.now)
+	}
+	if cfg.window <= 0 {
+		cfg.deduper = nil
+	}
+	h := &webhookHandler{cfg: cfg, verify: newVerifier(cfg.secrets), fn: fn}
+	h.bufs.New = func() any { return new(bytes.Buffer) }
+	if h.verify.bad || fn == nil {
+		cfg.logger.Error("contextsvc webhook handler misconfigured: no secret, an empty secret, or no function; every delivery will be answered 500")
+	}
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	log := h.cfg.logger
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if h.verify.bad || h.fn == nil {
+		log.Error("contextsvc webhook delivery refused: handler misconfigured (no secret, an empty secret, or no function)")
+		http.Error(w, "receiver misconfigured", http.StatusInternalServerError)
+		return
+	}
+
+	buf := h.bufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer h.bufs.Put(buf)
+	if n := r.ContentLength; n > 0 && n <= h.cfg.maxBody {
+		buf.Grow(int(n) + 1) // +1 so ReadFrom sees EOF without growing
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			log.Warn("contextsvc webhook delivery refused: body too large", "limit", h.cfg.maxBody)
+			http.Error(w, "payload too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		log.Warn("contextsvc webhook delivery refused: reading body", "error", err)
+		http.Error(w, "cannot read body", http.StatusBadRequest)
+		return
+	}
+	body := buf.Bytes()
+
+	if err := h.verify.verify(body, r.Header.Get(h.cfg.header)); err != nil {
+		// err is one of the signature sentinels: no secret, no signature.
+		log.Warn("contextsvc webhook delivery refused: bad signature", "reason", err.Error())
+		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		return
+	}
+
+	ev, err := ParseEvent(body)
+	if err != nil {
+		log.Warn("contextsvc webhook delivery refused: malformed event", "error", err)
+		http.Error(w, "malformed event", http.StatusBadRequest)
+		return
+	}
+	if h.cfg.window > 0 {
+		now := h.cfg.now()
+		switch {
+		case ev.Timestamp.Before(now.Add(-h.cfg.window)):
+			log.Warn("contextsvc webhook delivery refused: event too old", "event", ev.ID, "type", ev.Type, "timestamp", ev.Timestamp)
+			http.Error(w, "event outside replay window", http.StatusBadRequest)
+			return
+		case ev.Timestamp.After(now.Add(h.cfg.future)):
+			log.Warn("contextsvc webhook delivery refused: event in the future", "event", ev.ID, "type", ev.Type, "timestamp", ev.Timestamp)
+			http.Error(w, "event outside replay window", http.StatusBadRequest)
+			return
+		}
+	}
+
+	d := h.cfg.deduper
+	if d != nil {
+		res, err := d.Claim(r.Context(), ev.ID, h.cfg.now().Add(webhookClaimLease))
+		if err != nil {
+			log.Error("contextsvc webhook deduper claim failed", "event", ev.ID, "error", err)
+			http.Error(w, "internal error", http.StatusInternalServerError)
+			return
+		}
+		switch res {
+		case ClaimDuplicate:
+			log.Debug("contextsvc webhook duplicate event acknowledged", "event", ev.ID, "type", ev.Type)
+			w.WriteHeader(http.StatusOK)
+			return
+		case ClaimAcquired:
+		default: // ClaimBusy, or a result this code does not know: not handled, not acknowledged.
+			log.Info("contextsvc webhook event is being handled by another attempt", "event", ev.ID, "type", ev.Type)
+			http.Error(w, "event is being handled", http.StatusConflict)
+			return
+		}
+	}
+
+	if err := h.call(r.Context(), ev); err != nil {
+		log.Error("contextsvc webhook handler failed; the sender will retry", "event", ev.ID, "type", ev.Type, "error", err)
+		http.Error(w, "handler failed", http.StatusInternalServerError)
+		return
+	}
+	if d != nil {
+		// The sender may have hung up; remembering must not depend on it.
+		if err := d.Commit(context.WithoutCancel(r.Context()), ev.ID, ev.Timestamp.Add(h.cfg.window)); err != nil {
+			log.Error("contextsvc webhook deduper commit failed; a redelivery may be handled again", "event", ev.ID, "error", err)
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// call runs fn and, if the event id was claimed, releases it unless fn
+// succeeded, also when fn panics (the panic goes on to net/http).
+func (h *webhookHandler) call(ctx context.Context, ev *Event) (err error) {
+	if h.cfg.deduper != nil {
+		ok := false
+		defer func() {
+			if !ok {
+				if rerr := h.cfg.deduper.Release(context.WithoutCancel(ctx), ev.ID); rerr != nil {
+					h.cfg.logger.Error("contextsvc webhook deduper release failed", "event", ev.ID, "error", rerr)
+				}
+			}
+		}()
+		err = h.fn(ctx, ev)
+		ok = err == nil
+		return err
+	}
+	return h.fn(ctx, ev)
+}
