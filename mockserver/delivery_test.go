@@ -1046,6 +1046,16 @@ func TestDeliveryJSON(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("JSON (-want +got):\n%s", diff)
 	}
+	// Times are cut to milliseconds, in UTC, as everywhere in the API.
+	at := time.Date(2026, 11, 21, 13, 0, 0, 123456789, time.FixedZone("CET", 3600))
+	b, _ = json.Marshal(Delivery{CreatedAt: at, Attempts: []DeliveryAttempt{{Number: 1, ScheduledAt: at, StartedAt: at}}})
+	if s := string(b); strings.Count(s, `"2026-11-21T12:00:00.123Z"`) != 3 {
+		t.Errorf("times in %s", s)
+	}
+	var back Delivery
+	if err := json.Unmarshal(b, &back); err != nil || !back.CreatedAt.Equal(at.Truncate(time.Millisecond)) {
+		t.Errorf("decoded back: %v %v", back.CreatedAt, err)
+	}
 	// A finished delivery has no nextAttemptAt and an empty attempts list.
 	b, _ = json.Marshal(Delivery{State: DeliverySucceeded})
 	if s := string(b); strings.Contains(s, "nextAttemptAt") || !strings.Contains(s, `"attempts":[]`) {
