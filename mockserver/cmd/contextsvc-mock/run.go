@@ -39,6 +39,7 @@ type settings struct {
 // keyFlags collects the repeatable -key flag.
 type keyFlags []mockserver.Key
 
+// String and Set make keyFlags a flag.Value; Set parses one KEY[:plan[:scope]].
 func (k *keyFlags) String() string { return fmt.Sprintf("%d keys", len(*k)) }
 
 func (k *keyFlags) Set(spec string) error {
@@ -58,6 +59,7 @@ func (k *keyFlags) Set(spec string) error {
 // scheduleFlag is the -retry-schedule flag: comma-separated durations.
 type scheduleFlag struct{ delays []time.Duration }
 
+// String and Set make scheduleFlag a flag.Value; an empty value means no retries.
 func (s *scheduleFlag) String() string {
 	parts := make([]string, len(s.delays))
 	for i, d := range s.delays {
@@ -87,6 +89,7 @@ func (s *scheduleFlag) Set(v string) error {
 // levelFlag is the -log-level flag.
 type levelFlag struct{ level slog.Level }
 
+// String and Set make levelFlag a flag.Value.
 func (l *levelFlag) String() string { return strings.ToLower(l.level.String()) }
 
 func (l *levelFlag) Set(v string) error {
