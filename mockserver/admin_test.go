@@ -93,7 +93,7 @@ func TestAdminEvents(t *testing.T) {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Body)
 		}
 	}
-	// An unknown type is allowed (receivers must cope with new types).
+	// An unknown type is recorded (no webhook can subscribe to it).
 	if r := admin(t, ts, "POST", "/_mock/events", `{"type":"context.archived","data":{"contextId":"x"},"account":"`+ts.DefaultKey().Account+`"}`); r.Status != 201 {
 		t.Errorf("unknown type: %d %s", r.Status, r.Body)
 	}

@@ -98,9 +98,11 @@ const maxEventTypeLen = 100
 // account's webhooks subscribed to the type, exactly as the API's own
 // events. It is the only way to fire team.member.added and
 // team.member.removed. typ must be 1 to 100 printable ASCII characters
-// without spaces (it need not be one of the eight known types, so a
-// receiver's handling of unknown types can be tested), and data a JSON
-// object; otherwise the error wraps [ErrInvalidEvent]. ctx is not used
+// without spaces, and data a JSON object; otherwise the error wraps
+// [ErrInvalidEvent]. typ need not be one of the eight known types, but
+// webhooks subscribe only to those, so an event of another type is
+// recorded and delivered nowhere. data is not checked against the type's
+// shape, so malformed payloads can be sent on purpose. ctx is not used
 // today (emitting never blocks).
 func (s *Server) EmitEvent(ctx context.Context, account string, typ contextsvc.EventType, data json.RawMessage) (Event, error) {
 	if account == "" {
