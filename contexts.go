@@ -34,8 +34,10 @@ type Context struct {
 	Tags []string `json:"tags"`
 	// Version starts at 1 and goes up with every update that changes
 	// something.
-	Version   int       `json:"version"`
+	Version int `json:"version"`
+	// CreatedAt is when the context was created.
 	CreatedAt time.Time `json:"createdAt"`
+	// UpdatedAt is when the context last changed (its latest version).
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
@@ -45,10 +47,13 @@ type Version struct {
 	// ContextID is the id of the context this is a version of.
 	ContextID string `json:"contextId"`
 	// Version is the version number, from 1.
-	Version int      `json:"version"`
-	Name    string   `json:"name"`
-	Content string   `json:"content"`
-	Tags    []string `json:"tags"`
+	Version int `json:"version"`
+	// Name is the context's name as of this version.
+	Name string `json:"name"`
+	// Content is the Markdown text as of this version.
+	Content string `json:"content"`
+	// Tags are the labels as of this version.
+	Tags []string `json:"tags"`
 	// CreatedAt is when this version was recorded.
 	CreatedAt time.Time `json:"createdAt"`
 	// CreatedBy is the id of the user ("user_…") whose key made it.
@@ -59,6 +64,7 @@ type Version struct {
 
 // ContextList is one page of contexts.
 type ContextList struct {
+	// Data holds the page's contexts, oldest first.
 	Data []*Context `json:"data"`
 	// HasMore tells whether another page follows.
 	HasMore bool `json:"hasMore"`
@@ -69,6 +75,7 @@ type ContextList struct {
 
 // VersionList is one page of a context's versions.
 type VersionList struct {
+	// Data holds the page's versions, oldest first.
 	Data []*Version `json:"data"`
 	// HasMore tells whether another page follows.
 	HasMore bool `json:"hasMore"`
@@ -112,9 +119,12 @@ type CreateContextRequest struct {
 // Name and Content are set when not nil (use [Ptr]); Tags is set when not
 // nil, so an empty non-nil slice ([]string{}) clears the tags.
 type UpdateContextRequest struct {
-	Name    *string  `json:"name,omitempty"`
-	Content *string  `json:"content,omitempty"`
-	Tags    []string `json:"tags,omitzero"`
+	// Name, when not nil, replaces the name.
+	Name *string `json:"name,omitempty"`
+	// Content, when not nil, replaces the Markdown text.
+	Content *string `json:"content,omitempty"`
+	// Tags, when not nil, replaces the tags; []string{} clears them.
+	Tags []string `json:"tags,omitzero"`
 }
 
 // Ptr returns a pointer to v, for the optional fields of
@@ -123,8 +133,10 @@ func Ptr[T any](v T) *T { return &v }
 
 // DeleteResult is the answer to [ContextsService.Delete].
 type DeleteResult struct {
-	ID      string `json:"id"`
-	Deleted bool   `json:"deleted"`
+	// ID is the deleted context's id.
+	ID string `json:"id"`
+	// Deleted is true once the context is gone.
+	Deleted bool `json:"deleted"`
 }
 
 // ExportFormat is a document format of [ContextsService.Export].

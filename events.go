@@ -57,8 +57,11 @@ func (t EventType) Known() bool {
 // of the new rendered text minus those of the old. It appears on a
 // [Version] and in the data of a context.updated event.
 type Changes struct {
+	// SectionsModified holds the headings of the changed sections: those
+	// of the new text in order, then the removed ones.
 	SectionsModified []string `json:"sections_modified"`
-	WordCountDelta   int      `json:"word_count_delta"`
+	// WordCountDelta is the new text's word count minus the old one's.
+	WordCountDelta int `json:"word_count_delta"`
 }
 
 // Event is one delivered webhook notification: the envelope the service

@@ -23,8 +23,9 @@ type Webhook struct {
 	// URL receives the deliveries.
 	URL string `json:"url"`
 	// Events are the event types delivered to URL.
-	Events    []EventType `json:"events"`
-	CreatedAt time.Time   `json:"createdAt"`
+	Events []EventType `json:"events"`
+	// CreatedAt is when the webhook was registered.
+	CreatedAt time.Time `json:"createdAt"`
 	// Active tells whether deliveries are being made.
 	Active bool `json:"active"`
 }

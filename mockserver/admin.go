@@ -2,7 +2,14 @@ package mockserver
 
 import (
 	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
 	"net/http"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // openAPIDocument is the OpenAPI 3.0.3 description of every endpoint of
@@ -14,8 +21,10 @@ var openAPIDocument []byte
 // OpenAPI returns the embedded OpenAPI document (a copy).
 func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
 
-// adminRoutes registers the /_mock/ endpoints (no bearer key). The
-// delivery engine adds its own here.
+// adminRoutes registers the /_mock/ endpoints. They need no bearer key:
+// the mock runs on loopback for its user alone, and WithAdmin(false) (the
+// command's -admin=false) turns them off. Each one is a thin layer over a
+// method of *Server.
 func (s *Server) adminRoutes() {
 	s.mux.Handle("/_mock/openapi.yaml", route{http.MethodGet: func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -23,4 +32,309 @@ func (s *Server) adminRoutes() {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(openAPIDocument)
 	}})
+	s.mux.Handle("/_mock/events", route{http.MethodGet: s.adminListEvents, http.MethodPost: s.adminEmitEvent})
+	s.mux.Handle("/_mock/deliveries", route{http.MethodGet: s.adminListDeliveries})
+	s.mux.Handle("/_mock/deliveries/{id}", route{http.MethodGet: s.adminGetDelivery})
+	s.mux.Handle("/_mock/deliveries/{id}/redeliver", route{http.MethodPost: s.adminRedeliver})
+	s.mux.Handle("/_mock/contexts/{id}/publish", route{http.MethodPost: s.adminPublish})
+	s.mux.Handle("/_mock/clock", route{http.MethodGet: s.adminGetClock})
+	s.mux.Handle("/_mock/clock/advance", route{http.MethodPost: s.adminAdvanceClock})
+	s.mux.Handle("/_mock/reset", route{http.MethodPost: s.adminReset})
+	s.mux.Handle("/_mock/faults", route{http.MethodGet: s.adminListFaults, http.MethodPost: s.adminAddFault, http.MethodDelete: s.adminClearFaults})
+}
+
+// readAdminObject caps the body at the API's limit and decodes it as
+// readObject does (a JSON object with only the allowed fields).
+func readAdminObject(w http.ResponseWriter, r *http.Request, allowed ...string) (map[string]json.RawMessage, *apiError) {
+	if r.ContentLength > maxBody {
+		return nil, tooLarge()
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	return readObject(r, allowed...)
+}
+
+// writeValue encodes v as the JSON response.
+func writeValue(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
+		return
+	}
+	writeJSON(w, status, b)
+}
+
+// dataList is the admin API's list shape: {"data":[…]}, never null.
+type dataList[T any] struct {
+	Data []T `json:"data"`
+}
+
+func (s *Server) adminListEvents(w http.ResponseWriter, r *http.Request) {
+	typ := contextsvc.EventType(r.URL.Query().Get("type"))
+	out := make([]Event, 0)
+	for _, ev := range s.Events() {
+		if typ == "" || ev.Type == typ {
+			out = append(out, ev)
+		}
+	}
+	writeValue(w, http.StatusOK, dataList[Event]{out})
+}
+
+func (s *Server) adminEmitEvent(w http.ResponseWriter, r *http.Request) {
+	f, e := readAdminObject(w, r, "type", "data", "account")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	raw, ok := f["type"]
+	if !ok {
+		writeError(w, badRequest("type", "type is required"))
+		return
+	}
+	typ, e := decodeString("type", raw)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	var account string
+	if raw, ok := f["account"]; ok {
+		if account, e = decodeString("account", raw); e != nil {
+			writeError(w, e)
+			return
+		}
+	}
+	data, ok := f["data"]
+	if !ok {
+		writeError(w, badRequest("data", "data is required (a JSON object)"))
+		return
+	}
+	if err := validEventType(typ); err != nil {
+		writeError(w, badRequest("type", err.Error()))
+		return
+	}
+	ev, err := s.EmitEvent(r.Context(), account, contextsvc.EventType(typ), data)
+	switch {
+	case errors.Is(err, ErrUnknownAccount):
+		writeError(w, badRequest("account", fmt.Sprintf("no key belongs to account %q", account)))
+		return
+	case err != nil:
+		writeError(w, badRequest("data", err.Error()))
+		return
+	}
+	writeValue(w, http.StatusCreated, ev)
+}
+
+func (s *Server) adminListDeliveries(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := DeliveryFilter{EventID: q.Get("eventId"), WebhookID: q.Get("webhookId"), State: DeliveryState(q.Get("state"))}
+	switch f.State {
+	case "", DeliveryPending, DeliverySucceeded, DeliveryFailed:
+	default:
+		writeError(w, badRequest("state", fmt.Sprintf("state must be pending, succeeded or failed, got %q", f.State)))
+		return
+	}
+	writeValue(w, http.StatusOK, dataList[Delivery]{s.Deliveries(f)})
+}
+
+func (s *Server) adminGetDelivery(w http.ResponseWriter, r *http.Request) {
+	d, ok := s.Delivery(r.PathValue("id"))
+	if !ok {
+		writeError(w, notFound("no delivery with id "+r.PathValue("id")))
+		return
+	}
+	writeValue(w, http.StatusOK, d)
+}
+
+func (s *Server) adminRedeliver(w http.ResponseWriter, r *http.Request) {
+	d, err := s.Redeliver(r.PathValue("id"))
+	switch {
+	case errors.Is(err, ErrDeliveryNotFound):
+		writeError(w, notFound("no delivery with id "+r.PathValue("id")))
+	case errors.Is(err, ErrDeliveryInFlight):
+		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
+			message: "an attempt of this delivery is running; redeliver it once it has finished"})
+	case errors.Is(err, ErrDeliveriesClosed):
+		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: errUnavailable,
+			message: "the mock server is shutting down and makes no new delivery attempts"})
+	case err != nil:
+		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: err.Error()})
+	default:
+		writeValue(w, http.StatusOK, d)
+	}
+}
+
+func (s *Server) adminPublish(w http.ResponseWriter, r *http.Request) {
+	ev, err := s.Publish(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, notFound("no context with id "+r.PathValue("id")))
+		return
+	}
+	writeValue(w, http.StatusCreated, ev)
+}
+
+// clockJSON is the admin API's view of the server's clock.
+type clockJSON struct {
+	Now  string `json:"now"`
+	Fake bool   `json:"fake"`
+}
+
+// advancer is a clock the admin API can move: a *FakeClock, or a test's
+// own clock with the same method.
+type advancer interface{ Advance(time.Duration) }
+
+func (s *Server) clockState() clockJSON {
+	_, fake := s.clock.(advancer)
+	return clockJSON{Now: formatTime(s.clock.Now()), Fake: fake}
+}
+
+func (s *Server) adminGetClock(w http.ResponseWriter, r *http.Request) {
+	writeValue(w, http.StatusOK, s.clockState())
+}
+
+// maxAdvance keeps an advance within time.Duration (about 292 years).
+const maxAdvance = 100 * 365 * 24 * time.Hour
+
+func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
+	f, e := readAdminObject(w, r, "duration", "seconds")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	var d time.Duration
+	rawD, hasD := f["duration"]
+	rawS, hasS := f["seconds"]
+	switch {
+	case hasD == hasS:
+		writeError(w, badRequest("", `give exactly one of "duration" (a Go duration such as "90s" or "1h30m") and "seconds" (a number)`))
+		return
+	case hasD:
+		str, e := decodeString("duration", rawD)
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		var err error
+		if d, err = time.ParseDuration(str); err != nil {
+			writeError(w, badRequest("duration", fmt.Sprintf("duration %q is not a Go duration such as \"90s\" or \"1h30m\"", str)))
+			return
+		}
+	default:
+		var secs float64
+		if err := json.Unmarshal(rawS, &secs); err != nil || math.IsNaN(secs) {
+			writeError(w, badRequest("seconds", "seconds must be a number"))
+			return
+		}
+		if secs > maxAdvance.Seconds() {
+			writeError(w, badRequest("seconds", "seconds is too large"))
+			return
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	param := "duration"
+	if hasS {
+		param = "seconds"
+	}
+	if d < 0 {
+		writeError(w, badRequest(param, "the clock only moves forward: give a duration of zero or more"))
+		return
+	}
+	if d > maxAdvance {
+		writeError(w, badRequest(param, "the duration is too large"))
+		return
+	}
+	adv, ok := s.clock.(advancer)
+	if !ok {
+		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
+			message: "the server runs on the real clock, which cannot be advanced; start it with a fake clock (the command's -fake-clock, or mockserver.WithClock(mockserver.NewFakeClock(t)))"})
+		return
+	}
+	adv.Advance(d)
+	writeValue(w, http.StatusOK, s.clockState())
+}
+
+func (s *Server) adminReset(w http.ResponseWriter, r *http.Request) {
+	s.Reset()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// faultJSON is a Fault on the wire; latency in milliseconds.
+type faultJSON struct {
+	Method     string `json:"method,omitempty"`
+	Path       string `json:"path,omitempty"`
+	Status     int    `json:"status,omitempty"`
+	RetryAfter int    `json:"retryAfter,omitempty"`
+	LatencyMs  int64  `json:"latencyMs,omitempty"`
+	Times      int    `json:"times"`
+}
+
+func toFaultJSON(f Fault) faultJSON {
+	return faultJSON{Method: f.Method, Path: f.Path, Status: f.Status, RetryAfter: f.RetryAfter,
+		LatencyMs: f.Latency.Milliseconds(), Times: f.Times}
+}
+
+func (s *Server) adminListFaults(w http.ResponseWriter, r *http.Request) {
+	fs := s.Faults()
+	out := make([]faultJSON, len(fs))
+	for i, f := range fs {
+		out[i] = toFaultJSON(f)
+	}
+	writeValue(w, http.StatusOK, dataList[faultJSON]{out})
+}
+
+func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
+	f, e := readAdminObject(w, r, "method", "path", "status", "retryAfter", "latencyMs", "times")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	var ft Fault
+	for _, name := range []string{"method", "path"} {
+		raw, ok := f[name]
+		if !ok {
+			continue
+		}
+		v, e := decodeString(name, raw)
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		if name == "method" {
+			ft.Method = v
+		} else {
+			ft.Path = v
+		}
+	}
+	ints := map[string]*int{"status": &ft.Status, "retryAfter": &ft.RetryAfter, "times": &ft.Times}
+	var latencyMs int
+	ints["latencyMs"] = &latencyMs
+	for _, name := range []string{"status", "retryAfter", "latencyMs", "times"} {
+		raw, ok := f[name]
+		if !ok {
+			continue
+		}
+		var n int
+		if err := json.Unmarshal(raw, &n); err != nil || n < 0 {
+			writeError(w, badRequest(name, name+" must be a whole number of zero or more"))
+			return
+		}
+		*ints[name] = n
+	}
+	if latencyMs > int(maxFaultLatency.Milliseconds()) {
+		writeError(w, badRequest("latencyMs", fmt.Sprintf("latencyMs must be at most %d", maxFaultLatency.Milliseconds())))
+		return
+	}
+	ft.Latency = time.Duration(latencyMs) * time.Millisecond
+	if err := s.AddFault(ft); err != nil {
+		param := "status"
+		if ft.Path != "" && validFaultPath(ft.Path) != nil {
+			param = "path"
+		}
+		writeError(w, badRequest(param, err.Error()))
+		return
+	}
+	writeValue(w, http.StatusCreated, toFaultJSON(ft.normalized()))
+}
+
+func (s *Server) adminClearFaults(w http.ResponseWriter, r *http.Request) {
+	s.ClearFaults()
+	w.WriteHeader(http.StatusNoContent)
 }

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -132,3 +133,53 @@ var (
 	// delivery attempts.
 	ErrDeliveriesClosed = errors.New("mockserver: deliveries are closed")
 )
+
+// deliveryJSON is the wire shape of a Delivery: times as the contract
+// writes them (RFC 3339, UTC, milliseconds).
+type deliveryJSON struct {
+	ID            string               `json:"id"`
+	EventID       string               `json:"eventId"`
+	EventType     contextsvc.EventType `json:"eventType"`
+	WebhookID     string               `json:"webhookId"`
+	URL           string               `json:"url"`
+	State         DeliveryState        `json:"state"`
+	Attempts      []DeliveryAttempt    `json:"attempts"`
+	NextAttemptAt string               `json:"nextAttemptAt,omitempty"`
+	CreatedAt     string               `json:"createdAt"`
+}
+
+// MarshalJSON encodes the delivery as the admin API shows it, its times in
+// RFC 3339 UTC with millisecond precision; nextAttemptAt is left out when
+// zero and attempts is always an array. The default decoding reads it back.
+func (d Delivery) MarshalJSON() ([]byte, error) {
+	j := deliveryJSON{
+		ID: d.ID, EventID: d.EventID, EventType: d.EventType, WebhookID: d.WebhookID, URL: d.URL,
+		State: d.State, Attempts: d.Attempts, CreatedAt: formatTime(d.CreatedAt),
+	}
+	if j.Attempts == nil {
+		j.Attempts = []DeliveryAttempt{}
+	}
+	if !d.NextAttemptAt.IsZero() {
+		j.NextAttemptAt = formatTime(d.NextAttemptAt)
+	}
+	return json.Marshal(j)
+}
+
+type deliveryAttemptJSON struct {
+	Number          int    `json:"number"`
+	ScheduledAt     string `json:"scheduledAt"`
+	StartedAt       string `json:"startedAt"`
+	Duration        int64  `json:"durationNs"`
+	StatusCode      int    `json:"statusCode,omitempty"`
+	Error           string `json:"error,omitempty"`
+	ResponseSnippet string `json:"responseSnippet,omitempty"`
+}
+
+// MarshalJSON encodes the attempt as the admin API shows it, its times in
+// RFC 3339 UTC with millisecond precision and its duration in nanoseconds.
+func (a DeliveryAttempt) MarshalJSON() ([]byte, error) {
+	return json.Marshal(deliveryAttemptJSON{
+		Number: a.Number, ScheduledAt: formatTime(a.ScheduledAt), StartedAt: formatTime(a.StartedAt),
+		Duration: int64(a.Duration), StatusCode: a.StatusCode, Error: a.Error, ResponseSnippet: a.ResponseSnippet,
+	})
+}

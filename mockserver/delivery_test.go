@@ -125,8 +125,27 @@ func checkDeliveryRequest(t *testing.T, r *http.Request, body []byte, secret str
 	if want := contextsvc.Sign(body, secret); sig != want {
 		t.Errorf("X-Service-Signature %q, contextsvc.Sign gives %q", sig, want)
 	}
-	if et := contextsvc.EventType(r.Header.Get("X-Service-Event")); !et.Known() {
+	et := contextsvc.EventType(r.Header.Get("X-Service-Event"))
+	if !et.Known() {
 		t.Errorf("X-Service-Event %q is no known event type", et)
+	}
+	// What a receiver using the SDK does: verify, then parse.
+	if err := contextsvc.VerifySignature(body, sig, secret); err != nil {
+		t.Errorf("contextsvc.VerifySignature: %v", err)
+	}
+	if err := contextsvc.VerifySignature(body, sig, secret+"-other"); !errors.Is(err, contextsvc.ErrInvalidSignature) {
+		t.Errorf("contextsvc.VerifySignature with another secret: %v", err)
+	}
+	ev, err := contextsvc.ConstructEvent(body, sig, "old-secret", secret)
+	if err != nil {
+		t.Errorf("contextsvc.ConstructEvent: %v\n%s", err, body)
+	} else {
+		if ev.Type != et || !strings.HasPrefix(ev.ID, "evt_") || ev.Timestamp.IsZero() {
+			t.Errorf("constructed event %+v, header type %s", ev, et)
+		}
+		if _, err := ev.ParseData(); err != nil {
+			t.Errorf("ParseData: %v", err)
+		}
 	}
 	if id := r.Header.Get("X-Service-Delivery"); !strings.HasPrefix(id, "dlv_") || len(id) < len("dlv_")+20 {
 		t.Errorf("X-Service-Delivery %q, want dlv_ and at least 20 characters", id)
@@ -835,7 +854,7 @@ func TestDeliveryCloseDeadline(t *testing.T) {
 		<-r.Context().Done() // hangs until the client gives up
 	}))
 	defer srv.Close()
-	dl := d.enqueue("evt_hang", contextsvc.EventContextCreated, []byte(`{}`), "wh_h", srv.URL, "s")
+	dl := d.enqueue("evt_hang", contextsvc.EventContextCreated, dlvEnvelope("evt_hang", contextsvc.EventContextCreated), "wh_h", srv.URL, "s")
 	<-started
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -873,7 +892,7 @@ func TestDeliveryReset(t *testing.T) {
 		t.Errorf("receiver got %d requests, want only the 10 before reset", n)
 	}
 	// The engine still works after a reset.
-	dl := d.enqueue("evt_after", contextsvc.EventContextCreated, []byte(`{}`), "wh_r", rc.URL, "s")
+	dl := d.enqueue("evt_after", contextsvc.EventContextCreated, dlvEnvelope("evt_after", contextsvc.EventContextCreated), "wh_r", rc.URL, "s")
 	waitDeliveriesIdle(t, d)
 	if got, _ := d.get(dl.ID); len(got.Attempts) != 1 {
 		t.Errorf("after reset: %d attempts, want 1", len(got.Attempts))
@@ -888,7 +907,8 @@ func TestDeliveryCopies(t *testing.T) {
 	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
 		w.WriteHeader(http.StatusTeapot)
 	})
-	body := []byte(`{"id":"evt_copy"}`)
+	body := dlvEnvelope("evt_copy", contextsvc.EventContextCreated)
+	want := string(body)
 	dl := d.enqueue("evt_copy", contextsvc.EventContextCreated, body, "wh_c", rc.URL, "s")
 	body[2] = 'X' // the caller's buffer is not the stored one
 	waitDeliveriesIdle(t, d)
@@ -901,7 +921,7 @@ func TestDeliveryCopies(t *testing.T) {
 	if len(again.Attempts) != 1 || again.Attempts[0].StatusCode != http.StatusTeapot || again.Attempts[0].Error == "changed" {
 		t.Errorf("a returned copy changed the record: %+v", again.Attempts)
 	}
-	if h := rc.got(); len(h) != 1 || string(h[0].Body) != `{"id":"evt_copy"}` {
+	if h := rc.got(); len(h) != 1 || string(h[0].Body) != want {
 		t.Errorf("receiver got %q", h)
 	}
 }
@@ -918,7 +938,7 @@ func TestDeliveryLog(t *testing.T) {
 		w.WriteHeader(http.StatusInternalServerError)
 	})
 	u := strings.Replace(rc.URL, "http://", "http://user:hunter2@", 1)
-	dl := d.enqueue("evt_log", contextsvc.EventContextCreated, []byte(`{}`), "wh_log", u, secret)
+	dl := d.enqueue("evt_log", contextsvc.EventContextCreated, dlvEnvelope("evt_log", contextsvc.EventContextCreated), "wh_log", u, secret)
 	waitDeliveriesIdle(t, d)
 	out := buf.String()
 	for _, want := range []string{"webhook delivery attempt", "delivery=" + dl.ID, "event=evt_log", "webhook=wh_log",
@@ -974,7 +994,7 @@ func TestDeliveryWorkersBounded(t *testing.T) {
 		mu.Unlock()
 	})
 	for i := range 20 {
-		d.enqueue(fmt.Sprint("evt_", i), contextsvc.EventContextCreated, []byte(`{}`), "wh", rc.URL, "s")
+		d.enqueue(fmt.Sprint("evt_", i), contextsvc.EventContextCreated, dlvEnvelope(fmt.Sprint("evt_", i), contextsvc.EventContextCreated), "wh", rc.URL, "s")
 	}
 	for range workers {
 		<-arrived
@@ -1018,16 +1038,26 @@ func TestDeliveryJSON(t *testing.T) {
 	}
 	want := map[string]any{
 		"id": "dlv_1", "eventId": "evt_1", "eventType": "context.created", "webhookId": "wh_1",
-		"url": "https://example.com/hook", "state": "pending", "createdAt": "2026-11-21T12:00:00Z",
-		"nextAttemptAt": "2026-11-21T12:01:00Z",
-		"attempts": []any{map[string]any{"number": 1.0, "scheduledAt": "2026-11-21T12:00:00Z", "startedAt": "2026-11-21T12:00:00Z",
+		"url": "https://example.com/hook", "state": "pending", "createdAt": "2026-11-21T12:00:00.000Z",
+		"nextAttemptAt": "2026-11-21T12:01:00.000Z",
+		"attempts": []any{map[string]any{"number": 1.0, "scheduledAt": "2026-11-21T12:00:00.000Z", "startedAt": "2026-11-21T12:00:00.000Z",
 			"durationNs": 1e6, "statusCode": 500.0, "error": "receiver answered 500 Internal Server Error", "responseSnippet": "oops"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("JSON (-want +got):\n%s", diff)
 	}
+	// Times are cut to milliseconds, in UTC, as everywhere in the API.
+	at := time.Date(2026, 11, 21, 13, 0, 0, 123456789, time.FixedZone("CET", 3600))
+	b, _ = json.Marshal(Delivery{CreatedAt: at, Attempts: []DeliveryAttempt{{Number: 1, ScheduledAt: at, StartedAt: at}}})
+	if s := string(b); strings.Count(s, `"2026-11-21T12:00:00.123Z"`) != 3 {
+		t.Errorf("times in %s", s)
+	}
+	var back Delivery
+	if err := json.Unmarshal(b, &back); err != nil || !back.CreatedAt.Equal(at.Truncate(time.Millisecond)) {
+		t.Errorf("decoded back: %v %v", back.CreatedAt, err)
+	}
 	// A finished delivery has no nextAttemptAt and an empty attempts list.
-	b, _ = json.Marshal(Delivery{State: DeliverySucceeded, Attempts: []DeliveryAttempt{}})
+	b, _ = json.Marshal(Delivery{State: DeliverySucceeded})
 	if s := string(b); strings.Contains(s, "nextAttemptAt") || !strings.Contains(s, `"attempts":[]`) {
 		t.Errorf("JSON %s", s)
 	}
@@ -1067,7 +1097,7 @@ func TestDeliveryNoRetries(t *testing.T) {
 	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
 		w.WriteHeader(http.StatusInternalServerError)
 	})
-	dl := d.enqueue("evt_once", contextsvc.EventContextCreated, []byte(`{}`), "wh", rc.URL, "s")
+	dl := d.enqueue("evt_once", contextsvc.EventContextCreated, dlvEnvelope("evt_once", contextsvc.EventContextCreated), "wh", rc.URL, "s")
 	waitDeliveriesIdle(t, d)
 	if got, _ := d.get(dl.ID); got.State != DeliveryFailed || len(got.Attempts) != 1 {
 		t.Errorf("state %s after %d attempts, want failed after 1", got.State, len(got.Attempts))
@@ -1085,7 +1115,7 @@ func TestDeliveryRealClock(t *testing.T) {
 			w.WriteHeader(http.StatusInternalServerError)
 		}
 	})
-	dl := d.enqueue("evt_real", contextsvc.EventContextCreated, []byte(`{}`), "wh", rc.URL, "s")
+	dl := d.enqueue("evt_real", contextsvc.EventContextCreated, dlvEnvelope("evt_real", contextsvc.EventContextCreated), "wh", rc.URL, "s")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	got, err := d.waitFor(ctx, func(x Delivery) bool { return x.ID == dl.ID && x.State != DeliveryPending })

@@ -40,11 +40,54 @@
 //     rendered plain text with "- " and "N. " list markers; raw HTML appears
 //     in no format except markdown. The PDF uses core fonts, so characters
 //     outside cp1252 print as '.'.
-//   - The event log is kept whole (unbounded) for inspection.
+//   - The event log and the deliveries are kept whole (unbounded) for
+//     inspection; [Server.Reset] empties them.
 //
-// # Events
+// # Events and webhook deliveries
 //
 // Every operation that fires an event appends it to the server's log
-// ([Server.Events]) with the exact envelope bytes a delivery would send;
-// [Server.Publish] fires context.published, which no public endpoint does.
+// ([Server.Events]) with the exact envelope bytes a delivery sends;
+// [Server.Publish] fires context.published and [Server.EmitEvent] any
+// type (team.member.added, team.member.removed…), which no public endpoint
+// does.
+//
+// Each event is delivered to every active webhook of its account
+// subscribed to its type: a signed POST per attempt, retried after 1 min,
+// 5 min, 30 min, 2 h and 24 h ([WithRetrySchedule] changes that), each
+// attempt bounded by [WithDeliveryTimeout] in real time. A 3xx is not
+// followed. The schedule runs on the server's [Clock]: with a [FakeClock],
+// a test advances it and calls [Server.WaitIdle] (or
+// [Server.WaitForDelivery]) instead of sleeping:
+//
+//	clock := mockserver.NewFakeClock(start)
+//	ts := mockserver.NewTestServer(t, mockserver.WithClock(clock))
+//	// register a webhook, update a context, then:
+//	clock.Advance(time.Minute)
+//	ts.WaitIdle(ctx) // attempt 2 has happened
+//
+// [Server.Deliveries], [Server.Delivery] and [Server.Redeliver] inspect and
+// retry deliveries; [Server.Close] stops them gracefully.
+//
+// # Admin API
+//
+// Unless [WithAdmin](false), the server also answers under /_mock/, with no
+// key: GET and POST /_mock/events, GET /_mock/deliveries (?eventId=,
+// ?webhookId=, ?state=), GET /_mock/deliveries/{id}, POST
+// /_mock/deliveries/{id}/redeliver, POST /_mock/contexts/{id}/publish, GET
+// /_mock/clock, POST /_mock/clock/advance (fake clock only, else 409), POST
+// /_mock/reset, and GET, POST, DELETE /_mock/faults. The embedded OpenAPI
+// document describes each. Admin errors use the contract's error body, with
+// two types of the mock's own: conflict (409) and unavailable (503).
+//
+// # Faults
+//
+// [Server.AddFault] (POST /_mock/faults) makes the next matching /v1
+// requests answer a status (500, 429 with Retry-After, 503…) with the
+// contract's error body of that type, or wait a latency first, so a
+// client's retry handling can be tested. A fault applies after
+// authentication and the rate limit, as a real server's failure would: a
+// request without a valid key still gets its 401, and a faulted request
+// has used a token of its bucket. Latency is real time even on a fake
+// clock, and a request canceled while waiting is dropped. Admin requests
+// are never faulted.
 package mockserver

@@ -5,7 +5,9 @@ import (
 	"net/http"
 )
 
-// The error types of the contract, one per status.
+// The error types of the contract, one per status, plus two of the mock's
+// own: conflict (409, an admin action that cannot apply now) and
+// unavailable (503, the server is shutting down, or an injected fault).
 const (
 	errInvalidRequest   = "invalid_request"
 	errUnauthorized     = "unauthorized"
@@ -15,6 +17,8 @@ const (
 	errPayloadTooLarge  = "payload_too_large"
 	errRateLimited      = "rate_limited"
 	errInternal         = "internal"
+	errConflict         = "conflict"
+	errUnavailable      = "unavailable"
 )
 
 // apiError is a failure to report to the caller as the contract's error

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"time"
@@ -119,10 +120,37 @@ func (s *Server) targets(accountID string, typ contextsvc.EventType) []webhookTa
 	return out
 }
 
-// Events returns every recorded event, oldest first. The returned slice is
-// a copy; its Data and Body must not be modified.
+// Events returns copies of every recorded event, oldest first (changing
+// them changes nothing on the server).
 func (s *Server) Events() []Event {
 	s.evMu.RLock()
 	defer s.evMu.RUnlock()
-	return slices.Clone(s.events)
+	out := make([]Event, len(s.events))
+	for i, ev := range s.events {
+		ev.Data = bytes.Clone(ev.Data)
+		ev.Body = bytes.Clone(ev.Body)
+		out[i] = ev
+	}
+	return out
+}
+
+// eventJSON is an event as the admin API shows it: the envelope's fields
+// plus the account.
+type eventJSON struct {
+	ID        string               `json:"id"`
+	Type      contextsvc.EventType `json:"type"`
+	Timestamp string               `json:"timestamp"`
+	Account   string               `json:"account"`
+	Data      json.RawMessage      `json:"data"`
+}
+
+// MarshalJSON encodes the event as the admin API shows it:
+// {"id","type","timestamp","account","data"}, the time in RFC 3339 UTC with
+// millisecond precision.
+func (e Event) MarshalJSON() ([]byte, error) {
+	data := e.Data
+	if len(data) == 0 {
+		data = json.RawMessage("{}")
+	}
+	return json.Marshal(eventJSON{ID: e.ID, Type: e.Type, Timestamp: formatTime(e.Timestamp), Account: e.Account, Data: data})
 }

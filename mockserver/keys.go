@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/time/rate"
 )
@@ -148,8 +149,9 @@ func ParseKey(spec string) (Key, error) {
 // apiKey is a configured key with its rate limiter and token hash.
 type apiKey struct {
 	Key
-	hash      [sha256.Size]byte
-	limiter   *rate.Limiter // nil for unlimited
+	hash [sha256.Size]byte
+	// limiter is nil for unlimited keys; Reset swaps in a full one.
+	limiter   atomic.Pointer[rate.Limiter]
 	perMinute int
 	burst     int
 	limitHdr  []string // precomputed X-RateLimit-Limit value

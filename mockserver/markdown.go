@@ -33,13 +33,11 @@ type section struct {
 	body string
 }
 
-// sections splits src at every top-level ATX or setext heading (any level)
-// that goldmark finds, so a '#' in a fenced code block is no heading. The
-// preamble is a section only when it holds at least one block; a heading
-// with no body is still a section. Headings nested in block quotes or list
-// items stay part of their section's body.
-func sections(src []byte) []section { return sectionsOf(parseMarkdown(src), src) }
-
+// sectionsOf splits a parsed document at every top-level ATX or setext
+// heading (any level) that goldmark finds, so a '#' in a fenced code block
+// is no heading. The preamble is a section only when it holds at least one
+// block; a heading with no body is still a section. Headings nested in
+// block quotes or list items stay part of their section's body.
 func sectionsOf(doc ast.Node, src []byte) []section {
 	var out []section
 	var cur *section

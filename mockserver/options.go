@@ -1,20 +1,29 @@
 package mockserver
 
-import "log/slog"
+import (
+	"log/slog"
+	"slices"
+	"time"
+)
 
 // Option configures a [Server] in [New].
 type Option func(*config)
 
 type config struct {
-	clock     Clock
-	keys      []Key
-	logger    *slog.Logger
-	httpsOnly bool
-	admin     bool
+	clock           Clock
+	keys            []Key
+	logger          *slog.Logger
+	httpsOnly       bool
+	admin           bool
+	requestLog      bool
+	retrySchedule   []time.Duration
+	deliveryTimeout time.Duration
+	deliveryWorkers int
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit
-// buckets) from c; the default is [RealClock].
+// buckets, the delivery schedule) from c; the default is [RealClock].
+// Give a [FakeClock] to run the retry schedule in a test without waiting.
 func WithClock(c Clock) Option { return func(cf *config) { cf.clock = c } }
 
 // WithKey adds an API key the server accepts. It may be given many times.
@@ -22,9 +31,15 @@ func WithClock(c Clock) Option { return func(cf *config) { cf.clock = c } }
 // User. When no key is given, New creates one (see [Server.DefaultKey]).
 func WithKey(k Key) Option { return func(cf *config) { cf.keys = append(cf.keys, k) } }
 
-// WithLogger sets the logger for requests and recovered panics; the
-// default discards everything.
+// WithLogger sets the logger for recovered panics, delivery attempts (one
+// Info record each) and, with [WithRequestLog], requests; the default
+// discards everything.
 func WithLogger(l *slog.Logger) Option { return func(cf *config) { cf.logger = l } }
+
+// WithRequestLog(true) logs one Info record per request (method, path,
+// status, duration, request id; never a header's value). Without it,
+// requests are logged at Debug level only.
+func WithRequestLog(on bool) Option { return func(cf *config) { cf.requestLog = on } }
 
 // WithHTTPSOnlyWebhooks(true) refuses http webhook urls even for loopback
 // hosts, as the real service would.
@@ -33,3 +48,29 @@ func WithHTTPSOnlyWebhooks(on bool) Option { return func(cf *config) { cf.httpsO
 // WithAdmin turns the /_mock/ endpoints on (the default) or off; when off
 // they answer 404 like any unknown path.
 func WithAdmin(on bool) Option { return func(cf *config) { cf.admin = on } }
+
+// WithRetrySchedule sets the delays between the attempts of a webhook
+// delivery: after the k-th failed attempt, the next is due the k-th delay
+// later, so a delivery gets len(delays)+1 attempts. The default is
+// [DefaultRetrySchedule] (1 min, 5 min, 30 min, 2 h, 24 h); an empty,
+// non-nil slice means a single attempt. Negative delays count as zero. The
+// slice is copied.
+func WithRetrySchedule(delays []time.Duration) Option {
+	return func(cf *config) {
+		cf.retrySchedule = slices.Clone(delays)
+		if cf.retrySchedule == nil {
+			cf.retrySchedule = DefaultRetrySchedule()
+		}
+	}
+}
+
+// WithDeliveryTimeout bounds each delivery attempt, in real time (the
+// network is real even on a fake clock); <= 0 means
+// [DefaultDeliveryTimeout] (10 s).
+func WithDeliveryTimeout(d time.Duration) Option {
+	return func(cf *config) { cf.deliveryTimeout = d }
+}
+
+// WithDeliveryWorkers bounds how many delivery attempts run at once; <= 0
+// means 8.
+func WithDeliveryWorkers(n int) Option { return func(cf *config) { cf.deliveryWorkers = n } }

@@ -11,16 +11,17 @@ import (
 // the X-RateLimit-* headers. It writes the 429 and reports false when the
 // bucket is empty. Unlimited keys pass without headers.
 func (s *Server) allow(w http.ResponseWriter, k *apiKey) bool {
-	if k.limiter == nil {
+	lim := k.limiter.Load()
+	if lim == nil {
 		return true
 	}
 	now := s.clock.Now()
-	res := k.limiter.ReserveN(now, 1)
+	res := lim.ReserveN(now, 1)
 	delay := res.DelayFrom(now)
 	if delay > 0 {
 		res.CancelAt(now)
 	}
-	tokens := k.limiter.TokensAt(now)
+	tokens := lim.TokensAt(now)
 	h := w.Header()
 	h["X-Ratelimit-Limit"] = k.limitHdr
 	remaining := int(math.Floor(tokens))

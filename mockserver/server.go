@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/time/rate"
 )
@@ -22,10 +24,11 @@ const maxBody = 2 << 20
 // [New] to make one or [NewTestServer] to run one in a test. It is safe for
 // concurrent use.
 type Server struct {
-	clock     Clock
-	logger    *slog.Logger
-	httpsOnly bool
-	admin     bool
+	clock      Clock
+	logger     *slog.Logger
+	httpsOnly  bool
+	admin      bool
+	requestLog bool
 
 	keys       []*apiKey
 	defaultKey Key
@@ -47,6 +50,13 @@ type Server struct {
 	// its type. It is called without any store lock held.
 	onEvent func(ev Event, targets []webhookTarget)
 
+	// deliveries is the webhook delivery engine, fed by onEvent.
+	deliveries *deliverer
+
+	faultMu   sync.Mutex
+	faults    []*faultRule
+	hasFaults atomic.Bool // len(faults) > 0, read without faultMu
+
 	mux *http.ServeMux
 }
 
@@ -63,7 +73,20 @@ func New(opts ...Option) *Server {
 	}
 	s := &Server{
 		clock: cf.clock, logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
-		accounts: make(map[string]*account),
+		requestLog: cf.requestLog,
+		accounts:   make(map[string]*account),
+	}
+	s.deliveries = newDeliverer(deliveryConfig{
+		Clock:    cf.clock,
+		Schedule: cf.retrySchedule,
+		Timeout:  cf.deliveryTimeout,
+		Workers:  cf.deliveryWorkers,
+		Logger:   cf.logger,
+	})
+	s.onEvent = func(ev Event, targets []webhookTarget) {
+		for _, t := range targets {
+			s.deliveries.enqueue(ev.ID, ev.Type, ev.Body, t.ID, t.URL, t.Secret)
+		}
 	}
 	_, _ = rand.Read(s.cursorSalt[:])
 	if len(cf.keys) == 0 {
@@ -93,7 +116,7 @@ func New(opts ...Option) *Server {
 		ak := &apiKey{Key: k, hash: sha256.Sum256([]byte(k.Token))}
 		if pm, b, limited := k.limits(); limited {
 			ak.perMinute, ak.burst = pm, b
-			ak.limiter = rate.NewLimiter(rate.Limit(float64(pm)/60), b)
+			ak.limiter.Store(rate.NewLimiter(rate.Limit(float64(pm)/60), b))
 			ak.limitHdr = []string{strconv.Itoa(pm)}
 		}
 		a := s.accounts[k.Account]
@@ -173,6 +196,7 @@ func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ServeHTTP gives every response a request id, turns a panic into the
 // contract's 500 error, then routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	rid := newID("req_")
 	w.Header()["X-Request-Id"] = []string{rid}
 	rw := &trackingWriter{ResponseWriter: w}
@@ -194,8 +218,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.mux.ServeHTTP(rw, r)
 	}
-	if s.logger.Enabled(r.Context(), slog.LevelDebug) {
-		s.logger.Debug("mockserver: request", "requestId", rid, "method", r.Method, "path", r.URL.Path, "status", rw.status)
+	// Only the method and path are logged: never a header (the
+	// Authorization header carries the key) nor the query.
+	level := slog.LevelDebug
+	if s.requestLog {
+		level = slog.LevelInfo
+	}
+	if s.logger.Enabled(r.Context(), level) {
+		status := rw.status
+		if !rw.wrote {
+			status = http.StatusOK
+		}
+		s.logger.LogAttrs(r.Context(), level, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+			slog.Duration("duration", time.Since(start)), slog.String("requestId", rid))
 	}
 }
 
@@ -239,6 +275,12 @@ func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
 			return
 		}
 		if !s.allow(w, k) {
+			return
+		}
+		// Injected faults come after authentication and the rate limit, as
+		// a real server's failures would: an unauthenticated request still
+		// gets its 401, and a faulted request has used a token.
+		if s.injectFault(w, r) {
 			return
 		}
 		if write && k.Scope != ScopeWrite {

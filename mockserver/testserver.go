@@ -1,8 +1,10 @@
 package mockserver
 
 import (
+	"context"
 	"net/http/httptest"
 	"testing"
+	"time"
 )
 
 // TestServer is a [Server] listening on loopback for one test.
@@ -24,6 +26,15 @@ type TestServer struct {
 func NewTestServer(t testing.TB, opts ...Option) *TestServer {
 	t.Helper()
 	s := New(opts...)
+	// Cleanups run last first: the HTTP server closes, then deliveries
+	// stop (running attempts get 10 s to finish).
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("mockserver: closing deliveries: %v", err)
+		}
+	})
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
 	return &TestServer{Server: s, URL: hs.URL + "/v1", APIKey: s.DefaultKey().Token, HTTP: hs}

@@ -1,0 +1,30 @@
+// Command contextsvc-mock serves the in-memory Context Management Service
+// (package mockserver) for local development and tests in other languages.
+//
+//	go run ./mockserver/cmd/contextsvc-mock
+//
+// It listens on 127.0.0.1:8080 by default and prints, on stdout, the base
+// URL and a ready API key (the first key) as two lines a shell can use:
+//
+//	CONTEXTSVC_BASE_URL=http://127.0.0.1:8080/v1
+//	CONTEXTSVC_API_KEY=sk_test_…
+//
+// Everything else (each request, each webhook delivery attempt, startup
+// and shutdown) is logged with log/slog to stderr. Run it with -h for the
+// flags. On SIGINT or SIGTERM it stops accepting requests, lets running
+// webhook deliveries finish until -shutdown-timeout, and exits 0. Bad flags
+// exit 2; a failure to listen exits 1.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}

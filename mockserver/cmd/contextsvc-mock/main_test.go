@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseFlags(t *testing.T) {
+	t.Parallel()
+	st, err := parseFlags([]string{
+		"-addr", "127.0.0.1:0", "-key", "sk_a", "-key", "sk_b:free:read", "-key", "sk_c:enterprise=600/20",
+		"-retry-schedule", "1s, 5s,30s,2m,24m", "-fake-clock", "-delivery-timeout", "2s", "-https-only",
+		"-admin=false", "-log-level", "WARN", "-shutdown-timeout", "3s",
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.addr != "127.0.0.1:0" || !st.fakeClock || st.deliveryTimeout != 2*time.Second || !st.httpsOnly || st.admin ||
+		st.logLevel != slog.LevelWarn || st.shutdownTimeout != 3*time.Second {
+		t.Errorf("settings %+v", st)
+	}
+	want := []time.Duration{time.Second, 5 * time.Second, 30 * time.Second, 2 * time.Minute, 24 * time.Minute}
+	if diff := cmp.Diff(want, st.schedule); diff != "" {
+		t.Errorf("schedule (-want +got):\n%s", diff)
+	}
+	if len(st.keys) != 3 || st.keys[1].Plan != mockserver.PlanFree || st.keys[1].Scope != mockserver.ScopeRead ||
+		st.keys[2].PerMinute != 600 || st.keys[2].Burst != 20 {
+		t.Fatalf("keys %v", st.keys)
+	}
+	for _, k := range st.keys {
+		if k.Account != st.keys[0].Account || k.User != st.keys[0].User || !strings.HasPrefix(k.Account, "acct_") || !strings.HasPrefix(k.User, "user_") {
+			t.Errorf("key %v: not the shared account and user", k)
+		}
+	}
+	// The settings make a valid server (New panics on a bad key).
+	srv := mockserver.New(st.options(slog.New(slog.DiscardHandler))...)
+	if srv.DefaultKey().Token != "sk_a" {
+		t.Errorf("first key %v", srv.DefaultKey())
+	}
+
+	st, err = parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.addr != "127.0.0.1:8080" || !st.admin || st.fakeClock || st.logLevel != slog.LevelInfo ||
+		st.deliveryTimeout != mockserver.DefaultDeliveryTimeout || len(st.keys) != 0 ||
+		!cmp.Equal(st.schedule, mockserver.DefaultRetrySchedule()) {
+		t.Errorf("defaults %+v", st)
+	}
+	if st, _ := parseFlags([]string{"-retry-schedule", ""}, io.Discard); st == nil || st.schedule == nil || len(st.schedule) != 0 {
+		t.Errorf("empty schedule: %+v", st)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-nope"}, "flag provided but not defined"},
+		{[]string{"-key", "k:gold"}, `unknown plan "gold"`},
+		{[]string{"-key", "k:pro:admin"}, `unknown scope "admin"`},
+		{[]string{"-key", ""}, "empty key"},
+		{[]string{"-key", "k", "-key", "k:free"}, "the same key is given twice"},
+		{[]string{"-key", "k:enterprise=0/1"}, "enterprise plan"},
+		{[]string{"-retry-schedule", "1s,soon"}, `"soon" is not a duration`},
+		{[]string{"-retry-schedule", "-1s"}, "negative"},
+		{[]string{"-log-level", "loud"}, "debug, info, warn or error"},
+		{[]string{"-delivery-timeout", "0s"}, "must be positive"},
+		{[]string{"-delivery-timeout", "ten"}, "invalid value"},
+		{[]string{"serve"}, `unexpected argument "serve"`},
+	} {
+		var stderr bytes.Buffer
+		if code := run(t.Context(), tc.args, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.msg) {
+			t.Errorf("%q: exit %d, stderr %q", tc.args, code, stderr.String())
+		}
+	}
+	var stderr bytes.Buffer
+	if code := run(t.Context(), []string{"-h"}, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "-retry-schedule") {
+		t.Errorf("-h: exit %d, %q", code, stderr.String())
+	}
+	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// readReady reads the two lines the command prints on start.
+func readReady(t *testing.T, r io.Reader) (baseURL, key string) {
+	t.Helper()
+	sc := bufio.NewScanner(r)
+	for _, want := range []string{"CONTEXTSVC_BASE_URL=", "CONTEXTSVC_API_KEY="} {
+		if !sc.Scan() {
+			t.Fatalf("stdout ended before %s: %v", want, sc.Err())
+		}
+		v, ok := strings.CutPrefix(sc.Text(), want)
+		if !ok {
+			t.Fatalf("stdout line %q, want %s…", sc.Text(), want)
+		}
+		if want == "CONTEXTSVC_BASE_URL=" {
+			baseURL = v
+		} else {
+			key = v
+		}
+	}
+	return baseURL, key
+}
+
+// TestRunInProcess serves with run until its context ends.
+func TestRunInProcess(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-fake-clock"}, pw, &stderr)
+		pw.Close()
+	}()
+	base, key := readReady(t, pr)
+	go io.Copy(io.Discard, pr)
+	if !strings.HasPrefix(base, "http://127.0.0.1:") || strings.HasSuffix(base, ":0/v1") || !strings.HasPrefix(key, "sk_test_") {
+		t.Errorf("ready lines %q %q", base, key)
+	}
+	client, err := contextsvc.NewClient(key, contextsvc.WithBaseURL(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{Name: "In process"}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("exit %d\n%s", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not return after its context ended")
+	}
+	log := stderr.String()
+	if !strings.Contains(log, "method=POST path=/v1/contexts status=201") || strings.Contains(log, key) {
+		t.Errorf("log:\n%s", log)
+	}
+}
+
+// TestCommand builds the command, starts it on a free port, creates a
+// context through the SDK and stops it with SIGTERM.
+func TestCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "contextsvc-mock")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-key", "sk_test_cmd:unlimited", "-key", "sk_test_reader:free:read",
+		"-retry-schedule", "1s,5s")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	base, key := readReady(t, stdout)
+	if key != "sk_test_cmd" {
+		t.Errorf("key %q, want the first -key", key)
+	}
+	ctx := t.Context()
+	client, err := contextsvc.NewClient(key, contextsvc.WithBaseURL(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A webhook receiver that checks what it gets with the SDK.
+	received := make(chan *contextsvc.Event, 4)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		ev, err := contextsvc.ConstructEvent(body, r.Header.Get("X-Service-Signature"), "whsec_cmd")
+		if err != nil {
+			t.Errorf("delivery: %v", err)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		received <- ev
+	}))
+	defer receiver.Close()
+	if _, err := client.Webhooks.Register(ctx, &contextsvc.RegisterWebhookRequest{
+		URL: receiver.URL, Events: []contextsvc.EventType{contextsvc.EventContextCreated}, Secret: "whsec_cmd",
+	}); err != nil {
+		t.Fatalf("register webhook: %v", err)
+	}
+	c, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{Name: "From the command test"})
+	if err != nil {
+		t.Fatalf("create: %v\nstderr:\n%s", err, stderr.String())
+	}
+	// The second key shares the account: it reads what the first wrote.
+	reader, _ := contextsvc.NewClient("sk_test_reader", contextsvc.WithBaseURL(base))
+	if got, err := reader.Contexts.Get(ctx, c.ID); err != nil || got.Name != "From the command test" {
+		t.Errorf("get with the second key: %+v %v", got, err)
+	}
+
+	select {
+	case ev := <-received:
+		if d, err := ev.ContextCreated(); err != nil || d.ContextID != c.ID {
+			t.Errorf("delivered %+v: %v", d, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no delivery arrived\nstderr:\n%s", stderr.String())
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatalf("exit: %v\nstderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command did not exit after SIGTERM")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	log := stderr.String()
+	for _, want := range []string{"method=POST path=/v1/contexts status=201", "requestId=req_", "webhook delivery attempt", "outcome=succeeded", "shutting down", "stopped"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "sk_test_cmd") {
+		t.Errorf("the key is in the log:\n%s", log)
+	}
+}

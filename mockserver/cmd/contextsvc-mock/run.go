@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // could not listen or serve
+	exitUsage = 2 // bad flags
+)
+
+// settings are the parsed flags.
+type settings struct {
+	addr            string
+	keys            []mockserver.Key
+	schedule        []time.Duration
+	fakeClock       bool
+	deliveryTimeout time.Duration
+	httpsOnly       bool
+	admin           bool
+	logLevel        slog.Level
+	shutdownTimeout time.Duration
+}
+
+// keyFlags collects the repeatable -key flag.
+type keyFlags []mockserver.Key
+
+// String and Set make keyFlags a flag.Value; Set parses one KEY[:plan[:scope]].
+func (k *keyFlags) String() string { return fmt.Sprintf("%d keys", len(*k)) }
+
+func (k *keyFlags) Set(spec string) error {
+	key, err := mockserver.ParseKey(spec)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "mockserver: "))
+	}
+	for _, other := range *k {
+		if other.Token == key.Token {
+			return errors.New("the same key is given twice")
+		}
+	}
+	*k = append(*k, key)
+	return nil
+}
+
+// scheduleFlag is the -retry-schedule flag: comma-separated durations.
+type scheduleFlag struct{ delays []time.Duration }
+
+// String and Set make scheduleFlag a flag.Value; an empty value means no retries.
+func (s *scheduleFlag) String() string {
+	parts := make([]string, len(s.delays))
+	for i, d := range s.delays {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (s *scheduleFlag) Set(v string) error {
+	s.delays = []time.Duration{}
+	if strings.TrimSpace(v) == "" {
+		return nil // one attempt, no retries
+	}
+	for _, p := range strings.Split(v, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(p))
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 30s or 2m", strings.TrimSpace(p))
+		}
+		if d < 0 {
+			return fmt.Errorf("delay %s is negative", d)
+		}
+		s.delays = append(s.delays, d)
+	}
+	return nil
+}
+
+// levelFlag is the -log-level flag.
+type levelFlag struct{ level slog.Level }
+
+// String and Set make levelFlag a flag.Value.
+func (l *levelFlag) String() string { return strings.ToLower(l.level.String()) }
+
+func (l *levelFlag) Set(v string) error {
+	switch strings.ToLower(v) {
+	case "debug":
+		l.level = slog.LevelDebug
+	case "info":
+		l.level = slog.LevelInfo
+	case "warn", "warning":
+		l.level = slog.LevelWarn
+	case "error":
+		l.level = slog.LevelError
+	default:
+		return errors.New("must be debug, info, warn or error")
+	}
+	return nil
+}
+
+// parseFlags parses the command line. Errors (and -h) have already been
+// reported on stderr with the usage.
+func parseFlags(args []string, stderr io.Writer) (*settings, error) {
+	fs := flag.NewFlagSet("contextsvc-mock", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		st       = settings{admin: true}
+		keys     keyFlags
+		schedule = scheduleFlag{delays: mockserver.DefaultRetrySchedule()}
+		level    = levelFlag{level: slog.LevelInfo}
+	)
+	fs.StringVar(&st.addr, "addr", "127.0.0.1:8080", "`address` to listen on (port 0 picks a free port; the actual address is printed)")
+	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read. All keys share one account and user. Without it a random key is made. The first key is printed.")
+	fs.Var(&schedule, "retry-schedule", "comma-separated `delays` between webhook delivery attempts, e.g. 1s,5s,30s,2m,24m; empty for a single attempt")
+	fs.BoolVar(&st.fakeClock, "fake-clock", false, "run on a fake clock that moves only by POST /_mock/clock/advance")
+	fs.DurationVar(&st.deliveryTimeout, "delivery-timeout", mockserver.DefaultDeliveryTimeout, "time-out of each webhook delivery attempt")
+	fs.BoolVar(&st.httpsOnly, "https-only", false, "refuse http webhook URLs even for loopback hosts")
+	fs.BoolVar(&st.admin, "admin", true, "serve the /_mock/ admin endpoints")
+	fs.Var(&level, "log-level", "`level` of the log on stderr: debug, info (default: every request and delivery attempt), warn or error")
+	fs.DurationVar(&st.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long running requests and webhook deliveries may take to finish")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		err := fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
+		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+		return nil, err
+	}
+	if st.deliveryTimeout <= 0 || st.shutdownTimeout <= 0 {
+		err := errors.New("-delivery-timeout and -shutdown-timeout must be positive")
+		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+		return nil, err
+	}
+	// Every command-line key belongs to one account and user, so any of
+	// them sees what another created.
+	account, user := "acct_"+randomID(), "user_"+randomID()
+	for i := range keys {
+		keys[i].Account, keys[i].User = account, user
+	}
+	st.keys, st.schedule, st.logLevel = keys, schedule.delays, level.level
+	return &st, nil
+}
+
+// randomID is 26 lowercase base32 characters from crypto/rand, the shape
+// of the mock server's own ids.
+func randomID() string { return strings.ToLower(rand.Text()) }
+
+// options turns the settings into the server's options.
+func (st *settings) options(logger *slog.Logger) []mockserver.Option {
+	opts := []mockserver.Option{
+		mockserver.WithLogger(logger),
+		mockserver.WithRequestLog(true),
+		mockserver.WithRetrySchedule(st.schedule),
+		mockserver.WithDeliveryTimeout(st.deliveryTimeout),
+		mockserver.WithHTTPSOnlyWebhooks(st.httpsOnly),
+		mockserver.WithAdmin(st.admin),
+	}
+	if st.fakeClock {
+		opts = append(opts, mockserver.WithClock(mockserver.NewFakeClock(time.Now())))
+	}
+	for _, k := range st.keys {
+		opts = append(opts, mockserver.WithKey(k))
+	}
+	return opts
+}
+
+// run is the whole command: it serves until ctx is done, then shuts down
+// and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	st, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: st.logLevel}))
+	srv := mockserver.New(st.options(logger)...)
+
+	ln, err := net.Listen("tcp", st.addr)
+	if err != nil {
+		logger.Error("cannot listen", "addr", st.addr, "error", err)
+		return exitError
+	}
+	base := "http://" + ln.Addr().String()
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	// stdout carries only these two lines, so a script can read them.
+	fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
+	logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()),
+		"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String())
+
+	code := exitOK
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down", "timeout", st.shutdownTimeout)
+	case err := <-served:
+		logger.Error("server stopped", "error", err)
+		code = exitError
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), st.shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		logger.Warn("requests still running at the deadline were cut off", "error", err)
+	}
+	if err := srv.Close(sctx); err != nil {
+		logger.Warn("webhook delivery attempts still running at the deadline were canceled", "error", err)
+	}
+	pending := len(srv.Deliveries(mockserver.DeliveryFilter{State: mockserver.DeliveryPending}))
+	logger.Info("stopped", "pendingDeliveries", pending)
+	return code
+}

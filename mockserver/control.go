@@ -1,0 +1,135 @@
+package mockserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"golang.org/x/time/rate"
+)
+
+// This file is the Go side of the admin API: what a test does to a Server
+// besides sending it /v1 requests.
+
+// Clock returns the clock the server reads all its time from (see
+// [WithClock]). A test that gave a [FakeClock] advances it directly.
+func (s *Server) Clock() Clock { return s.clock }
+
+// Deliveries returns copies of the webhook deliveries that match f, in
+// creation order; the zero filter returns them all. The result is never
+// nil.
+func (s *Server) Deliveries(f DeliveryFilter) []Delivery { return s.deliveries.list(f) }
+
+// Delivery returns a copy of the delivery with the given id, and whether
+// it exists.
+func (s *Server) Delivery(id string) (Delivery, bool) { return s.deliveries.get(id) }
+
+// Redeliver makes a new attempt of a delivery due now (any state) and puts
+// it back to pending; attempt numbers continue and the retry schedule
+// starts over. It fails with an error wrapping [ErrDeliveryNotFound],
+// [ErrDeliveryInFlight] (an attempt is running) or [ErrDeliveriesClosed]
+// (after [Server.Close]).
+func (s *Server) Redeliver(id string) (Delivery, error) { return s.deliveries.redeliver(id) }
+
+// WaitIdle blocks until no delivery attempt is due or running, or ctx is
+// done (it then returns ctx's error). On a [FakeClock], a test writes:
+// change something, Advance, WaitIdle, then checks the attempts that the
+// advance made due; nothing sleeps or polls.
+func (s *Server) WaitIdle(ctx context.Context) error { return s.deliveries.waitIdle(ctx) }
+
+// WaitForDelivery blocks until a delivery, existing or future, matches
+// match, and returns a copy of it; or until ctx is done, and returns ctx's
+// error. match runs without the server's locks. It sees every delivery,
+// then each again after it changes, but may miss a short-lived state when
+// changes come quickly: test for one that lasts (succeeded, failed, n
+// attempts made).
+func (s *Server) WaitForDelivery(ctx context.Context, match func(Delivery) bool) (Delivery, error) {
+	return s.deliveries.waitFor(ctx, match)
+}
+
+// Close stops webhook deliveries gracefully: no new attempt starts (waiting
+// ones stay pending), running attempts may finish until ctx is done, then
+// they are canceled and Close returns ctx's error. The API keeps answering
+// (the Server is only a handler; stop its http.Server first). Calling
+// Close again waits again.
+func (s *Server) Close(ctx context.Context) error { return s.deliveries.close(ctx) }
+
+// Reset empties the server as if it were new: contexts, webhooks, events,
+// deliveries (running attempts are canceled and forgotten), faults, and
+// every key's rate-limit bucket (full again). Keys, options and the
+// clock stay.
+func (s *Server) Reset() {
+	for _, a := range s.accountList {
+		a.mu.Lock()
+		a.byID = make(map[string]*contextRec)
+		a.order = nil
+		a.byTag = make(map[string][]*contextRec)
+		a.webhooks = nil
+		a.mu.Unlock()
+	}
+	s.evMu.Lock()
+	s.events = nil
+	s.evMu.Unlock()
+	s.deliveries.reset()
+	s.ClearFaults()
+	for _, k := range s.keys {
+		if k.limiter.Load() != nil {
+			k.limiter.Store(rate.NewLimiter(rate.Limit(float64(k.perMinute)/60), k.burst))
+		}
+	}
+}
+
+// ErrUnknownAccount is wrapped by the error [Server.EmitEvent] returns for
+// an account no key belongs to.
+var ErrUnknownAccount = errors.New("mockserver: unknown account")
+
+// ErrInvalidEvent is wrapped by the error [Server.EmitEvent] returns for an
+// event type or data it cannot send.
+var ErrInvalidEvent = errors.New("mockserver: invalid event")
+
+// maxEventTypeLen bounds an emitted event type; it travels in a header.
+const maxEventTypeLen = 100
+
+// EmitEvent records an event of any type with the given data for an
+// account ("" means the default key's account) and delivers it to that
+// account's webhooks subscribed to the type, exactly as the API's own
+// events. It is the only way to fire team.member.added and
+// team.member.removed. typ must be 1 to 100 printable ASCII characters
+// without spaces, and data a JSON object; otherwise the error wraps
+// [ErrInvalidEvent]. typ need not be one of the eight known types, but
+// webhooks subscribe only to those, so an event of another type is
+// recorded and delivered nowhere. data is not checked against the type's
+// shape, so malformed payloads can be sent on purpose. ctx is not used
+// today (emitting never blocks).
+func (s *Server) EmitEvent(ctx context.Context, account string, typ contextsvc.EventType, data json.RawMessage) (Event, error) {
+	if account == "" {
+		account = s.defaultKey.Account
+	}
+	if s.accounts[account] == nil {
+		return Event{}, fmt.Errorf("%w: %q", ErrUnknownAccount, account)
+	}
+	if err := validEventType(string(typ)); err != nil {
+		return Event{}, err
+	}
+	var buf bytes.Buffer
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '{' || json.Compact(&buf, trimmed) != nil {
+		return Event{}, fmt.Errorf("%w: data must be a JSON object", ErrInvalidEvent)
+	}
+	return s.emit(account, typ, json.RawMessage(buf.Bytes())), nil
+}
+
+func validEventType(t string) error {
+	if t == "" || len(t) > maxEventTypeLen {
+		return fmt.Errorf("%w: type must be 1 to %d characters", ErrInvalidEvent, maxEventTypeLen)
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] <= ' ' || t[i] > '~' {
+			return fmt.Errorf("%w: type %q must be printable ASCII without spaces", ErrInvalidEvent, t)
+		}
+	}
+	return nil
+}

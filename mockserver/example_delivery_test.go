@@ -1,0 +1,93 @@
+package mockserver_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver"
+)
+
+// serve sends one /v1 request to srv without a network.
+func serve(srv *mockserver.Server, method, path, body string) int {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+srv.DefaultKey().Token)
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+// The retry schedule runs on the server's fake clock: advance it, wait
+// for the deliveries to be idle, look. Nothing sleeps.
+func ExampleServer_WaitIdle() {
+	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	clock := mockserver.NewFakeClock(start)
+	srv := mockserver.New(mockserver.WithClock(clock))
+	defer srv.Close(context.Background())
+
+	var calls atomic.Int32
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if _, err := contextsvc.ConstructEvent(body, r.Header.Get("X-Service-Signature"), "whsec_example"); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if calls.Add(1) < 3 { // fail twice, then accept
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer receiver.Close()
+
+	serve(srv, "POST", "/v1/webhooks", `{"url":"`+receiver.URL+`","events":["context.created"],"secret":"whsec_example"}`)
+	serve(srv, "POST", "/v1/contexts", `{"name":"Runbook"}`)
+
+	ctx := context.Background()
+	_ = srv.WaitIdle(ctx) // the first attempt, at +0
+	for _, d := range []time.Duration{time.Minute, 5 * time.Minute} {
+		clock.Advance(d)
+		_ = srv.WaitIdle(ctx)
+	}
+	dl := srv.Deliveries(mockserver.DeliveryFilter{})[0]
+	fmt.Println(dl.State)
+	for _, a := range dl.Attempts {
+		fmt.Println(a.Number, a.ScheduledAt.Sub(start), a.StatusCode)
+	}
+	// Output:
+	// succeeded
+	// 1 0s 503
+	// 2 1m0s 503
+	// 3 6m0s 200
+}
+
+// A fault makes the next matching requests fail, to test a client's retries.
+func ExampleServer_AddFault() {
+	srv := mockserver.New()
+	defer srv.Close(context.Background())
+	_ = srv.AddFault(mockserver.Fault{Method: "GET", Path: "/v1/contexts", Status: 503, RetryAfter: 2, Times: 2})
+	for range 3 {
+		fmt.Println(serve(srv, "GET", "/v1/contexts", ""))
+	}
+	// Output:
+	// 503
+	// 503
+	// 200
+}
+
+// EmitEvent fires the events no public endpoint fires.
+func ExampleServer_EmitEvent() {
+	srv := mockserver.New()
+	defer srv.Close(context.Background())
+	ev, err := srv.EmitEvent(context.Background(), "", contextsvc.EventTeamMemberAdded,
+		[]byte(`{"teamId":"team_1","userId":"user_1","role":"editor"}`))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ev.Type, string(ev.Data))
+	// Output: team.member.added {"teamId":"team_1","userId":"user_1","role":"editor"}
+}

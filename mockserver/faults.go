@@ -1,0 +1,216 @@
+package mockserver
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Fault makes matching /v1 requests fail or slow down, so a client's own
+// retry handling can be tested against the mock. A fault matches a request
+// after it has been authenticated and has passed the key's rate limit (as a
+// real server's failure would: a request without a valid key still gets its
+// 401, and a faulted request has used a token). Each match counts Times
+// down; at zero the fault is gone. When several faults match, the oldest
+// is used.
+type Fault struct {
+	// Method is the HTTP method to match; empty matches any.
+	Method string
+	// Path is the request path to match exactly (for example
+	// "/v1/contexts"), or a prefix when it ends in "*" ("/v1/contexts/*");
+	// empty matches every /v1 path.
+	Path string
+	// Status, when set (400 to 599), is answered instead of running the
+	// request, with the contract's error body of the matching type
+	// (rate_limited for 429, internal for 500, unavailable for 503, …).
+	Status int
+	// RetryAfter, in seconds, is sent as Retry-After with a 429 or 503. A
+	// 429 without it sends Retry-After: 1, as the contract requires one.
+	RetryAfter int
+	// Latency is waited (in real time, even on a fake clock) before the
+	// request runs or Status is answered. A request canceled meanwhile is
+	// dropped.
+	Latency time.Duration
+	// Times is how many more requests the fault applies to; 0 means 1.
+	Times int
+}
+
+// ErrInvalidFault is wrapped by the error [Server.AddFault] returns for a
+// fault that could never apply.
+var ErrInvalidFault = errors.New("mockserver: invalid fault")
+
+// faultRule is a stored fault; its Times counts down under Server.faultMu.
+type faultRule struct{ Fault }
+
+func (f Fault) validate() error {
+	switch {
+	case f.Status == 0 && f.Latency <= 0:
+		return fmt.Errorf("%w: give a status (400 to 599), a latency, or both", ErrInvalidFault)
+	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
+		return fmt.Errorf("%w: status %d is not between 400 and 599", ErrInvalidFault, f.Status)
+	case f.RetryAfter < 0:
+		return fmt.Errorf("%w: retryAfter must not be negative", ErrInvalidFault)
+	case f.Latency < 0:
+		return fmt.Errorf("%w: latency must not be negative", ErrInvalidFault)
+	case f.Latency > maxFaultLatency:
+		return fmt.Errorf("%w: latency over %s", ErrInvalidFault, maxFaultLatency)
+	case f.Times < 0:
+		return fmt.Errorf("%w: times must not be negative", ErrInvalidFault)
+	}
+	return validFaultPath(f.Path)
+}
+
+func validFaultPath(p string) error {
+	switch {
+	case p != "" && !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("%w: path %q must start with /", ErrInvalidFault, p)
+	case strings.Contains(strings.TrimSuffix(p, "*"), "*"):
+		return fmt.Errorf("%w: path %q may have * only at its end", ErrInvalidFault, p)
+	}
+	return nil
+}
+
+// normalized fills the defaults: Times 1, the method in upper case.
+func (f Fault) normalized() Fault {
+	if f.Times == 0 {
+		f.Times = 1
+	}
+	f.Method = strings.ToUpper(f.Method)
+	return f
+}
+
+// maxFaultLatency keeps a typo from hanging a client for hours.
+const maxFaultLatency = 5 * time.Minute
+
+func (f Fault) matches(r *http.Request) bool {
+	if f.Method != "" && !strings.EqualFold(f.Method, r.Method) {
+		return false
+	}
+	if p, ok := strings.CutSuffix(f.Path, "*"); ok {
+		return strings.HasPrefix(r.URL.Path, p)
+	}
+	return f.Path == "" || f.Path == r.URL.Path
+}
+
+// AddFault makes the next f.Times requests matching f fail or slow down
+// (see [Fault]). It fails with an error wrapping [ErrInvalidFault] when f
+// has neither a status in 400 to 599 nor a latency, or a bad field.
+func (s *Server) AddFault(f Fault) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	f = f.normalized()
+	s.faultMu.Lock()
+	s.faults = append(s.faults, &faultRule{f})
+	s.hasFaults.Store(true)
+	s.faultMu.Unlock()
+	return nil
+}
+
+// Faults returns the faults still active, oldest first, each with the
+// number of requests it still applies to in Times.
+func (s *Server) Faults() []Fault {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	out := make([]Fault, len(s.faults))
+	for i, f := range s.faults {
+		out[i] = f.Fault
+	}
+	return out
+}
+
+// ClearFaults removes every fault.
+func (s *Server) ClearFaults() {
+	s.faultMu.Lock()
+	s.faults = nil
+	s.hasFaults.Store(false)
+	s.faultMu.Unlock()
+}
+
+// takeFault finds the oldest fault matching r and counts it down.
+func (s *Server) takeFault(r *http.Request) (Fault, bool) {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	for i, f := range s.faults {
+		if !f.matches(r) {
+			continue
+		}
+		got := f.Fault
+		f.Times--
+		if f.Times <= 0 {
+			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
+			s.hasFaults.Store(len(s.faults) > 0)
+		}
+		return got, true
+	}
+	return Fault{}, false
+}
+
+// injectFault applies the first fault matching r: it waits the fault's
+// latency, then writes its status if it has one. It reports whether the
+// request is done (answered, or canceled while waiting).
+func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) bool {
+	// Without faults (the usual case) requests do not contend for faultMu.
+	if !s.hasFaults.Load() {
+		return false
+	}
+	f, ok := s.takeFault(r)
+	if !ok {
+		return false
+	}
+	if f.Latency > 0 {
+		// Real time on purpose: the client waits on a real network.
+		t := time.NewTimer(f.Latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return true
+		}
+	}
+	if f.Status == 0 {
+		return false
+	}
+	writeError(w, faultError(w.Header(), f))
+	return true
+}
+
+// faultError is the contract's error for an injected status, with the
+// headers that status carries.
+func faultError(h http.Header, f Fault) *apiError {
+	e := &apiError{status: f.Status, message: fmt.Sprintf("injected fault: %d %s", f.Status, http.StatusText(f.Status))}
+	switch {
+	case f.Status == http.StatusUnauthorized:
+		e.typ = errUnauthorized
+		h["Www-Authenticate"] = []string{"Bearer"}
+	case f.Status == http.StatusForbidden:
+		e.typ = errForbidden
+	case f.Status == http.StatusNotFound:
+		e.typ = errNotFound
+	case f.Status == http.StatusMethodNotAllowed:
+		e.typ = errMethodNotAllowed
+	case f.Status == http.StatusConflict:
+		e.typ = errConflict
+	case f.Status == http.StatusRequestEntityTooLarge:
+		e.typ = errPayloadTooLarge
+	case f.Status == http.StatusTooManyRequests:
+		e.typ = errRateLimited
+		if h["X-Ratelimit-Limit"] != nil {
+			h["X-Ratelimit-Remaining"] = []string{"0"}
+		}
+		h["Retry-After"] = []string{strconv.Itoa(max(f.RetryAfter, 1))}
+	case f.Status == http.StatusServiceUnavailable:
+		e.typ = errUnavailable
+		if f.RetryAfter > 0 {
+			h["Retry-After"] = []string{strconv.Itoa(f.RetryAfter)}
+		}
+	case f.Status >= 500:
+		e.typ = errInternal
+	default:
+		e.typ = errInvalidRequest
+	}
+	return e
+}

@@ -1,0 +1,199 @@
+package mockserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestFaultStatuses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		fault      string
+		status     int
+		typ        string
+		retryAfter string
+	}{
+		{"500", `{"status":500}`, 500, "internal", ""},
+		{"429 default retry-after", `{"status":429}`, 429, "rate_limited", "1"},
+		{"429", `{"status":429,"retryAfter":7}`, 429, "rate_limited", "7"},
+		{"503", `{"status":503,"retryAfter":30}`, 503, "unavailable", "30"},
+		{"503 without retry-after", `{"status":503}`, 503, "unavailable", ""},
+		{"502", `{"status":502}`, 502, "internal", ""},
+		{"404", `{"status":404}`, 404, "not_found", ""},
+		{"409", `{"status":409}`, 409, "conflict", ""},
+		{"400", `{"status":400}`, 400, "invalid_request", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ts := NewTestServer(t)
+			r := admin(t, ts, "POST", "/_mock/faults", tc.fault)
+			if r.Status != http.StatusCreated {
+				t.Fatalf("add fault: %d %s", r.Status, r.Body)
+			}
+			r = do(t, ts, call{method: "GET", path: "/v1/contexts", want500: true})
+			if typ, _ := r.errorOf(t); r.Status != tc.status || typ != tc.typ || r.Header.Get("Retry-After") != tc.retryAfter {
+				t.Errorf("faulted: %d %s Retry-After %q", r.Status, r.Body, r.Header.Get("Retry-After"))
+			}
+			if tc.status == 429 && r.Header.Get("X-RateLimit-Remaining") != "0" {
+				t.Errorf("429 with X-RateLimit-Remaining %q", r.Header.Get("X-RateLimit-Remaining"))
+			}
+			// times defaults to 1: the next request is served.
+			if r := do(t, ts, call{method: "GET", path: "/v1/contexts"}); r.Status != 200 {
+				t.Errorf("after the fault: %d", r.Status)
+			}
+		})
+	}
+}
+
+func TestFaultMatching(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	c := create(t, ts, `{"name":"Doc"}`)
+	mustAdd := func(f Fault) {
+		t.Helper()
+		if err := ts.AddFault(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAdd(Fault{Method: "put", Path: "/v1/contexts/*", Status: 500, Times: 2})
+	mustAdd(Fault{Path: "/v1/webhooks", Status: 503})
+	want := []Fault{{Method: "PUT", Path: "/v1/contexts/*", Status: 500, Times: 2}, {Path: "/v1/webhooks", Status: 503, Times: 1}}
+	if diff := cmp.Diff(want, ts.Faults()); diff != "" {
+		t.Errorf("faults (-want +got):\n%s", diff)
+	}
+	// Other methods and paths pass.
+	if r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID}); r.Status != 200 {
+		t.Errorf("GET: %d", r.Status)
+	}
+	if r := do(t, ts, call{method: "PUT", path: "/v1/contexts", body: `{}`, invalid: true}); r.Status != 405 {
+		t.Errorf("PUT on the list: %d", r.Status)
+	}
+	// A request without a valid key gets its 401 and uses no fault.
+	if r := do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, body: `{"name":"x"}`, key: "sk_wrong"}); r.Status != 401 {
+		t.Errorf("unauthenticated: %d", r.Status)
+	}
+	for i := range 2 {
+		if r := do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, body: `{"name":"New"}`, want500: true}); r.Status != 500 {
+			t.Errorf("PUT %d: %d", i, r.Status)
+		}
+	}
+	if got, _ := ts.Context(c.ID); got.Name != "Doc" || got.Version != 1 {
+		t.Errorf("a faulted update changed the context: %+v", got)
+	}
+	if r := do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, body: `{"name":"New"}`}); r.Status != 200 {
+		t.Errorf("PUT after the fault: %d", r.Status)
+	}
+	var list struct{ Data []faultJSON }
+	admin(t, ts, "GET", "/_mock/faults", "").json(t, &list)
+	if diff := cmp.Diff([]faultJSON{{Path: "/v1/webhooks", Status: 503, Times: 1}}, list.Data); diff != "" {
+		t.Errorf("faults left (-want +got):\n%s", diff)
+	}
+	if r := admin(t, ts, "DELETE", "/_mock/faults", ""); r.Status != 204 {
+		t.Errorf("delete: %d", r.Status)
+	}
+	admin(t, ts, "GET", "/_mock/faults", "").json(t, &list)
+	if list.Data == nil || len(list.Data) != 0 {
+		t.Errorf("after delete: %v", list.Data)
+	}
+	// Admin requests are never faulted.
+	mustAdd(Fault{Status: 500, Times: 5})
+	if r := admin(t, ts, "GET", "/_mock/faults", ""); r.Status != 200 {
+		t.Errorf("admin with a catch-all fault: %d", r.Status)
+	}
+}
+
+func TestFaultValidation(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	for _, tc := range []struct{ name, body, param string }{
+		{"nothing", `{}`, "status"},
+		{"status 200", `{"status":200}`, "status"},
+		{"status 600", `{"status":600}`, "status"},
+		{"negative times", `{"status":500,"times":-1}`, "times"},
+		{"fraction", `{"status":500,"times":1.5}`, "times"},
+		{"status string", `{"status":"500"}`, "status"},
+		{"latency too long", `{"latencyMs":300001}`, "latencyMs"},
+		{"relative path", `{"status":500,"path":"v1/contexts"}`, "path"},
+		{"star inside", `{"status":500,"path":"/v1/*/versions"}`, "path"},
+		{"method number", `{"status":500,"method":1}`, "method"},
+		{"unknown field", `{"status":500,"count":2}`, "count"},
+	} {
+		r := do(t, ts, call{method: "POST", path: "/_mock/faults", body: tc.body, key: "-", invalid: true})
+		if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || param != tc.param {
+			t.Errorf("%s: %d %s", tc.name, r.Status, r.Body)
+		}
+	}
+	if len(ts.Faults()) != 0 {
+		t.Errorf("refused faults were stored: %+v", ts.Faults())
+	}
+	for _, f := range []Fault{{}, {Status: 302}, {Latency: -time.Second}, {Status: 500, Times: -2}, {Status: 429, RetryAfter: -1}} {
+		if err := ts.AddFault(f); !errors.Is(err, ErrInvalidFault) {
+			t.Errorf("AddFault(%+v): %v", f, err)
+		}
+	}
+}
+
+// TestFaultLatency runs on a fake clock that never moves: the latency is
+// real time all the same.
+func TestFaultLatency(t *testing.T) {
+	t.Parallel()
+	ts, _ := newFakeTestServer(t)
+	r := admin(t, ts, "POST", "/_mock/faults", `{"method":"GET","path":"/v1/contexts","latencyMs":150}`)
+	if r.Status != 201 || !strings.Contains(string(r.Body), `"latencyMs":150`) || !strings.Contains(string(r.Body), `"times":1`) {
+		t.Fatalf("add: %d %s", r.Status, r.Body)
+	}
+	start := time.Now()
+	if r := do(t, ts, call{method: "GET", path: "/v1/contexts"}); r.Status != 200 {
+		t.Errorf("slowed request: %d", r.Status)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Errorf("slowed request took %s", d)
+	}
+	// Latency then status.
+	if err := ts.AddFault(Fault{Latency: 50 * time.Millisecond, Status: 503, RetryAfter: 2}); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if r := do(t, ts, call{method: "GET", path: "/v1/contexts"}); r.Status != 503 || time.Since(start) < 50*time.Millisecond {
+		t.Errorf("slow 503: %d after %s", r.Status, time.Since(start))
+	}
+}
+
+// TestFaultLatencyCanceled checks that a request canceled while it waits
+// out a latency returns at once: the server can close without waiting the
+// five minutes.
+func TestFaultLatencyCanceled(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	if err := ts.AddFault(Fault{Latency: 5 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/contexts", nil)
+	req.Header.Set("Authorization", "Bearer "+ts.APIKey)
+	if res, err := ts.HTTP.Client().Do(req); err == nil {
+		res.Body.Close()
+		t.Fatalf("request answered %d", res.StatusCode)
+	}
+	closed := make(chan struct{})
+	go func() {
+		ts.HTTP.Close() // waits for the handler to return
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler is still waiting out the latency")
+	}
+	if len(ts.Faults()) != 0 {
+		t.Errorf("fault not used up: %+v", ts.Faults())
+	}
+}
