@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver"
@@ -203,7 +205,7 @@ func TestListAndVersionsPaging(t *testing.T) {
 			}
 			got = append(got, c)
 		}
-		if diff := cmp.Diff(filter(tags...), got, cmpNilEmpty); diff != "" {
+		if diff := cmp.Diff(filter(tags...), got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("All(tags %q) (-store +iterated):\n%s", tags, diff)
 		}
 	}
@@ -252,11 +254,6 @@ func TestListAndVersionsPaging(t *testing.T) {
 		t.Errorf("AllVersions != store (-store +iterated):\n%s", diff)
 	}
 }
-
-// cmpNilEmpty treats a nil and an empty slice of contexts alike: a filter
-// matching nothing is "no contexts" either way.
-var cmpNilEmpty = cmp.FilterValues(func(x, y []*contextsvc.Context) bool { return len(x) == 0 && len(y) == 0 },
-	cmp.Comparer(func(_, _ []*contextsvc.Context) bool { return true }))
 
 // TestExportEveryFormat exports a context in every format, current and an
 // earlier version, and checks the document against the stored text and the
@@ -333,6 +330,10 @@ func TestExportEveryFormat(t *testing.T) {
 			}
 		}},
 	}
+	// received maps "format vN" to the size of the document the client
+	// got, to compare with the export.completed events.
+	var mu sync.Mutex
+	received := map[string]int64{}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/v%d", stdcmp.Or(string(tc.format), "default"), tc.version), func(t *testing.T) {
 			t.Parallel()
@@ -352,20 +353,24 @@ func TestExportEveryFormat(t *testing.T) {
 				t.Errorf("ContentLength %d, body %d bytes", exp.ContentLength, len(body))
 			}
 			tc.check(t, body)
+			version := stdcmp.Or(tc.version, sc.Version)
+			mu.Lock()
+			received[fmt.Sprintf("%s v%d", stdcmp.Or(string(tc.format), "markdown"), version)] += int64(len(body))
+			mu.Unlock()
 		})
 	}
 	t.Cleanup(func() {
-		// After every subtest: one export.completed per export, each with the
-		// size of the document the client received (checked via the PDF's
-		// and markdown's formats, which are recorded by name).
-		done := eventsOf[contextsvc.ExportCompletedData](t, ts.Server, contextsvc.EventExportCompleted)
-		if len(done) != len(tests) {
-			t.Errorf("%d export.completed events, want %d", len(done), len(tests))
-		}
-		for _, d := range done {
-			if d.ContextID != c.ID || d.SizeBytes <= 0 || d.ExportID == "" {
+		// Runs after the parallel subtests: one export.completed per export,
+		// each with the format, version and size of what the client got.
+		recorded := map[string]int64{}
+		for _, d := range eventsOf[contextsvc.ExportCompletedData](t, ts.Server, contextsvc.EventExportCompleted) {
+			if d.ContextID != c.ID || !strings.HasPrefix(d.ExportID, "exp_") {
 				t.Errorf("export.completed %+v", d)
 			}
+			recorded[fmt.Sprintf("%s v%d", d.Format, d.Version)] += d.SizeBytes
+		}
+		if diff := cmp.Diff(received, recorded); diff != "" {
+			t.Errorf("export.completed sizes by format and version (-received +recorded):\n%s", diff)
 		}
 	})
 
