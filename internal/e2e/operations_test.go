@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -187,11 +188,7 @@ func TestListAndVersionsPaging(t *testing.T) {
 	filter := func(tags ...string) []*contextsvc.Context {
 		var out []*contextsvc.Context
 		for _, c := range want {
-			keep := true
-			for _, tg := range tags {
-				keep = keep && strings.Contains(","+strings.Join(c.Tags, ",")+",", ","+tg+",")
-			}
-			if keep {
+			if !slices.ContainsFunc(tags, func(tg string) bool { return !slices.Contains(c.Tags, tg) }) {
 				out = append(out, c)
 			}
 		}
