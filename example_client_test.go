@@ -2,60 +2,31 @@ package contextsvc_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
-	"net/http"
 	"net/http/httptest"
-	"strconv"
+	"strings"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
-// exampleServer stands in for the service in these examples: it answers
-// create, get and list the way the service does, for three stored contexts.
-// Real code points the client at the service (or at the mockserver package).
+// exampleServer starts the bundled mock server (the real API, in memory)
+// with the key these examples use and three stored contexts. Real code
+// points the client at the service.
 func exampleServer() *httptest.Server {
-	stored := []map[string]any{
-		{"id": "ctx_a", "name": "Onboarding", "content": "", "tags": []string{}, "version": 1},
-		{"id": "ctx_b", "name": "Runbook", "content": "", "tags": []string{}, "version": 3},
-		{"id": "ctx_c", "name": "Glossary", "content": "", "tags": []string{}, "version": 2},
+	srv := httptest.NewServer(mockserver.New(mockserver.WithKey(mockserver.Key{Token: "sk_test_example"})))
+	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"))
+	if err != nil {
+		log.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	writeJSON := func(w http.ResponseWriter, status int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("X-Request-Id", "req_example")
-		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(v)
+	for _, name := range []string{"Onboarding", "Runbook", "Glossary"} {
+		if _, err := client.Contexts.Create(context.Background(), &contextsvc.CreateContextRequest{Name: name}); err != nil {
+			log.Fatal(err)
+		}
 	}
-	mux.HandleFunc("POST /v1/contexts", func(w http.ResponseWriter, r *http.Request) {
-		var in map[string]any
-		json.NewDecoder(r.Body).Decode(&in)
-		in["id"], in["version"] = "ctx_new", 1
-		writeJSON(w, http.StatusCreated, in)
-	})
-	mux.HandleFunc("GET /v1/contexts", func(w http.ResponseWriter, r *http.Request) {
-		start, _ := strconv.Atoi(r.URL.Query().Get("cursor"))
-		end := min(start+2, len(stored))
-		page := map[string]any{"data": stored[start:end], "hasMore": end < len(stored), "nextCursor": nil}
-		if end < len(stored) {
-			page["nextCursor"] = strconv.Itoa(end)
-		}
-		writeJSON(w, http.StatusOK, page)
-	})
-	mux.HandleFunc("GET /v1/contexts/{id}", func(w http.ResponseWriter, r *http.Request) {
-		for _, c := range stored {
-			if c["id"] == r.PathValue("id") {
-				writeJSON(w, http.StatusOK, c)
-				return
-			}
-		}
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{
-			"type": "not_found", "message": fmt.Sprintf("no such context %q", r.PathValue("id")), "requestId": "req_example",
-		}})
-	})
-	return httptest.NewServer(mux)
+	return srv
 }
 
 func ExampleNewClient() {
@@ -88,8 +59,8 @@ func ExampleContextsService_Create() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(c.ID, c.Name, c.Version, c.Tags)
-	// Output: ctx_new Release notes 1 [release]
+	fmt.Println(c.Name, c.Version, c.Tags)
+	// Output: Release notes 1 [release]
 }
 
 func ExampleContextsService_All() {
@@ -106,12 +77,12 @@ func ExampleContextsService_All() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println(c.ID, c.Name)
+		fmt.Println(c.Name, c.Version)
 	}
 	// Output:
-	// ctx_a Onboarding
-	// ctx_b Runbook
-	// ctx_c Glossary
+	// Onboarding 1
+	// Runbook 1
+	// Glossary 1
 }
 
 func ExampleError() {
@@ -128,11 +99,11 @@ func ExampleError() {
 	}
 	var apiErr *contextsvc.Error
 	if errors.As(err, &apiErr) {
-		fmt.Println(apiErr.StatusCode, apiErr.Type, apiErr.RequestID)
+		fmt.Println(apiErr.StatusCode, apiErr.Type, apiErr.Message)
+		fmt.Println(strings.HasPrefix(apiErr.RequestID, "req_")) // quote it to support
 	}
-	fmt.Println(err)
 	// Output:
 	// not found
-	// 404 not_found req_example
-	// contextsvc: 404 not_found: no such context "ctx_missing" (request req_example)
+	// 404 not_found no context with id "ctx_missing"
+	// true
 }
