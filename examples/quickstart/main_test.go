@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver"
+)
+
+// TestEmbedded runs the quickstart as `go run ./examples/quickstart` does and
+// checks that the output shows every step and every event.
+func TestEmbedded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var out strings.Builder
+	start := time.Now()
+	if err := run(context.Background(), &out, config{tempDir: dir, wait: 10 * time.Second}); err != nil {
+		t.Fatalf("run: %v\noutput:\n%s", err, out.String())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the quickstart took %v, want a few seconds at most", d)
+	}
+	text := out.String()
+	for _, want := range []string{
+		"Mock server   http://127.0.0.1:",
+		"Receiver      http://127.0.0.1:",
+		"Registered webhook wh_",
+		"for all 8 event types",
+		"1. Created   ctx_",
+		"2. Updated   the content: version 2",
+		"3. Updated   the name and tags: version 3",
+		"4. Listed    1 context(s) tagged quickstart",
+		"5. Versions",
+		"     v1 ", "     v2 ", "     v3 ",
+		"6. Exported  Markdown: ",
+		"7. Exported  PDF: ",
+		"8. Deleted   ctx_",
+		"Waiting for the deliveries of the 9 events the server recorded",
+		"All 9 events delivered, verified and handled once each",
+		"Done in ",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	// Each event, as the receiver verified it: create (2 events), two
+	// updates (2 each), two exports, delete.
+	for typ, n := range map[string]int{
+		"context.created ": 1, "context.updated ": 2, "context.version.created ": 3,
+		"export.completed ": 2, "context.deleted ": 1,
+	} {
+		if got := strings.Count(text, "<- webhook verified: "+typ); got != n {
+			t.Errorf("%d %q events shown, want %d:\n%s", got, typ, n, text)
+		}
+	}
+	// The content update changed the Deploy section and added Contacts.
+	if !regexp.MustCompile(`context\.updated\s+evt_\w+  ctx_\w+ v2: sections modified \[Deploy Contacts\], words \+\d+`).MatchString(text) {
+		t.Errorf("the content update's event does not show its sections and word delta:\n%s", text)
+	}
+	if !strings.Contains(text, "v3: sections modified [], words +0") {
+		t.Errorf("the name/tags update's event does not show an empty change:\n%s", text)
+	}
+
+	// The PDF is where the output says, as large as it says.
+	m := regexp.MustCompile(`PDF: (\d+) bytes, written to (\S+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no PDF line:\n%s", text)
+	}
+	fi, err := os.Stat(m[2])
+	if err != nil {
+		t.Fatalf("the PDF: %v", err)
+	}
+	if size, _ := strconv.ParseInt(m[1], 10, 64); fi.Size() != size || size < 100 {
+		t.Errorf("PDF %s is %d bytes, output says %s", m[2], fi.Size(), m[1])
+	}
+	if !strings.HasPrefix(m[2], dir) {
+		t.Errorf("PDF written to %s, want it in %s", m[2], dir)
+	}
+}
+
+// TestRemote runs the quickstart against a server given by base URL and key,
+// as CONTEXTSVC_BASE_URL and CONTEXTSVC_API_KEY do: without a receiver URL it
+// registers no webhook and says why.
+func TestRemote(t *testing.T) {
+	t.Parallel()
+	ts := mockserver.NewTestServer(t)
+	var out strings.Builder
+	err := run(context.Background(), &out, config{baseURL: ts.URL, apiKey: ts.APIKey, tempDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{
+		"Server        " + ts.URL,
+		"Webhooks      not registered: a server elsewhere cannot reach a receiver on this machine.",
+		"-receiver-url", "1. Created", "8. Deleted",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, ts.APIKey) {
+		t.Errorf("the output shows the API key:\n%s", text)
+	}
+	if len(ts.Webhooks()) != 0 {
+		t.Errorf("webhooks registered without a receiver URL: %+v", ts.Webhooks())
+	}
+	if n := len(ts.Events()); n != 9 {
+		t.Errorf("the remote server recorded %d events, want the 9 of the steps", n)
+	}
+
+	// With a receiver URL and its secret, the webhook is registered there.
+	out.Reset()
+	err = run(context.Background(), &out, config{baseURL: ts.URL, apiKey: ts.APIKey, tempDir: t.TempDir(),
+		receiverURL: "http://127.0.0.1:9/hook", webhookSecret: "whsec_remote"})
+	if err != nil {
+		t.Fatalf("run with a receiver: %v\n%s", err, out.String())
+	}
+	if wh := ts.Webhooks(); len(wh) != 1 || wh[0].URL != "http://127.0.0.1:9/hook" || len(wh[0].Events) != 8 {
+		t.Errorf("webhooks %+v, want one for the receiver URL and all 8 types", wh)
+	}
+	if strings.Contains(out.String(), "whsec_remote") {
+		t.Errorf("the output shows the webhook secret:\n%s", out.String())
+	}
+}
+
+func TestRefusesHalfAConfiguration(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []config{
+		{baseURL: "http://127.0.0.1:9/v1"},
+		{apiKey: "sk_test_x"},
+		{baseURL: "http://127.0.0.1:9/v1", apiKey: "sk_test_x", receiverURL: "https://example.com/hook"},
+	} {
+		var out strings.Builder
+		if err := run(context.Background(), &out, cfg); err == nil {
+			t.Errorf("run(%+v) = nil, want an error", cfg)
+		} else if strings.Contains(err.Error(), "sk_test_x") {
+			t.Errorf("the error shows the key: %v", err)
+		}
+	}
+}

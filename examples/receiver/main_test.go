@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+func TestParseConfig(t *testing.T) {
+	t.Parallel()
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    config
+		wantErr string
+	}{
+		{"env secret, defaults", nil, map[string]string{envSecret: "whsec_env"},
+			config{addr: "127.0.0.1:9090", path: "/webhooks/contextsvc", secret: "whsec_env"}, ""},
+		{"flags win over env", []string{"-addr", ":0", "-secret", "whsec_flag", "-path", "/hook"},
+			map[string]string{envSecret: "whsec_env", envPreviousSecret: "whsec_old"},
+			config{addr: ":0", path: "/hook", secret: "whsec_flag", previousSecret: "whsec_old"}, ""},
+		{"no secret", []string{"-addr", ":0"}, nil, config{}, "no signing secret"},
+		{"stray argument", []string{"-secret", "s", "extra"}, nil, config{}, "unexpected arguments"},
+		{"unknown flag", []string{"-port", "1"}, nil, config{}, "flag provided but not defined"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseConfig(tc.args, env(tc.env), io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), "whsec") {
+					t.Errorf("the error shows a secret: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(config{})); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer the handler's goroutines may log into.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestServe runs the receiver on a loopback port, sends it deliveries signed
+// the way the service signs them, and stops it by cancelling its context.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	cfg := config{path: "/webhooks/contextsvc", secret: "whsec_new", previousSecret: "whsec_old"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, ln, cfg, logger) }()
+	url := "http://" + ln.Addr().String() + cfg.path
+
+	post := func(body, secret string) int {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(contextsvc.DefaultSignatureHeader, contextsvc.Sign([]byte(body), secret))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	ts := time.Now().UTC().Format(time.RFC3339Nano)
+	updated := fmt.Sprintf(`{"id":"evt_upd1","type":"context.updated","timestamp":%q,"data":{"contextId":"ctx_1",`+
+		`"name":"Runbook","version":2,"updatedBy":"user_1","changes":{"sections_modified":["Rollback"],"word_count_delta":42}}}`, ts)
+	created := fmt.Sprintf(`{"id":"evt_new1","type":"context.created","timestamp":%q,"data":{"contextId":"ctx_2",`+
+		`"name":"Notes","version":1,"tags":[],"createdBy":"user_1"}}`, ts)
+
+	if got := post(updated, "whsec_new"); got != http.StatusOK {
+		t.Errorf("delivery signed with the current secret: %d, want 200", got)
+	}
+	if got := post(created, "whsec_old"); got != http.StatusOK {
+		t.Errorf("delivery signed with the previous secret: %d, want 200", got)
+	}
+	forged := strings.Replace(updated, "evt_upd1", "evt_forged", 1)
+	if got := post(forged, "whsec_guess"); got != http.StatusUnauthorized {
+		t.Errorf("delivery signed with another secret: %d, want 401", got)
+	}
+	if got := post(updated, "whsec_new"); got != http.StatusOK {
+		t.Errorf("redelivery: %d, want 200", got)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not return within 10 s of its context ending")
+	}
+
+	out := logs.String()
+	for _, want := range []string{
+		`msg="event verified" id=evt_upd1 type=context.updated`,
+		`sections_modified=[Rollback] word_count_delta=42`,
+		`msg="event verified" id=evt_new1 type=context.created`,
+		`msg="shutting down"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "id=evt_upd1 type=context.updated"); n != 1 {
+		t.Errorf("evt_upd1 logged %d times as verified, want once (the redelivery is a duplicate):\n%s", n, out)
+	}
+	if strings.Contains(out, `msg="event verified" id=evt_forged`) {
+		t.Errorf("a forged delivery was logged as verified:\n%s", out)
+	}
+	if strings.Contains(out, "whsec_") {
+		t.Errorf("the log shows a secret:\n%s", out)
+	}
+}
