@@ -37,8 +37,9 @@
 //   - A repeated limit, cursor, format or version query parameter is a 400
 //     (limit, cursor) or uses the first value (format, version).
 //   - Export: the markdown format is the stored text as is; text is the
-//     rendered plain text with "- " and "N. " list markers; raw HTML appears
-//     in no format except markdown. The PDF uses core fonts, so characters
+//     rendered plain text with "- " and "N. " list markers; html shows raw
+//     HTML escaped (as text, inline or in a <pre> block), so it never runs;
+//     text and pdf leave it out. The PDF uses core fonts, so characters
 //     outside cp1252 print as '.'.
 //   - The event log and the deliveries are kept whole (unbounded) for
 //     inspection; [Server.Reset] empties them.

@@ -105,15 +105,16 @@ func render(format string, d exportDoc) ([]byte, error) {
 	return []byte(d.content), nil
 }
 
-// renderHTML renders a whole HTML document. goldmark's default renderer
-// replaces raw HTML with a comment and drops dangerous link targets, and
-// the title is escaped, so no <script> from the content passes through.
+// renderHTML renders a whole HTML document. Raw HTML in the content is
+// shown escaped (see htmlExportMarkdown), goldmark drops dangerous link
+// targets, and the title is escaped, so no <script> from the content passes
+// through.
 func renderHTML(d exportDoc) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<title>")
 	b.WriteString(htmlEscape(d.name))
 	b.WriteString("</title>\n</head>\n<body>\n")
-	if err := md.Convert([]byte(d.content), &b); err != nil {
+	if err := htmlExportMarkdown.Convert([]byte(d.content), &b); err != nil {
 		return nil, err
 	}
 	b.WriteString("</body>\n</html>\n")

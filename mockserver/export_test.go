@@ -39,7 +39,9 @@ func TestExportFormats(t *testing.T) {
 		{"md", "markdown", "text/markdown; charset=utf-8", "md", nil},
 		{"html", "html", "text/html; charset=utf-8", "html", func(t *testing.T, b []byte) {
 			s := string(b)
-			for _, want := range []string{"<h1>Install Guide</h1>", "<li>first bullet item</li>", "<em>emphasis</em>", "<title>Deploy Guide: Prod!</title>", "&lt;script&gt;"} {
+			for _, want := range []string{"<h1>Install Guide</h1>", "<li>first bullet item</li>", "<em>emphasis</em>", "<title>Deploy Guide: Prod!</title>", "&lt;script&gt;",
+				// Raw HTML is shown escaped, block and inline, not dropped.
+				"<pre>&lt;script&gt;alert('x')&lt;/script&gt;\n</pre>", "Inline &lt;script&gt;bad()&lt;/script&gt; and"} {
 				if !strings.Contains(s, want) {
 					t.Errorf("html lacks %q:\n%s", want, s)
 				}
