@@ -65,14 +65,21 @@ type Limiter interface {
 	Wait(ctx context.Context) error
 }
 
-// NewLimiter returns a token bucket for the plan: it holds Burst tokens and
-// refills PerMinute/60 tokens a second, the same bucket the service keeps
-// per key.
+// NewLimiter returns a token bucket for the plan: it refills PerMinute/60
+// tokens a second, as the bucket the service keeps per key does, and holds
+// one token fewer than the plan's Burst (at least one).
+//
+// The token of headroom is what keeps a paced client free of 429s: the
+// service counts a request when it arrives, not when it was sent, so a
+// request that overtakes an earlier one on another connection, or an
+// earlier one slowed by a connection set-up, would otherwise find the
+// service's bucket a fraction of a token short. One token absorbs arrival
+// jitter of up to one refill interval (1 s on the Free plan).
 func NewLimiter(p Plan) (Limiter, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return rate.NewLimiter(rate.Limit(float64(p.perMinute)/60), p.burst), nil
+	return rate.NewLimiter(rate.Limit(float64(p.perMinute)/60), max(1, p.burst-1)), nil
 }
 
 // RateLimit is the service's view of the key's rate limit, from the

@@ -40,8 +40,12 @@ func TestPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	rl := l.(*rate.Limiter)
-	if rl.Burst() != 50 || rl.Limit() != 5 {
-		t.Errorf("pro limiter: burst %d, %v/s", rl.Burst(), rl.Limit())
+	// One token below the plan's burst: the headroom for arrival jitter.
+	if rl.Burst() != 49 || rl.Limit() != 5 {
+		t.Errorf("pro limiter: burst %d, %v/s; want 49, 5/s", rl.Burst(), rl.Limit())
+	}
+	if l, err := NewLimiter(EnterprisePlan(60, 1)); err != nil || l.(*rate.Limiter).Burst() != 1 {
+		t.Errorf("a burst-1 plan must still let one request through at once: %v", err)
 	}
 	for _, p := range []Plan{{}, EnterprisePlan(0, 1), EnterprisePlan(1, 0), EnterprisePlan(-1, 5)} {
 		if _, err := NewLimiter(p); !errors.Is(err, ErrInvalidArgument) {
@@ -52,9 +56,10 @@ func TestPlans(t *testing.T) {
 
 func TestLimiterBurstThenWaits(t *testing.T) {
 	t.Parallel()
-	// One token a minute, burst 2: two calls pass at once, the third must
-	// wait most of a minute, which a 150 ms deadline does not allow.
-	c, mt, rec := newTestClient(t, WithPlan(EnterprisePlan(1, 2)))
+	// One token a minute, burst 3 (so 2 in the client's bucket): two calls
+	// pass at once, the third must wait most of a minute, which a 150 ms
+	// deadline does not allow.
+	c, mt, rec := newTestClient(t, WithPlan(EnterprisePlan(1, 3)))
 	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(200, `{"id":"ctx_1"}`)))
 	for i := range 2 {
 		if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {

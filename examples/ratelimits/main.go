@@ -3,9 +3,9 @@
 // burst 10):
 //
 //   - Phase 1: a client made WithPlan(PlanFree) sends 200 requests in a row.
-//     Its token bucket is the server's, so it spends the burst at once and
-//     then paces itself to one request a second: no errors, and normally no
-//     429 at all (see the note it prints when one slips through).
+//     Its token bucket has the plan's rate and one token less than its
+//     burst (headroom for arrival jitter), so it spends that at once and
+//     then paces itself to one request a second: no errors and no 429.
 //   - Phase 2: a client without the limiter sends a burst from a few
 //     workers. The server answers 429 with Retry-After once the burst is
 //     spent; the client waits as asked and retries, and every call succeeds.
@@ -163,10 +163,10 @@ func phasePaced(ctx context.Context, w io.Writer, base string, plan contextsvc.P
 	elapsed := time.Since(start)
 	fmt.Fprintf(w, "  Done: %d requests in %.1fs, %d errors, %d answers 429.\n", n, elapsed.Seconds(), failed, ct.count(http.StatusTooManyRequests))
 	if ct.count(http.StatusTooManyRequests) > 0 {
-		// Seen now and then on loopback: be honest about it.
-		fmt.Fprintln(w, "  A paced client met a 429: its bucket is exactly the server's, so when an early request")
-		fmt.Fprintln(w, "  reached the server later than a later one (the first pays for the connection), the server's")
-		fmt.Fprintln(w, "  bucket was a fraction of a token short. The client waited the Retry-After and retried it.")
+		// The client's bucket keeps one token of headroom, which absorbs
+		// arrival jitter up to one refill interval; say so if more occurred.
+		fmt.Fprintln(w, "  A paced client met a 429: requests reached the server more than one refill interval out of")
+		fmt.Fprintln(w, "  the order they were sent in. The client waited the Retry-After and retried, so nothing failed.")
 	}
 	if failed > 0 {
 		return fmt.Errorf("phase 1: %d of %d requests failed", failed, n)

@@ -141,10 +141,12 @@ func TestRetriesHonourRetryAfter(t *testing.T) {
 // The server's bucket reads the time at which each call left the client's
 // limiter (the recording transport stamps it, a wrapper sets the server's
 // fake clock to it), not the time the request happened to reach the
-// server. That isolates what the SDK controls, its pacing: on a real clock
-// the loopback's jitter alone (a first request slower on the wire than the
-// eleventh) makes an exactly paced client meet an occasional 429, which
-// its retries then absorb; this was seen under -race.
+// server. That isolates what the SDK controls, its pacing. The "free, real
+// clock" case then checks the same on the wall clock, where the loopback's
+// jitter (a first request slower on the wire than the eleventh) reorders
+// arrivals: the client's bucket keeps one token of headroom below the
+// plan's burst for exactly that (see NewLimiter), and before it had, an
+// exactly paced client met an occasional 429 here under -race.
 func TestPlanPacingAvoids429(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -154,12 +156,15 @@ func TestPlanPacingAvoids429(t *testing.T) {
 		calls  int
 		slow   bool
 		minDur time.Duration // what the plan's refill rate forces
+		real   bool          // the server on the wall clock, not the send-time clock
 	}{
-		// Burst 10, then one a second: 13 calls take about 3 s.
-		{"free", mockserver.Key{Plan: mockserver.PlanFree}, contextsvc.PlanFree, 13, true, 3 * time.Second},
+		// Burst 10 (9 in the client's bucket), then one a second: 13 calls
+		// take about 4 s.
+		{"free", mockserver.Key{Plan: mockserver.PlanFree}, contextsvc.PlanFree, 13, true, 3 * time.Second, false},
+		{"free, real clock", mockserver.Key{Plan: mockserver.PlanFree}, contextsvc.PlanFree, 13, true, 3 * time.Second, true},
 		// The same shape scaled up: burst 10, then 100 a second.
 		{"enterprise 6000/min", mockserver.Key{Plan: mockserver.PlanEnterprise, PerMinute: 6000, Burst: 10},
-			contextsvc.EnterprisePlan(6000, 10), 100, false, 900 * time.Millisecond},
+			contextsvc.EnterprisePlan(6000, 10), 100, false, 900 * time.Millisecond, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,10 +174,16 @@ func TestPlanPacingAvoids429(t *testing.T) {
 			}
 			key := tc.key
 			key.Token, key.Account = limitedToken, rateAccount
-			clock := mockserver.NewFakeClock(time.Now())
-			ts := newSendTimeServer(t, clock,
+			opts := []mockserver.Option{
 				mockserver.WithKey(mockserver.Key{Token: setupToken, Account: rateAccount, Plan: mockserver.PlanUnlimited}),
-				mockserver.WithKey(key))
+				mockserver.WithKey(key),
+			}
+			var ts *mockserver.TestServer
+			if tc.real {
+				ts = mockserver.NewTestServer(t, opts...)
+			} else {
+				ts = newSendTimeServer(t, mockserver.NewFakeClock(time.Now()), opts...)
+			}
 			ids := seedContexts(t, ts, 1)
 
 			rt := newRecordingTransport()
