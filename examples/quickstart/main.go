@@ -124,7 +124,7 @@ func runEmbedded(ctx context.Context, out *printer, cfg config) error {
 	baseURL := "http://" + api.addr + "/v1"
 
 	secret := rand.Text() // a fresh signing secret for this run
-	rcv := newReceiver(out)
+	rcv := newReceiver()
 	mux := http.NewServeMux()
 	mux.Handle("POST /webhooks", contextsvc.NewWebhookHandler(secret, rcv.handle))
 	receiver, err := listen(mux)
@@ -144,23 +144,36 @@ func runEmbedded(ctx context.Context, out *printer, cfg config) error {
 	if err := registerWebhook(ctx, out, client, receiverURL, secret); err != nil {
 		return err
 	}
-	if err := steps(ctx, out, client, cfg.tempDir); err != nil {
+	// After each step, wait until the receiver has verified the events
+	// the step fired, and show them under it in the order the server
+	// recorded them (deliveries run concurrently, so they may arrive in
+	// another order). Every event is handed to the delivery engine before
+	// the call that fired it returns, so the server's log is complete.
+	account := srv.DefaultKey().Account
+	var want []string // every event id of the account, in the server's order
+	shown := 0
+	settle := func(ctx context.Context) error {
+		want = want[:0]
+		for _, ev := range srv.Events() {
+			if ev.Account == account {
+				want = append(want, ev.ID)
+			}
+		}
+		waitCtx, cancel := context.WithTimeout(ctx, cfg.wait)
+		defer cancel()
+		if err := rcv.waitFor(waitCtx, want); err != nil {
+			return err
+		}
+		for _, id := range want[shown:] {
+			out.printf("   <- webhook verified: %s\n", rcv.description(id))
+		}
+		shown = len(want)
+		return nil
+	}
+	if err := steps(ctx, out, client, cfg.tempDir, settle); err != nil {
 		return err
 	}
-
-	// Every event the server recorded for this account was handed to the
-	// delivery engine before the call that fired it returned; wait until
-	// the receiver has verified each of them.
-	var want []string
-	for _, ev := range srv.Events() {
-		if ev.Account == srv.DefaultKey().Account {
-			want = append(want, ev.ID)
-		}
-	}
-	out.printf("\nWaiting for the deliveries of the %d events the server recorded…\n", len(want))
-	waitCtx, cancel := context.WithTimeout(ctx, cfg.wait)
-	defer cancel()
-	if err := rcv.waitFor(waitCtx, want); err != nil {
+	if err := settle(ctx); err != nil {
 		return err
 	}
 	failedAttempts := 0
@@ -171,7 +184,7 @@ func runEmbedded(ctx context.Context, out *printer, cfg config) error {
 			}
 		}
 	}
-	out.printf("All %d events delivered, verified and handled once each (%d attempts failed and were retried).\n",
+	out.printf("\nAll %d events delivered, verified and handled once each (%d attempts failed and were retried).\n",
 		len(want), failedAttempts)
 	return nil
 }
@@ -197,7 +210,8 @@ func runRemote(ctx context.Context, out *printer, cfg config) error {
 			return err
 		}
 	}
-	return steps(ctx, out, client, cfg.tempDir)
+	// The events go to the remote receiver, which shows them.
+	return steps(ctx, out, client, cfg.tempDir, func(context.Context) error { return nil })
 }
 
 func registerWebhook(ctx context.Context, out *printer, client *contextsvc.Client, url, secret string) error {
@@ -235,7 +249,8 @@ The on-call engineer.
 )
 
 // steps runs the client's side of the quickstart: every operation once.
-func steps(ctx context.Context, out *printer, client *contextsvc.Client, tempDir string) error {
+// After printing each step it calls settle, which shows the step's events.
+func steps(ctx context.Context, out *printer, client *contextsvc.Client, tempDir string, settle func(context.Context) error) error {
 	c, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{
 		Name: "Quickstart runbook", Content: firstDraft, Tags: []string{"quickstart", "ops"},
 	})
@@ -243,12 +258,18 @@ func steps(ctx context.Context, out *printer, client *contextsvc.Client, tempDir
 		return fmt.Errorf("create: %w", err)
 	}
 	out.printf("1. Created   %s %q version %d, tags %v\n", c.ID, c.Name, c.Version, c.Tags)
+	if err := settle(ctx); err != nil {
+		return err
+	}
 
 	c, err = client.Contexts.Update(ctx, c.ID, &contextsvc.UpdateContextRequest{Content: contextsvc.Ptr(secondDraft)})
 	if err != nil {
 		return fmt.Errorf("update content: %w", err)
 	}
 	out.printf("2. Updated   the content: version %d\n", c.Version)
+	if err := settle(ctx); err != nil {
+		return err
+	}
 
 	c, err = client.Contexts.Update(ctx, c.ID, &contextsvc.UpdateContextRequest{
 		Name: contextsvc.Ptr("Quickstart runbook (reviewed)"), Tags: []string{"quickstart", "ops", "reviewed"},
@@ -257,6 +278,9 @@ func steps(ctx context.Context, out *printer, client *contextsvc.Client, tempDir
 		return fmt.Errorf("update name and tags: %w", err)
 	}
 	out.printf("3. Updated   the name and tags: version %d, %q, tags %v\n", c.Version, c.Name, c.Tags)
+	if err := settle(ctx); err != nil {
+		return err
+	}
 
 	var names []string
 	for lc, err := range client.Contexts.All(ctx, &contextsvc.ContextListOptions{Tags: []string{"quickstart"}}) {
@@ -281,6 +305,9 @@ func steps(ctx context.Context, out *printer, client *contextsvc.Client, tempDir
 		return err
 	}
 	out.printf("6. Exported  Markdown: %d bytes (%s)\n", md.size, md.filename)
+	if err := settle(ctx); err != nil {
+		return err
+	}
 
 	f, err := os.CreateTemp(tempDir, "contextsvc-quickstart-*.pdf")
 	if err != nil {
@@ -296,6 +323,9 @@ func steps(ctx context.Context, out *printer, client *contextsvc.Client, tempDir
 	}
 	path, _ := filepath.Abs(f.Name())
 	out.printf("7. Exported  PDF: %d bytes, written to %s\n", pdf.size, path)
+	if err := settle(ctx); err != nil {
+		return err
+	}
 
 	if _, err := client.Contexts.Delete(ctx, c.ID); err != nil {
 		return fmt.Errorf("delete: %w", err)
@@ -305,7 +335,7 @@ func steps(ctx context.Context, out *printer, client *contextsvc.Client, tempDir
 		return fmt.Errorf("get after delete: got %v, want a 404", err)
 	}
 	out.printf("8. Deleted   %s (a Get now answers 404: errors.Is(err, contextsvc.ErrNotFound))\n", c.ID)
-	return nil
+	return settle(ctx)
 }
 
 type exported struct {
@@ -327,24 +357,23 @@ func exportTo(ctx context.Context, client *contextsvc.Client, id string, format 
 	return exported{size: n, filename: exp.Filename}, nil
 }
 
-// receiver collects the events its handler verified.
+// receiver collects the events its handler verified, with a one-line
+// description of each.
 type receiver struct {
-	out *printer
-
 	mu     sync.Mutex
-	seen   map[string]bool
-	change chan struct{} // closed and replaced on every new event
+	seen   map[string]string // event id -> description
+	change chan struct{}     // closed and replaced on every new event
 }
 
-func newReceiver(out *printer) *receiver {
-	return &receiver{out: out, seen: map[string]bool{}, change: make(chan struct{})}
+func newReceiver() *receiver {
+	return &receiver{seen: map[string]string{}, change: make(chan struct{})}
 }
 
 // handle is the function NewWebhookHandler calls once per verified event.
 func (r *receiver) handle(_ context.Context, ev *contextsvc.Event) error {
-	r.out.printf("   <- webhook verified: %s\n", describe(ev))
+	d := describe(ev)
 	r.mu.Lock()
-	r.seen[ev.ID] = true
+	r.seen[ev.ID] = d
 	close(r.change)
 	r.change = make(chan struct{})
 	r.mu.Unlock()
@@ -358,7 +387,7 @@ func (r *receiver) waitFor(ctx context.Context, ids []string) error {
 		r.mu.Lock()
 		var missing []string
 		for _, id := range ids {
-			if !r.seen[id] {
+			if _, ok := r.seen[id]; !ok {
 				missing = append(missing, id)
 			}
 		}
@@ -374,6 +403,13 @@ func (r *receiver) waitFor(ctx context.Context, ids []string) error {
 				len(missing), len(ids), ctx.Err(), strings.Join(missing, ", "))
 		}
 	}
+}
+
+// description returns what the handler said of event id.
+func (r *receiver) description(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[id]
 }
 
 // describe says what an event is about in one line.
@@ -399,8 +435,8 @@ func describe(ev *contextsvc.Event) string {
 	return s
 }
 
-// printer serialises the lines of the steps and of the receiver, which
-// print from different goroutines.
+// printer writes the quickstart's lines; a mutex keeps them whole should
+// they ever come from several goroutines.
 type printer struct {
 	mu sync.Mutex
 	w  io.Writer

@@ -40,7 +40,6 @@ func TestEmbedded(t *testing.T) {
 		"6. Exported  Markdown: ",
 		"7. Exported  PDF: ",
 		"8. Deleted   ctx_",
-		"Waiting for the deliveries of the 9 events the server recorded",
 		"All 9 events delivered, verified and handled once each",
 		"Done in ",
 	} {
