@@ -12,8 +12,11 @@ import (
 // Event is one recorded event: its envelope fields and the exact envelope
 // bytes (Body) that deliveries send and sign.
 type Event struct {
-	ID        string
-	Type      contextsvc.EventType
+	// ID is the event id ("evt_…"), the same on every delivery attempt.
+	ID string
+	// Type is the event type.
+	Type contextsvc.EventType
+	// Timestamp is when the event happened, on the server's clock.
 	Timestamp time.Time
 	// Account is the account whose action fired the event.
 	Account string

@@ -50,10 +50,11 @@ type Key struct {
 	Plan Plan
 	// Scope is read or write; empty means ScopeWrite.
 	Scope Scope
-	// PerMinute and Burst are the Enterprise plan's custom limit. Other
-	// plans ignore them and use the reference's table.
+	// PerMinute is the Enterprise plan's custom requests per minute. Other
+	// plans ignore it and use the reference's table.
 	PerMinute int
-	Burst     int
+	// Burst is the Enterprise plan's custom burst; other plans ignore it.
+	Burst int
 }
 
 // String describes the key without its token, so a Key is safe to log.

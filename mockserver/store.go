@@ -216,13 +216,21 @@ func hasAll(c *contextRec, tags []string) bool {
 
 // StoredContext is a snapshot of a stored context, for tests.
 type StoredContext struct {
-	Account   string
-	ID        string
-	Name      string
-	Content   string
-	Tags      []string
-	Version   int
+	// Account owns the context; only its keys see it.
+	Account string
+	// ID is the context id ("ctx_…").
+	ID string
+	// Name is the current name.
+	Name string
+	// Content is the current Markdown text.
+	Content string
+	// Tags are the current tags, never nil.
+	Tags []string
+	// Version is the current version number, from 1.
+	Version int
+	// CreatedAt is when the context was created.
 	CreatedAt time.Time
+	// UpdatedAt is when its latest version was recorded.
 	UpdatedAt time.Time
 	// Versions are all recorded versions, oldest first.
 	Versions []StoredVersion
@@ -230,31 +238,46 @@ type StoredContext struct {
 
 // StoredVersion is one recorded version of a context.
 type StoredVersion struct {
-	Version   int
-	Name      string
-	Content   string
-	Tags      []string
+	// Version is the version number, from 1.
+	Version int
+	// Name is the context's name as of this version.
+	Name string
+	// Content is the Markdown text as of this version.
+	Content string
+	// Tags are the tags as of this version.
+	Tags []string
+	// CreatedAt is when the version was recorded.
 	CreatedAt time.Time
+	// CreatedBy is the user ("user_…") whose key made the change.
 	CreatedBy string
-	Changes   contextsvc.Changes
+	// Changes is what the version changed from the one before.
+	Changes contextsvc.Changes
 }
 
 // Webhook is a registered webhook as the server stores it. The secret is
 // deliberately not part of it.
 type Webhook struct {
-	ID        string
-	Account   string
-	URL       string
-	Events    []contextsvc.EventType
+	// ID is the webhook id ("wh_…").
+	ID string
+	// Account owns the webhook; its events are the ones delivered.
+	Account string
+	// URL receives the deliveries.
+	URL string
+	// Events are the subscribed event types, without duplicates.
+	Events []contextsvc.EventType
+	// CreatedAt is when the webhook was registered.
 	CreatedAt time.Time
-	Active    bool
+	// Active tells whether deliveries are made to it.
+	Active bool
 }
 
 // Snapshot is a deep copy of everything the server stores (contexts with
 // their versions, webhooks), ordered by account in key order then by
 // creation; tests compare one taken before and after an action.
 type Snapshot struct {
+	// Contexts are every stored context with its versions.
 	Contexts []StoredContext
+	// Webhooks are every registered webhook.
 	Webhooks []Webhook
 }
 
