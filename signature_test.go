@@ -93,23 +93,27 @@ func TestVerifySignatureBadHeaders(t *testing.T) {
 	oneOff := good[:len(good)-1] + string(repl)
 	sha1Header := "sha1=" + good[len(SignaturePrefix):len(SignaturePrefix)+40]
 
+	// want is the exported error to match; reason is the exact value
+	// returned, so a header refused for the wrong reason (and so with a
+	// misleading message) fails too.
 	cases := []struct {
 		name   string
 		header string
 		want   error
+		reason error
 	}{
-		{"empty", "", ErrMissingSignature},
-		{"no prefix", good[len(SignaturePrefix):], ErrMalformedSignature},
-		{"sha1 prefix", sha1Header, ErrMalformedSignature},
-		{"prefix only", "sha256=", ErrMalformedSignature},
-		{"odd length", good[:len(good)-1], ErrMalformedSignature},
-		{"too long", good + "0", ErrMalformedSignature},
-		{"non-hex", good[:len(good)-1] + "g", ErrMalformedSignature},
-		{"uppercase prefix", "SHA256=" + good[len(SignaturePrefix):], ErrMalformedSignature},
-		{"leading space", " " + good, ErrMalformedSignature},
-		{"one character off", oneOff, ErrSignatureMismatch},
-		{"right signature for another body", Sign([]byte(`{"id":"evt_2"}`), secret), ErrSignatureMismatch},
-		{"right signature with another secret", Sign(payload, "whsec_other"), ErrSignatureMismatch},
+		{"empty", "", ErrMissingSignature, ErrMissingSignature},
+		{"no prefix", good[len(SignaturePrefix):], ErrMalformedSignature, errNoPrefix},
+		{"sha1 prefix", sha1Header, ErrMalformedSignature, errNoPrefix},
+		{"prefix only", "sha256=", ErrMalformedSignature, errBadLength},
+		{"odd length", good[:len(good)-1], ErrMalformedSignature, errBadLength},
+		{"too long", good + "0", ErrMalformedSignature, errBadLength},
+		{"non-hex", good[:len(good)-1] + "g", ErrMalformedSignature, errNotHex},
+		{"uppercase prefix", "SHA256=" + good[len(SignaturePrefix):], ErrMalformedSignature, errNoPrefix},
+		{"leading space", " " + good, ErrMalformedSignature, errNoPrefix},
+		{"one character off", oneOff, ErrSignatureMismatch, ErrSignatureMismatch},
+		{"right signature for another body", Sign([]byte(`{"id":"evt_2"}`), secret), ErrSignatureMismatch, ErrSignatureMismatch},
+		{"right signature with another secret", Sign(payload, "whsec_other"), ErrSignatureMismatch, ErrSignatureMismatch},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,6 +121,9 @@ func TestVerifySignatureBadHeaders(t *testing.T) {
 			err := VerifySignature(payload, tc.header, secret)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("VerifySignature(%q) = %v, want %v", tc.header, err, tc.want)
+			}
+			if err != tc.reason {
+				t.Errorf("VerifySignature(%q) = %q, want %q", tc.header, err, tc.reason)
 			}
 			if !errors.Is(err, ErrInvalidSignature) {
 				t.Errorf("error %v does not match ErrInvalidSignature", err)
