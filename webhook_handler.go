@@ -27,6 +27,13 @@ const (
 	// webhookClaimLease bounds how long a claimed event id stays held if
 	// the process dies while handling it.
 	webhookClaimLease = 10 * time.Minute
+	// webhookRememberSlack is how long past the replay window a handled id
+	// is remembered. The window admits an event up to and including the
+	// instant it is exactly that old, while a store forgets an id at its
+	// rememberUntil; without slack a redelivery at that instant would be
+	// handled again. A second also covers stores that round expiry times
+	// down to milliseconds or seconds (Redis PXAT, EXAT).
+	webhookRememberSlack = time.Second
 )
 
 // WebhookOption configures the handler made by [NewWebhookHandler].
@@ -269,7 +276,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if d != nil {
 		// The sender may have hung up; remembering must not depend on it.
-		if err := d.Commit(context.WithoutCancel(r.Context()), ev.ID, ev.Timestamp.Add(h.cfg.window)); err != nil {
+		if err := d.Commit(context.WithoutCancel(r.Context()), ev.ID, ev.Timestamp.Add(h.cfg.window+webhookRememberSlack)); err != nil {
 			log.Error("contextsvc webhook deduper commit failed; a redelivery may be handled again", "event", ev.ID, "error", err)
 		}
 	}

@@ -520,3 +520,32 @@ func TestWebhookHandlerOverHTTP(t *testing.T) {
 		t.Errorf("GET: status %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
 	}
 }
+
+// TestWebhookHandlerRemembersThroughWindow: a redelivery is a duplicate
+// up to the last instant the window lets the event in (exactly 27 h old),
+// after which the window refuses it and the deduper has forgotten the id,
+// so memory does not grow with old events.
+func TestWebhookHandlerRemembersThroughWindow(t *testing.T) {
+	t.Parallel()
+	clk := newTestClock(testStart)
+	var rc eventRecorder
+	d := NewMemoryDeduper(0, clk.Now)
+	h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(d))
+	body := eventBody("evt_edge_dup", testStart)
+	sig := Sign(body, testSecret)
+	if w := deliver(t, h, body, sig); w.Code != http.StatusOK {
+		t.Fatalf("first delivery: status %d", w.Code)
+	}
+	clk.Set(testStart.Add(DefaultReplayWindow))
+	if w := deliver(t, h, body, sig); w.Code != http.StatusOK || rc.calls() != 1 {
+		t.Errorf("redelivery exactly %v later: status %d, fn calls %d; want 200 and 1 (a duplicate)", DefaultReplayWindow, w.Code, rc.calls())
+	}
+	clk.Set(testStart.Add(DefaultReplayWindow + time.Millisecond))
+	if w := deliver(t, h, body, sig); w.Code != http.StatusBadRequest || rc.calls() != 1 {
+		t.Errorf("redelivery after the window: status %d, fn calls %d; want 400 and 1", w.Code, rc.calls())
+	}
+	clk.Set(testStart.Add(DefaultReplayWindow + time.Minute))
+	if n := d.Len(); n != 0 {
+		t.Errorf("deduper holds %d ids a minute after the window, want 0", n)
+	}
+}
