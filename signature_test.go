@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -243,6 +244,44 @@ func TestMACCacheBounded(t *testing.T) {
 			t.Fatalf("cache holds %d entries, bound is %d", n, macCacheSize)
 		}
 	}
+}
+
+// TestMACCacheChurnConcurrent: goroutines using more secrets than the
+// cache holds make it start over again and again while others read it;
+// every answer stays right (the right secret verifies, a neighbour's
+// signature does not) and the bound holds. Run it with -race.
+func TestMACCacheChurnConcurrent(t *testing.T) {
+	t.Parallel()
+	var c macCache
+	p := []byte("payload")
+	const n = 2*macCacheSize + 1
+	secrets := make([]string, n)
+	wants := make([][sha256.Size]byte, n)
+	for i := range secrets {
+		secrets[i] = fmt.Sprintf("secret-%03d", i)
+		wants[i], _ = decodeSignature(Sign(p, secrets[i]))
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 3 * n {
+				j := (g*17 + i) % n
+				if !c.get(secrets[j]).verify(p, &wants[j]) {
+					t.Errorf("secret %d: valid MAC refused", j)
+					return
+				}
+				if c.get(secrets[j]).verify(p, &wants[(j+1)%n]) {
+					t.Errorf("secret %d: the MAC of secret %d accepted", j, (j+1)%n)
+					return
+				}
+				if m := c.m.Load(); len(*m) > macCacheSize {
+					t.Errorf("cache holds %d entries, bound is %d", len(*m), macCacheSize)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestVerifySignatureAllocationFree(t *testing.T) {
