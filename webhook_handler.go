@@ -208,7 +208,11 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if n := r.ContentLength; n > 0 && n <= h.cfg.maxBody {
 		buf.Grow(int(n) + 1) // +1 so ReadFrom sees EOF without growing
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
+	rb := r.Body
+	if rb == nil { // a hand-made *http.Request (servers always set Body)
+		rb = http.NoBody
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, rb, h.cfg.maxBody))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			log.Warn("contextsvc webhook delivery refused: body too large", "limit", h.cfg.maxBody)

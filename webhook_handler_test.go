@@ -158,6 +158,20 @@ func TestWebhookHandlerRefusals(t *testing.T) {
 	}
 }
 
+// TestWebhookHandlerNilBody: a hand-made request without a Body (as in a
+// receiver's own unit test) is refused like an empty body, not a panic.
+func TestWebhookHandlerNilBody(t *testing.T) {
+	t.Parallel()
+	var rc eventRecorder
+	h := NewWebhookHandler(testSecret, rc.fn)
+	r := &http.Request{Method: http.MethodPost, Header: http.Header{DefaultSignatureHeader: {Sign(nil, testSecret)}}}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusBadRequest || rc.calls() != 0 {
+		t.Errorf("nil body: status %d, fn calls %d; want 400 (validly signed, not an event), 0", w.Code, rc.calls())
+	}
+}
+
 func TestWebhookHandlerBodyLimitEdge(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
