@@ -140,6 +140,11 @@ func TestWebhookHandlerRefusals(t *testing.T) {
 					t.Errorf("Allow = %q, want POST", got)
 				}
 			}
+			// Refusals after the method check are logged (so the leak
+			// checks below read real log lines, not an empty buffer).
+			if tc.status != http.StatusMethodNotAllowed && !strings.Contains(logs.String(), "refused") {
+				t.Errorf("refusal not logged: %q", logs.String())
+			}
 			if w.Body.Len() > 64 {
 				t.Errorf("refusal body is %d bytes, want a short one: %q", w.Body.Len(), w.Body)
 			}
