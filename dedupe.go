@@ -87,7 +87,7 @@ type Deduper interface {
 }
 
 // DefaultMemoryDeduperSize is the number of ids a [NewMemoryDeduper] with
-// size 0 keeps: more than a day of deliveries at one a second, in about
+// size 0 keeps: a whole 27-hour replay window of events at one a second, in about
 // 14 MB when full (about 140 bytes per 30-character id).
 const DefaultMemoryDeduperSize = 100_000
 
