@@ -14,42 +14,57 @@ func TestParseEventTypedData(t *testing.T) {
 	ts := time.Date(2026, 11, 21, 20, 51, 0, 123_000_000, time.UTC)
 	cases := []struct {
 		typ  EventType
+		name string // the type's name as the reference spells it
 		data string
 		want any
 		get  func(*Event) (any, error)
 	}{
-		{EventContextCreated, `{"contextId":"ctx_1","name":"Plan","version":1,"tags":["a","b"],"createdBy":"user_1"}`,
+		{EventContextCreated, "context.created", `{"contextId":"ctx_1","name":"Plan","version":1,"tags":["a","b"],"createdBy":"user_1"}`,
 			&ContextCreatedData{ContextID: "ctx_1", Name: "Plan", Version: 1, Tags: []string{"a", "b"}, CreatedBy: "user_1"},
 			func(e *Event) (any, error) { return e.ContextCreated() }},
-		{EventContextUpdated, `{"contextId":"ctx_1","name":"Plan","version":3,"updatedBy":"user_1","changes":{"sections_modified":["Intro","(preamble)"],"word_count_delta":-4}}`,
+		{EventContextUpdated, "context.updated", `{"contextId":"ctx_1","name":"Plan","version":3,"updatedBy":"user_1","changes":{"sections_modified":["Intro","(preamble)"],"word_count_delta":-4}}`,
 			&ContextUpdatedData{ContextID: "ctx_1", Name: "Plan", Version: 3, UpdatedBy: "user_1", Changes: Changes{SectionsModified: []string{"Intro", "(preamble)"}, WordCountDelta: -4}},
 			func(e *Event) (any, error) { return e.ContextUpdated() }},
-		{EventContextDeleted, `{"contextId":"ctx_1","name":"Plan","deletedBy":"user_2"}`,
+		{EventContextDeleted, "context.deleted", `{"contextId":"ctx_1","name":"Plan","deletedBy":"user_2"}`,
 			&ContextDeletedData{ContextID: "ctx_1", Name: "Plan", DeletedBy: "user_2"},
 			func(e *Event) (any, error) { return e.ContextDeleted() }},
-		{EventContextPublished, `{"contextId":"ctx_1","name":"Plan","version":2,"publishedBy":"user_3"}`,
+		{EventContextPublished, "context.published", `{"contextId":"ctx_1","name":"Plan","version":2,"publishedBy":"user_3"}`,
 			&ContextPublishedData{ContextID: "ctx_1", Name: "Plan", Version: 2, PublishedBy: "user_3"},
 			func(e *Event) (any, error) { return e.ContextPublished() }},
-		{EventContextVersionCreated, `{"contextId":"ctx_1","version":2,"createdBy":"user_1"}`,
+		{EventContextVersionCreated, "context.version.created", `{"contextId":"ctx_1","version":2,"createdBy":"user_1"}`,
 			&ContextVersionCreatedData{ContextID: "ctx_1", Version: 2, CreatedBy: "user_1"},
 			func(e *Event) (any, error) { return e.ContextVersionCreated() }},
-		{EventTeamMemberAdded, `{"teamId":"team_1","userId":"user_9","role":"editor"}`,
+		{EventTeamMemberAdded, "team.member.added", `{"teamId":"team_1","userId":"user_9","role":"editor"}`,
 			&TeamMemberAddedData{TeamID: "team_1", UserID: "user_9", Role: "editor"},
 			func(e *Event) (any, error) { return e.TeamMemberAdded() }},
-		{EventTeamMemberRemoved, `{"teamId":"team_1","userId":"user_9","role":"editor"}`,
+		{EventTeamMemberRemoved, "team.member.removed", `{"teamId":"team_1","userId":"user_9","role":"editor"}`,
 			&TeamMemberRemovedData{TeamID: "team_1", UserID: "user_9", Role: "editor"},
 			func(e *Event) (any, error) { return e.TeamMemberRemoved() }},
-		{EventExportCompleted, `{"exportId":"exp_1","contextId":"ctx_1","version":2,"format":"pdf","sizeBytes":123456789012}`,
+		{EventExportCompleted, "export.completed", `{"exportId":"exp_1","contextId":"ctx_1","version":2,"format":"pdf","sizeBytes":123456789012}`,
 			&ExportCompletedData{ExportID: "exp_1", ContextID: "ctx_1", Version: 2, Format: "pdf", SizeBytes: 123456789012},
 			func(e *Event) (any, error) { return e.ExportCompleted() }},
 	}
-	if len(cases) != len(AllEventTypes()) {
-		t.Fatalf("table covers %d types, SDK knows %d", len(cases), len(AllEventTypes()))
+	// The table lists the reference's eight types in its order, so this
+	// also checks that AllEventTypes is exactly that list.
+	var tableTypes []EventType
+	for _, tc := range cases {
+		tableTypes = append(tableTypes, tc.typ)
+	}
+	if d := cmp.Diff(tableTypes, AllEventTypes()); d != "" {
+		t.Fatalf("AllEventTypes differs from the reference's list (-table +AllEventTypes):\n%s", d)
 	}
 	for _, tc := range cases {
-		t.Run(string(tc.typ), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			body := `{"id":"evt_1","type":"` + string(tc.typ) + `","timestamp":"2026-11-21T20:51:00.123Z","data":` + tc.data + `}`
+			// The constant must spell the wire name exactly; the body below
+			// uses the literal, not the constant.
+			if string(tc.typ) != tc.name {
+				t.Errorf("constant is %q, the reference says %q", tc.typ, tc.name)
+			}
+			if !tc.typ.Known() {
+				t.Errorf("%q is not Known", tc.typ)
+			}
+			body := `{"id":"evt_1","type":"` + tc.name + `","timestamp":"2026-11-21T20:51:00.123Z","data":` + tc.data + `}`
 			ev, err := ParseEvent([]byte(body))
 			if err != nil {
 				t.Fatal(err)

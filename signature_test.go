@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -93,23 +94,27 @@ func TestVerifySignatureBadHeaders(t *testing.T) {
 	oneOff := good[:len(good)-1] + string(repl)
 	sha1Header := "sha1=" + good[len(SignaturePrefix):len(SignaturePrefix)+40]
 
+	// want is the exported error to match; reason is the exact value
+	// returned, so a header refused for the wrong reason (and so with a
+	// misleading message) fails too.
 	cases := []struct {
 		name   string
 		header string
 		want   error
+		reason error
 	}{
-		{"empty", "", ErrMissingSignature},
-		{"no prefix", good[len(SignaturePrefix):], ErrMalformedSignature},
-		{"sha1 prefix", sha1Header, ErrMalformedSignature},
-		{"prefix only", "sha256=", ErrMalformedSignature},
-		{"odd length", good[:len(good)-1], ErrMalformedSignature},
-		{"too long", good + "0", ErrMalformedSignature},
-		{"non-hex", good[:len(good)-1] + "g", ErrMalformedSignature},
-		{"uppercase prefix", "SHA256=" + good[len(SignaturePrefix):], ErrMalformedSignature},
-		{"leading space", " " + good, ErrMalformedSignature},
-		{"one character off", oneOff, ErrSignatureMismatch},
-		{"right signature for another body", Sign([]byte(`{"id":"evt_2"}`), secret), ErrSignatureMismatch},
-		{"right signature with another secret", Sign(payload, "whsec_other"), ErrSignatureMismatch},
+		{"empty", "", ErrMissingSignature, ErrMissingSignature},
+		{"no prefix", good[len(SignaturePrefix):], ErrMalformedSignature, errNoPrefix},
+		{"sha1 prefix", sha1Header, ErrMalformedSignature, errNoPrefix},
+		{"prefix only", "sha256=", ErrMalformedSignature, errBadLength},
+		{"odd length", good[:len(good)-1], ErrMalformedSignature, errBadLength},
+		{"too long", good + "0", ErrMalformedSignature, errBadLength},
+		{"non-hex", good[:len(good)-1] + "g", ErrMalformedSignature, errNotHex},
+		{"uppercase prefix", "SHA256=" + good[len(SignaturePrefix):], ErrMalformedSignature, errNoPrefix},
+		{"leading space", " " + good, ErrMalformedSignature, errNoPrefix},
+		{"one character off", oneOff, ErrSignatureMismatch, ErrSignatureMismatch},
+		{"right signature for another body", Sign([]byte(`{"id":"evt_2"}`), secret), ErrSignatureMismatch, ErrSignatureMismatch},
+		{"right signature with another secret", Sign(payload, "whsec_other"), ErrSignatureMismatch, ErrSignatureMismatch},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,6 +122,9 @@ func TestVerifySignatureBadHeaders(t *testing.T) {
 			err := VerifySignature(payload, tc.header, secret)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("VerifySignature(%q) = %v, want %v", tc.header, err, tc.want)
+			}
+			if err != tc.reason {
+				t.Errorf("VerifySignature(%q) = %q, want %q", tc.header, err, tc.reason)
 			}
 			if !errors.Is(err, ErrInvalidSignature) {
 				t.Errorf("error %v does not match ErrInvalidSignature", err)
@@ -236,6 +244,44 @@ func TestMACCacheBounded(t *testing.T) {
 			t.Fatalf("cache holds %d entries, bound is %d", n, macCacheSize)
 		}
 	}
+}
+
+// TestMACCacheChurnConcurrent: goroutines using more secrets than the
+// cache holds make it start over again and again while others read it;
+// every answer stays right (the right secret verifies, a neighbour's
+// signature does not) and the bound holds. Run it with -race.
+func TestMACCacheChurnConcurrent(t *testing.T) {
+	t.Parallel()
+	var c macCache
+	p := []byte("payload")
+	const n = 2*macCacheSize + 1
+	secrets := make([]string, n)
+	wants := make([][sha256.Size]byte, n)
+	for i := range secrets {
+		secrets[i] = fmt.Sprintf("secret-%03d", i)
+		wants[i], _ = decodeSignature(Sign(p, secrets[i]))
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 3 * n {
+				j := (g*17 + i) % n
+				if !c.get(secrets[j]).verify(p, &wants[j]) {
+					t.Errorf("secret %d: valid MAC refused", j)
+					return
+				}
+				if c.get(secrets[j]).verify(p, &wants[(j+1)%n]) {
+					t.Errorf("secret %d: the MAC of secret %d accepted", j, (j+1)%n)
+					return
+				}
+				if m := c.m.Load(); len(*m) > macCacheSize {
+					t.Errorf("cache holds %d entries, bound is %d", len(*m), macCacheSize)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestVerifySignatureAllocationFree(t *testing.T) {

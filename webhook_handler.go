@@ -27,6 +27,13 @@ const (
 	// webhookClaimLease bounds how long a claimed event id stays held if
 	// the process dies while handling it.
 	webhookClaimLease = 10 * time.Minute
+	// webhookRememberSlack is how long past the replay window a handled id
+	// is remembered. The window admits an event up to and including the
+	// instant it is exactly that old, while a store forgets an id at its
+	// rememberUntil; without slack a redelivery at that instant would be
+	// handled again. A second also covers stores that round expiry times
+	// down to milliseconds or seconds (Redis PXAT, EXAT).
+	webhookRememberSlack = time.Second
 )
 
 // WebhookOption configures the handler made by [NewWebhookHandler].
@@ -201,7 +208,11 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if n := r.ContentLength; n > 0 && n <= h.cfg.maxBody {
 		buf.Grow(int(n) + 1) // +1 so ReadFrom sees EOF without growing
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
+	rb := r.Body
+	if rb == nil { // a hand-made *http.Request (servers always set Body)
+		rb = http.NoBody
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, rb, h.cfg.maxBody))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			log.Warn("contextsvc webhook delivery refused: body too large", "limit", h.cfg.maxBody)
@@ -269,7 +280,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if d != nil {
 		// The sender may have hung up; remembering must not depend on it.
-		if err := d.Commit(context.WithoutCancel(r.Context()), ev.ID, ev.Timestamp.Add(h.cfg.window)); err != nil {
+		if err := d.Commit(context.WithoutCancel(r.Context()), ev.ID, ev.Timestamp.Add(h.cfg.window+webhookRememberSlack)); err != nil {
 			log.Error("contextsvc webhook deduper commit failed; a redelivery may be handled again", "event", ev.ID, "error", err)
 		}
 	}

@@ -140,6 +140,11 @@ func TestWebhookHandlerRefusals(t *testing.T) {
 					t.Errorf("Allow = %q, want POST", got)
 				}
 			}
+			// Refusals after the method check are logged (so the leak
+			// checks below read real log lines, not an empty buffer).
+			if tc.status != http.StatusMethodNotAllowed && !strings.Contains(logs.String(), "refused") {
+				t.Errorf("refusal not logged: %q", logs.String())
+			}
 			if w.Body.Len() > 64 {
 				t.Errorf("refusal body is %d bytes, want a short one: %q", w.Body.Len(), w.Body)
 			}
@@ -155,6 +160,20 @@ func TestWebhookHandlerRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWebhookHandlerNilBody: a hand-made request without a Body (as in a
+// receiver's own unit test) is refused like an empty body, not a panic.
+func TestWebhookHandlerNilBody(t *testing.T) {
+	t.Parallel()
+	var rc eventRecorder
+	h := NewWebhookHandler(testSecret, rc.fn)
+	r := &http.Request{Method: http.MethodPost, Header: http.Header{DefaultSignatureHeader: {Sign(nil, testSecret)}}}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusBadRequest || rc.calls() != 0 {
+		t.Errorf("nil body: status %d, fn calls %d; want 400 (validly signed, not an event), 0", w.Code, rc.calls())
 	}
 }
 
@@ -518,5 +537,34 @@ func TestWebhookHandlerOverHTTP(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
 		t.Errorf("GET: status %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+}
+
+// TestWebhookHandlerRemembersThroughWindow: a redelivery is a duplicate
+// up to the last instant the window lets the event in (exactly 27 h old),
+// after which the window refuses it and the deduper has forgotten the id,
+// so memory does not grow with old events.
+func TestWebhookHandlerRemembersThroughWindow(t *testing.T) {
+	t.Parallel()
+	clk := newTestClock(testStart)
+	var rc eventRecorder
+	d := NewMemoryDeduper(0, clk.Now)
+	h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(d))
+	body := eventBody("evt_edge_dup", testStart)
+	sig := Sign(body, testSecret)
+	if w := deliver(t, h, body, sig); w.Code != http.StatusOK {
+		t.Fatalf("first delivery: status %d", w.Code)
+	}
+	clk.Set(testStart.Add(DefaultReplayWindow))
+	if w := deliver(t, h, body, sig); w.Code != http.StatusOK || rc.calls() != 1 {
+		t.Errorf("redelivery exactly %v later: status %d, fn calls %d; want 200 and 1 (a duplicate)", DefaultReplayWindow, w.Code, rc.calls())
+	}
+	clk.Set(testStart.Add(DefaultReplayWindow + time.Millisecond))
+	if w := deliver(t, h, body, sig); w.Code != http.StatusBadRequest || rc.calls() != 1 {
+		t.Errorf("redelivery after the window: status %d, fn calls %d; want 400 and 1", w.Code, rc.calls())
+	}
+	clk.Set(testStart.Add(DefaultReplayWindow + time.Minute))
+	if n := d.Len(); n != 0 {
+		t.Errorf("deduper holds %d ids a minute after the window, want 0", n)
 	}
 }
