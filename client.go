@@ -442,10 +442,30 @@ func (c *Client) send(cs *callState, req *retryablehttp.Request) (*http.Response
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		drainAndClose(resp.Body)
+		// A proxy or debugging endpoint that echoes the request would put
+		// the key into the error's Body and Message, and from there into
+		// the caller's logs.
+		if bytes.Contains(body, []byte(c.apiKey)) {
+			body = bytes.ReplaceAll(body, []byte(c.apiKey), []byte(redacted))
+		}
 		return nil, newError(resp, body, cs.attempts)
 	}
 	return resp, nil
 }
+
+// redacted replaces the API key wherever some text would carry it.
+const redacted = "[REDACTED]"
+
+// callError is a transport or context failure of a call: its text names the
+// call and never carries the API key, and it unwraps to the cause, so
+// errors.Is and errors.As work as usual.
+type callError struct {
+	msg string
+	err error
+}
+
+func (e *callError) Error() string { return e.msg }
+func (e *callError) Unwrap() error { return e.err }
 
 // wrapErr names the call in a transport or context error and keeps the
 // cause reachable through errors.Is / errors.As.
@@ -460,7 +480,13 @@ func (c *Client) wrapErr(cs *callState, err error) error {
 	if cs.attempts > 1 {
 		msg += " (after " + strconv.Itoa(cs.attempts) + " attempts)"
 	}
-	return fmt.Errorf("%s: %w", msg, err)
+	msg += ": " + err.Error()
+	// The cause's text comes from the caller's transport, a proxy or a
+	// custom Limiter, any of which may quote the request's headers.
+	if strings.Contains(msg, c.apiKey) {
+		msg = strings.ReplaceAll(msg, c.apiKey, redacted)
+	}
+	return &callError{msg: msg, err: err}
 }
 
 // bodyPool recycles the buffers 2xx bodies are read into: reading the whole

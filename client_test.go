@@ -532,3 +532,47 @@ func TestOverRealHTTP(t *testing.T) {
 		t.Errorf("export: %d bytes (%v), name %q, length %d", n, err, exp.Filename, exp.ContentLength)
 	}
 }
+
+func TestErrorsNeverShowKey(t *testing.T) {
+	t.Parallel()
+	fullURL := testBase + "/contexts/ctx_1"
+	tests := []struct {
+		name    string
+		respond httpmock.Responder
+		wantIs  error
+	}{
+		// A proxy's or custom transport's error text that quotes the URL
+		// and the request's headers.
+		{"transport error", httpmock.NewErrorResponder(fmt.Errorf("proxy refused Get %s with Authorization: Bearer %s", fullURL, testKey)), nil},
+		// An endpoint that echoes the request into its error body.
+		{"error body", respond(400, `{"error":{"type":"invalid_request","message":"bad header Authorization: Bearer `+testKey+`"}}`), ErrBadRequest},
+		{"error body not JSON", respond(502, "upstream saw Bearer "+testKey), ErrServer},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, mt, _ := newTestClient(t, WithMaxRetries(0))
+			mt.RegisterResponder("GET", fullURL, tt.respond)
+			_, err := c.Contexts.Get(context.Background(), "ctx_1")
+			if err == nil {
+				t.Fatal("Get succeeded, want an error")
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("err = %v, want %v", err, tt.wantIs)
+			}
+			outs := []string{err.Error(), fmt.Sprintf("%v", err), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err)}
+			var apiErr *Error
+			if errors.As(err, &apiErr) {
+				outs = append(outs, string(apiErr.Body), apiErr.Message, fmt.Sprintf("%+v", *apiErr))
+			}
+			for _, out := range outs {
+				if strings.Contains(out, testKey) {
+					t.Errorf("error output shows the key: %s", out)
+				}
+			}
+			if !strings.Contains(err.Error(), "[REDACTED]") {
+				t.Errorf("err = %q, want the key's place marked [REDACTED]", err)
+			}
+		})
+	}
+}
