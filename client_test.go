@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -574,5 +575,51 @@ func TestErrorsNeverShowKey(t *testing.T) {
 				t.Errorf("err = %q, want the key's place marked [REDACTED]", err)
 			}
 		})
+	}
+}
+
+func TestErrorsKeepConnections(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	conns := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/contexts/ctx_busy":
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":{"type":"internal","message":"busy"}}`)
+		default:
+			io.WriteString(w, `{"id":"ctx_1"}`)
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, err := NewClient(testKey, WithBaseURL(srv.URL+"/v1"), WithRetryWait(time.Millisecond, 5*time.Millisecond), WithMaxRetries(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.Contexts.Get(ctx, "ctx_1"); err != nil {
+		t.Fatal(err)
+	}
+	// Retries that run out end the call in retryablehttp's error path,
+	// which closes the client's idle connections if it can.
+	if _, err := c.Contexts.Get(ctx, "ctx_busy"); !errors.Is(err, ErrServer) {
+		t.Fatalf("Get: err = %v, want ErrServer", err)
+	}
+	if _, err := c.Contexts.Get(ctx, "ctx_1"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if conns != 1 {
+		t.Errorf("%d connections for sequential calls, want 1 (kept alive through the error)", conns)
 	}
 }

@@ -136,6 +136,12 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 // transport sits between the retry layer and the caller's transport. Because
 // retryablehttp calls it once per attempt, every attempt spends a limiter
 // token and records the rate-limit headers and the attempt count.
+//
+// It deliberately has no CloseIdleConnections method: retryablehttp calls
+// http.Client.CloseIdleConnections after every call that fails in its error
+// path (retries run out, a transport error, a cancelled wait), which on a
+// shared client would drop every other caller's keep-alive connections;
+// without the method that call does nothing.
 type transport struct {
 	base    http.RoundTripper
 	limiter Limiter
