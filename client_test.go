@@ -3,6 +3,7 @@ package contextsvc
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -621,5 +622,67 @@ func TestErrorsKeepConnections(t *testing.T) {
 	defer mu.Unlock()
 	if conns != 1 {
 		t.Errorf("%d connections for sequential calls, want 1 (kept alive through the error)", conns)
+	}
+}
+
+// TestGetAllocations guards the issue's allocation goal: Contexts.Get costs
+// at most 15 allocations more than the same request made with plain
+// net/http and encoding/json (BenchmarkContextsGet has the figures). Both
+// sides of the loopback run in this process, so the server's allocations
+// count in both and cancel out.
+func TestGetAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	// Not parallel: AllocsPerRun counts every goroutine's allocations.
+	body := []byte(`{"id":"ctx_1","name":"Runbook","content":"# Deploy","tags":["ops"],"version":7,"createdAt":"2026-11-21T20:51:00.123Z","updatedAt":"2026-11-21T20:52:00.456Z"}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-RateLimit-Limit", "1000")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	plain := func() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/v1/contexts/ctx_1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		req.Header.Set("User-Agent", "test")
+		req.Header.Set("Accept", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c Context
+		err = json.NewDecoder(resp.Body).Decode(&c)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || c.Version != 7 {
+			t.Fatalf("plain: %v, version %d", err, c.Version)
+		}
+	}
+	client, err := NewClient(testKey, WithBaseURL(srv.URL+"/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaClient := func() {
+		c, err := client.Contexts.Get(ctx, "ctx_1")
+		if err != nil || c.Version != 7 {
+			t.Fatalf("client: %v", err)
+		}
+	}
+	plain() // open the connections before counting
+	viaClient()
+	p := testing.AllocsPerRun(100, plain)
+	c := testing.AllocsPerRun(100, viaClient)
+	t.Logf("allocations per Get: plain %.1f, client %.1f", p, c)
+	if c > p+15 {
+		t.Errorf("Contexts.Get allocates %.1f times per call, plain net/http %.1f: more than plain + 15", c, p)
 	}
 }
