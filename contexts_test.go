@@ -223,6 +223,8 @@ func TestTolerantListShapes(t *testing.T) {
 		{name: "bare array", body: " \n[" + item + "]"},
 		{name: "data", body: `{"data":[` + item + `],"hasMore":true,"nextCursor":"c2"}`, wantMore: true, wantNext: "c2"},
 		{name: "contexts", body: `{"contexts":[` + item + `],"hasMore":false}`},
+		{name: "null entries dropped", body: `[null,` + item + `,null]`},
+		{name: "null entries dropped from data", body: `{"data":[null,` + item + `]}`},
 		{name: "null cursor and unknown fields", body: `{"object":"list","data":[` + item + `],"hasMore":false,"nextCursor":null,"total":1}`},
 	}
 	for _, tt := range tests {
