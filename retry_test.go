@@ -111,7 +111,9 @@ func TestExhaustionKeepsLastResponse(t *testing.T) {
 	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", sequence(
 		respond(500, `{"error":{"type":"internal","message":"first"}}`),
 		respond(503, `{"error":{"type":"internal","message":"second"}}`),
-		respond(502, last, "Retry-After", "0"),
+		// The last answer's Retry-After is not waited for (no attempt
+		// follows) but the caller gets it, with the rate-limit headers.
+		respond(502, last, "Retry-After", "1", "X-RateLimit-Limit", "300", "X-RateLimit-Remaining", "7"),
 	))
 	_, err := c.Contexts.Get(context.Background(), "ctx_1")
 	var apiErr *Error
@@ -119,7 +121,8 @@ func TestExhaustionKeepsLastResponse(t *testing.T) {
 		t.Fatalf("err = %v, want *Error", err)
 	}
 	if apiErr.StatusCode != 502 || apiErr.Message != "third" || apiErr.RequestID != "req_3" ||
-		apiErr.Attempts != 3 || string(apiErr.Body) != last {
+		apiErr.Attempts != 3 || string(apiErr.Body) != last || apiErr.Type != "internal" ||
+		apiErr.RetryAfter != time.Second || apiErr.RateLimit.Limit != 300 || apiErr.RateLimit.Remaining != 7 {
 		t.Errorf("got %+v", apiErr)
 	}
 	if want := "contextsvc: 502 internal: third (request req_3, 3 attempts)"; err.Error() != want {
