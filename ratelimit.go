@@ -166,7 +166,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err := t.limiter.Wait(ctx); err != nil {
 			// rate.Limiter refuses early when the wait would pass the
 			// deadline; report that as the deadline so errors.Is works.
-			if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+			// Only for rate.Limiter: another Limiter's own failure (e.g. a
+			// shared store that is down) is not a deadline.
+			if _, isRate := t.limiter.(*rate.Limiter); isRate && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 				if _, ok := ctx.Deadline(); ok {
 					err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 				}

@@ -137,6 +137,15 @@ func TestLimiterFailureIsNotRetried(t *testing.T) {
 	if w, n := lim.waits.Load(), rec.count(); w != 1 || n != 0 {
 		t.Errorf("%d waits, %d requests; want 1 and 0", w, n)
 	}
+
+	// With a deadline, the limiter's own failure is still not reported as
+	// one.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	_, err = c.Contexts.Get(ctx, "ctx_1")
+	if !errors.Is(err, boom) || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("with a deadline: err = %v, want %v and no DeadlineExceeded", err, boom)
+	}
 }
 
 // signallingLimiter tells the test when a call starts waiting.
