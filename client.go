@@ -327,6 +327,9 @@ func (c Client) Format(f fmt.State, verb rune) {
 // sent with [Client.Do]. path is relative to the base URL ("contexts" or
 // "/contexts?limit=5" both address {base}/contexts); body, when not nil, is
 // sent as JSON (a []byte or io.Reader body is sent as is).
+//
+// The request does not carry the API key: Do adds it when sending, so a
+// request that is printed or logged never shows the key.
 func (c *Client) NewRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
 	var rd io.Reader
 	switch b := body.(type) {
@@ -346,11 +349,12 @@ func (c *Client) NewRequest(ctx context.Context, method, path string, body any) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
-	req.Header["Authorization"] = c.authHeader
-	req.Header["User-Agent"] = c.uaHeader
-	req.Header["Accept"] = headerAcceptJSON
+	// Fresh values, not the client's shared slices: the caller owns this
+	// request and may change its headers in place.
+	req.Header.Set("User-Agent", c.uaHeader[0])
+	req.Header.Set("Accept", "application/json")
 	if rd != nil {
-		req.Header["Content-Type"] = headerContentTypeJSON
+		req.Header.Set("Content-Type", "application/json")
 	}
 	return req, nil
 }

@@ -258,6 +258,12 @@ func TestDo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if out := fmt.Sprintf("%+v", req); strings.Contains(out, testKey) {
+			t.Errorf("the request from NewRequest shows the key: %s", out)
+		}
+		// The caller owns the request's headers; changing them in place
+		// must not reach the client's other requests.
+		req.Header["Accept"][0] = "text/x-changed"
 		var out struct {
 			OK bool `json:"ok"`
 			N  int  `json:"n"`
@@ -268,6 +274,9 @@ func TestDo(t *testing.T) {
 		}
 		if resp.StatusCode != 200 || !out.OK || out.N != 3 {
 			t.Errorf("got status %d, %+v", resp.StatusCode, out)
+		}
+		if headerAcceptJSON[0] != "application/json" {
+			t.Errorf("changing a NewRequest header changed the client's own: %q", headerAcceptJSON[0])
 		}
 	})
 	t.Run("writer", func(t *testing.T) {
