@@ -275,18 +275,26 @@ func parseBaseURL(u string) (*url.URL, error) {
 	}
 	p, err := url.Parse(u)
 	if err != nil {
+		// url.Parse's error quotes the whole URL, credentials and all.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("%w: base URL: %w", ErrInvalidArgument, err)
 	}
+	// Errors show the URL without user info, query or fragment: a caller
+	// who put a key or password there must not find it in a log.
+	shown := (&url.URL{Scheme: p.Scheme, Host: p.Host, Path: p.Path}).String()
 	if (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return nil, fmt.Errorf("%w: base URL %q: need an absolute http or https URL", ErrInvalidArgument, u)
+		return nil, fmt.Errorf("%w: base URL %q: need an absolute http or https URL", ErrInvalidArgument, shown)
 	}
 	if p.User != nil || p.RawQuery != "" || p.Fragment != "" {
-		return nil, fmt.Errorf("%w: base URL %q: must not carry user info, a query or a fragment", ErrInvalidArgument, p.Redacted())
+		return nil, fmt.Errorf("%w: base URL %q: must not carry user info, a query or a fragment", ErrInvalidArgument, shown)
 	}
 	p.Path = strings.TrimSuffix(p.Path, "/")
 	p.RawPath = ""
 	if !strings.HasSuffix(p.Path, "/v1") {
-		return nil, fmt.Errorf("%w: base URL %q must end in /v1", ErrInvalidArgument, u)
+		return nil, fmt.Errorf("%w: base URL %q must end in /v1", ErrInvalidArgument, shown)
 	}
 	return p, nil
 }

@@ -124,6 +124,7 @@ func TestNewClientConfiguration(t *testing.T) {
 		opts    []Option
 		wantErr string // empty: success
 		wantURL string
+		secret  string // must not appear in the error ("bad key" never may)
 	}{
 		{name: "explicit", key: "k", opts: []Option{WithBaseURL("https://x.test/v1")}, wantURL: "https://x.test/v1"},
 		{name: "trailing slash", key: "k", opts: []Option{WithBaseURL("https://x.test/api/v1/")}, wantURL: "https://x.test/api/v1"},
@@ -136,6 +137,13 @@ func TestNewClientConfiguration(t *testing.T) {
 		{name: "relative", key: "k", opts: []Option{WithBaseURL("/v1")}, wantErr: "absolute http or https"},
 		{name: "ftp", key: "k", opts: []Option{WithBaseURL("ftp://x.test/v1")}, wantErr: "absolute http or https"},
 		{name: "query", key: "k", opts: []Option{WithBaseURL("https://x.test/v1?a=b")}, wantErr: "query"},
+		// Credentials put into the URL by mistake are not repeated.
+		{name: "key in query", key: "k", opts: []Option{WithBaseURL("https://x.test/v1?api_key=bad key")}, wantErr: `"https://x.test/v1": must not carry`},
+		{name: "password", key: "k", opts: []Option{WithBaseURL("https://u:sk_hidden@x.test/v1")}, wantErr: "user info", secret: "sk_hidden"},
+		{name: "password, wrong scheme", key: "k", opts: []Option{WithBaseURL("ftp://u:sk_hidden@x.test/v1")}, wantErr: "absolute http or https", secret: "sk_hidden"},
+		{name: "password, no v1", key: "k", opts: []Option{WithBaseURL("https://u:sk_hidden@x.test/")}, wantErr: "user info", secret: "sk_hidden"},
+		{name: "bad user info", key: "k", opts: []Option{WithBaseURL("https://u:bad key@x.test/v1")}, wantErr: "invalid userinfo"},
+		{name: "unparsable", key: "k", opts: []Option{WithBaseURL("https://x.test/v1?bad key=%zz\x7f")}, wantErr: "base URL"},
 		{name: "key with space", key: "bad key", opts: []Option{WithBaseURL("https://x.test/v1")}, wantErr: "spaces or control"},
 		{name: "negative retries", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithMaxRetries(-1)}, wantErr: "WithMaxRetries"},
 		{name: "min over max", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithRetryWait(2*time.Second, time.Second)}, wantErr: "WithRetryWait"},
@@ -156,8 +164,8 @@ func TestNewClientConfiguration(t *testing.T) {
 				if !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrInvalidArgument) {
 					t.Fatalf("error %q: want one containing %q that is ErrInvalidArgument", err, tt.wantErr)
 				}
-				if strings.Contains(err.Error(), "bad key") {
-					t.Fatalf("error %q repeats the key", err)
+				if strings.Contains(err.Error(), "bad key") || tt.secret != "" && strings.Contains(err.Error(), tt.secret) {
+					t.Fatalf("error %q repeats a credential", err)
 				}
 				return
 			}
