@@ -155,13 +155,10 @@ type limiterError struct{ err error }
 func (e *limiterError) Error() string { return "contextsvc: rate limiter: " + e.err.Error() }
 func (e *limiterError) Unwrap() error { return e.err }
 
-// RoundTrip counts the attempt, waits for the limiter, sends, and records
+// RoundTrip waits for the limiter, counts the attempt, sends, and records
 // the rate-limit headers of the answer.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	if cs, ok := ctx.Value(callKey{}).(*callState); ok {
-		cs.attempts++
-	}
 	if t.limiter != nil {
 		if err := t.limiter.Wait(ctx); err != nil {
 			// rate.Limiter refuses early when the wait would pass the
@@ -178,6 +175,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, &limiterError{err: err}
 		}
+	}
+	// Counted once past the limiter: Attempts is how many times the
+	// request was actually sent.
+	if cs, ok := ctx.Value(callKey{}).(*callState); ok {
+		cs.attempts++
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && resp.Header.Get("X-RateLimit-Limit") != "" {
