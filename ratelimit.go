@@ -152,7 +152,8 @@ type transport struct {
 // policy must never retry (it already honoured the context).
 type limiterError struct{ err error }
 
-func (e *limiterError) Error() string { return "contextsvc: rate limiter: " + e.err.Error() }
+// Error has no "contextsvc:" prefix: the call's error that wraps it has.
+func (e *limiterError) Error() string { return "waiting for the rate limiter: " + e.err.Error() }
 func (e *limiterError) Unwrap() error { return e.err }
 
 // RoundTrip waits for the limiter, counts the attempt, sends, and records

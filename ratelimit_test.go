@@ -135,6 +135,9 @@ func TestLimiterFailureIsNotRetried(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want %v", err, boom)
 	}
+	if want := "contextsvc: GET /contexts/ctx_1: waiting for the rate limiter: shared limiter unreachable"; err.Error() != want {
+		t.Errorf("err = %q, want %q", err, want)
+	}
 	if w, n := lim.waits.Load(), rec.count(); w != 1 || n != 0 {
 		t.Errorf("%d waits, %d requests; want 1 and 0", w, n)
 	}
