@@ -275,18 +275,26 @@ func parseBaseURL(u string) (*url.URL, error) {
 	}
 	p, err := url.Parse(u)
 	if err != nil {
+		// url.Parse's error quotes the whole URL, credentials and all.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("%w: base URL: %w", ErrInvalidArgument, err)
 	}
+	// Errors show the URL without user info, query or fragment: a caller
+	// who put a key or password there must not find it in a log.
+	shown := (&url.URL{Scheme: p.Scheme, Host: p.Host, Path: p.Path}).String()
 	if (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return nil, fmt.Errorf("%w: base URL %q: need an absolute http or https URL", ErrInvalidArgument, u)
+		return nil, fmt.Errorf("%w: base URL %q: need an absolute http or https URL", ErrInvalidArgument, shown)
 	}
 	if p.User != nil || p.RawQuery != "" || p.Fragment != "" {
-		return nil, fmt.Errorf("%w: base URL %q: must not carry user info, a query or a fragment", ErrInvalidArgument, p.Redacted())
+		return nil, fmt.Errorf("%w: base URL %q: must not carry user info, a query or a fragment", ErrInvalidArgument, shown)
 	}
 	p.Path = strings.TrimSuffix(p.Path, "/")
 	p.RawPath = ""
 	if !strings.HasSuffix(p.Path, "/v1") {
-		return nil, fmt.Errorf("%w: base URL %q must end in /v1", ErrInvalidArgument, u)
+		return nil, fmt.Errorf("%w: base URL %q must end in /v1", ErrInvalidArgument, shown)
 	}
 	return p, nil
 }
@@ -327,6 +335,9 @@ func (c Client) Format(f fmt.State, verb rune) {
 // sent with [Client.Do]. path is relative to the base URL ("contexts" or
 // "/contexts?limit=5" both address {base}/contexts); body, when not nil, is
 // sent as JSON (a []byte or io.Reader body is sent as is).
+//
+// The request does not carry the API key: Do adds it when sending, so a
+// request that is printed or logged never shows the key.
 func (c *Client) NewRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
 	var rd io.Reader
 	switch b := body.(type) {
@@ -346,11 +357,12 @@ func (c *Client) NewRequest(ctx context.Context, method, path string, body any) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
-	req.Header["Authorization"] = c.authHeader
-	req.Header["User-Agent"] = c.uaHeader
-	req.Header["Accept"] = headerAcceptJSON
+	// Fresh values, not the client's shared slices: the caller owns this
+	// request and may change its headers in place.
+	req.Header.Set("User-Agent", c.uaHeader[0])
+	req.Header.Set("Accept", "application/json")
 	if rd != nil {
-		req.Header["Content-Type"] = headerContentTypeJSON
+		req.Header.Set("Content-Type", "application/json")
 	}
 	return req, nil
 }
@@ -442,10 +454,30 @@ func (c *Client) send(cs *callState, req *retryablehttp.Request) (*http.Response
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		drainAndClose(resp.Body)
+		// A proxy or debugging endpoint that echoes the request would put
+		// the key into the error's Body and Message, and from there into
+		// the caller's logs.
+		if bytes.Contains(body, []byte(c.apiKey)) {
+			body = bytes.ReplaceAll(body, []byte(c.apiKey), []byte(redacted))
+		}
 		return nil, newError(resp, body, cs.attempts)
 	}
 	return resp, nil
 }
+
+// redacted replaces the API key wherever some text would carry it.
+const redacted = "[REDACTED]"
+
+// callError is a transport or context failure of a call: its text names the
+// call and never carries the API key, and it unwraps to the cause, so
+// errors.Is and errors.As work as usual.
+type callError struct {
+	msg string
+	err error
+}
+
+func (e *callError) Error() string { return e.msg }
+func (e *callError) Unwrap() error { return e.err }
 
 // wrapErr names the call in a transport or context error and keeps the
 // cause reachable through errors.Is / errors.As.
@@ -460,7 +492,13 @@ func (c *Client) wrapErr(cs *callState, err error) error {
 	if cs.attempts > 1 {
 		msg += " (after " + strconv.Itoa(cs.attempts) + " attempts)"
 	}
-	return fmt.Errorf("%s: %w", msg, err)
+	msg += ": " + err.Error()
+	// The cause's text comes from the caller's transport, a proxy or a
+	// custom Limiter, any of which may quote the request's headers.
+	if strings.Contains(msg, c.apiKey) {
+		msg = strings.ReplaceAll(msg, c.apiKey, redacted)
+	}
+	return &callError{msg: msg, err: err}
 }
 
 // bodyPool recycles the buffers 2xx bodies are read into: reading the whole

@@ -3,10 +3,12 @@ package contextsvc
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -122,6 +124,7 @@ func TestNewClientConfiguration(t *testing.T) {
 		opts    []Option
 		wantErr string // empty: success
 		wantURL string
+		secret  string // must not appear in the error ("bad key" never may)
 	}{
 		{name: "explicit", key: "k", opts: []Option{WithBaseURL("https://x.test/v1")}, wantURL: "https://x.test/v1"},
 		{name: "trailing slash", key: "k", opts: []Option{WithBaseURL("https://x.test/api/v1/")}, wantURL: "https://x.test/api/v1"},
@@ -134,6 +137,13 @@ func TestNewClientConfiguration(t *testing.T) {
 		{name: "relative", key: "k", opts: []Option{WithBaseURL("/v1")}, wantErr: "absolute http or https"},
 		{name: "ftp", key: "k", opts: []Option{WithBaseURL("ftp://x.test/v1")}, wantErr: "absolute http or https"},
 		{name: "query", key: "k", opts: []Option{WithBaseURL("https://x.test/v1?a=b")}, wantErr: "query"},
+		// Credentials put into the URL by mistake are not repeated.
+		{name: "key in query", key: "k", opts: []Option{WithBaseURL("https://x.test/v1?api_key=bad key")}, wantErr: `"https://x.test/v1": must not carry`},
+		{name: "password", key: "k", opts: []Option{WithBaseURL("https://u:sk_hidden@x.test/v1")}, wantErr: "user info", secret: "sk_hidden"},
+		{name: "password, wrong scheme", key: "k", opts: []Option{WithBaseURL("ftp://u:sk_hidden@x.test/v1")}, wantErr: "absolute http or https", secret: "sk_hidden"},
+		{name: "password, no v1", key: "k", opts: []Option{WithBaseURL("https://u:sk_hidden@x.test/")}, wantErr: "user info", secret: "sk_hidden"},
+		{name: "bad user info", key: "k", opts: []Option{WithBaseURL("https://u:bad key@x.test/v1")}, wantErr: "invalid userinfo"},
+		{name: "unparsable", key: "k", opts: []Option{WithBaseURL("https://x.test/v1?bad key=%zz\x7f")}, wantErr: "base URL"},
 		{name: "key with space", key: "bad key", opts: []Option{WithBaseURL("https://x.test/v1")}, wantErr: "spaces or control"},
 		{name: "negative retries", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithMaxRetries(-1)}, wantErr: "WithMaxRetries"},
 		{name: "min over max", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithRetryWait(2*time.Second, time.Second)}, wantErr: "WithRetryWait"},
@@ -154,8 +164,8 @@ func TestNewClientConfiguration(t *testing.T) {
 				if !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrInvalidArgument) {
 					t.Fatalf("error %q: want one containing %q that is ErrInvalidArgument", err, tt.wantErr)
 				}
-				if strings.Contains(err.Error(), "bad key") {
-					t.Fatalf("error %q repeats the key", err)
+				if strings.Contains(err.Error(), "bad key") || tt.secret != "" && strings.Contains(err.Error(), tt.secret) {
+					t.Fatalf("error %q repeats a credential", err)
 				}
 				return
 			}
@@ -256,6 +266,12 @@ func TestDo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if out := fmt.Sprintf("%+v", req); strings.Contains(out, testKey) {
+			t.Errorf("the request from NewRequest shows the key: %s", out)
+		}
+		// The caller owns the request's headers; changing them in place
+		// must not reach the client's other requests.
+		req.Header["Accept"][0] = "text/x-changed"
 		var out struct {
 			OK bool `json:"ok"`
 			N  int  `json:"n"`
@@ -266,6 +282,9 @@ func TestDo(t *testing.T) {
 		}
 		if resp.StatusCode != 200 || !out.OK || out.N != 3 {
 			t.Errorf("got status %d, %+v", resp.StatusCode, out)
+		}
+		if headerAcceptJSON[0] != "application/json" {
+			t.Errorf("changing a NewRequest header changed the client's own: %q", headerAcceptJSON[0])
 		}
 	})
 	t.Run("writer", func(t *testing.T) {
@@ -530,5 +549,157 @@ func TestOverRealHTTP(t *testing.T) {
 	n, err := io.Copy(io.Discard, exp.Body)
 	if err != nil || n != 50000 || exp.Filename != "notes-v2.md" || exp.ContentLength != 50000 {
 		t.Errorf("export: %d bytes (%v), name %q, length %d", n, err, exp.Filename, exp.ContentLength)
+	}
+}
+
+func TestErrorsNeverShowKey(t *testing.T) {
+	t.Parallel()
+	fullURL := testBase + "/contexts/ctx_1"
+	tests := []struct {
+		name    string
+		respond httpmock.Responder
+		wantIs  error
+	}{
+		// A proxy's or custom transport's error text that quotes the URL
+		// and the request's headers.
+		{"transport error", httpmock.NewErrorResponder(fmt.Errorf("proxy refused Get %s with Authorization: Bearer %s", fullURL, testKey)), nil},
+		// An endpoint that echoes the request into its error body.
+		{"error body", respond(400, `{"error":{"type":"invalid_request","message":"bad header Authorization: Bearer `+testKey+`"}}`), ErrBadRequest},
+		{"error body not JSON", respond(502, "upstream saw Bearer "+testKey), ErrServer},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, mt, _ := newTestClient(t, WithMaxRetries(0))
+			mt.RegisterResponder("GET", fullURL, tt.respond)
+			_, err := c.Contexts.Get(context.Background(), "ctx_1")
+			if err == nil {
+				t.Fatal("Get succeeded, want an error")
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("err = %v, want %v", err, tt.wantIs)
+			}
+			outs := []string{err.Error(), fmt.Sprintf("%v", err), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err)}
+			var apiErr *Error
+			if errors.As(err, &apiErr) {
+				outs = append(outs, string(apiErr.Body), apiErr.Message, fmt.Sprintf("%+v", *apiErr))
+			}
+			for _, out := range outs {
+				if strings.Contains(out, testKey) {
+					t.Errorf("error output shows the key: %s", out)
+				}
+			}
+			if !strings.Contains(err.Error(), "[REDACTED]") {
+				t.Errorf("err = %q, want the key's place marked [REDACTED]", err)
+			}
+		})
+	}
+}
+
+func TestErrorsKeepConnections(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	conns := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/contexts/ctx_busy":
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":{"type":"internal","message":"busy"}}`)
+		default:
+			io.WriteString(w, `{"id":"ctx_1"}`)
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, err := NewClient(testKey, WithBaseURL(srv.URL+"/v1"), WithRetryWait(time.Millisecond, 5*time.Millisecond), WithMaxRetries(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.Contexts.Get(ctx, "ctx_1"); err != nil {
+		t.Fatal(err)
+	}
+	// Retries that run out end the call in retryablehttp's error path,
+	// which closes the client's idle connections if it can.
+	if _, err := c.Contexts.Get(ctx, "ctx_busy"); !errors.Is(err, ErrServer) {
+		t.Fatalf("Get: err = %v, want ErrServer", err)
+	}
+	if _, err := c.Contexts.Get(ctx, "ctx_1"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if conns != 1 {
+		t.Errorf("%d connections for sequential calls, want 1 (kept alive through the error)", conns)
+	}
+}
+
+// TestGetAllocations guards the issue's allocation goal: Contexts.Get costs
+// at most 15 allocations more than the same request made with plain
+// net/http and encoding/json (BenchmarkContextsGet has the figures). Both
+// sides of the loopback run in this process, so the server's allocations
+// count in both and cancel out.
+func TestGetAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	// Not parallel: AllocsPerRun counts every goroutine's allocations.
+	body := []byte(`{"id":"ctx_1","name":"Runbook","content":"# Deploy","tags":["ops"],"version":7,"createdAt":"2026-11-21T20:51:00.123Z","updatedAt":"2026-11-21T20:52:00.456Z"}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-RateLimit-Limit", "1000")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	plain := func() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/v1/contexts/ctx_1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		req.Header.Set("User-Agent", "test")
+		req.Header.Set("Accept", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c Context
+		err = json.NewDecoder(resp.Body).Decode(&c)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || c.Version != 7 {
+			t.Fatalf("plain: %v, version %d", err, c.Version)
+		}
+	}
+	client, err := NewClient(testKey, WithBaseURL(srv.URL+"/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaClient := func() {
+		c, err := client.Contexts.Get(ctx, "ctx_1")
+		if err != nil || c.Version != 7 {
+			t.Fatalf("client: %v", err)
+		}
+	}
+	plain() // open the connections before counting
+	viaClient()
+	p := testing.AllocsPerRun(100, plain)
+	c := testing.AllocsPerRun(100, viaClient)
+	t.Logf("allocations per Get: plain %.1f, client %.1f", p, c)
+	if c > p+15 {
+		t.Errorf("Contexts.Get allocates %.1f times per call, plain net/http %.1f: more than plain + 15", c, p)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -430,7 +431,7 @@ func listPage[T any](ctx context.Context, c *Client, p, alt string) (items []*T,
 		if err := unmarshalBody(buf.Bytes(), cs, &items); err != nil {
 			return nil, false, "", err
 		}
-		return items, false, "", nil
+		return dropNil(items), false, "", nil
 	}
 	var env listEnvelope[T]
 	if err := unmarshalBody(buf.Bytes(), cs, &env); err != nil {
@@ -447,7 +448,13 @@ func listPage[T any](ctx context.Context, c *Client, p, alt string) (items []*T,
 	if env.NextCursor != nil {
 		next = *env.NextCursor
 	}
-	return items, env.HasMore, next, nil
+	return dropNil(items), env.HasMore, next, nil
+}
+
+// dropNil removes the null entries a list may contain, so that ranging over
+// a page (or All) never hands the caller a nil *Context.
+func dropNil[T any](items []*T) []*T {
+	return slices.DeleteFunc(items, func(p *T) bool { return p == nil })
 }
 
 // paginate turns a page fetcher into an iterator that follows the cursors

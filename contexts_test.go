@@ -2,6 +2,7 @@ package contextsvc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -223,6 +224,8 @@ func TestTolerantListShapes(t *testing.T) {
 		{name: "bare array", body: " \n[" + item + "]"},
 		{name: "data", body: `{"data":[` + item + `],"hasMore":true,"nextCursor":"c2"}`, wantMore: true, wantNext: "c2"},
 		{name: "contexts", body: `{"contexts":[` + item + `],"hasMore":false}`},
+		{name: "null entries dropped", body: `[null,` + item + `,null]`},
+		{name: "null entries dropped from data", body: `{"data":[null,` + item + `]}`},
 		{name: "null cursor and unknown fields", body: `{"object":"list","data":[` + item + `],"hasMore":false,"nextCursor":null,"total":1}`},
 	}
 	for _, tt := range tests {
@@ -545,6 +548,41 @@ func FuzzParseLenientRFC3339(f *testing.F) {
 		}
 		if strict, err := time.Parse(time.RFC3339Nano, s); err == nil && !strict.Equal(tm) {
 			t.Errorf("parseLenientRFC3339(%q) = %v, strict parser says %v", s, tm, strict)
+		}
+	})
+}
+
+// FuzzNormalizeTimes checks, for any response body: normalizeTimes never
+// panics; what it rewrites is valid JSON; and where the strict decoder
+// already reads a Context, the rewritten body reads as the same Context
+// (the second pass only ever changes how a time is spelled).
+func FuzzNormalizeTimes(f *testing.F) {
+	for _, s := range []string{
+		ctx1JSON,
+		`{"createdAt":"2026-11-21t20:51:00.25z","updatedAt":"2026-12-31 23:59:60+01:00","content":"2026-11-21t20:51:00z"}`,
+		`[{"data":[{"createdAt":"2026-11-21 20:51:00Z"}]}]`,
+		`{"timestamp":"2026-11-21T20:51:00+00:00","n":1e400}`,
+		`{"createdAt":12}`, `null`, `{`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		out, changed := normalizeTimes(body)
+		if !changed {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("normalizeTimes(%q) = %q, not JSON", body, out)
+		}
+		var strict, fixed Context
+		if json.Unmarshal(body, &strict) != nil {
+			return
+		}
+		if err := json.Unmarshal(out, &fixed); err != nil {
+			t.Fatalf("normalizeTimes(%q) = %q, which no longer decodes: %v", body, out, err)
+		}
+		if diff := cmp.Diff(strict, fixed, timeEqual); diff != "" {
+			t.Fatalf("normalizeTimes(%q) changed the Context (-strict +fixed):\n%s", body, diff)
 		}
 	})
 }

@@ -171,7 +171,10 @@ func newError(resp *http.Response, body []byte, attempts int) *Error {
 			}
 		}
 	}
-	if e.Message == "" {
+	// A body that is an error document without a message says nothing more
+	// than its type; repeating its JSON in the message would only clutter
+	// it (the body stays in Body).
+	if e.Message == "" && e.Type == "" {
 		e.Message = bodyExcerpt(body)
 	}
 	if e.Message == "" {

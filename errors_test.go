@@ -73,6 +73,8 @@ func TestErrorBodiesOfAnyShape(t *testing.T) {
 			want: Error{StatusCode: 404, Type: "not_found", Message: `no such context "ctx_1"`, RequestID: "req_b"}},
 		{name: "flat", body: `{"type":"not_found","message":"gone"}`, header: "req_h",
 			want: Error{StatusCode: 404, Type: "not_found", Message: "gone", RequestID: "req_h"}},
+		{name: "type without message", body: `{"error":{"type":"not_found","requestId":"req_b"}}`,
+			want: Error{StatusCode: 404, Type: "not_found", Message: "not found", RequestID: "req_b"}},
 		{name: "error string", body: `{"error":"Not Found"}`,
 			want: Error{StatusCode: 404, Message: "Not Found"}},
 		{name: "no body", body: "", header: "req_h",

@@ -136,6 +136,12 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 // transport sits between the retry layer and the caller's transport. Because
 // retryablehttp calls it once per attempt, every attempt spends a limiter
 // token and records the rate-limit headers and the attempt count.
+//
+// It deliberately has no CloseIdleConnections method: retryablehttp calls
+// http.Client.CloseIdleConnections after every call that fails in its error
+// path (retries run out, a transport error, a cancelled wait), which on a
+// shared client would drop every other caller's keep-alive connections;
+// without the method that call does nothing.
 type transport struct {
 	base    http.RoundTripper
 	limiter Limiter
@@ -146,21 +152,21 @@ type transport struct {
 // policy must never retry (it already honoured the context).
 type limiterError struct{ err error }
 
-func (e *limiterError) Error() string { return "contextsvc: rate limiter: " + e.err.Error() }
+// Error has no "contextsvc:" prefix: the call's error that wraps it has.
+func (e *limiterError) Error() string { return "waiting for the rate limiter: " + e.err.Error() }
 func (e *limiterError) Unwrap() error { return e.err }
 
-// RoundTrip counts the attempt, waits for the limiter, sends, and records
+// RoundTrip waits for the limiter, counts the attempt, sends, and records
 // the rate-limit headers of the answer.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	if cs, ok := ctx.Value(callKey{}).(*callState); ok {
-		cs.attempts++
-	}
 	if t.limiter != nil {
 		if err := t.limiter.Wait(ctx); err != nil {
 			// rate.Limiter refuses early when the wait would pass the
 			// deadline; report that as the deadline so errors.Is works.
-			if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+			// Only for rate.Limiter: another Limiter's own failure (e.g. a
+			// shared store that is down) is not a deadline.
+			if _, isRate := t.limiter.(*rate.Limiter); isRate && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 				if _, ok := ctx.Deadline(); ok {
 					err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 				}
@@ -170,6 +176,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, &limiterError{err: err}
 		}
+	}
+	// Counted once past the limiter: Attempts is how many times the
+	// request was actually sent.
+	if cs, ok := ctx.Value(callKey{}).(*callState); ok {
+		cs.attempts++
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && resp.Header.Get("X-RateLimit-Limit") != "" {

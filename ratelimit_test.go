@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -134,8 +135,20 @@ func TestLimiterFailureIsNotRetried(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want %v", err, boom)
 	}
+	if want := "contextsvc: GET /contexts/ctx_1: waiting for the rate limiter: shared limiter unreachable"; err.Error() != want {
+		t.Errorf("err = %q, want %q", err, want)
+	}
 	if w, n := lim.waits.Load(), rec.count(); w != 1 || n != 0 {
 		t.Errorf("%d waits, %d requests; want 1 and 0", w, n)
+	}
+
+	// With a deadline, the limiter's own failure is still not reported as
+	// one.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	_, err = c.Contexts.Get(ctx, "ctx_1")
+	if !errors.Is(err, boom) || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("with a deadline: err = %v, want %v and no DeadlineExceeded", err, boom)
 	}
 }
 
@@ -207,5 +220,46 @@ func TestParseRateLimit(t *testing.T) {
 		if diff := cmp.Diff(tt.want, parseRateLimit(tt.h, now)); diff != "" {
 			t.Errorf("parseRateLimit(%v) (-want +got):\n%s", tt.h, diff)
 		}
+	}
+}
+
+// gateLimiter lets the first wait through and blocks every later one until
+// its context ends, telling the test when it starts blocking.
+type gateLimiter struct {
+	waits   atomic.Int32
+	blocked chan struct{}
+}
+
+func (l *gateLimiter) Wait(ctx context.Context) error {
+	if l.waits.Add(1) == 1 {
+		return nil
+	}
+	l.blocked <- struct{}{}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func TestRetryCancelledAtTheLimiter(t *testing.T) {
+	t.Parallel()
+	// The first attempt gets a 503; its retry waits for a token and the
+	// caller gives up: the call reports context.Canceled after the one
+	// attempt that was sent.
+	lim := &gateLimiter{blocked: make(chan struct{}, 1)}
+	c, mt, rec := newTestClient(t, WithLimiter(lim))
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(503, `{}`)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Contexts.Get(ctx, "ctx_1")
+		done <- err
+	}()
+	<-lim.blocked
+	cancel()
+	err := <-done
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if rec.count() != 1 || strings.Contains(err.Error(), "attempts") {
+		t.Errorf("%d requests sent, error %q; want 1 and no retry count", rec.count(), err)
 	}
 }

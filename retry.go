@@ -198,7 +198,7 @@ func (a slogAdapter) scrub(v any) any {
 		s = fmt.Sprint(v)
 	}
 	if a.secret != "" && strings.Contains(s, a.secret) {
-		s = strings.ReplaceAll(s, a.secret, "[REDACTED]")
+		s = strings.ReplaceAll(s, a.secret, redacted)
 	}
 	return s
 }

@@ -111,7 +111,9 @@ func TestExhaustionKeepsLastResponse(t *testing.T) {
 	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", sequence(
 		respond(500, `{"error":{"type":"internal","message":"first"}}`),
 		respond(503, `{"error":{"type":"internal","message":"second"}}`),
-		respond(502, last, "Retry-After", "0"),
+		// The last answer's Retry-After is not waited for (no attempt
+		// follows) but the caller gets it, with the rate-limit headers.
+		respond(502, last, "Retry-After", "1", "X-RateLimit-Limit", "300", "X-RateLimit-Remaining", "7"),
 	))
 	_, err := c.Contexts.Get(context.Background(), "ctx_1")
 	var apiErr *Error
@@ -119,7 +121,8 @@ func TestExhaustionKeepsLastResponse(t *testing.T) {
 		t.Fatalf("err = %v, want *Error", err)
 	}
 	if apiErr.StatusCode != 502 || apiErr.Message != "third" || apiErr.RequestID != "req_3" ||
-		apiErr.Attempts != 3 || string(apiErr.Body) != last {
+		apiErr.Attempts != 3 || string(apiErr.Body) != last || apiErr.Type != "internal" ||
+		apiErr.RetryAfter != time.Second || apiErr.RateLimit.Limit != 300 || apiErr.RateLimit.Remaining != 7 {
 		t.Errorf("got %+v", apiErr)
 	}
 	if want := "contextsvc: 502 internal: third (request req_3, 3 attempts)"; err.Error() != want {
@@ -235,5 +238,106 @@ func TestBackoff(t *testing.T) {
 	}
 	if d := backoff(minW, maxW, 200, nil); d < minW || d > maxW {
 		t.Errorf("huge attempt: %v", d)
+	}
+}
+
+// TestRetryMatrix checks every (method, failure) pair of the policy: 429 is
+// retried for every method; 500, 502, 503, 504 and transport errors only
+// for GET, PUT and DELETE, never for POST.
+func TestRetryMatrix(t *testing.T) {
+	t.Parallel()
+	calls := map[string]func(context.Context, *Client) error{
+		"GET": func(ctx context.Context, c *Client) error { _, err := c.Contexts.Get(ctx, "ctx_1"); return err },
+		"PUT": func(ctx context.Context, c *Client) error {
+			_, err := c.Contexts.Update(ctx, "ctx_1", &UpdateContextRequest{Name: Ptr("n")})
+			return err
+		},
+		"DELETE": func(ctx context.Context, c *Client) error { _, err := c.Contexts.Delete(ctx, "ctx_1"); return err },
+		"POST": func(ctx context.Context, c *Client) error {
+			_, err := c.Contexts.Create(ctx, &CreateContextRequest{Name: "n"})
+			return err
+		},
+	}
+	failures := map[string]httpmock.Responder{
+		"429":       respond(429, `{}`, "Retry-After", "0"),
+		"500":       respond(500, `{}`),
+		"502":       respond(502, `{}`),
+		"503":       respond(503, `{}`),
+		"504":       respond(504, `{}`),
+		"transport": httpmock.NewErrorResponder(errors.New("connection reset by peer")),
+	}
+	for method, call := range calls {
+		for failure, fail := range failures {
+			want := 2 // the failure, then the success
+			if method == "POST" && failure != "429" {
+				want = 1
+			}
+			t.Run(method+" "+failure, func(t *testing.T) {
+				t.Parallel()
+				c, mt, rec := newTestClient(t, WithMaxRetries(1))
+				u := testBase + "/contexts/ctx_1"
+				if method == "POST" {
+					u = testBase + "/contexts"
+				}
+				mt.RegisterResponder(method, u, rec.wrap(sequence(fail, respond(200, `{"id":"ctx_1"}`))))
+				err := call(context.Background(), c)
+				if got := rec.count(); got != want {
+					t.Errorf("%d attempts, want %d (err %v)", got, want, err)
+				}
+				if (err == nil) != (want == 2) {
+					t.Errorf("err = %v after %d attempts", err, rec.count())
+				}
+			})
+		}
+	}
+}
+
+func TestCancelledDuringAttemptIsNotRetried(t *testing.T) {
+	t.Parallel()
+	// The context ends while the request is in flight and the server then
+	// answers 503: a GET that would otherwise be retried must not be.
+	c, mt, rec := newTestClient(t, WithMaxRetries(3))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(func(r *http.Request) (*http.Response, error) {
+		cancel()
+		return respond(503, `{}`)(r)
+	}))
+	_, err := c.Contexts.Get(ctx, "ctx_1")
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if n := rec.count(); n != 1 {
+		t.Errorf("%d attempts, want 1", n)
+	}
+
+	// The policy itself, without retryablehttp's own wait (which also
+	// watches the context, but races a zero wait): a cancelled context
+	// stops even a 429 with Retry-After: 0, and a transport error.
+	cs := &callState{Context: ctx, method: http.MethodGet}
+	for _, resp := range []*http.Response{
+		{StatusCode: 429, Header: http.Header{"Retry-After": {"0"}}},
+		{StatusCode: 503, Header: http.Header{}},
+	} {
+		if retry, err := c.checkRetry(cs, resp, nil); retry || !errors.Is(err, context.Canceled) {
+			t.Errorf("checkRetry(cancelled, %d) = %v, %v; want false, context.Canceled", resp.StatusCode, retry, err)
+		}
+	}
+	if retry, err := c.checkRetry(cs, nil, errors.New("connection reset")); retry || !errors.Is(err, context.Canceled) {
+		t.Errorf("checkRetry(cancelled, transport error) = %v, %v; want false, context.Canceled", retry, err)
+	}
+}
+
+func TestBackoffRetryAfterDate(t *testing.T) {
+	t.Parallel()
+	// An HTTP date has whole seconds, so "now + 3 s" waits between 2 and 3 s.
+	date := time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)
+	resp := &http.Response{Header: http.Header{"Retry-After": {date}}}
+	if d := backoff(time.Millisecond, 10*time.Second, 0, resp); d < 2*time.Second || d > 3*time.Second {
+		t.Errorf("Retry-After %s: wait %v, want 2 to 3 s", date, d)
+	}
+	past := &http.Response{Header: http.Header{"Retry-After": {"Sun, 06 Nov 1994 08:49:37 GMT"}}}
+	if d := backoff(time.Millisecond, 10*time.Second, 0, past); d != 0 {
+		t.Errorf("past date: wait %v, want 0", d)
 	}
 }
