@@ -39,6 +39,14 @@ func TestBadInput(t *testing.T) {
 	for i := range tags21 {
 		tags21[i] = fmt.Sprint("t", i)
 	}
+	// Some 300,000 distinct short tags in just under 2 MiB: a 400 at once
+	// (deduplicating them against each other took minutes).
+	var manyTags strings.Builder
+	manyTags.WriteString(`{"name":"a","tags":["t0"`)
+	for i := 1; manyTags.Len() < 2<<20-16; i++ {
+		fmt.Fprintf(&manyTags, `,"%x"`, i)
+	}
+	manyTags.WriteString(`]}`)
 	hook := func(u, events, secret string) string {
 		return fmt.Sprintf(`{"url":%s,"events":%s,"secret":%s}`, u, events, secret)
 	}
@@ -69,6 +77,7 @@ func TestBadInput(t *testing.T) {
 		{"201-character name", call{method: "POST", path: cp, body: `{"name":"` + long(201) + `"}`}, 400, "invalid_request", "name"},
 		{"201 runes name", call{method: "POST", path: cp, body: `{"name":"` + strings.Repeat("é", 201) + `"}`}, 400, "invalid_request", "name"},
 		{"21 tags", call{method: "POST", path: cp, body: mustJSON(map[string]any{"name": "a", "tags": tags21})}, 400, "invalid_request", "tags"},
+		{"2 MiB of distinct tags", call{method: "POST", path: cp, body: manyTags.String()}, 400, "invalid_request", "tags"},
 		{"51-character tag", call{method: "POST", path: cp, body: `{"name":"a","tags":["` + long(51) + `"]}`}, 400, "invalid_request", "tags"},
 		{"empty tag", call{method: "POST", path: cp, body: `{"name":"a","tags":[""]}`}, 400, "invalid_request", "tags"},
 		{"tags not an array", call{method: "POST", path: cp, body: `{"name":"a","tags":"x"}`}, 400, "invalid_request", "tags"},

@@ -55,7 +55,10 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 			writeError(w, badRequest("tag", "tag must not be empty"))
 			return
 		}
-		if !slices.Contains(tags, t) {
+		// Past maxTags distinct tags no context can match, so the page is
+		// empty whatever follows; stopping keeps the duplicate check short
+		// for a query repeating tag= thousands of times.
+		if len(tags) <= maxTags && !slices.Contains(tags, t) {
 			tags = append(tags, t)
 		}
 	}

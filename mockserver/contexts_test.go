@@ -474,3 +474,71 @@ func TestPanicBecomesInternalError(t *testing.T) {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestValidationBoundaries sends the largest values the contract allows,
+// each next to the smallest it refuses, so an off-by-one in a limit (or a
+// byte count where the contract counts code points) fails here.
+func TestValidationBoundaries(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t, WithKey(Key{Token: "k", Plan: PlanUnlimited}))
+	tags := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprint("t", i)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		status int
+		param  string
+		want   func(c contextJSON) bool
+	}{
+		{"200 two-byte characters", map[string]any{"name": strings.Repeat("é", 200)}, 201, "",
+			func(c contextJSON) bool { return c.Name == strings.Repeat("é", 200) }},
+		{"201 characters", map[string]any{"name": strings.Repeat("n", 201)}, 400, "name", nil},
+		{"name with white space around text", map[string]any{"name": "  x  "}, 201, "",
+			func(c contextJSON) bool { return c.Name == "  x  " }},
+		{"content of 1,000,000 bytes", map[string]any{"name": "a", "content": strings.Repeat("ü", 500_000)}, 201, "",
+			func(c contextJSON) bool { return len(c.Content) == 1_000_000 }},
+		{"content of 1,000,001 bytes", map[string]any{"name": "a", "content": strings.Repeat("ü", 500_000) + "x"}, 400, "content", nil},
+		{"20 tags", map[string]any{"name": "a", "tags": tags(20)}, 201, "",
+			func(c contextJSON) bool { return cmp.Equal(c.Tags, tags(20)) }},
+		{"21 tags, one a duplicate", map[string]any{"name": "a", "tags": append(tags(20), "t3")}, 201, "",
+			func(c contextJSON) bool { return cmp.Equal(c.Tags, tags(20)) }},
+		{"duplicates dropped, first kept, order kept", map[string]any{"name": "a", "tags": []string{"b", "a", "b", "c", "a"}}, 201, "",
+			func(c contextJSON) bool { return cmp.Equal(c.Tags, []string{"b", "a", "c"}) }},
+		{"21 distinct tags", map[string]any{"name": "a", "tags": tags(21)}, 400, "tags", nil},
+		{"50-character tag", map[string]any{"name": "a", "tags": []string{strings.Repeat("é", 50)}}, 201, "",
+			func(c contextJSON) bool { return c.Tags[0] == strings.Repeat("é", 50) }},
+		{"no tags nor content", map[string]any{"name": "a"}, 201, "",
+			func(c contextJSON) bool { return c.Tags != nil && len(c.Tags) == 0 && c.Content == "" }},
+	} {
+		r := do(t, ts, call{method: "POST", path: "/v1/contexts", key: "k", body: mustJSON(tc.body), invalid: tc.status != 201})
+		if r.Status != tc.status {
+			t.Errorf("%s: %d %.300s", tc.name, r.Status, r.Body)
+			continue
+		}
+		if tc.status != 201 {
+			if _, param := r.errorOf(t); param != tc.param {
+				t.Errorf("%s: param %q, want %q", tc.name, param, tc.param)
+			}
+			continue
+		}
+		var c contextJSON
+		r.json(t, &c)
+		if !tc.want(c) {
+			t.Errorf("%s: stored %+.300v", tc.name, c)
+		}
+	}
+	// No context carries 21 tags, so a filter on 21 distinct ones is an
+	// empty page, not an error.
+	q := url.Values{"tag": tags(21)}
+	var lb listBody
+	if r := do(t, ts, call{method: "GET", path: "/v1/contexts?" + q.Encode(), key: "k"}); r.Status != 200 {
+		t.Fatalf("21 tag filters: %d %s", r.Status, r.Body)
+	} else if r.json(t, &lb); len(lb.Data) != 0 || lb.HasMore {
+		t.Errorf("21 tag filters: %+v", lb)
+	}
+}

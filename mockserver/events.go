@@ -94,7 +94,7 @@ func (s *Server) emit(accountID string, typ contextsvc.EventType, data any) Even
 	if !ok {
 		raw, _ = json.Marshal(data)
 	}
-	now := s.clock.Now().UTC().Truncate(time.Millisecond)
+	now := s.now()
 	ev := Event{ID: newID("evt_"), Type: typ, Timestamp: now, Account: accountID, Data: raw}
 	ev.Body, _ = json.Marshal(envelope{ID: ev.ID, Type: typ, Timestamp: formatTime(now), Data: raw})
 	s.evMu.Lock()

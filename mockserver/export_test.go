@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -150,7 +151,13 @@ func TestExportPDFText(t *testing.T) {
 		t.Skip("pdftotext not installed (apt-get install poppler-utils)")
 	}
 	ts := NewTestServer(t)
-	c := create(t, ts, mustJSON(map[string]any{"name": "Deploy Guide", "content": exportMarkdown + "\n> quoted wisdom here\n\n- outer\n  - nested inner item\n"}))
+	// Nesting deeper than the page is wide still shows its words.
+	var deep strings.Builder
+	for i := range 40 {
+		deep.WriteString(strings.Repeat("  ", i) + "- level" + strconv.Itoa(i) + "\n")
+	}
+	deep.WriteString("\n" + strings.Repeat("> ", 40) + "deepest quoted words\n")
+	c := create(t, ts, mustJSON(map[string]any{"name": "Deploy Guide", "content": exportMarkdown + "\n> quoted wisdom here\n\n- outer\n  - nested inner item\n\n" + deep.String()}))
 	r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?format=pdf"})
 	if r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
@@ -169,6 +176,7 @@ func TestExportPDFText(t *testing.T) {
 		"Deploy Guide", "Opening paragraph with emphasis.", "Install Guide", "Run the installer carefully.",
 		"• first bullet item", "• second bullet item", "ordered alpha", "ordered beta",
 		"codeword", "# not a heading", "Café Notes", "Naïve résumé text.", "quoted wisdom here", "nested inner item",
+		"level0", "level20", "level39", "deepest quoted words",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("pdftotext output lacks %q:\n%s", want, text)

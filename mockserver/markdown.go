@@ -82,21 +82,6 @@ func fingerprint(b *strings.Builder, n ast.Node, src []byte) {
 	})
 }
 
-// computeChanges compares two Markdown texts. sections_modified lists, in
-// the new text's order, the sections whose body was added or changed, then
-// the removed ones in the old order; sections are matched by heading text
-// and occurrence (the second "Notes" matches the second "Notes"). Each name
-// appears once. Pass old == nil for a first version: every section is
-// listed and the delta is the whole word count.
-func computeChanges(old, cur []byte) contextsvc.Changes {
-	var oi *mdInfo
-	if old != nil {
-		o := analyze(old)
-		oi = &o
-	}
-	return diffInfo(oi, analyze(cur))
-}
-
 // mdInfo is what change tracking needs of a text: its sections and its
 // word count. It is computed from one parse and kept with the context, so
 // an update parses only the new text.
@@ -112,8 +97,12 @@ func analyze(src []byte) mdInfo {
 	return mdInfo{sections: sectionsOf(doc, src), words: countWords(b.String())}
 }
 
-// diffInfo is computeChanges over analysed texts; old is nil for a first
-// version.
+// diffInfo compares two analysed texts. sections_modified lists, in the
+// new text's order, the sections whose body was added or changed, then the
+// removed ones in the old order; sections are matched by heading text and
+// occurrence (the second "Notes" matches the second "Notes"). Each name
+// appears once. old is nil for a first version: every section is listed
+// and the delta is the whole word count.
 func diffInfo(old *mdInfo, cur mdInfo) contextsvc.Changes {
 	ch := contextsvc.Changes{SectionsModified: []string{}}
 	ns := cur.sections
@@ -163,11 +152,9 @@ func diffInfo(old *mdInfo, cur mdInfo) contextsvc.Changes {
 	return ch
 }
 
-// wordCount counts the words of the rendered text: runs of non-space
+// countWords counts the words of rendered text: runs of non-space
 // characters holding at least one letter or digit, so Markdown markers and
 // lone punctuation are not words.
-func wordCount(src []byte) int { return countWords(renderText(src, false)) }
-
 func countWords(text string) int {
 	n := 0
 	for _, f := range strings.Fields(text) {

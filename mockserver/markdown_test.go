@@ -8,6 +8,20 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
+// computeChanges is what an update does: analyze the texts, then diff
+// them (old == nil for a first version).
+func computeChanges(old, cur []byte) contextsvc.Changes {
+	var oi *mdInfo
+	if old != nil {
+		o := analyze(old)
+		oi = &o
+	}
+	return diffInfo(oi, analyze(cur))
+}
+
+// wordCount is the count a create or update records.
+func wordCount(src []byte) int { return analyze(src).words }
+
 func TestComputeChanges(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

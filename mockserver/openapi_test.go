@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -83,8 +84,9 @@ type call struct {
 	// invalid marks a request that is deliberately outside the document:
 	// only its response is validated.
 	invalid bool
-	// want500 marks a request answered 500 on purpose (an injected fault),
-	// which is otherwise a test failure.
+	// want500 marks a request answered by an injected fault: a 500, or a
+	// status its operation covers only through the document's "default"
+	// response. Otherwise both are test failures.
 	want500 bool
 }
 
@@ -152,6 +154,12 @@ func validate(t testing.TB, c call, req *http.Request, r *response) {
 		(r.Status == http.StatusNotFound && route.Operation.Responses.Status(r.Status) == nil) {
 		checkOffDocument(t, c, r)
 		return
+	}
+	// Every /v1 operation has a "default" response for injected faults,
+	// which would accept any status; outside a fault the status must be
+	// one the operation declares.
+	if !c.want500 && route.Operation.Responses.Status(r.Status) == nil {
+		t.Errorf("%s %s: status %d is not declared for %s in openapi.yaml: %.300s", c.method, c.path, r.Status, route.Operation.OperationID, r.Body)
 	}
 	ctx := context.Background()
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, IncludeResponseStatus: true, MultiError: true}
@@ -230,6 +238,81 @@ func checkEvents(t testing.TB, s *Server) {
 		}
 		if err := doc.Components.Schemas["Event"].Value.VisitJSON(v); err != nil {
 			t.Errorf("event %s does not match Event: %v", ev.Type, err)
+		}
+	}
+}
+
+// errorRecorder is a testing.TB that records Errorf calls instead of
+// failing the test, so a test can check that the validator objects.
+type errorRecorder struct {
+	testing.TB
+	errs []string
+}
+
+func (e *errorRecorder) Errorf(format string, args ...any) {
+	e.errs = append(e.errs, fmt.Sprintf(format, args...))
+}
+
+// TestValidatorRejectsWrongResponses feeds the response validator that
+// every other test relies on responses that break the contract in one way
+// each: every one must be reported, and the correct one must not.
+func TestValidatorRejectsWrongResponses(t *testing.T) {
+	t.Parallel()
+	const (
+		rid  = "req_abcdefghijklmnopqrst"
+		id   = "ctx_abcdefghijklmnopqrst"
+		ctx  = `{"id":"` + id + `","name":"n","content":"","tags":[],"version":1,"createdAt":"2026-11-21T20:51:00.123Z","updatedAt":"2026-11-21T20:51:00.123Z"}`
+		errB = `{"error":{"type":"%s","message":"m","requestId":"` + rid + `"}}`
+	)
+	hdr := func(kv ...string) http.Header {
+		h := http.Header{"X-Request-Id": {rid}, "Content-Type": {"application/json"}}
+		for i := 0; i < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	get := call{method: "GET", path: "/v1/contexts/" + id}
+	for _, tc := range []struct {
+		name   string
+		c      call
+		status int
+		header http.Header
+		body   string
+		ok     bool
+	}{
+		{"correct context", get, 200, hdr(), ctx, true},
+		{"correct 401", get, 401, hdr("WWW-Authenticate", "Bearer"), fmt.Sprintf(errB, "unauthorized"), true},
+		{"context without updatedAt", get, 200, hdr(), strings.Replace(ctx, `,"updatedAt":"2026-11-21T20:51:00.123Z"`, "", 1), false},
+		{"context with an extra field", get, 200, hdr(), strings.Replace(ctx, `{`, `{"extra":1,`, 1), false},
+		{"null tags", get, 200, hdr(), strings.Replace(ctx, `"tags":[]`, `"tags":null`, 1), false},
+		{"time without milliseconds", get, 200, hdr(), strings.Replace(ctx, `00.123Z","updatedAt`, `00Z","updatedAt`, 1), false},
+		{"no X-Request-Id", get, 200, http.Header{"Content-Type": {"application/json"}}, ctx, false},
+		{"401 without WWW-Authenticate", get, 401, hdr(), fmt.Sprintf(errB, "unauthorized"), false},
+		{"unknown error type", get, 404, hdr(), fmt.Sprintf(errB, "missing"), false},
+		{"error without requestId", get, 404, hdr(), `{"error":{"type":"not_found","message":"m"}}`, false},
+		{"status the operation does not declare", get, 403, hdr(), fmt.Sprintf(errB, "forbidden"), false},
+		{"429 without Retry-After", call{method: "GET", path: "/v1/contexts"}, 429, hdr(), fmt.Sprintf(errB, "rate_limited"), false},
+		{"list without nextCursor", call{method: "GET", path: "/v1/contexts"}, 200, hdr(), `{"data":[],"hasMore":false}`, false},
+		{"export without Content-Disposition", call{method: "GET", path: "/v1/contexts/" + id + "/export?format=json"}, 200, hdr(), ctx, false},
+		{"405 without Allow", call{method: "PATCH", path: "/v1/contexts"}, 405, hdr(), fmt.Sprintf(errB, "method_not_allowed"), false},
+		{"webhook with its secret", call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://e.x/h","events":["context.created"],"secret":"s"}`}, 201, hdr(),
+			`{"id":"wh_abcdefghijklmnopqrst","url":"https://e.x/h","events":["context.created"],"createdAt":"2026-11-21T20:51:00.123Z","active":true,"secret":"s"}`, false},
+	} {
+		req, err := http.NewRequest(tc.c.method, "http://mock"+tc.c.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer k")
+		if tc.c.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		rec := &errorRecorder{TB: t}
+		validate(rec, tc.c, req, &response{Status: tc.status, Header: tc.header, Body: []byte(tc.body)})
+		if tc.ok && len(rec.errs) > 0 {
+			t.Errorf("%s: rejected: %s", tc.name, rec.errs)
+		}
+		if !tc.ok && len(rec.errs) == 0 {
+			t.Errorf("%s: accepted", tc.name)
 		}
 	}
 }

@@ -36,6 +36,15 @@ func renderPDF(d exportDoc) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// maxLeft is the deepest left margin (mm) nesting may push text to: A4 is
+// 210 mm wide with a 20 mm right margin, and past about 28 levels of 6 mm
+// fpdf was left no width and dropped the text, so deeper levels stay at
+// this margin and keep a readable 110 mm column.
+const maxLeft = 80
+
+// indent is the left margin of a nested list item or block quote.
+func indent(left float64) float64 { return min(left+6, maxLeft) }
+
 type pdfWriter struct {
 	pdf *fpdf.Fpdf
 	tr  func(string) string
@@ -92,13 +101,13 @@ func (p *pdfWriter) blocks(parent ast.Node, left float64, style string) {
 					num++
 				}
 				p.marker = marker
-				p.blocks(it, left+6, style)
+				p.blocks(it, indent(left), style)
 				p.marker = ""
 			}
 			pdf.SetLeftMargin(left)
 			pdf.Ln(2)
 		case *ast.Blockquote:
-			p.blocks(n, left+6, "I")
+			p.blocks(n, indent(left), "I")
 		case *ast.ThematicBreak:
 			y := pdf.GetY() + 2
 			w, _ := pdf.GetPageSize()

@@ -124,20 +124,24 @@ func validContent(content string) *apiError {
 
 // cleanTags drops duplicates (first kept, order kept) and checks the
 // limits; the count limit applies after duplicates are dropped, as that is
-// what would be stored.
+// what would be stored. It stops at the first distinct tag past the limit,
+// so the duplicate check never scans more than maxTags kept tags: a 2 MiB
+// body holds some 300,000 short tags, and checking each against all the
+// ones before it took minutes of CPU.
 func cleanTags(tags []string) ([]string, *apiError) {
-	out := make([]string, 0, len(tags))
+	out := make([]string, 0, min(len(tags), maxTags))
 	for _, t := range tags {
 		n := utf8.RuneCountInString(t)
 		if n < 1 || n > maxTagRunes {
 			return nil, badRequest("tags", fmt.Sprintf("each tag must be 1 to %d characters, got %d", maxTagRunes, n))
 		}
-		if !slices.Contains(out, t) {
-			out = append(out, t)
+		if slices.Contains(out, t) {
+			continue
 		}
-	}
-	if len(out) > maxTags {
-		return nil, badRequest("tags", fmt.Sprintf("at most %d tags, got %d", maxTags, len(out)))
+		if len(out) == maxTags {
+			return nil, badRequest("tags", fmt.Sprintf("at most %d tags (after duplicates are dropped), got more", maxTags))
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }
