@@ -1235,3 +1235,60 @@ func TestDeliveryAdvanceWhileArming(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliveryFilterMatch checks that every non-empty field of a filter
+// must match, and that list applies the same rule.
+func TestDeliveryFilterMatch(t *testing.T) {
+	t.Parallel()
+	dl := Delivery{ID: "dlv_1", EventID: "evt_1", WebhookID: "wh_1", State: DeliveryFailed}
+	tests := []struct {
+		name string
+		f    DeliveryFilter
+		want bool
+	}{
+		{"zero", DeliveryFilter{}, true},
+		{"event", DeliveryFilter{EventID: "evt_1"}, true},
+		{"other event", DeliveryFilter{EventID: "evt_2"}, false},
+		{"webhook", DeliveryFilter{WebhookID: "wh_1"}, true},
+		{"other webhook", DeliveryFilter{WebhookID: "wh_2"}, false},
+		{"state", DeliveryFilter{State: DeliveryFailed}, true},
+		{"other state", DeliveryFilter{State: DeliveryPending}, false},
+		{"all three", DeliveryFilter{EventID: "evt_1", WebhookID: "wh_1", State: DeliveryFailed}, true},
+		{"two match, one not", DeliveryFilter{EventID: "evt_1", WebhookID: "wh_1", State: DeliverySucceeded}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.f.Match(dl); got != tt.want {
+			t.Errorf("%s: Match = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+
+	d, clock := newTestDeliverer(t, deliveryConfig{Schedule: []time.Duration{}})
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
+		if h.Header.Get("X-Service-Event") == string(contextsvc.EventContextDeleted) {
+			w.WriteHeader(http.StatusGone)
+		}
+	})
+	for i, typ := range []contextsvc.EventType{contextsvc.EventContextCreated, contextsvc.EventContextDeleted} {
+		id := fmt.Sprint("evt_", i)
+		for _, wh := range []string{"wh_1", "wh_2"} {
+			d.enqueue(id, typ, dlvEnvelope(id, typ), wh, rc.URL, "s")
+		}
+	}
+	waitDeliveriesIdle(t, d)
+	all := d.list(DeliveryFilter{})
+	for _, tt := range tests {
+		var want []string
+		for _, x := range all {
+			if tt.f.Match(x) {
+				want = append(want, x.ID)
+			}
+		}
+		var got []string
+		for _, x := range d.list(tt.f) {
+			got = append(got, x.ID)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: list (-Match +list):\n%s", tt.name, diff)
+		}
+	}
+}

@@ -276,9 +276,7 @@ func (d *deliverer) list(f DeliveryFilter) []Delivery {
 	defer d.mu.Unlock()
 	out := make([]Delivery, 0)
 	for _, rec := range d.order {
-		if (f.EventID != "" && f.EventID != rec.event.id) ||
-			(f.WebhookID != "" && f.WebhookID != rec.webhookID) ||
-			(f.State != "" && f.State != rec.status.state()) {
+		if !f.match(rec.event.id, rec.webhookID, rec.status.state()) {
 			continue
 		}
 		out = append(out, d.snapshotLocked(rec))
