@@ -94,7 +94,12 @@ func TestBadFlags(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q", tc.args, code, stderr.String())
 		}
 	}
+	// An address it cannot listen on is no usage error: exit 1, said why.
 	var stderr bytes.Buffer
+	if code := run(t.Context(), []string{"-addr", "127.0.0.1:99999"}, io.Discard, &stderr); code != exitError || !strings.Contains(stderr.String(), "cannot listen") {
+		t.Errorf("bad -addr: exit %d, stderr %q", code, stderr.String())
+	}
+	stderr.Reset()
 	if code := run(t.Context(), []string{"-h"}, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "-retry-schedule") {
 		t.Errorf("-h: exit %d, %q", code, stderr.String())
 	}
