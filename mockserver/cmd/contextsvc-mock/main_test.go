@@ -403,4 +403,30 @@ func TestCommand(t *testing.T) {
 			t.Errorf("the log shows %s:\n%s", secret, log)
 		}
 	}
+
+	// SIGINT (Ctrl-C) stops it the same way.
+	intr := exec.Command(bin, "-addr", "127.0.0.1:0", "-fake-clock")
+	var stderr2 syncBuffer
+	intr.Stderr = &stderr2
+	if stdout, err = intr.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := intr.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = intr.Process.Kill() })
+	readReady(t, stdout)
+	if err := intr.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waited = make(chan error, 1)
+	go func() { waited <- intr.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil || !strings.Contains(stderr2.String(), "stopped") {
+			t.Fatalf("exit after SIGINT: %v\nstderr:\n%s", err, stderr2.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command did not exit after SIGINT")
+	}
 }
