@@ -429,4 +429,48 @@ func TestCommand(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the command did not exit after SIGINT")
 	}
+
+	// A second signal does not wait for a hanging receiver.
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // then the server notices when the client is gone
+		<-r.Context().Done()
+	}))
+	defer hanging.Close()
+	twice := exec.Command(bin, "-addr", "127.0.0.1:0", "-shutdown-timeout", "10m")
+	var stderr3 syncBuffer
+	twice.Stderr = &stderr3
+	if stdout, err = twice.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := twice.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = twice.Process.Kill() })
+	base, key = readReady(t, stdout)
+	client, _ = contextsvc.NewClient(key, contextsvc.WithBaseURL(base))
+	if _, err := client.Webhooks.Register(ctx, &contextsvc.RegisterWebhookRequest{
+		URL: hanging.URL, Events: []contextsvc.EventType{contextsvc.EventContextCreated}, Secret: "whsec_hang",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{Name: "Hang"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := twice.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	<-stderr3.seen("shutting down")
+	if err := twice.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waited = make(chan error, 1)
+	go func() { waited <- twice.Wait() }()
+	select {
+	case <-waited:
+		if ws, ok := twice.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+			t.Errorf("after a second SIGINT: %v, want killed by SIGINT\nstderr:\n%s", twice.ProcessState, stderr3.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command did not exit after a second SIGINT")
+	}
 }
