@@ -324,10 +324,7 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 	}
 	ft.Latency = time.Duration(latencyMs) * time.Millisecond
 	if err := s.AddFault(ft); err != nil {
-		param := "status"
-		if ft.Path != "" && validFaultPath(ft.Path) != nil {
-			param = "path"
-		}
+		param, _ := ft.validate()
 		writeError(w, badRequest(param, err.Error()))
 		return
 	}

@@ -59,8 +59,23 @@ func (c *FakeClock) Now() time.Time {
 func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.addTimerLocked(c.now.Add(d), f)
+}
+
+// afterFuncAt arranges for f to be called when the clock reaches at (at the
+// next Advance or Set if it already has). Unlike AfterFunc, the due time
+// does not depend on when the call happens, so an Advance by another
+// goroutine between the caller's Now and this call cannot move it later.
+// The delivery engine uses it when its clock has it (see absoluteClock).
+func (c *FakeClock) afterFuncAt(at time.Time, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.addTimerLocked(at, f)
+}
+
+func (c *FakeClock) addTimerLocked(when time.Time, f func()) *fakeTimer {
 	c.seq++
-	t := &fakeTimer{clock: c, id: c.seq, when: c.now.Add(d), f: f}
+	t := &fakeTimer{clock: c, id: c.seq, when: when, f: f}
 	c.timers[t.id] = t
 	return t
 }

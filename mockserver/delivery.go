@@ -114,11 +114,16 @@ type DeliveryFilter struct {
 	State DeliveryState
 }
 
-// Match reports whether d passes the filter.
-func (f DeliveryFilter) Match(d Delivery) bool {
-	return (f.EventID == "" || f.EventID == d.EventID) &&
-		(f.WebhookID == "" || f.WebhookID == d.WebhookID) &&
-		(f.State == "" || f.State == d.State)
+// Match reports whether d passes the filter. It suits
+// [Server.WaitForDelivery]: srv.WaitForDelivery(ctx, filter.Match).
+func (f DeliveryFilter) Match(d Delivery) bool { return f.match(d.EventID, d.WebhookID, d.State) }
+
+// match is Match over a delivery's fields, so the engine filters its
+// records without copying them first.
+func (f DeliveryFilter) match(eventID, webhookID string, state DeliveryState) bool {
+	return (f.EventID == "" || f.EventID == eventID) &&
+		(f.WebhookID == "" || f.WebhookID == webhookID) &&
+		(f.State == "" || f.State == state)
 }
 
 // Errors of the delivery actions (redeliver and friends). Test them with

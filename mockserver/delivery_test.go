@@ -1149,3 +1149,146 @@ func ExampleDefaultRetrySchedule() {
 	// attempt 5 at +2h36m0s
 	// attempt 6 at +26h36m0s
 }
+
+// jumpyClock is a FakeClock that "another goroutine" advances by jump just
+// as the delivery engine arms a timer for the jumpAt-th time: after the
+// engine has read the clock, before the timer is registered. That is what
+// a test's Advance, or the admin API's, does when it runs while a worker is
+// finishing an attempt.
+type jumpyClock struct {
+	*FakeClock
+	jump   time.Duration
+	jumpAt int
+	mu     sync.Mutex
+	calls  int
+}
+
+func (c *jumpyClock) maybeJump() {
+	c.mu.Lock()
+	c.calls++
+	jump := c.calls == c.jumpAt
+	c.mu.Unlock()
+	if jump {
+		c.FakeClock.Advance(c.jump)
+	}
+}
+
+func (c *jumpyClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.maybeJump()
+	return c.FakeClock.AfterFunc(d, f)
+}
+
+func (c *jumpyClock) afterFuncAt(at time.Time, f func()) Timer {
+	c.maybeJump()
+	return c.FakeClock.afterFuncAt(at, f)
+}
+
+// relativeClock hides jumpyClock's afterFuncAt: a Clock of the user's own,
+// with only the interface's relative AfterFunc.
+type relativeClock struct{ c *jumpyClock }
+
+func (r relativeClock) Now() time.Time                            { return r.c.Now() }
+func (r relativeClock) AfterFunc(d time.Duration, f func()) Timer { return r.c.AfterFunc(d, f) }
+
+// TestDeliveryAdvanceWhileArming advances the fake clock past a retry's due
+// time while the engine arms the timer for it: the retry still runs at once,
+// and WaitIdle returns, without waiting for another Advance.
+func TestDeliveryAdvanceWhileArming(t *testing.T) {
+	t.Parallel()
+	for _, absolute := range []bool{true, false} {
+		t.Run(fmt.Sprint("absolute=", absolute), func(t *testing.T) {
+			t.Parallel()
+			// Timers armed: 1 for A's retry; 2 for B's, once A's has fired.
+			jumpy := &jumpyClock{FakeClock: NewFakeClock(dlvT0), jump: time.Minute, jumpAt: 2}
+			var clock Clock = jumpy
+			if !absolute {
+				clock = relativeClock{jumpy}
+			}
+			d, _ := newTestDeliverer(t, deliveryConfig{Clock: clock})
+			rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
+				if attemptNumber(h) == 1 {
+					w.WriteHeader(http.StatusInternalServerError)
+				}
+			})
+			a := d.enqueue("evt_a", contextsvc.EventContextCreated, dlvEnvelope("evt_a", contextsvc.EventContextCreated), "wh_j", rc.URL, "s")
+			waitDeliveriesIdle(t, d) // A's retry due at +1m
+			jumpy.Advance(30 * time.Second)
+			b := d.enqueue("evt_b", contextsvc.EventContextCreated, dlvEnvelope("evt_b", contextsvc.EventContextCreated), "wh_j", rc.URL, "s")
+			waitDeliveriesIdle(t, d) // B's retry due at +1m30s
+			// A's retry runs; then the engine arms the timer for B's and
+			// the clock jumps to +2m meanwhile.
+			jumpy.Advance(30 * time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := d.waitIdle(ctx); err != nil {
+				t.Fatalf("waitIdle: %v (B's retry, due at +1m30s with the clock at +2m, did not run)", err)
+			}
+			if now := jumpy.Now(); !now.Equal(dlvT0.Add(2 * time.Minute)) {
+				t.Fatalf("the clock is at +%v, want +2m: the test did not jump", now.Sub(dlvT0))
+			}
+			for _, dl := range []Delivery{a, b} {
+				got, _ := d.get(dl.ID)
+				if got.State != DeliverySucceeded || len(got.Attempts) != 2 {
+					t.Errorf("%s: %s after %d attempts, want succeeded after 2", got.EventID, got.State, len(got.Attempts))
+				}
+			}
+		})
+	}
+}
+
+// TestDeliveryFilterMatch checks that every non-empty field of a filter
+// must match, and that list applies the same rule.
+func TestDeliveryFilterMatch(t *testing.T) {
+	t.Parallel()
+	dl := Delivery{ID: "dlv_1", EventID: "evt_1", WebhookID: "wh_1", State: DeliveryFailed}
+	tests := []struct {
+		name string
+		f    DeliveryFilter
+		want bool
+	}{
+		{"zero", DeliveryFilter{}, true},
+		{"event", DeliveryFilter{EventID: "evt_1"}, true},
+		{"other event", DeliveryFilter{EventID: "evt_2"}, false},
+		{"webhook", DeliveryFilter{WebhookID: "wh_1"}, true},
+		{"other webhook", DeliveryFilter{WebhookID: "wh_2"}, false},
+		{"state", DeliveryFilter{State: DeliveryFailed}, true},
+		{"other state", DeliveryFilter{State: DeliveryPending}, false},
+		{"all three", DeliveryFilter{EventID: "evt_1", WebhookID: "wh_1", State: DeliveryFailed}, true},
+		{"two match, one not", DeliveryFilter{EventID: "evt_1", WebhookID: "wh_1", State: DeliverySucceeded}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.f.Match(dl); got != tt.want {
+			t.Errorf("%s: Match = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+
+	d, clock := newTestDeliverer(t, deliveryConfig{Schedule: []time.Duration{}})
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, h dlvHit) {
+		if h.Header.Get("X-Service-Event") == string(contextsvc.EventContextDeleted) {
+			w.WriteHeader(http.StatusGone)
+		}
+	})
+	for i, typ := range []contextsvc.EventType{contextsvc.EventContextCreated, contextsvc.EventContextDeleted} {
+		id := fmt.Sprint("evt_", i)
+		for _, wh := range []string{"wh_1", "wh_2"} {
+			d.enqueue(id, typ, dlvEnvelope(id, typ), wh, rc.URL, "s")
+		}
+	}
+	waitDeliveriesIdle(t, d)
+	all := d.list(DeliveryFilter{})
+	for _, tt := range tests {
+		var want []string
+		for _, x := range all {
+			if tt.f.Match(x) {
+				want = append(want, x.ID)
+			}
+		}
+		var got []string
+		for _, x := range d.list(tt.f) {
+			got = append(got, x.ID)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: list (-Match +list):\n%s", tt.name, diff)
+		}
+	}
+}

@@ -91,3 +91,72 @@ func ExampleServer_EmitEvent() {
 	fmt.Println(ev.Type, string(ev.Data))
 	// Output: team.member.added {"teamId":"team_1","userId":"user_1","role":"editor"}
 }
+
+// WaitForDelivery blocks until a delivery matches, here the first one to
+// succeed: no polling, no sleep.
+func ExampleServer_WaitForDelivery() {
+	srv := mockserver.New()
+	defer srv.Close(context.Background())
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		ev, err := contextsvc.ConstructEvent(body, r.Header.Get("X-Service-Signature"), "whsec_wait")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Println("received", ev.Type)
+	}))
+	defer receiver.Close()
+	serve(srv, "POST", "/v1/webhooks", `{"url":"`+receiver.URL+`","events":["context.created"],"secret":"whsec_wait"}`)
+	serve(srv, "POST", "/v1/contexts", `{"name":"Runbook"}`)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	succeeded := mockserver.DeliveryFilter{State: mockserver.DeliverySucceeded}
+	dl, err := srv.WaitForDelivery(ctx, succeeded.Match)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(dl.EventType, dl.State, len(dl.Attempts))
+	// Output:
+	// received context.created
+	// context.created succeeded 1
+}
+
+// A delivery whose attempts all failed is kept as failed and can be sent
+// again by hand; its attempt numbers go on.
+func ExampleServer_Redeliver() {
+	clock := mockserver.NewFakeClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	// No retries: one failed attempt makes the delivery failed.
+	srv := mockserver.New(mockserver.WithClock(clock), mockserver.WithRetrySchedule([]time.Duration{}))
+	defer srv.Close(context.Background())
+	var calls atomic.Int32
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer receiver.Close()
+	serve(srv, "POST", "/v1/webhooks", `{"url":"`+receiver.URL+`","events":["context.created"],"secret":"whsec_re"}`)
+	serve(srv, "POST", "/v1/contexts", `{"name":"Runbook"}`)
+
+	ctx := context.Background()
+	_ = srv.WaitIdle(ctx)
+	failed := srv.Deliveries(mockserver.DeliveryFilter{State: mockserver.DeliveryFailed})[0]
+	fmt.Println(failed.State, failed.Attempts[0].StatusCode)
+
+	if _, err := srv.Redeliver(failed.ID); err != nil {
+		panic(err)
+	}
+	_ = srv.WaitIdle(ctx)
+	dl, _ := srv.Delivery(failed.ID)
+	for _, a := range dl.Attempts {
+		fmt.Println(a.Number, a.StatusCode)
+	}
+	fmt.Println(dl.State)
+	// Output:
+	// failed 500
+	// 1 500
+	// 2 200
+	// succeeded
+}

@@ -29,6 +29,7 @@ type Fault struct {
 	Status int
 	// RetryAfter, in seconds, is sent as Retry-After with a 429 or 503. A
 	// 429 without it sends Retry-After: 1, as the contract requires one.
+	// With another Status, AddFault refuses it.
 	RetryAfter int
 	// Latency is waited (in real time, even on a fake clock) before the
 	// request runs or Status is answered. A request canceled meanwhile is
@@ -45,32 +46,31 @@ var ErrInvalidFault = errors.New("mockserver: invalid fault")
 // faultRule is a stored fault; its Times counts down under Server.faultMu.
 type faultRule struct{ Fault }
 
-func (f Fault) validate() error {
+// validate reports what is wrong with f, and the admin API's name of the
+// field at fault.
+func (f Fault) validate() (field string, err error) {
 	switch {
 	case f.Status == 0 && f.Latency <= 0:
-		return fmt.Errorf("%w: give a status (400 to 599), a latency, or both", ErrInvalidFault)
+		return "status", fmt.Errorf("%w: give a status (400 to 599), a latency, or both", ErrInvalidFault)
 	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
-		return fmt.Errorf("%w: status %d is not between 400 and 599", ErrInvalidFault, f.Status)
+		return "status", fmt.Errorf("%w: status %d is not between 400 and 599", ErrInvalidFault, f.Status)
 	case f.RetryAfter < 0:
-		return fmt.Errorf("%w: retryAfter must not be negative", ErrInvalidFault)
+		return "retryAfter", fmt.Errorf("%w: retryAfter must not be negative", ErrInvalidFault)
+	case f.RetryAfter > 0 && f.Status != http.StatusTooManyRequests && f.Status != http.StatusServiceUnavailable:
+		// Said rather than silently dropped: the user expects the header.
+		return "retryAfter", fmt.Errorf("%w: retryAfter is sent only with status 429 or 503", ErrInvalidFault)
 	case f.Latency < 0:
-		return fmt.Errorf("%w: latency must not be negative", ErrInvalidFault)
+		return "latencyMs", fmt.Errorf("%w: latency must not be negative", ErrInvalidFault)
 	case f.Latency > maxFaultLatency:
-		return fmt.Errorf("%w: latency over %s", ErrInvalidFault, maxFaultLatency)
+		return "latencyMs", fmt.Errorf("%w: latency over %s", ErrInvalidFault, maxFaultLatency)
 	case f.Times < 0:
-		return fmt.Errorf("%w: times must not be negative", ErrInvalidFault)
+		return "times", fmt.Errorf("%w: times must not be negative", ErrInvalidFault)
+	case f.Path != "" && !strings.HasPrefix(f.Path, "/"):
+		return "path", fmt.Errorf("%w: path %q must start with /", ErrInvalidFault, f.Path)
+	case strings.Contains(strings.TrimSuffix(f.Path, "*"), "*"):
+		return "path", fmt.Errorf("%w: path %q may have * only at its end", ErrInvalidFault, f.Path)
 	}
-	return validFaultPath(f.Path)
-}
-
-func validFaultPath(p string) error {
-	switch {
-	case p != "" && !strings.HasPrefix(p, "/"):
-		return fmt.Errorf("%w: path %q must start with /", ErrInvalidFault, p)
-	case strings.Contains(strings.TrimSuffix(p, "*"), "*"):
-		return fmt.Errorf("%w: path %q may have * only at its end", ErrInvalidFault, p)
-	}
-	return nil
+	return "", nil
 }
 
 // normalized fills the defaults: Times 1, the method in upper case.
@@ -97,9 +97,10 @@ func (f Fault) matches(r *http.Request) bool {
 
 // AddFault makes the next f.Times requests matching f fail or slow down
 // (see [Fault]). It fails with an error wrapping [ErrInvalidFault] when f
-// has neither a status in 400 to 599 nor a latency, or a bad field.
+// has neither a status in 400 to 599 nor a latency, a RetryAfter without
+// status 429 or 503, or another bad field.
 func (s *Server) AddFault(f Fault) error {
-	if err := f.validate(); err != nil {
+	if _, err := f.validate(); err != nil {
 		return err
 	}
 	f = f.normalized()

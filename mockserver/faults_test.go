@@ -122,6 +122,8 @@ func TestFaultValidation(t *testing.T) {
 		{"latency too long", `{"latencyMs":300001}`, "latencyMs"},
 		{"relative path", `{"status":500,"path":"v1/contexts"}`, "path"},
 		{"star inside", `{"status":500,"path":"/v1/*/versions"}`, "path"},
+		{"retry-after with 500", `{"status":500,"retryAfter":5}`, "retryAfter"},
+		{"retry-after without status", `{"latencyMs":10,"retryAfter":5}`, "retryAfter"},
 		{"method number", `{"status":500,"method":1}`, "method"},
 		{"unknown field", `{"status":500,"count":2}`, "count"},
 	} {
@@ -133,7 +135,7 @@ func TestFaultValidation(t *testing.T) {
 	if len(ts.Faults()) != 0 {
 		t.Errorf("refused faults were stored: %+v", ts.Faults())
 	}
-	for _, f := range []Fault{{}, {Status: 302}, {Latency: -time.Second}, {Status: 500, Times: -2}, {Status: 429, RetryAfter: -1}} {
+	for _, f := range []Fault{{}, {Status: 302}, {Latency: -time.Second}, {Status: 500, Times: -2}, {Status: 429, RetryAfter: -1}, {Status: 500, RetryAfter: 3}} {
 		if err := ts.AddFault(f); !errors.Is(err, ErrInvalidFault) {
 			t.Errorf("AddFault(%+v): %v", f, err)
 		}

@@ -276,9 +276,7 @@ func (d *deliverer) list(f DeliveryFilter) []Delivery {
 	defer d.mu.Unlock()
 	out := make([]Delivery, 0)
 	for _, rec := range d.order {
-		if (f.EventID != "" && f.EventID != rec.event.id) ||
-			(f.WebhookID != "" && f.WebhookID != rec.webhookID) ||
-			(f.State != "" && f.State != rec.status.state()) {
+		if !f.match(rec.event.id, rec.webhookID, rec.status.state()) {
 			continue
 		}
 		out = append(out, d.snapshotLocked(rec))
@@ -513,8 +511,7 @@ func (d *deliverer) pumpLocked() {
 	if d.closed || len(d.due) == 0 {
 		return
 	}
-	if d.due[0].dueAt.After(d.clock.Now()) {
-		d.armLocked(d.due[0].dueAt)
+	if at := d.due[0].dueAt; at.After(d.clock.Now()) && d.armLocked(at) {
 		return
 	}
 	if d.running < d.workers {
@@ -523,19 +520,38 @@ func (d *deliverer) pumpLocked() {
 	}
 }
 
+// absoluteClock is a Clock that can arm a timer for a point in time
+// (FakeClock does). With it, the engine's timer is due exactly at the
+// attempt's due time even when another goroutine advances the clock while
+// the timer is being armed.
+type absoluteClock interface {
+	afterFuncAt(at time.Time, f func()) Timer
+}
+
 // armLocked makes sure the timer fires at or before at. A timer already
 // armed earlier is kept: when it fires, pumpLocked arms the next one.
-func (d *deliverer) armLocked(at time.Time) {
-	if d.timer != nil {
-		if !d.timerAt.After(at) {
-			return
+//
+// It reports whether at is still ahead of the clock once the timer is
+// armed. When it is not, a fake clock was advanced past at by another
+// goroutine (a test, the admin API) while this one was arming, perhaps
+// before the timer existed, so the timer may only fire at the next Advance:
+// the caller must send the due attempt itself instead of waiting for it.
+func (d *deliverer) armLocked(at time.Time) bool {
+	if d.timer == nil || d.timerAt.After(at) {
+		if d.timer != nil {
+			d.timer.Stop()
 		}
-		d.timer.Stop()
+		d.timerGen++
+		gen := d.timerGen
+		d.timerAt = at
+		f := func() { d.onTimer(gen) }
+		if c, ok := d.clock.(absoluteClock); ok {
+			d.timer = c.afterFuncAt(at, f)
+		} else {
+			d.timer = d.clock.AfterFunc(at.Sub(d.clock.Now()), f)
+		}
 	}
-	d.timerGen++
-	gen := d.timerGen
-	d.timerAt = at
-	d.timer = d.clock.AfterFunc(at.Sub(d.clock.Now()), func() { d.onTimer(gen) })
+	return at.After(d.clock.Now())
 }
 
 func (d *deliverer) stopTimerLocked() {
@@ -581,9 +597,11 @@ func (d *deliverer) work() {
 			break
 		}
 		now := d.clock.Now()
-		if d.due[0].dueAt.After(now) {
-			d.armLocked(d.due[0].dueAt)
-			break
+		if at := d.due[0].dueAt; at.After(now) {
+			if d.armLocked(at) {
+				break
+			}
+			continue // the clock passed at meanwhile: it is due now
 		}
 		rec := heap.Pop(&d.due).(*deliveryRecord)
 		// More is due: let another worker take it while this one sends.

@@ -13,6 +13,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // These tests run deliveries through a whole Server: webhooks registered
@@ -381,4 +382,64 @@ func TestServerDeliveryRandomFailures(t *testing.T) {
 		t.Error("no delivery succeeded")
 	}
 	t.Logf("%d succeeded, %d failed", succeeded, failed)
+}
+
+// TestServerDeliveryRouting checks who gets an event: one delivery per
+// webhook of the event's own account subscribed to its type, none to a
+// webhook of another account or one not subscribed to the type.
+func TestServerDeliveryRouting(t *testing.T) {
+	t.Parallel()
+	ts, clock := newFakeTestServer(t, WithKey(Key{Token: "sk_test_a", Account: "acct_a"}), WithKey(Key{Token: "sk_test_b", Account: "acct_b"}))
+	ok := func(http.ResponseWriter, *http.Request, dlvHit) {}
+	register := func(key, secret string, events ...contextsvc.EventType) string {
+		t.Helper()
+		rc := newDlvReceiver(t, clock, secret, ok)
+		b, _ := json.Marshal(map[string]any{"url": rc.URL, "events": events, "secret": secret})
+		r := do(t, ts, call{method: "POST", path: "/v1/webhooks", body: string(b), key: key})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("register webhook: %d %s", r.Status, r.Body)
+		}
+		var wh webhookJSON
+		r.json(t, &wh)
+		return wh.ID
+	}
+	aCreated := register("sk_test_a", "sa1", contextsvc.EventContextCreated)
+	aBoth := register("sk_test_a", "sa2", contextsvc.EventContextCreated, contextsvc.EventContextVersionCreated)
+	aDeleted := register("sk_test_a", "sa3", contextsvc.EventContextDeleted)
+	bAll := register("sk_test_b", "sb", contextsvc.AllEventTypes()...)
+
+	if r := do(t, ts, call{method: "POST", path: "/v1/contexts", body: `{"name":"A's"}`, key: "sk_test_a"}); r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	team, err := ts.EmitEvent(t.Context(), "acct_b", contextsvc.EventTeamMemberAdded, json.RawMessage(`{"teamId":"team_1","userId":"user_1","role":"viewer"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle(t, ts)
+
+	byType := map[contextsvc.EventType]string{}
+	for _, ev := range ts.Events() {
+		byType[ev.Type] = ev.ID
+	}
+	type route struct{ Event, Webhook string }
+	want := []route{
+		{byType[contextsvc.EventContextCreated], aCreated},
+		{byType[contextsvc.EventContextCreated], aBoth},
+		{byType[contextsvc.EventContextVersionCreated], aBoth},
+		{team.ID, bAll},
+	}
+	var got []route
+	for _, dl := range ts.Deliveries(DeliveryFilter{}) {
+		got = append(got, route{dl.EventID, dl.WebhookID})
+		if dl.State != DeliverySucceeded {
+			t.Errorf("delivery %s of %s: %s", dl.ID, dl.EventType, dl.State)
+		}
+	}
+	less := func(a, b route) bool { return a.Event+a.Webhook < b.Event+b.Webhook }
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(less)); diff != "" {
+		t.Errorf("deliveries (-want +got):\n%s", diff)
+	}
+	if n := len(ts.Deliveries(DeliveryFilter{WebhookID: aDeleted})); n != 0 {
+		t.Errorf("%d deliveries to the webhook subscribed to context.deleted only", n)
+	}
 }

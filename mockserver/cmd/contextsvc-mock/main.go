@@ -12,8 +12,8 @@
 // Everything else (each request, each webhook delivery attempt, startup
 // and shutdown) is logged with log/slog to stderr. Run it with -h for the
 // flags. On SIGINT or SIGTERM it stops accepting requests, lets running
-// webhook deliveries finish until -shutdown-timeout, and exits 0. Bad flags
-// exit 2; a failure to listen exits 1.
+// webhook deliveries finish until -shutdown-timeout, and exits 0; a second
+// signal ends it at once. Bad flags exit 2; a failure to listen exits 1.
 package main
 
 import (
@@ -24,7 +24,14 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	signaled, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal begins the graceful stop; a second one then gets
+	// the default action and ends the process at once, for a user who
+	// will not wait for a hanging receiver. The signals are handed back
+	// before run sees ctx done, so that holds from its first log line on.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	context.AfterFunc(signaled, func() { stop(); cancel() })
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }

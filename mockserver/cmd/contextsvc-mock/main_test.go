@@ -94,7 +94,12 @@ func TestBadFlags(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q", tc.args, code, stderr.String())
 		}
 	}
+	// An address it cannot listen on is no usage error: exit 1, said why.
 	var stderr bytes.Buffer
+	if code := run(t.Context(), []string{"-addr", "127.0.0.1:99999"}, io.Discard, &stderr); code != exitError || !strings.Contains(stderr.String(), "cannot listen") {
+		t.Errorf("bad -addr: exit %d, stderr %q", code, stderr.String())
+	}
+	stderr.Reset()
 	if code := run(t.Context(), []string{"-h"}, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "-retry-schedule") {
 		t.Errorf("-h: exit %d, %q", code, stderr.String())
 	}
@@ -105,14 +110,39 @@ func TestBadFlags(t *testing.T) {
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	watch map[string]chan struct{} // closed once the text holds the key
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.b.Write(p)
+	n, err := s.b.Write(p)
+	for text, ch := range s.watch {
+		if bytes.Contains(s.b.Bytes(), []byte(text)) {
+			close(ch)
+			delete(s.watch, text)
+		}
+	}
+	return n, err
+}
+
+// seen returns a channel closed once the buffer holds text, so a test
+// waits for a log line without polling.
+func (s *syncBuffer) seen(text string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan struct{})
+	if bytes.Contains(s.b.Bytes(), []byte(text)) {
+		close(ch)
+		return ch
+	}
+	if s.watch == nil {
+		s.watch = make(map[string]chan struct{})
+	}
+	s.watch[text] = ch
+	return ch
 }
 
 func (s *syncBuffer) String() string {
@@ -177,6 +207,102 @@ func TestRunInProcess(t *testing.T) {
 	log := stderr.String()
 	if !strings.Contains(log, "method=POST path=/v1/contexts status=201") || strings.Contains(log, key) {
 		t.Errorf("log:\n%s", log)
+	}
+}
+
+// TestRunShutdownDeliveries stops the command while a webhook delivery
+// attempt is running: it exits 0 either way, after the attempt finished
+// (and succeeded) when the receiver answers within -shutdown-timeout, or
+// after canceling it at that deadline when the receiver hangs. The
+// webhook's secret is never logged.
+func TestRunShutdownDeliveries(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		timeout string
+		answer  bool     // the receiver answers once the shutdown has begun
+		wantLog []string // in the log
+		wantNot []string // not in the log
+	}{
+		{
+			name: "attempt finishes", timeout: "20s", answer: true,
+			wantLog: []string{"outcome=succeeded", "pendingDeliveries=0"},
+			wantNot: []string{"canceled", "whsec_shutdown"},
+		},
+		{
+			name: "deadline cancels a hanging attempt", timeout: "200ms",
+			wantLog: []string{"attempt canceled", "webhook delivery attempts still running at the deadline were canceled"},
+			wantNot: []string{"outcome=succeeded", "whsec_shutdown"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			started := make(chan struct{})
+			release := make(chan struct{})
+			var once sync.Once
+			receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				once.Do(func() { close(started) })
+				select {
+				case <-release:
+				case <-r.Context().Done(): // the attempt was canceled
+				}
+			}))
+			t.Cleanup(receiver.Close)
+			var releaseOnce sync.Once
+			releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
+			t.Cleanup(releaseAll) // runs before receiver.Close
+
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			pr, pw := io.Pipe()
+			var stderr syncBuffer
+			done := make(chan int, 1)
+			go func() {
+				done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-shutdown-timeout", tt.timeout, "-retry-schedule", ""}, pw, &stderr)
+				pw.Close()
+			}()
+			base, key := readReady(t, pr)
+			go io.Copy(io.Discard, pr)
+			client, err := contextsvc.NewClient(key, contextsvc.WithBaseURL(base))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := client.Webhooks.Register(ctx, &contextsvc.RegisterWebhookRequest{
+				URL: receiver.URL, Events: []contextsvc.EventType{contextsvc.EventContextCreated}, Secret: "whsec_shutdown",
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{Name: "Shutdown"}); err != nil {
+				t.Fatal(err)
+			}
+			<-started // the attempt is in flight
+			cancel()
+			<-stderr.seen("shutting down")
+			if tt.answer {
+				releaseAll()
+			}
+			select {
+			case code := <-done:
+				if code != exitOK {
+					t.Errorf("exit %d, want 0", code)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("run did not return after its context ended")
+			}
+			log := stderr.String()
+			for _, want := range tt.wantLog {
+				if !strings.Contains(log, want) {
+					t.Errorf("the log lacks %q:\n%s", want, log)
+				}
+			}
+			for _, not := range tt.wantNot {
+				if strings.Contains(log, not) {
+					t.Errorf("the log has %q:\n%s", not, log)
+				}
+			}
+		})
 	}
 }
 
@@ -272,7 +398,79 @@ func TestCommand(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, log)
 		}
 	}
-	if strings.Contains(log, "sk_test_cmd") {
-		t.Errorf("the key is in the log:\n%s", log)
+	for _, secret := range []string{"sk_test_cmd", "sk_test_reader", "whsec_cmd"} {
+		if strings.Contains(log, secret) {
+			t.Errorf("the log shows %s:\n%s", secret, log)
+		}
+	}
+
+	// SIGINT (Ctrl-C) stops it the same way.
+	intr := exec.Command(bin, "-addr", "127.0.0.1:0", "-fake-clock")
+	var stderr2 syncBuffer
+	intr.Stderr = &stderr2
+	if stdout, err = intr.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := intr.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = intr.Process.Kill() })
+	readReady(t, stdout)
+	if err := intr.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waited = make(chan error, 1)
+	go func() { waited <- intr.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil || !strings.Contains(stderr2.String(), "stopped") {
+			t.Fatalf("exit after SIGINT: %v\nstderr:\n%s", err, stderr2.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command did not exit after SIGINT")
+	}
+
+	// A second signal does not wait for a hanging receiver.
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // then the server notices when the client is gone
+		<-r.Context().Done()
+	}))
+	defer hanging.Close()
+	twice := exec.Command(bin, "-addr", "127.0.0.1:0", "-shutdown-timeout", "10m")
+	var stderr3 syncBuffer
+	twice.Stderr = &stderr3
+	if stdout, err = twice.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := twice.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = twice.Process.Kill() })
+	base, key = readReady(t, stdout)
+	client, _ = contextsvc.NewClient(key, contextsvc.WithBaseURL(base))
+	if _, err := client.Webhooks.Register(ctx, &contextsvc.RegisterWebhookRequest{
+		URL: hanging.URL, Events: []contextsvc.EventType{contextsvc.EventContextCreated}, Secret: "whsec_hang",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{Name: "Hang"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := twice.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	<-stderr3.seen("shutting down")
+	if err := twice.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waited = make(chan error, 1)
+	go func() { waited <- twice.Wait() }()
+	select {
+	case <-waited:
+		if ws, ok := twice.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+			t.Errorf("after a second SIGINT: %v, want killed by SIGINT\nstderr:\n%s", twice.ProcessState, stderr3.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command did not exit after a second SIGINT")
 	}
 }

@@ -122,7 +122,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.StringVar(&st.addr, "addr", "127.0.0.1:8080", "`address` to listen on (port 0 picks a free port; the actual address is printed)")
 	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read. All keys share one account and user. Without it a random key is made. The first key is printed.")
 	fs.Var(&schedule, "retry-schedule", "comma-separated `delays` between webhook delivery attempts, e.g. 1s,5s,30s,2m,24m; empty for a single attempt")
-	fs.BoolVar(&st.fakeClock, "fake-clock", false, "run on a fake clock that moves only by POST /_mock/clock/advance")
+	fs.BoolVar(&st.fakeClock, "fake-clock", false, "run on a fake clock that moves only by POST /_mock/clock/advance (timestamps, retries and rate-limit refills all follow it)")
 	fs.DurationVar(&st.deliveryTimeout, "delivery-timeout", mockserver.DefaultDeliveryTimeout, "time-out of each webhook delivery attempt")
 	fs.BoolVar(&st.httpsOnly, "https-only", false, "refuse http webhook URLs even for loopback hosts")
 	fs.BoolVar(&st.admin, "admin", true, "serve the /_mock/ admin endpoints")
