@@ -94,6 +94,13 @@ func TestBadFlags(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q", tc.args, code, stderr.String())
 		}
 	}
+	// A refused -key never echoes its token (the flag package would quote
+	// the whole value if Set refused it).
+	var keyErr bytes.Buffer
+	if code := run(t.Context(), []string{"-key", "sk_secret_token_123:gold"}, io.Discard, &keyErr); code != exitUsage ||
+		strings.Contains(keyErr.String(), "sk_secret_token_123") || !strings.Contains(keyErr.String(), "-key #1") {
+		t.Errorf("bad -key: exit %d, stderr %q; want exit %d, the flag named by position, no token", code, keyErr.String(), exitUsage)
+	}
 	// An address it cannot listen on is no usage error: exit 1, said why.
 	var stderr bytes.Buffer
 	if code := run(t.Context(), []string{"-addr", "127.0.0.1:99999"}, io.Discard, &stderr); code != exitError || !strings.Contains(stderr.String(), "cannot listen") {

@@ -36,24 +36,36 @@ type settings struct {
 	shutdownTimeout time.Duration
 }
 
-// keyFlags collects the repeatable -key flag.
-type keyFlags []mockserver.Key
+// keyFlags collects the repeatable -key flag. The specs are parsed after
+// the flag set, not in Set: the flag package quotes a refused value in its
+// error message, and the value holds the key's token.
+type keyFlags []string
 
-// String and Set make keyFlags a flag.Value; Set parses one KEY[:plan[:scope]].
+// String and Set make keyFlags a flag.Value; Set keeps one KEY[:plan[:scope]].
 func (k *keyFlags) String() string { return fmt.Sprintf("%d keys", len(*k)) }
 
 func (k *keyFlags) Set(spec string) error {
-	key, err := mockserver.ParseKey(spec)
-	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "mockserver: "))
-	}
-	for _, other := range *k {
-		if other.Token == key.Token {
-			return errors.New("the same key is given twice")
-		}
-	}
-	*k = append(*k, key)
+	*k = append(*k, spec)
 	return nil
+}
+
+// parse turns the specs into keys. Its errors name the flag by position and
+// never quote a token.
+func (k keyFlags) parse() ([]mockserver.Key, error) {
+	keys := make([]mockserver.Key, 0, len(k))
+	seen := make(map[string]bool, len(k))
+	for i, spec := range k {
+		key, err := mockserver.ParseKey(spec)
+		if err != nil {
+			return nil, fmt.Errorf("-key #%d: %s", i+1, strings.TrimPrefix(err.Error(), "mockserver: "))
+		}
+		if seen[key.Token] {
+			return nil, fmt.Errorf("-key #%d: the same key is given twice", i+1)
+		}
+		seen[key.Token] = true
+		keys = append(keys, key)
+	}
+	return keys, nil
 }
 
 // scheduleFlag is the -retry-schedule flag: comma-separated durations.
@@ -145,13 +157,18 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
+	parsed, err := keys.parse()
+	if err != nil {
+		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+		return nil, err
+	}
 	// Every command-line key belongs to one account and user, so any of
 	// them sees what another created.
 	account, user := "acct_"+randomID(), "user_"+randomID()
-	for i := range keys {
-		keys[i].Account, keys[i].User = account, user
+	for i := range parsed {
+		parsed[i].Account, parsed[i].User = account, user
 	}
-	st.keys, st.schedule, st.logLevel = keys, schedule.delays, level.level
+	st.keys, st.schedule, st.logLevel = parsed, schedule.delays, level.level
 	return &st, nil
 }
 
