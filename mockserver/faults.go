@@ -238,6 +238,10 @@ func (s *Server) serveLosingAnswer(w http.ResponseWriter, r *http.Request, f Fau
 	}
 	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 		_ = conn.Close()
+		if tw, ok := w.(*trackingWriter); ok {
+			// The request log shows status 0: no answer was sent.
+			tw.wrote, tw.status = true, 0
+		}
 		return
 	}
 	// A connection that cannot be taken over (HTTP/2): abort the
