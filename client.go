@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -268,10 +269,18 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 }
 
 // parseBaseURL checks that u is an absolute http(s) URL whose path ends in
-// /v1, and returns it without a trailing slash.
+// /v1, and returns it without a trailing slash. Its errors quote what the
+// caller typed (see shownURL), so the mistake is visible.
 func parseBaseURL(u string) (*url.URL, error) {
 	if u == "" {
 		return nil, fmt.Errorf("%w: no base URL: use WithBaseURL or set %s", ErrInvalidArgument, EnvBaseURL)
+	}
+	shown := shownURL(u)
+	if scheme, ok := missingScheme(u); ok {
+		// url.Parse would read "localhost:8080/v1" as the scheme
+		// "localhost" and the opaque "8080/v1", and the error would be
+		// about neither.
+		return nil, fmt.Errorf("%w: base URL %q has no scheme: did you mean %q?", ErrInvalidArgument, shown, scheme+"://"+shown)
 	}
 	p, err := url.Parse(u)
 	if err != nil {
@@ -282,9 +291,6 @@ func parseBaseURL(u string) (*url.URL, error) {
 		}
 		return nil, fmt.Errorf("%w: base URL: %w", ErrInvalidArgument, err)
 	}
-	// Errors show the URL without user info, query or fragment: a caller
-	// who put a key or password there must not find it in a log.
-	shown := (&url.URL{Scheme: p.Scheme, Host: p.Host, Path: p.Path}).String()
 	if (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 		return nil, fmt.Errorf("%w: base URL %q: need an absolute http or https URL", ErrInvalidArgument, shown)
 	}
@@ -299,12 +305,91 @@ func parseBaseURL(u string) (*url.URL, error) {
 	return p, nil
 }
 
+// shownURL is the base URL as the caller typed it, for error messages,
+// without what may be a secret: the user info (user:password@) and the
+// values of query parameters (their names stay, to show that a query is
+// there). It works on the text, so it shows URLs url.Parse refuses too.
+func shownURL(u string) string {
+	rest, frag, hasFrag := strings.Cut(u, "#")
+	rest, query, hasQuery := strings.Cut(rest, "?")
+	// The authority runs from after "//" (or the start, when the scheme is
+	// missing) to the next "/".
+	authStart := 0
+	if i := strings.Index(rest, "://"); i >= 0 {
+		authStart = i + 3
+	}
+	authEnd := len(rest)
+	if i := strings.IndexByte(rest[authStart:], '/'); i >= 0 {
+		authEnd = authStart + i
+	}
+	if at := strings.LastIndexByte(rest[authStart:authEnd], '@'); at >= 0 {
+		rest = rest[:authStart] + rest[authStart+at+1:]
+	}
+	var b strings.Builder
+	b.WriteString(rest)
+	if hasQuery {
+		b.WriteByte('?')
+		for i, kv := range strings.Split(query, "&") {
+			if i > 0 {
+				b.WriteByte('&')
+			}
+			name, _, hasValue := strings.Cut(kv, "=")
+			b.WriteString(name)
+			if hasValue {
+				b.WriteString("=…")
+			}
+		}
+	}
+	if hasFrag {
+		b.WriteByte('#')
+		b.WriteString(frag)
+	}
+	return b.String()
+}
+
+// missingScheme reports whether u is a host and path typed without a
+// scheme ("localhost:8080/v1", "api.example.com/v1"), and the scheme to
+// suggest: http for a loopback host, https otherwise.
+func missingScheme(u string) (string, bool) {
+	if strings.Contains(u, "://") || strings.HasPrefix(u, "/") {
+		return "", false
+	}
+	authority, _, _ := strings.Cut(u, "/")
+	authority, _, _ = strings.Cut(authority, "?")
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		authority = authority[at+1:]
+	}
+	host := authority
+	if h, port, err := net.SplitHostPort(authority); err == nil {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return "", false // "mailto:x", "http:x.test": not host:port
+		}
+		host = h
+	} else if strings.Contains(authority, ":") && !strings.HasPrefix(authority, "[") {
+		return "", false
+	}
+	host = strings.Trim(host, "[]")
+	if host == "" || strings.ContainsFunc(host, func(r rune) bool {
+		return !(r == '.' || r == '-' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) {
+		return "", false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return "http", true
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return "http", true
+	}
+	return "https", true
+}
+
 // BaseURL returns the base URL requests go to, ending in /v1.
 func (c *Client) BaseURL() string { return c.baseURL }
 
 // RateLimit returns the X-RateLimit-* headers of the most recent response
 // that carried them (the zero value before any did). Safe for concurrent
-// use; with concurrent calls "most recent" is the last one to arrive.
+// use; with concurrent calls "most recent" is the last one to arrive. For
+// the figures of one call, use [WithResponseInto].
 func (c *Client) RateLimit() RateLimit {
 	c.state.mu.Lock()
 	defer c.state.mu.Unlock()
@@ -373,8 +458,10 @@ func (c *Client) NewRequest(ctx context.Context, method, path string, body any) 
 // nil; an empty body leaves v untouched. A non-2xx answer is an [*Error].
 // The returned response's body is already closed; its status and headers
 // remain readable. req must address the client's base URL: the API key is
-// never sent anywhere else.
-func (c *Client) Do(ctx context.Context, req *http.Request, v any) (*http.Response, error) {
+// never sent anywhere else. A POST carries an Idempotency-Key
+// (WithIdempotencyKey's if given, else req's own header, else a fresh one)
+// and is retried like the wrapped operations.
+func (c *Client) Do(ctx context.Context, req *http.Request, v any, opts ...RequestOption) (*http.Response, error) {
 	if req == nil || req.URL == nil {
 		return nil, fmt.Errorf("%w: Do: nil request", ErrInvalidArgument)
 	}
@@ -385,13 +472,22 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any) (*http.Respon
 	if ctx == nil {
 		ctx = req.Context()
 	}
-	cs := &callState{Context: ctx, method: req.Method, path: req.URL.Path}
+	cs := newCallState(ctx, req.Method, req.URL.Path)
 	r := req.Clone(cs)
 	if r.Header.Get("Authorization") == "" {
 		r.Header["Authorization"] = c.authHeader
 	}
 	if r.Header.Get("User-Agent") == "" {
 		r.Header["User-Agent"] = c.uaHeader
+	}
+	if own := r.Header.Get("Idempotency-Key"); own != "" && r.Method == http.MethodPost {
+		if problem := idempotencyKeyProblem(own); problem != "" {
+			return nil, fmt.Errorf("%w: Do: the request's Idempotency-Key header: %s", ErrInvalidArgument, problem)
+		}
+		cs.idemKey = own
+	}
+	if err := c.prepare(cs, r.Header, opts); err != nil {
+		return nil, err
 	}
 	rr, err := retryablehttp.FromRequest(r)
 	if err != nil {
@@ -420,8 +516,11 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any) (*http.Respon
 // "/") with an optional JSON body and returns the 2xx response, whose body
 // the caller must close. It is the hot path of every wrapped operation, so it
 // builds the retryablehttp request directly.
-func (c *Client) call(ctx context.Context, method, path string, body any, accept []string) (*http.Response, *callState, error) {
-	cs := &callState{Context: ctx, method: method, path: path}
+func (c *Client) call(ctx context.Context, method, path string, body any, accept []string, opts []RequestOption) (*http.Response, *callState, error) {
+	cs := newCallState(ctx, method, path)
+	// Only Delete turns a 404 after a lost answer into success, so only a
+	// DELETE pays for finding out whether a failed attempt was sent.
+	cs.watchWrites = method == http.MethodDelete
 	var raw any // stays a nil interface without a body: a typed nil would send one
 	if body != nil {
 		buf, err := json.Marshal(body)
@@ -440,15 +539,38 @@ func (c *Client) call(ctx context.Context, method, path string, body any, accept
 	if raw != nil {
 		req.Header["Content-Type"] = headerContentTypeJSON
 	}
+	if err := c.prepare(cs, req.Header, opts); err != nil {
+		return nil, cs, err
+	}
 	resp, err := c.send(cs, req)
 	return resp, cs, err
 }
 
+// prepare applies the call's options to it and to its request's headers,
+// and gives a POST its Idempotency-Key: the same on every attempt, since
+// retries resend the same headers.
+func (c *Client) prepare(cs *callState, h http.Header, opts []RequestOption) error {
+	if len(opts) > 0 {
+		if err := cs.apply(h, opts); err != nil {
+			return err
+		}
+	}
+	if cs.method == http.MethodPost {
+		if cs.idemKey == "" {
+			cs.idemKey = newIdempotencyKey()
+		}
+		h["Idempotency-Key"] = []string{cs.idemKey}
+	}
+	return nil
+}
+
 // send runs the request through the retry layer and turns a non-2xx answer
 // into an *Error, and a failure into an error that unwraps to its cause.
+// It fills the caller's Response (WithResponseInto) either way.
 func (c *Client) send(cs *callState, req *retryablehttp.Request) (*http.Response, error) {
-	resp, err := c.rc.Do(req)
+	resp, err := c.retryClient(cs).Do(req)
 	if err != nil {
+		cs.report(nil, nil)
 		return nil, c.wrapErr(cs, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -460,9 +582,30 @@ func (c *Client) send(cs *callState, req *retryablehttp.Request) (*http.Response
 		if bytes.Contains(body, []byte(c.apiKey)) {
 			body = bytes.ReplaceAll(body, []byte(c.apiKey), []byte(redacted))
 		}
-		return nil, newError(resp, body, cs.attempts)
+		e := newError(resp, body, cs.attempts)
+		cs.report(resp, e)
+		return nil, e
 	}
+	cs.report(resp, nil)
 	return resp, nil
+}
+
+// retryClient returns the retry layer for the call: the client's, or, when
+// the call sets its own number of retries, a copy with that number.
+func (c *Client) retryClient(cs *callState) *retryablehttp.Client {
+	if cs.maxRetries < 0 || cs.maxRetries == c.rc.RetryMax {
+		return c.rc
+	}
+	return &retryablehttp.Client{
+		HTTPClient:   c.rc.HTTPClient,
+		Logger:       c.rc.Logger,
+		RetryWaitMin: c.rc.RetryWaitMin,
+		RetryWaitMax: c.rc.RetryWaitMax,
+		RetryMax:     cs.maxRetries,
+		CheckRetry:   c.rc.CheckRetry,
+		Backoff:      c.rc.Backoff,
+		ErrorHandler: c.rc.ErrorHandler,
+	}
 }
 
 // redacted replaces the API key wherever some text would carry it.

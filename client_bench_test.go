@@ -125,4 +125,25 @@ func BenchmarkContextsGet(b *testing.B) {
 			}
 		}
 	})
+
+	// client-options is the same call with the per-call options a caller
+	// typically gives (its Response and a tracing header), built per call.
+	b.Run("client-options", func(b *testing.B) {
+		client, err := contextsvc.NewClient("sk_bench", contextsvc.WithBaseURL(srv.URL+"/v1"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var resp contextsvc.Response
+		b.ReportAllocs()
+		for b.Loop() {
+			c, err := client.Contexts.Get(ctx, "ctx_0123456789abcdefghij",
+				contextsvc.WithResponseInto(&resp), contextsvc.WithRequestHeader("X-Trace-Id", "trace-1"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if c.Version != 7 || resp.RequestID != "req_bench" {
+				b.Fatal("bad decode")
+			}
+		}
+	})
 }

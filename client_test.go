@@ -138,7 +138,17 @@ func TestNewClientConfiguration(t *testing.T) {
 		{name: "ftp", key: "k", opts: []Option{WithBaseURL("ftp://x.test/v1")}, wantErr: "absolute http or https"},
 		{name: "query", key: "k", opts: []Option{WithBaseURL("https://x.test/v1?a=b")}, wantErr: "query"},
 		// Credentials put into the URL by mistake are not repeated.
-		{name: "key in query", key: "k", opts: []Option{WithBaseURL("https://x.test/v1?api_key=bad key")}, wantErr: `"https://x.test/v1": must not carry`},
+		{name: "key in query", key: "k", opts: []Option{WithBaseURL("https://x.test/v1?api_key=bad key")}, wantErr: `"https://x.test/v1?api_key=…": must not carry`},
+		// Without a scheme url.Parse reads "localhost" as one; the error
+		// says what the caller typed and what was probably meant.
+		{name: "no scheme, localhost", key: "k", opts: []Option{WithBaseURL("localhost:8080/v1")},
+			wantErr: `base URL "localhost:8080/v1" has no scheme: did you mean "http://localhost:8080/v1"?`},
+		{name: "no scheme, loopback IP", key: "k", opts: []Option{WithBaseURL("127.0.0.1:8080/v1")}, wantErr: `did you mean "http://127.0.0.1:8080/v1"?`},
+		{name: "no scheme, IPv6 loopback", key: "k", opts: []Option{WithBaseURL("[::1]:8080/v1")}, wantErr: `did you mean "http://[::1]:8080/v1"?`},
+		{name: "no scheme, public host", key: "k", opts: []Option{WithBaseURL("api.example.com/v1")}, wantErr: `did you mean "https://api.example.com/v1"?`},
+		{name: "no scheme, credentials", key: "k", opts: []Option{WithBaseURL("u:sk_hidden@localhost:8080/v1?key=bad key&debug")},
+			wantErr: `base URL "localhost:8080/v1?key=…&debug" has no scheme`, secret: "sk_hidden"},
+		{name: "scheme typo", key: "k", opts: []Option{WithBaseURL("http:/x.test/v1")}, wantErr: `"http:/x.test/v1": need an absolute http or https URL`},
 		{name: "password", key: "k", opts: []Option{WithBaseURL("https://u:sk_hidden@x.test/v1")}, wantErr: "user info", secret: "sk_hidden"},
 		{name: "password, wrong scheme", key: "k", opts: []Option{WithBaseURL("ftp://u:sk_hidden@x.test/v1")}, wantErr: "absolute http or https", secret: "sk_hidden"},
 		{name: "password, no v1", key: "k", opts: []Option{WithBaseURL("https://u:sk_hidden@x.test/")}, wantErr: "user info", secret: "sk_hidden"},
@@ -644,7 +654,8 @@ func TestErrorsKeepConnections(t *testing.T) {
 
 // TestGetAllocations guards the issue's allocation goal: Contexts.Get costs
 // at most 15 allocations more than the same request made with plain
-// net/http and encoding/json (BenchmarkContextsGet has the figures). Both
+// net/http and encoding/json (BenchmarkContextsGet has the figures), with
+// and without per-call options. Both
 // sides of the loopback run in this process, so the server's allocations
 // count in both and cancel out.
 func TestGetAllocations(t *testing.T) {
@@ -694,12 +705,26 @@ func TestGetAllocations(t *testing.T) {
 			t.Fatalf("client: %v", err)
 		}
 	}
+	// The same call with the per-call options a caller typically gives,
+	// built per call as callers write them.
+	var resp Response
+	viaClientOpts := func() {
+		c, err := client.Contexts.Get(ctx, "ctx_1", WithResponseInto(&resp), WithRequestHeader("X-Trace-Id", "trace-1"))
+		if err != nil || c.Version != 7 || resp.StatusCode != 200 || resp.RateLimit.Limit != 1000 {
+			t.Fatalf("client with options: %v, %+v", err, resp)
+		}
+	}
 	plain() // open the connections before counting
 	viaClient()
+	viaClientOpts()
 	p := testing.AllocsPerRun(100, plain)
 	c := testing.AllocsPerRun(100, viaClient)
-	t.Logf("allocations per Get: plain %.1f, client %.1f", p, c)
+	o := testing.AllocsPerRun(100, viaClientOpts)
+	t.Logf("allocations per Get: plain %.1f, client %.1f, client with options %.1f", p, c, o)
 	if c > p+15 {
 		t.Errorf("Contexts.Get allocates %.1f times per call, plain net/http %.1f: more than plain + 15", c, p)
+	}
+	if o > p+15 {
+		t.Errorf("Contexts.Get with WithResponseInto and WithRequestHeader allocates %.1f times per call, plain net/http %.1f: more than plain + 15", o, p)
 	}
 }

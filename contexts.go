@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -177,7 +178,7 @@ type Export struct {
 }
 
 // List returns one page of contexts, oldest first.
-func (s *ContextsService) List(ctx context.Context, opts *ContextListOptions) (*ContextList, error) {
+func (s *ContextsService) List(ctx context.Context, opts *ContextListOptions, ropts ...RequestOption) (*ContextList, error) {
 	p := "/contexts"
 	if opts != nil {
 		q := url.Values{}
@@ -196,7 +197,7 @@ func (s *ContextsService) List(ctx context.Context, opts *ContextListOptions) (*
 	}
 	var page ContextList
 	var err error
-	page.Data, page.HasMore, page.NextCursor, err = listPage[Context](ctx, s.client, p, "contexts")
+	page.Data, page.HasMore, page.NextCursor, err = listPage[Context](ctx, s.client, p, "contexts", ropts)
 	if err != nil {
 		return nil, err
 	}
@@ -205,8 +206,9 @@ func (s *ContextsService) List(ctx context.Context, opts *ContextListOptions) (*
 
 // All iterates over every context, page after page, starting where opts
 // says (nil: from the first). It stops after yielding the first error, and
-// fetches no further page once the loop breaks.
-func (s *ContextsService) All(ctx context.Context, opts *ContextListOptions) iter.Seq2[*Context, error] {
+// fetches no further page once the loop breaks. The request options apply
+// to every page's request (WithResponseInto: the latest page's).
+func (s *ContextsService) All(ctx context.Context, opts *ContextListOptions, ropts ...RequestOption) iter.Seq2[*Context, error] {
 	var o ContextListOptions
 	if opts != nil {
 		o = *opts
@@ -214,7 +216,7 @@ func (s *ContextsService) All(ctx context.Context, opts *ContextListOptions) ite
 	return paginate(o.Cursor, func(cursor string) ([]*Context, bool, string, error) {
 		po := o // a copy per page, so the sequence can be ranged more than once
 		po.Cursor = cursor
-		page, err := s.List(ctx, &po)
+		page, err := s.List(ctx, &po, ropts...)
 		if err != nil {
 			return nil, false, "", err
 		}
@@ -223,26 +225,33 @@ func (s *ContextsService) All(ctx context.Context, opts *ContextListOptions) ite
 }
 
 // Get returns the context with this id.
-func (s *ContextsService) Get(ctx context.Context, id string) (*Context, error) {
+func (s *ContextsService) Get(ctx context.Context, id string, opts ...RequestOption) (*Context, error) {
 	p, err := contextPath(id, "")
 	if err != nil {
 		return nil, err
 	}
-	return doJSON[Context](ctx, s.client, http.MethodGet, p, nil)
+	return doJSON[Context](ctx, s.client, http.MethodGet, p, nil, opts)
 }
 
 // Create creates a context; the service answers with it at version 1.
-func (s *ContextsService) Create(ctx context.Context, req *CreateContextRequest) (*Context, error) {
+//
+// The request carries an Idempotency-Key, the same on every attempt (a
+// fresh random one, or the caller's from [WithIdempotencyKey]), so it is
+// retried after a server error or a lost connection like an update: if an
+// attempt was processed but its answer lost, the service answers the retry
+// with the context it created then, and creates it (and fires its events)
+// only once.
+func (s *ContextsService) Create(ctx context.Context, req *CreateContextRequest, opts ...RequestOption) (*Context, error) {
 	if req == nil {
 		return nil, fmt.Errorf("%w: Create: nil request", ErrInvalidArgument)
 	}
-	return doJSON[Context](ctx, s.client, http.MethodPost, "/contexts", req)
+	return doJSON[Context](ctx, s.client, http.MethodPost, "/contexts", req, opts)
 }
 
 // Update changes the fields set in req and returns the context as it is
 // afterwards. If nothing differs, the context (and its version) is
 // unchanged.
-func (s *ContextsService) Update(ctx context.Context, id string, req *UpdateContextRequest) (*Context, error) {
+func (s *ContextsService) Update(ctx context.Context, id string, req *UpdateContextRequest, opts ...RequestOption) (*Context, error) {
 	p, err := contextPath(id, "")
 	if err != nil {
 		return nil, err
@@ -250,18 +259,30 @@ func (s *ContextsService) Update(ctx context.Context, id string, req *UpdateCont
 	if req == nil || (req.Name == nil && req.Content == nil && req.Tags == nil) {
 		return nil, fmt.Errorf("%w: Update: no field set", ErrInvalidArgument)
 	}
-	return doJSON[Context](ctx, s.client, http.MethodPut, p, req)
+	return doJSON[Context](ctx, s.client, http.MethodPut, p, req, opts)
 }
 
 // Delete deletes the context. The service may answer with a body or with
 // 204 No Content; either way a nil error means it is gone.
-func (s *ContextsService) Delete(ctx context.Context, id string) (*DeleteResult, error) {
+//
+// A retried Delete survives its own success: when an earlier attempt of
+// this call may have reached the service (it was answered with a 5xx, or
+// failed after the request was written, e.g. a connection reset) and a
+// later attempt is answered 404, the earlier one most likely deleted the
+// context and only its answer was lost, so Delete returns success,
+// DeleteResult{ID: id, Deleted: true}; WithResponseInto shows the 404 and
+// the attempts. A 404 on the first attempt, or after attempts that cannot
+// have reached the service (429, a failure to connect), is [ErrNotFound].
+func (s *ContextsService) Delete(ctx context.Context, id string, opts ...RequestOption) (*DeleteResult, error) {
 	p, err := contextPath(id, "")
 	if err != nil {
 		return nil, err
 	}
-	resp, _, err := s.client.call(ctx, http.MethodDelete, p, nil, headerAcceptJSON)
+	resp, cs, err := s.client.call(ctx, http.MethodDelete, p, nil, headerAcceptJSON, opts)
 	if err != nil {
+		if cs.mayHaveActed && errors.Is(err, ErrNotFound) {
+			return &DeleteResult{ID: id, Deleted: true}, nil
+		}
 		return nil, err
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -285,7 +306,7 @@ func (s *ContextsService) Delete(ctx context.Context, id string) (*DeleteResult,
 }
 
 // Versions returns one page of the context's versions, oldest first.
-func (s *ContextsService) Versions(ctx context.Context, id string, opts *VersionListOptions) (*VersionList, error) {
+func (s *ContextsService) Versions(ctx context.Context, id string, opts *VersionListOptions, ropts ...RequestOption) (*VersionList, error) {
 	p, err := contextPath(id, "/versions")
 	if err != nil {
 		return nil, err
@@ -303,7 +324,7 @@ func (s *ContextsService) Versions(ctx context.Context, id string, opts *Version
 		}
 	}
 	var page VersionList
-	page.Data, page.HasMore, page.NextCursor, err = listPage[Version](ctx, s.client, p, "versions")
+	page.Data, page.HasMore, page.NextCursor, err = listPage[Version](ctx, s.client, p, "versions", ropts)
 	if err != nil {
 		return nil, err
 	}
@@ -312,8 +333,8 @@ func (s *ContextsService) Versions(ctx context.Context, id string, opts *Version
 
 // AllVersions iterates over every version of the context, page after page.
 // It stops after yielding the first error, and fetches no further page once
-// the loop breaks.
-func (s *ContextsService) AllVersions(ctx context.Context, id string, opts *VersionListOptions) iter.Seq2[*Version, error] {
+// the loop breaks. The request options apply to every page's request.
+func (s *ContextsService) AllVersions(ctx context.Context, id string, opts *VersionListOptions, ropts ...RequestOption) iter.Seq2[*Version, error] {
 	var o VersionListOptions
 	if opts != nil {
 		o = *opts
@@ -321,7 +342,7 @@ func (s *ContextsService) AllVersions(ctx context.Context, id string, opts *Vers
 	return paginate(o.Cursor, func(cursor string) ([]*Version, bool, string, error) {
 		po := o
 		po.Cursor = cursor
-		page, err := s.Versions(ctx, id, &po)
+		page, err := s.Versions(ctx, id, &po, ropts...)
 		if err != nil {
 			return nil, false, "", err
 		}
@@ -331,7 +352,7 @@ func (s *ContextsService) AllVersions(ctx context.Context, id string, opts *Vers
 
 // Export returns the context as a document in the chosen format, streamed:
 // the caller must close the result's Body.
-func (s *ContextsService) Export(ctx context.Context, id string, opts ExportOptions) (*Export, error) {
+func (s *ContextsService) Export(ctx context.Context, id string, opts ExportOptions, ropts ...RequestOption) (*Export, error) {
 	p, err := contextPath(id, "/export")
 	if err != nil {
 		return nil, err
@@ -349,7 +370,7 @@ func (s *ContextsService) Export(ctx context.Context, id string, opts ExportOpti
 	if len(q) > 0 {
 		p += "?" + q.Encode()
 	}
-	resp, _, err := s.client.call(ctx, http.MethodGet, p, nil, headerAcceptAny)
+	resp, _, err := s.client.call(ctx, http.MethodGet, p, nil, headerAcceptAny, ropts)
 	if err != nil {
 		return nil, err
 	}
@@ -391,8 +412,8 @@ func contextPath(id, suffix string) (string, error) {
 }
 
 // doJSON sends a request and decodes a 2xx JSON body into a new T.
-func doJSON[T any](ctx context.Context, c *Client, method, path string, body any) (*T, error) {
-	resp, cs, err := c.call(ctx, method, path, body, headerAcceptJSON)
+func doJSON[T any](ctx context.Context, c *Client, method, path string, body any, opts []RequestOption) (*T, error) {
+	resp, cs, err := c.call(ctx, method, path, body, headerAcceptJSON, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -416,8 +437,8 @@ type listEnvelope[T any] struct {
 // listPage fetches one page and decodes it whatever its shape: a bare JSON
 // array (a single, complete page) or an object (see listEnvelope). alt is
 // the resource's own key ("contexts" or "versions"), preferred after "data".
-func listPage[T any](ctx context.Context, c *Client, p, alt string) (items []*T, hasMore bool, next string, err error) {
-	resp, cs, err := c.call(ctx, http.MethodGet, p, nil, headerAcceptJSON)
+func listPage[T any](ctx context.Context, c *Client, p, alt string, opts []RequestOption) (items []*T, hasMore bool, next string, err error) {
+	resp, cs, err := c.call(ctx, http.MethodGet, p, nil, headerAcceptJSON, opts)
 	if err != nil {
 		return nil, false, "", err
 	}

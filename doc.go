@@ -6,7 +6,10 @@
 //
 //   - A typed client for every /v1 operation (see [NewClient]), with bearer
 //     authentication, 429-aware retries, plan-aware client-side rate limiting
-//     and typed errors ([Error]).
+//     and typed errors ([Error]). Every POST carries an idempotency key, so
+//     it is retried safely like the other methods; per-call options
+//     ([RequestOption]) set headers, keys, retries and time-outs, and
+//     return the call's [Response].
 //   - A webhook library for receivers: the event envelope and typed event
 //     data ([Event]), the constant-time sha256= HMAC verifier
 //     ([VerifySignature]) and a verifying [net/http.Handler]

@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver"
@@ -106,4 +107,91 @@ func ExampleError() {
 	// not found
 	// 404 not_found no context with id "ctx_missing"
 	// true
+}
+
+func ExampleWithResponseInto() {
+	srv := exampleServer()
+	defer srv.Close()
+	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// The Response is this call's own: its status, request id, rate limit
+	// and attempts, filled on success and on error alike.
+	var resp contextsvc.Response
+	c, err := client.Contexts.Create(context.Background(),
+		&contextsvc.CreateContextRequest{Name: "Release notes"},
+		contextsvc.WithResponseInto(&resp),
+		contextsvc.WithRequestHeader("X-Trace-Id", "trace-7f3a"),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(c.Name, resp.StatusCode, resp.Attempts, resp.RateLimit.Limit)
+	fmt.Println(strings.HasPrefix(resp.RequestID, "req_"), resp.IdempotencyKey != "")
+	// Output:
+	// Release notes 201 1 300
+	// true true
+}
+
+func ExampleWithIdempotencyKey() {
+	srv := exampleServer()
+	defer srv.Close()
+	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// A job that may run twice (a restart, a redelivered message) derives
+	// the key from its own id: the second run gets the first one's answer
+	// and creates nothing.
+	req := &contextsvc.CreateContextRequest{Name: "Import 2026-11-21"}
+	key := contextsvc.WithIdempotencyKey("import-job-4711")
+	var first, second contextsvc.Response
+	a, err := client.Contexts.Create(context.Background(), req, key, contextsvc.WithResponseInto(&first))
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err := client.Contexts.Create(context.Background(), req, key, contextsvc.WithResponseInto(&second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(a.ID == b.ID, first.Replayed, second.Replayed)
+	// Output: true false true
+}
+
+func ExampleContextsService_Create_lostAnswer() {
+	// The mock server creates the context, then its answer is lost (a
+	// gateway's 502): the client retries with the same idempotency key and
+	// gets the stored answer. One context, one context.created event.
+	ms := mockserver.New(mockserver.WithKey(mockserver.Key{Token: "sk_test_example"}))
+	srv := httptest.NewServer(ms)
+	defer srv.Close()
+	if err := ms.AddFault(mockserver.Fault{Method: "POST", Path: "/v1/contexts", Status: 502, Mode: mockserver.FaultAfter}); err != nil {
+		log.Fatal(err)
+	}
+	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"),
+		contextsvc.WithRetryWait(10*time.Millisecond, 100*time.Millisecond))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	var resp contextsvc.Response
+	c, err := client.Contexts.Create(context.Background(), &contextsvc.CreateContextRequest{Name: "Runbook"},
+		contextsvc.WithResponseInto(&resp))
+	if err != nil {
+		log.Fatal(err)
+	}
+	created := 0
+	for _, ev := range ms.Events() {
+		if ev.Type == contextsvc.EventContextCreated {
+			created++
+		}
+	}
+	fmt.Println(c.Name, resp.StatusCode, resp.Attempts, resp.Replayed)
+	fmt.Println(len(ms.Snapshot().Contexts), "context,", created, "context.created event")
+	// Output:
+	// Runbook 201 2 true
+	// 1 context, 1 context.created event
 }

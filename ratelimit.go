@@ -179,10 +179,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// Counted once past the limiter: Attempts is how many times the
 	// request was actually sent.
-	if cs, ok := ctx.Value(callKey{}).(*callState); ok {
+	cs, _ := ctx.Value(callKey{}).(*callState)
+	var resp *http.Response
+	var err error
+	if cs != nil {
 		cs.attempts++
+		resp, err = sendAttempt(t.base, req, cs)
+	} else {
+		resp, err = t.base.RoundTrip(req)
 	}
-	resp, err := t.base.RoundTrip(req)
 	if err == nil && resp.Header.Get("X-RateLimit-Limit") != "" {
 		t.state.setRateLimit(parseRateLimit(resp.Header, time.Now()))
 	}

@@ -1,11 +1,19 @@
 package contextsvc_test
 
 import (
+	"context"
+	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/jarcoal/httpmock"
 )
 
 // TestREADMECodeCompiles keeps the README honest: every Go code block in it
@@ -74,4 +82,118 @@ func normalizeCode(s string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// TestREADMERetryTable checks the README's retry table against the client:
+// for every status from 400 to 599 and for a transport error, and for every
+// method, the client retries exactly when the table's row for that answer
+// (or its "anything else" row) names the method.
+func TestREADMERetryTable(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods := []string{"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "POST", "PATCH"}
+	const transport = 0           // the answer "transport errors"
+	retried := map[int][]string{} // answer -> methods the table retries
+	var otherwise []string        // the "anything else" row
+	haveOtherwise := false
+
+	table := regexp.MustCompile(`(?s)\| answer \| retried for \|\n\|---\|---\|\n((?:\|[^\n]*\|\n)+)`).FindSubmatch(readme)
+	if table == nil {
+		t.Fatal(`README.md has no "| answer | retried for |" table`)
+	}
+	status := regexp.MustCompile(`\b[1-5][0-9][0-9]\b`)
+	for line := range strings.Lines(string(table[1])) {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if len(cells) != 2 {
+			t.Fatalf("retry table row %q: want two cells", line)
+		}
+		answer, who := cells[0], cells[1]
+		var ms []string
+		switch {
+		case strings.Contains(who, "every method"):
+			ms = methods
+		case strings.TrimSpace(who) == "never":
+		default:
+			words := regexp.MustCompile(`[A-Z]+`).FindAllString(who, -1)
+			for _, m := range methods {
+				if slices.Contains(words, m) {
+					ms = append(ms, m)
+				}
+			}
+			if len(ms) == 0 {
+				t.Fatalf("retry table row %q names no method", line)
+			}
+		}
+		var answers []int
+		for _, s := range status.FindAllString(answer, -1) {
+			n, _ := strconv.Atoi(s)
+			answers = append(answers, n)
+		}
+		if strings.Contains(answer, "transport errors") {
+			answers = append(answers, transport)
+		}
+		if strings.Contains(answer, "anything else") {
+			otherwise, haveOtherwise = ms, true
+		} else if len(answers) == 0 {
+			t.Fatalf("retry table row %q names no answer", line)
+		}
+		for _, a := range answers {
+			if _, dup := retried[a]; dup {
+				t.Fatalf("retry table: answer %d in two rows", a)
+			}
+			retried[a] = ms
+		}
+	}
+	if !haveOtherwise {
+		t.Fatal(`retry table: no "anything else" row`)
+	}
+
+	answers := []int{transport}
+	for s := 400; s <= 599; s++ {
+		answers = append(answers, s)
+	}
+	for _, method := range methods {
+		t.Run(method, func(t *testing.T) {
+			t.Parallel()
+			mt := httpmock.NewMockTransport()
+			c, err := contextsvc.NewClient("sk_test", contextsvc.WithBaseURL("https://api.example.test/v1"),
+				contextsvc.WithHTTPClient(&http.Client{Transport: mt}), contextsvc.WithRetryWait(0, 0), contextsvc.WithMaxRetries(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range answers {
+				first := httpmock.NewErrorResponder(errors.New("connection reset by peer"))
+				if a != transport {
+					first = httpmock.NewStringResponder(a, `{}`)
+				}
+				calls := 0
+				mt.RegisterNoResponder(func(r *http.Request) (*http.Response, error) {
+					calls++
+					if calls == 1 {
+						return first(r)
+					}
+					return httpmock.NewStringResponse(200, `{}`), nil
+				})
+				req, err := c.NewRequest(context.Background(), method, "/contexts/ctx_1", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = c.Do(context.Background(), req, nil)
+				ms, listed := retried[a]
+				if !listed {
+					ms = otherwise
+				}
+				if want := slices.Contains(ms, method); (calls == 2) != want {
+					name := strconv.Itoa(a)
+					if a == transport {
+						name = "a transport error"
+					}
+					t.Errorf("%s after %s: %d attempts; the README's retry table says retried: %v", method, name, calls, want)
+				}
+			}
+		})
+	}
 }

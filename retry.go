@@ -27,9 +27,25 @@ type callKey struct{}
 // (rather than a context.WithValue) costs one allocation per call.
 type callState struct {
 	context.Context
+	requestOptions
 	method   string
 	path     string // for error messages; without the base URL
 	attempts int
+	// watchWrites makes the transport find out whether each failed attempt
+	// reached the service (Contexts.Delete needs to know).
+	watchWrites bool
+	// mayHaveActed is set once an attempt ended in a 5xx, or in a transport
+	// error after the request was written: the service may have acted on
+	// it although the caller never saw its answer.
+	mayHaveActed bool
+}
+
+// newCallState returns the state of a call, with the client's retries.
+func newCallState(ctx context.Context, method, path string) *callState {
+	cs := &callState{Context: ctx, method: method, path: path}
+	cs.requestOptions.method = method
+	cs.maxRetries = -1
+	return cs
 }
 
 // Value returns the call state for callKey and defers to the parent
@@ -42,20 +58,29 @@ func (c *callState) Value(key any) any {
 }
 
 // retryableMethod reports whether a request with this method may be sent
-// again after a server error or a transport failure: the method must be
-// idempotent. POST is not, so a POST that may have been processed is never
-// repeated (a 429 is different: the service did not process it).
-func retryableMethod(m string) bool {
+// again after a server error or a transport failure, when the service may
+// have acted on it already. GET, HEAD, OPTIONS, PUT and DELETE are
+// idempotent; a POST is too once it carries an Idempotency-Key (every POST
+// the client sends does), because the service answers a repeat from its
+// idempotency store instead of acting twice. Other methods (PATCH…, through
+// Do) are not. A 429 is different: the service did not act on it.
+func retryableMethod(m string, keyed bool) bool {
 	switch m {
 	case http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodHead, http.MethodOptions:
 		return true
+	case http.MethodPost:
+		return keyed
 	}
 	return false
 }
 
-// checkRetry is the retryablehttp CheckRetry hook. The policy:
+// checkRetry is the retryablehttp CheckRetry hook. The policy (the README's
+// retry table, which TestREADMERetryTable checks against it):
 //   - 429: retry, any method;
-//   - 500, 502, 503, 504 and transport errors: retry GET, PUT, DELETE only;
+//   - 500, 502, 503, 504 and transport errors: retry GET, HEAD, OPTIONS,
+//     PUT, DELETE, and POST with an idempotency key;
+//   - 409 on a POST with an idempotency key: retry (an earlier attempt with
+//     the same key is still running on the service);
 //   - anything else (other statuses, limiter failures): no retry;
 //   - a Retry-After longer than the maximum wait: no retry, the caller gets
 //     the error at once with RetryAfter set;
@@ -64,21 +89,25 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	// The method comes from the call state: on a transport error there is
 	// no response to read it from.
 	var method string
+	keyed := false
 	if cs, ok := ctx.Value(callKey{}).(*callState); ok {
-		method = cs.method
+		method, keyed = cs.method, cs.idemKey != ""
 	} else if resp != nil && resp.Request != nil {
 		method = resp.Request.Method
+		keyed = resp.Request.Header.Get("Idempotency-Key") != ""
 	}
 	var retry bool
 	if err != nil {
-		retry = retryableMethod(method) && retryableTransportError(err)
+		retry = retryableMethod(method, keyed) && retryableTransportError(err)
 	} else {
 		switch resp.StatusCode {
 		case http.StatusTooManyRequests:
 			retry = true
 		case http.StatusInternalServerError, http.StatusBadGateway,
 			http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-			retry = retryableMethod(method)
+			retry = retryableMethod(method, keyed)
+		case http.StatusConflict:
+			retry = method == http.MethodPost && keyed
 		}
 		if retry {
 			if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > c.rc.RetryWaitMax {

@@ -61,10 +61,15 @@ func TestRetryPolicy(t *testing.T) {
 		{"504 on GET retried", get, []httpmock.Responder{respond(504, errBody), respond(504, errBody), ok(200)}, 3, nil},
 		{"transport error on GET retried", get, []httpmock.Responder{connErr, ok(200)}, 2, nil},
 		{"transport error on PUT retried", put, []httpmock.Responder{connErr, ok(200)}, 2, nil},
-		{"500 on POST not retried", post, []httpmock.Responder{respond(500, errBody), ok(201)}, 1, ErrServer},
-		{"503 on POST not retried", hook, []httpmock.Responder{respond(503, errBody), ok(201)}, 1, ErrServer},
+		// Every POST carries an idempotency key, so the service answers a
+		// repeat of a processed one from its store: retrying is safe.
+		{"500 on POST retried", post, []httpmock.Responder{respond(500, errBody), ok(201)}, 2, nil},
+		{"503 on POST webhook retried", hook, []httpmock.Responder{respond(503, errBody), respond(201, `{"id":"wh_1"}`)}, 2, nil},
+		{"409 on POST retried", post, []httpmock.Responder{respond(409, `{"error":{"type":"conflict","message":"still running"}}`), ok(201)}, 2, nil},
+		{"409 on PUT not retried", put, []httpmock.Responder{respond(409, errBody), ok(200)}, 1, errors.New("any")},
+		{"500 on POST exhausted", post, []httpmock.Responder{respond(500, errBody)}, 4, ErrServer},
 		{"untrusted certificate not retried", get, []httpmock.Responder{httpmock.NewErrorResponder(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), ok(200)}, 1, errors.New("any")},
-		{"transport error on POST not retried", post, []httpmock.Responder{connErr, ok(201)}, 1, errors.New("any")},
+		{"transport error on POST retried", post, []httpmock.Responder{connErr, ok(201)}, 2, nil},
 		{"501 not retried", get, []httpmock.Responder{respond(501, errBody), ok(200)}, 1, ErrServer},
 		{"400 not retried", get, []httpmock.Responder{respond(400, errBody), ok(200)}, 1, ErrBadRequest},
 		{"401 not retried", put, []httpmock.Responder{respond(401, errBody), ok(200)}, 1, ErrUnauthorized},
@@ -93,12 +98,17 @@ func TestRetryPolicy(t *testing.T) {
 			if errors.As(err, &apiErr) && apiErr.Attempts != tt.wantCalls {
 				t.Errorf("Attempts = %d, want %d", apiErr.Attempts, tt.wantCalls)
 			}
-			// Every attempt carries the same body and credentials.
+			// Every attempt carries the same body, credentials and
+			// idempotency key (a POST's, none for the other methods).
 			reqs := rec.all()
 			for _, r := range reqs[1:] {
-				if r.Body != reqs[0].Body || r.Header.Get("Authorization") != reqs[0].Header.Get("Authorization") {
-					t.Errorf("retry differs: %q vs %q", r.Body, reqs[0].Body)
+				if r.Body != reqs[0].Body || r.Header.Get("Authorization") != reqs[0].Header.Get("Authorization") ||
+					r.Header.Get("Idempotency-Key") != reqs[0].Header.Get("Idempotency-Key") {
+					t.Errorf("retry differs: %q %v vs %q %v", r.Body, r.Header, reqs[0].Body, reqs[0].Header)
 				}
+			}
+			if key := reqs[0].Header.Get("Idempotency-Key"); (key != "") != (tt.op.method == "POST") {
+				t.Errorf("%s carries Idempotency-Key %q", tt.op.method, key)
 			}
 		})
 	}
@@ -242,8 +252,9 @@ func TestBackoff(t *testing.T) {
 }
 
 // TestRetryMatrix checks every (method, failure) pair of the policy: 429 is
-// retried for every method; 500, 502, 503, 504 and transport errors only
-// for GET, PUT and DELETE, never for POST.
+// retried for every method; 500, 502, 503, 504 and transport errors for
+// GET, HEAD, OPTIONS, PUT, DELETE and POST (which always carries an
+// idempotency key), never for PATCH; 409 for POST only.
 func TestRetryMatrix(t *testing.T) {
 	t.Parallel()
 	calls := map[string]func(context.Context, *Client) error{
@@ -258,6 +269,16 @@ func TestRetryMatrix(t *testing.T) {
 			return err
 		},
 	}
+	for _, m := range []string{"HEAD", "OPTIONS", "PATCH"} {
+		calls[m] = func(ctx context.Context, c *Client) error {
+			req, err := c.NewRequest(ctx, m, "/contexts/ctx_1", nil)
+			if err != nil {
+				return err
+			}
+			_, err = c.Do(ctx, req, nil)
+			return err
+		}
+	}
 	failures := map[string]httpmock.Responder{
 		"429":       respond(429, `{}`, "Retry-After", "0"),
 		"500":       respond(500, `{}`),
@@ -265,11 +286,12 @@ func TestRetryMatrix(t *testing.T) {
 		"503":       respond(503, `{}`),
 		"504":       respond(504, `{}`),
 		"transport": httpmock.NewErrorResponder(errors.New("connection reset by peer")),
+		"409":       respond(409, `{}`),
 	}
 	for method, call := range calls {
 		for failure, fail := range failures {
 			want := 2 // the failure, then the success
-			if method == "POST" && failure != "429" {
+			if method == "PATCH" && failure != "429" || failure == "409" && method != "POST" {
 				want = 1
 			}
 			t.Run(method+" "+failure, func(t *testing.T) {

@@ -65,10 +65,11 @@ func (r RegisterWebhookRequest) Format(f fmt.State, verb rune) {
 }
 
 // Register registers a webhook that receives signed deliveries of the
-// chosen events.
-func (s *WebhooksService) Register(ctx context.Context, req *RegisterWebhookRequest) (*Webhook, error) {
+// chosen events. Like Contexts.Create, it carries an Idempotency-Key and is
+// retried safely: a lost answer never registers the webhook twice.
+func (s *WebhooksService) Register(ctx context.Context, req *RegisterWebhookRequest, opts ...RequestOption) (*Webhook, error) {
 	if req == nil {
 		return nil, fmt.Errorf("%w: Register: nil request", ErrInvalidArgument)
 	}
-	return doJSON[Webhook](ctx, s.client, http.MethodPost, "/webhooks", req)
+	return doJSON[Webhook](ctx, s.client, http.MethodPost, "/webhooks", req, opts)
 }

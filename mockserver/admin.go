@@ -264,11 +264,12 @@ type faultJSON struct {
 	RetryAfter int    `json:"retryAfter,omitempty"`
 	LatencyMs  int64  `json:"latencyMs,omitempty"`
 	Times      int    `json:"times"`
+	Mode       string `json:"mode,omitempty"`
 }
 
 func toFaultJSON(f Fault) faultJSON {
 	return faultJSON{Method: f.Method, Path: f.Path, Status: f.Status, RetryAfter: f.RetryAfter,
-		LatencyMs: f.Latency.Milliseconds(), Times: f.Times}
+		LatencyMs: f.Latency.Milliseconds(), Times: f.Times, Mode: string(f.Mode)}
 }
 
 func (s *Server) adminListFaults(w http.ResponseWriter, r *http.Request) {
@@ -281,13 +282,13 @@ func (s *Server) adminListFaults(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
-	f, e := readAdminObject(w, r, "method", "path", "status", "retryAfter", "latencyMs", "times")
+	f, e := readAdminObject(w, r, "method", "path", "status", "retryAfter", "latencyMs", "times", "mode")
 	if e != nil {
 		writeError(w, e)
 		return
 	}
 	var ft Fault
-	for _, name := range []string{"method", "path"} {
+	for _, name := range []string{"method", "path", "mode"} {
 		raw, ok := f[name]
 		if !ok {
 			continue
@@ -297,10 +298,13 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 			writeError(w, e)
 			return
 		}
-		if name == "method" {
+		switch name {
+		case "method":
 			ft.Method = v
-		} else {
+		case "path":
 			ft.Path = v
+		default:
+			ft.Mode = FaultMode(v)
 		}
 	}
 	ints := map[string]*int{"status": &ft.Status, "retryAfter": &ft.RetryAfter, "times": &ft.Times}

@@ -58,9 +58,9 @@ func (s *Server) WaitForDelivery(ctx context.Context, match func(Delivery) bool)
 func (s *Server) Close(ctx context.Context) error { return s.deliveries.close(ctx) }
 
 // Reset empties the server as if it were new: contexts, webhooks, events,
-// deliveries (running attempts are canceled and forgotten), faults, and
-// every key's rate-limit bucket (full again). Keys, options and the
-// clock stay.
+// deliveries (running attempts are canceled and forgotten), faults,
+// idempotency keys, and every key's rate-limit bucket (full again). Keys,
+// options and the clock stay.
 func (s *Server) Reset() {
 	for _, a := range s.accountList {
 		a.mu.Lock()
@@ -75,6 +75,7 @@ func (s *Server) Reset() {
 	s.evMu.Unlock()
 	s.deliveries.reset()
 	s.ClearFaults()
+	s.idem.reset()
 	for _, k := range s.keys {
 		if k.limiter.Load() != nil {
 			k.limiter.Store(rate.NewLimiter(rate.Limit(float64(k.perMinute)/60), k.burst))

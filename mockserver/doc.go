@@ -90,5 +90,23 @@
 // request without a valid key still gets its 401, and a faulted request
 // has used a token of its bucket. Latency is real time even on a fake
 // clock, and a request canceled while waiting is dropped. Admin requests
-// are never faulted.
+// are never faulted. A fault's [FaultMode] can instead let the request run
+// and then lose its answer: [FaultAfter] answers a 5xx in its place,
+// [FaultDrop] closes the connection unanswered, as when a proxy or the
+// network fails after the service acted.
+//
+// # Idempotency keys
+//
+// A POST carrying Idempotency-Key (1 to 255 printable ASCII characters) is
+// run once per account and key: for [IdempotencyTTL] (24 hours on the
+// server's clock) the same request again gets the stored answer (same
+// status and body, a new X-Request-Id) with Idempotent-Replayed: true, and
+// creates nothing and fires no event; while the first still runs it is a
+// 409 conflict; the key with another method, path or body is a 400 with
+// param "Idempotency-Key". A 5xx is not stored, so its repeat runs afresh;
+// the operation's other answers, 4xx included, are. Answers given before
+// the operation runs (401, 403, 413, 429, an injected fault in mode
+// instead) are never stored. The store is bounded: at most
+// [MaxIdempotencyKeys] keys and [MaxIdempotencyBytes] of stored answers,
+// the oldest key forgotten first; [Server.Reset] empties it.
 package mockserver

@@ -10,7 +10,12 @@ import (
 )
 
 // Fault makes matching /v1 requests fail or slow down, so a client's own
-// retry handling can be tested against the mock. A fault matches a request
+// retry handling can be tested against the mock. By default (Mode empty or
+// [FaultInstead]) the request does not run: Status is answered instead. In
+// [FaultAfter] and [FaultDrop] modes the request runs (stores, fires its
+// events, records its idempotency key) and then its answer is lost, as when
+// a proxy fails or a connection breaks after the service acted: the case
+// idempotency keys are for. A fault matches a request
 // after it has been authenticated and has passed the key's rate limit (as a
 // real server's failure would: a request without a valid key still gets its
 // 401, and a faulted request has used a token). Each match counts Times
@@ -23,9 +28,11 @@ type Fault struct {
 	// "/v1/contexts"), or a prefix when it ends in "*" ("/v1/contexts/*");
 	// empty matches every /v1 path.
 	Path string
-	// Status, when set (400 to 599), is answered instead of running the
-	// request, with the contract's error body of the matching type
-	// (rate_limited for 429, internal for 500, unavailable for 503, …).
+	// Status, when set (400 to 599; 500 to 599 in FaultAfter mode), is
+	// answered instead of running the request (FaultInstead) or instead of
+	// its own answer (FaultAfter), with the contract's error body of the
+	// matching type (rate_limited for 429, internal for 500, unavailable
+	// for 503, …). FaultAfter needs one; FaultDrop refuses one.
 	Status int
 	// RetryAfter, in seconds, is sent as Retry-After with a 429 or 503. A
 	// 429 without it sends Retry-After: 1, as the contract requires one.
@@ -37,7 +44,30 @@ type Fault struct {
 	Latency time.Duration
 	// Times is how many more requests the fault applies to; 0 means 1.
 	Times int
+	// Mode says whether the request runs; empty means FaultInstead.
+	Mode FaultMode
 }
+
+// FaultMode says what a [Fault] does with the request it matches.
+type FaultMode string
+
+// The fault modes. In the admin API they are the values of "mode".
+const (
+	// FaultInstead answers Status instead of running the request (after
+	// Latency, when given); with only a Latency, the request runs late.
+	FaultInstead FaultMode = "instead"
+	// FaultAfter runs the request (after Latency), then throws its answer
+	// away and answers Status, a 5xx, instead: the service acted, the
+	// client hears of a failure.
+	FaultAfter FaultMode = "after"
+	// FaultDrop runs the request (after Latency), then closes the
+	// connection without any answer: the client sees a transport error.
+	FaultDrop FaultMode = "drop"
+)
+
+// losesAnswer reports whether the fault runs the request and loses its
+// answer.
+func (f Fault) losesAnswer() bool { return f.Mode == FaultAfter || f.Mode == FaultDrop }
 
 // ErrInvalidFault is wrapped by the error [Server.AddFault] returns for a
 // fault that could never apply.
@@ -50,7 +80,15 @@ type faultRule struct{ Fault }
 // field at fault.
 func (f Fault) validate() (field string, err error) {
 	switch {
-	case f.Status == 0 && f.Latency <= 0:
+	case f.Mode != "" && f.Mode != FaultInstead && f.Mode != FaultAfter && f.Mode != FaultDrop:
+		return "mode", fmt.Errorf("%w: mode %q is not instead, after or drop", ErrInvalidFault, f.Mode)
+	case f.Mode == FaultAfter && (f.Status < 500 || f.Status > 599):
+		return "status", fmt.Errorf("%w: mode after needs a status from 500 to 599 (the answer a failing proxy gives)", ErrInvalidFault)
+	case f.Mode == FaultDrop && f.Status != 0:
+		return "status", fmt.Errorf("%w: mode drop closes the connection and sends no status", ErrInvalidFault)
+	case f.Mode == FaultDrop && f.RetryAfter != 0:
+		return "retryAfter", fmt.Errorf("%w: mode drop sends no Retry-After", ErrInvalidFault)
+	case f.Status == 0 && f.Latency <= 0 && f.Mode != FaultDrop:
 		return "status", fmt.Errorf("%w: give a status (400 to 599), a latency, or both", ErrInvalidFault)
 	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
 		return "status", fmt.Errorf("%w: status %d is not between 400 and 599", ErrInvalidFault, f.Status)
@@ -73,10 +111,15 @@ func (f Fault) validate() (field string, err error) {
 	return "", nil
 }
 
-// normalized fills the defaults: Times 1, the method in upper case.
+// normalized fills the defaults: Times 1, the method in upper case. An
+// empty Mode stays empty (it means FaultInstead), so faults made before
+// modes existed compare as they did.
 func (f Fault) normalized() Fault {
 	if f.Times == 0 {
 		f.Times = 1
+	}
+	if f.Mode == FaultInstead {
+		f.Mode = ""
 	}
 	f.Method = strings.ToUpper(f.Method)
 	return f
@@ -97,8 +140,9 @@ func (f Fault) matches(r *http.Request) bool {
 
 // AddFault makes the next f.Times requests matching f fail or slow down
 // (see [Fault]). It fails with an error wrapping [ErrInvalidFault] when f
-// has neither a status in 400 to 599 nor a latency, a RetryAfter without
-// status 429 or 503, or another bad field.
+// has neither a status in 400 to 599 nor a latency (mode instead), no
+// status in 500 to 599 (mode after), a status (mode drop), a RetryAfter
+// without status 429 or 503, or another bad field.
 func (s *Server) AddFault(f Fault) error {
 	if _, err := f.validate(); err != nil {
 		return err
@@ -151,16 +195,18 @@ func (s *Server) takeFault(r *http.Request) (Fault, bool) {
 }
 
 // injectFault applies the first fault matching r: it waits the fault's
-// latency, then writes its status if it has one. It reports whether the
-// request is done (answered, or canceled while waiting).
-func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) bool {
+// latency, then, in mode instead, writes its status if it has one. It
+// returns the fault (the zero Fault when none matched) and reports whether
+// the request is done (answered, or canceled while waiting); a fault that
+// loses the answer is left to serveLosingAnswer.
+func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) (Fault, bool) {
 	// Without faults (the usual case) requests do not contend for faultMu.
 	if !s.hasFaults.Load() {
-		return false
+		return Fault{}, false
 	}
 	f, ok := s.takeFault(r)
 	if !ok {
-		return false
+		return Fault{}, false
 	}
 	if f.Latency > 0 {
 		// Real time on purpose: the client waits on a real network.
@@ -169,15 +215,46 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) bool {
 		case <-t.C:
 		case <-r.Context().Done():
 			t.Stop()
-			return true
+			return f, true
 		}
 	}
-	if f.Status == 0 {
-		return false
+	if f.Status == 0 || f.losesAnswer() {
+		return f, false
 	}
 	writeError(w, faultError(w.Header(), f))
-	return true
+	return f, true
 }
+
+// serveLosingAnswer runs the request through serve with a writer that
+// throws its answer away, then loses the answer as f says: FaultAfter
+// answers f's status instead, FaultDrop closes the connection unanswered.
+func (s *Server) serveLosingAnswer(w http.ResponseWriter, r *http.Request, f Fault, serve func(http.ResponseWriter)) {
+	// The operation's error bodies quote the request id, so its header
+	// map starts as a copy of the real one.
+	serve(&lostAnswerWriter{header: w.Header().Clone()})
+	if f.Mode == FaultAfter {
+		writeError(w, faultError(w.Header(), f))
+		return
+	}
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		_ = conn.Close()
+		if tw, ok := w.(*trackingWriter); ok {
+			// The request log shows status 0: no answer was sent.
+			tw.wrote, tw.status = true, 0
+		}
+		return
+	}
+	// A connection that cannot be taken over (HTTP/2): abort the
+	// response, which net/http turns into a reset stream.
+	panic(http.ErrAbortHandler)
+}
+
+// lostAnswerWriter is the writer of a request whose answer a fault loses.
+type lostAnswerWriter struct{ header http.Header }
+
+func (l *lostAnswerWriter) Header() http.Header         { return l.header }
+func (l *lostAnswerWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (l *lostAnswerWriter) WriteHeader(int)             {}
 
 // faultError is the contract's error for an injected status, with the
 // headers that status carries.

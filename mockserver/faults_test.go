@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -126,6 +127,11 @@ func TestFaultValidation(t *testing.T) {
 		{"retry-after without status", `{"latencyMs":10,"retryAfter":5}`, "retryAfter"},
 		{"method number", `{"status":500,"method":1}`, "method"},
 		{"unknown field", `{"status":500,"count":2}`, "count"},
+		{"unknown mode", `{"status":500,"mode":"sideways"}`, "mode"},
+		{"mode after without status", `{"mode":"after","latencyMs":10}`, "status"},
+		{"mode after with a 4xx", `{"mode":"after","status":404}`, "status"},
+		{"mode drop with a status", `{"mode":"drop","status":500}`, "status"},
+		{"mode drop with retry-after", `{"mode":"drop","retryAfter":2}`, "retryAfter"},
 	} {
 		r := do(t, ts, call{method: "POST", path: "/_mock/faults", body: tc.body, key: "-", invalid: true})
 		if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || param != tc.param {
@@ -135,7 +141,8 @@ func TestFaultValidation(t *testing.T) {
 	if len(ts.Faults()) != 0 {
 		t.Errorf("refused faults were stored: %+v", ts.Faults())
 	}
-	for _, f := range []Fault{{}, {Status: 302}, {Latency: -time.Second}, {Status: 500, Times: -2}, {Status: 429, RetryAfter: -1}, {Status: 500, RetryAfter: 3}} {
+	for _, f := range []Fault{{}, {Status: 302}, {Latency: -time.Second}, {Status: 500, Times: -2}, {Status: 429, RetryAfter: -1}, {Status: 500, RetryAfter: 3},
+		{Mode: "later", Status: 500}, {Mode: FaultAfter, Status: 429}, {Mode: FaultDrop, Status: 503}} {
 		if err := ts.AddFault(f); !errors.Is(err, ErrInvalidFault) {
 			t.Errorf("AddFault(%+v): %v", f, err)
 		}
@@ -197,5 +204,55 @@ func TestFaultLatencyCanceled(t *testing.T) {
 	}
 	if len(ts.Faults()) != 0 {
 		t.Errorf("fault not used up: %+v", ts.Faults())
+	}
+}
+
+// TestFaultModesLoseTheAnswer: in modes after and drop the request runs
+// (stores, fires its events, records its idempotency key) and only its
+// answer is lost; a repeat with the same key gets the stored answer.
+func TestFaultModesLoseTheAnswer(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	r := admin(t, ts, "POST", "/_mock/faults", `{"method":"POST","path":"/v1/contexts","status":502,"mode":"after"}`)
+	if r.Status != 201 || !strings.Contains(string(r.Body), `"mode":"after"`) {
+		t.Fatalf("add: %d %s", r.Status, r.Body)
+	}
+	create := call{method: "POST", path: "/v1/contexts", body: `{"name":"Lost"}`, header: map[string]string{"Idempotency-Key": "lost-1"}, want500: true}
+	if r := do(t, ts, create); r.Status != 502 {
+		t.Fatalf("faulted create: %d %s", r.Status, r.Body)
+	} else if typ, _ := r.errorOf(t); typ != "internal" {
+		t.Errorf("faulted create: %s, want the fault's internal error", r.Body)
+	}
+	stored := ts.Snapshot().Contexts
+	if len(stored) != 1 || stored[0].Name != "Lost" {
+		t.Fatalf("stored %+v, want the context the lost answer was about", stored)
+	}
+	create.want500 = false
+	again := do(t, ts, create)
+	var c contextJSON
+	again.json(t, &c)
+	if again.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || c.ID != stored[0].ID {
+		t.Errorf("repeat: %d %q %s, want the stored 201 for %s", again.Status, again.Header.Get("Idempotent-Replayed"), again.Body, stored[0].ID)
+	}
+
+	// Drop: the connection closes unanswered after the request ran.
+	if err := ts.AddFault(Fault{Method: "DELETE", Mode: FaultDrop}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("DELETE", ts.URL+"/contexts/"+c.ID, nil)
+	req.Header.Set("Authorization", "Bearer "+ts.APIKey)
+	if res, err := ts.HTTP.Client().Do(req); err == nil {
+		res.Body.Close()
+		t.Fatalf("dropped DELETE answered %d", res.StatusCode)
+	}
+	if _, ok := ts.Context(c.ID); ok {
+		t.Error("the dropped DELETE did not run")
+	}
+	want := map[contextsvc.EventType]int{contextsvc.EventContextCreated: 1, contextsvc.EventContextVersionCreated: 1, contextsvc.EventContextDeleted: 1}
+	if diff := cmp.Diff(want, countEvents(ts.Server)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if len(ts.Faults()) != 0 {
+		t.Errorf("faults left: %+v", ts.Faults())
 	}
 }

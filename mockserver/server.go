@@ -57,6 +57,9 @@ type Server struct {
 	faults    []*faultRule
 	hasFaults atomic.Bool // len(faults) > 0, read without faultMu
 
+	// idem holds the POSTs' idempotency keys (idempotency.go).
+	idem idempotencyStore
+
 	mux *http.ServeMux
 }
 
@@ -280,23 +283,39 @@ func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
 		// Injected faults come after authentication and the rate limit, as
 		// a real server's failures would: an unauthenticated request still
 		// gets its 401, and a faulted request has used a token.
-		if s.injectFault(w, r) {
+		f, done := s.injectFault(w, r)
+		if done {
 			return
 		}
-		if write && k.Scope != ScopeWrite {
-			writeError(w, &apiError{status: http.StatusForbidden, typ: errForbidden,
-				message: "this API key has read scope and cannot " + r.Method})
+		if f.losesAnswer() {
+			s.serveLosingAnswer(w, r, f, func(w http.ResponseWriter) { s.serveAuthenticated(w, r, k, write, h) })
 			return
 		}
-		if write {
-			if r.ContentLength > maxBody {
-				writeError(w, tooLarge())
-				return
-			}
-			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		}
-		h(w, r, k)
+		s.serveAuthenticated(w, r, k, write, h)
 	}
+}
+
+// serveAuthenticated runs an authenticated request that passed its rate
+// limit and faults: the write scope (403), the body limit (413), the
+// idempotency key of a POST, then the operation.
+func (s *Server) serveAuthenticated(w http.ResponseWriter, r *http.Request, k *apiKey, write bool, h apiHandler) {
+	if write && k.Scope != ScopeWrite {
+		writeError(w, &apiError{status: http.StatusForbidden, typ: errForbidden,
+			message: "this API key has read scope and cannot " + r.Method})
+		return
+	}
+	if write {
+		if r.ContentLength > maxBody {
+			writeError(w, tooLarge())
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	}
+	if r.Method == http.MethodPost {
+		s.serveIdempotent(w, r, k, h)
+		return
+	}
+	h(w, r, k)
 }
 
 func tooLarge() *apiError {

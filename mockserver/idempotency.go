@@ -1,0 +1,327 @@
+package mockserver
+
+import (
+	"bytes"
+	"container/list"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// This file is the contract's idempotency keys ("Additions (turn 2)"): a
+// POST may carry Idempotency-Key; the server keeps, per account and key,
+// the request's method, path and body hash and the answer it gave, for 24
+// hours on its clock, and answers a repeat from there.
+
+// Limits of the idempotency store. Every key expires IdempotencyTTL after
+// its first request; besides, the store holds at most MaxIdempotencyKeys
+// keys and MaxIdempotencyBytes of stored answers (over all accounts) and
+// forgets the oldest key first when a new one would pass either limit. A
+// repeat of a forgotten key runs afresh, as after 24 hours.
+const (
+	IdempotencyTTL      = 24 * time.Hour
+	MaxIdempotencyKeys  = 10_000
+	MaxIdempotencyBytes = 64 << 20
+)
+
+// maxIdempotencyKeyLen is the contract's longest key.
+const maxIdempotencyKeyLen = 255
+
+// maxStoredAnswer bounds one stored answer. A context answer is at most
+// about 6 MB (1,000,000 bytes of content, each escaped to at most six
+// characters), so every answer of the API fits; one that did not would
+// not be stored, and its repeat would run afresh.
+const maxStoredAnswer = 8 << 20
+
+// entryOverhead is what the store counts for an entry besides its answer,
+// key and path: the map slot, the list element and the struct.
+const entryOverhead = 256
+
+// idempotencyStore is the server's idempotency keys. The zero value is
+// empty and ready.
+type idempotencyStore struct {
+	mu    sync.Mutex
+	byKey map[idemID]*idemEntry
+	order list.List // of *idemEntry, oldest first (creation order)
+	bytes int       // what the entries count, see entry.size
+}
+
+// idemID names a key within its account: keys of different accounts never
+// meet.
+type idemID struct{ account, key string }
+
+// idemEntry is one key: the request that first used it and, once that
+// request has finished, its answer. The answer fields are written once,
+// under the store's lock, before done is set, and never change after.
+type idemEntry struct {
+	id       idemID
+	method   string
+	path     string
+	bodyHash [sha256.Size]byte
+	created  time.Time
+	elem     *list.Element
+
+	done   bool
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (e *idemEntry) size() int {
+	return len(e.body) + len(e.id.key) + len(e.id.account) + len(e.path) + entryOverhead
+}
+
+// idemOutcome is what begin found for a request.
+type idemOutcome int
+
+const (
+	idemFresh    idemOutcome = iota // a new key: run the request, then finish
+	idemReplay                      // the same request again: send the stored answer
+	idemRunning                     // the same request again while the first runs: 409
+	idemMismatch                    // the key with another method, path or body: 400
+)
+
+// begin looks the key up at the clock's now and, when it is new, records the
+// request as running.
+func (st *idempotencyStore) begin(clock Clock, id idemID, method, path string, sum [sha256.Size]byte) (*idemEntry, idemOutcome) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	now := clock.Now()
+	st.expire(now)
+	if e := st.byKey[id]; e != nil {
+		switch {
+		case !now.Before(e.created.Add(IdempotencyTTL)):
+			// Out of creation order (a real clock stepped back): expired
+			// all the same.
+			st.remove(e)
+		case e.method != method || e.path != path || e.bodyHash != sum:
+			return e, idemMismatch
+		case !e.done:
+			return e, idemRunning
+		default:
+			return e, idemReplay
+		}
+	}
+	if st.byKey == nil {
+		st.byKey = make(map[idemID]*idemEntry)
+	}
+	e := &idemEntry{id: id, method: method, path: path, bodyHash: sum, created: now}
+	st.byKey[id] = e
+	e.elem = st.order.PushBack(e)
+	st.bytes += e.size()
+	st.evict()
+	return e, idemFresh
+}
+
+// finish records the answer of e's request. A 5xx is not kept (a repeat
+// runs afresh), nor anything once e has been forgotten meanwhile (evicted,
+// or the server reset).
+func (st *idempotencyStore) finish(e *idemEntry, status int, header http.Header, body []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.byKey[e.id] != e {
+		return
+	}
+	if status >= 500 {
+		st.remove(e)
+		return
+	}
+	st.bytes -= e.size()
+	e.status, e.header, e.body = status, header, body
+	e.done = true
+	st.bytes += e.size()
+	st.evict()
+}
+
+// abandon forgets e without an answer: its request panicked (the server
+// answers 500) or its answer was too large to keep. A repeat runs afresh.
+func (st *idempotencyStore) abandon(e *idemEntry) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.byKey[e.id] == e {
+		st.remove(e)
+	}
+}
+
+// expire forgets the keys whose 24 hours are over: the oldest come first.
+func (st *idempotencyStore) expire(now time.Time) {
+	for f := st.order.Front(); f != nil; f = st.order.Front() {
+		e := f.Value.(*idemEntry)
+		if now.Before(e.created.Add(IdempotencyTTL)) {
+			return
+		}
+		st.remove(e)
+	}
+}
+
+// evict forgets the oldest keys while the store is over a limit.
+func (st *idempotencyStore) evict() {
+	for st.order.Len() > MaxIdempotencyKeys || st.bytes > MaxIdempotencyBytes {
+		st.remove(st.order.Front().Value.(*idemEntry))
+	}
+}
+
+func (st *idempotencyStore) remove(e *idemEntry) {
+	delete(st.byKey, e.id)
+	st.order.Remove(e.elem)
+	st.bytes -= e.size()
+}
+
+// reset forgets every key.
+func (st *idempotencyStore) reset() {
+	st.mu.Lock()
+	st.byKey = nil
+	st.order.Init()
+	st.bytes = 0
+	st.mu.Unlock()
+}
+
+// stats returns how many keys are kept, and the bytes they count.
+func (st *idempotencyStore) stats() (keys, bytes int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.order.Len(), st.bytes
+}
+
+// idempotencyKeyProblem applies the contract's rule: 1 to 255 printable
+// ASCII characters. It says what is wrong, "" when nothing is; it never
+// quotes the key.
+func idempotencyKeyProblem(k string) string {
+	if len(k) == 0 || len(k) > maxIdempotencyKeyLen {
+		return fmt.Sprintf("Idempotency-Key must be 1 to %d printable ASCII characters, got %d characters", maxIdempotencyKeyLen, len(k))
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < ' ' || k[i] > '~' {
+			return fmt.Sprintf("Idempotency-Key must be printable ASCII; byte %d is not", i)
+		}
+	}
+	return ""
+}
+
+// storedHeaders are the headers of an answer that describe it, and so are
+// sent again with it; the others (X-Request-Id, X-RateLimit-*, Date) belong
+// to each request.
+var storedHeaders = []string{"Content-Type", "Content-Disposition", "Location"}
+
+// serveIdempotent runs a POST through the idempotency store when it carries
+// an Idempotency-Key, and runs it plainly otherwise. It comes after
+// authentication, the rate limit, injected faults that answer instead of
+// the request, the scope check and the body limit: their answers are never
+// stored (a 429 or 403 must not be replayed once the cause is gone). Every
+// answer of the operation itself is, 4xx included, except a 5xx.
+func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, k *apiKey, h apiHandler) {
+	keys := r.Header.Values("Idempotency-Key")
+	if len(keys) == 0 {
+		h(w, r, k)
+		return
+	}
+	if len(keys) > 1 {
+		writeError(w, badRequest("Idempotency-Key", "send one Idempotency-Key header, not several"))
+		return
+	}
+	if p := idempotencyKeyProblem(keys[0]); p != "" {
+		writeError(w, badRequest("Idempotency-Key", p))
+		return
+	}
+	// The whole body (at most 2 MiB, see authenticated) is hashed, then
+	// handed to the operation as if unread.
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, tooLarge())
+			return
+		}
+		writeError(w, badRequest("", "could not read the request body"))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	e, outcome := s.idem.begin(s.clock, idemID{k.acct.id, keys[0]}, r.Method, r.URL.Path, sha256.Sum256(body))
+	switch outcome {
+	case idemMismatch:
+		writeError(w, badRequest("Idempotency-Key", fmt.Sprintf(
+			"this Idempotency-Key was used with another request (%s %s with another body, or another method or path); use a new key for a new request",
+			e.method, e.path)))
+		return
+	case idemRunning:
+		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
+			message: "a request with this Idempotency-Key is still running; retry later to get its answer"})
+		return
+	case idemReplay:
+		hdr := w.Header()
+		for name, v := range e.header {
+			hdr[name] = v
+		}
+		hdr["Idempotent-Replayed"] = []string{"true"}
+		w.WriteHeader(e.status)
+		_, _ = w.Write(e.body)
+		return
+	}
+	cw := &captureWriter{ResponseWriter: w}
+	finished := false
+	defer func() {
+		if !finished {
+			// The operation panicked: the server answers 500, which is
+			// not kept.
+			s.idem.abandon(e)
+		}
+	}()
+	h(cw, r, k)
+	finished = true
+	status := cw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	var stored http.Header
+	for _, name := range storedHeaders {
+		if v := w.Header()[name]; v != nil {
+			if stored == nil {
+				stored = http.Header{}
+			}
+			stored[name] = v
+		}
+	}
+	if cw.overflow {
+		s.idem.abandon(e)
+		return
+	}
+	s.idem.finish(e, status, stored, cw.body.Bytes())
+}
+
+// captureWriter passes an answer through while keeping a copy of its status
+// and body (up to maxStoredAnswer) for the idempotency store.
+type captureWriter struct {
+	http.ResponseWriter
+	status   int
+	body     bytes.Buffer
+	overflow bool
+}
+
+func (c *captureWriter) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *captureWriter) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	if !c.overflow {
+		if c.body.Len()+len(b) > maxStoredAnswer {
+			c.overflow = true
+			c.body = bytes.Buffer{}
+		} else {
+			c.body.Write(b)
+		}
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (c *captureWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
