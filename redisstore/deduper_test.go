@@ -324,3 +324,48 @@ func eventJSON(id string, ts time.Time) []byte {
 	return fmt.Appendf(nil, `{"id":%q,"type":"context.updated","timestamp":%q,"data":{"contextId":"ctx_1","name":"Plan","version":2,"updatedBy":"user_1","changes":{"sections_modified":["Intro"],"word_count_delta":3}}}`,
 		id, ts.UTC().Format("2006-01-02T15:04:05.000Z07:00"))
 }
+
+// TestDeduperMemoryPerEvent measures what a remembered event costs Redis:
+// 10,000 handled ids (evt_ and 26 characters, under a 15-character
+// prefix), read from INFO's used_memory on a server of the test's own. The
+// package doc quotes the figure; the bound guards it.
+func TestDeduperMemoryPerEvent(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a Redis of its own and writes 10,000 keys; skipped with -short")
+	}
+	srv := redistest.Start(t, redistest.Options{})
+	c := redistest.Client(t, srv)
+	d := newDeduper(t, c, "myapp:webhooks:")
+	ctx := context.Background()
+	used := func() int64 {
+		t.Helper()
+		var n int64
+		info := c.Info(ctx, "memory").Val()
+		if _, err := fmt.Sscanf(info[bytes.Index([]byte(info), []byte("used_memory:")):], "used_memory:%d", &n); err != nil {
+			t.Fatalf("reading used_memory: %v", err)
+		}
+		return n
+	}
+	// Warm the script cache and the client's buffers first.
+	if _, tok, err := d.Claim(ctx, "evt_warm", time.Hour); err != nil || d.Commit(ctx, "evt_warm", tok, time.Hour) != nil {
+		t.Fatal(err)
+	}
+	const n = 10_000
+	before := used()
+	for i := range n {
+		id := fmt.Sprintf("evt_%026d", i)
+		_, tok, err := d.Claim(ctx, id, 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Commit(ctx, id, tok, 27*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	per := float64(used()-before) / n
+	t.Logf("Redis memory per remembered event: %.0f bytes", per)
+	if per > 256 {
+		t.Errorf("%.0f bytes of Redis memory per remembered event, want at most 256", per)
+	}
+}
