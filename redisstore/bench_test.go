@@ -67,7 +67,9 @@ func BenchmarkWebhookHandlerDeduper(b *testing.B) {
 		name string
 		opt  func(b *testing.B) contextsvc.WebhookOption
 	}{
-		{"memory", func(*testing.B) contextsvc.WebhookOption { return contextsvc.WithDeduper(contextsvc.NewMemoryDeduper(0, nil)) }},
+		{"memory", func(*testing.B) contextsvc.WebhookOption {
+			return contextsvc.WithDeduper(contextsvc.NewMemoryDeduper(0, nil))
+		}},
 		{"redis", func(b *testing.B) contextsvc.WebhookOption {
 			d, err := redisstore.NewDeduper(redistest.Client(b, srv, &redis.Options{PoolSize: 32}), redistest.Prefix(b))
 			if err != nil {
