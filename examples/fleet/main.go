@@ -160,7 +160,7 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 		err := rdb.Ping(ctx).Err()
 		rdb.Close()
 		if err != nil {
-			return fmt.Errorf("Redis at %s: %w", cfg.redisAddr, err)
+			return fmt.Errorf("the Redis at %s: %w", cfg.redisAddr, err)
 		}
 		fmt.Fprintf(w, "Redis: %s\n", cfg.redisAddr)
 	}
