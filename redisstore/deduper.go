@@ -79,8 +79,9 @@ return 0
 // When Redis cannot be reached, every call returns an error: the handler
 // answers 500 without handling the event and the service retries it later
 // (fail closed: nothing is handled twice, nothing is lost). A Commit that
-// fails that way leaves the claim to lapse after its lease, and the
-// retry after that handles the event again; and a Redis that loses its
+// fails that way (Redis went down while fn ran) leaves the claim in place:
+// redeliveries are answered 409 until its lease lapses, and the retry
+// after that handles the event again. A Redis that loses its
 // data (restarted without persistence, or failed over to a replica that
 // had not caught up) forgets the ids it held, so their redeliveries are
 // handled again. Run it with persistence (appendonly yes) where that

@@ -230,11 +230,13 @@ func TestDeduperThroughHandler(t *testing.T) {
 }
 
 // TestDeduperRedisRestart: Redis (persistent, as a production deduper's
-// should be) is stopped and started again between deliveries. While it is
-// down, the documented failure mode happens: every delivery is answered
-// 500 and nothing is handled. Once it is back, the event handled before
-// the outage is still a duplicate, and the one refused during it is
-// handled, once.
+// should be) is stopped and started again, once between deliveries and
+// once while an attempt is inside fn. While it is down, the documented
+// failure mode happens: every delivery is answered 500 and nothing is
+// handled. Once it is back, the event handled before the outage is still
+// a duplicate, the one refused during it is handled, once, and the one
+// whose Commit failed still has its claim, so its redelivery is answered
+// 409 rather than handled again (until the lease lapses, as documented).
 func TestDeduperRedisRestart(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t, redistest.Options{Persistent: true})
@@ -243,10 +245,15 @@ func TestDeduperRedisRestart(t *testing.T) {
 	const secret = "whsec_restart"
 	var mu sync.Mutex
 	calls := map[string]int{}
+	entered, finish := make(chan struct{}), make(chan struct{})
 	h := contextsvc.NewWebhookHandler(secret, func(_ context.Context, e *contextsvc.Event) error {
 		mu.Lock()
 		calls[e.ID]++
 		mu.Unlock()
+		if e.ID == "evt_inflight" {
+			close(entered)
+			<-finish
+		}
 		return nil
 	}, contextsvc.WithDeduper(d))
 	send := func(id string) int {
@@ -277,9 +284,26 @@ func TestDeduperRedisRestart(t *testing.T) {
 	expect("after the restart", "evt_during", http.StatusOK)
 	expect("after the restart, again", "evt_during", http.StatusOK)
 
+	// Redis stops while fn runs: the Commit fails (logged), fn did
+	// succeed, so the sender gets 200.
+	inflight := make(chan int)
+	go func() { inflight <- send("evt_inflight") }()
+	<-entered
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	close(finish)
+	if code := <-inflight; code != http.StatusOK {
+		t.Errorf("attempt whose Commit failed: %d, want 200", code)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	expect("after the second restart", "evt_inflight", http.StatusConflict)
+
 	mu.Lock()
 	defer mu.Unlock()
-	if want := map[string]int{"evt_before": 1, "evt_during": 1}; fmt.Sprint(calls) != fmt.Sprint(want) {
+	if want := map[string]int{"evt_before": 1, "evt_during": 1, "evt_inflight": 1}; fmt.Sprint(calls) != fmt.Sprint(want) {
 		t.Errorf("fn calls per event %v, want %v", calls, want)
 	}
 }
