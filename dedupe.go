@@ -44,8 +44,8 @@ var (
 	// ErrClaimLost is returned by Commit when the attempt's lease lapsed
 	// and another attempt claimed the id meanwhile: this Commit recorded
 	// nothing, and the other attempt's Commit or Release decides. The
-	// event was handled (twice, since the other attempt runs too); the fix
-	// is a handler that finishes within its lease.
+	// event was handled, and the other attempt is handling it again; the
+	// fix is a handler function that finishes well within its lease.
 	ErrClaimLost = errors.New("contextsvc: the claim's lease lapsed and another attempt holds the event id")
 	// ErrDeduperFull is returned by a [MemoryDeduper]'s Claim (and by a
 	// Commit that has to record an id afresh) when every slot holds a
@@ -98,7 +98,8 @@ var (
 //     attempt committed first): unchanged, nil. Another token's claim:
 //     unchanged, and the error wraps [ErrClaimLost].
 //   - Commit with remember <= 0 (the event is already out of the window):
-//     removes this token's claim; changes nothing else.
+//     removes this token's claim and records nothing; another token's
+//     claim is still [ErrClaimLost].
 //   - Release(id, token): removes this token's claim; in every other case
 //     (lapsed, done, another token's claim) it changes nothing and returns
 //     nil.

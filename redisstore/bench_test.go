@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,19 +39,40 @@ func BenchmarkLimiterWait(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("ping", func(b *testing.B) {
+		c.ConfigResetStat(ctx)
 		for b.Loop() {
 			if err := c.Ping(ctx).Err(); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportServerTime(b, c, "ping")
 	})
 	b.Run("limiter", func(b *testing.B) {
+		c.ConfigResetStat(ctx)
 		for b.Loop() {
 			if err := lim.Wait(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportServerTime(b, c, "evalsha")
 	})
+}
+
+// reportServerTime reports the time Redis spent running cmd, per call,
+// from INFO commandstats: the part of a round trip that is Redis's own
+// work rather than the network's and the client's.
+func reportServerTime(b *testing.B, c *redis.Client, cmd string) {
+	b.Helper()
+	info := c.Info(context.Background(), "commandstats").Val()
+	i := strings.Index(info, "cmdstat_"+cmd+":")
+	if i < 0 {
+		return
+	}
+	var calls, usec int64
+	var perCall float64
+	if _, err := fmt.Sscanf(info[i:], "cmdstat_"+cmd+":calls=%d,usec=%d,usec_per_call=%f", &calls, &usec, &perCall); err == nil {
+		b.ReportMetric(perCall, "redis-µs/op")
+	}
 }
 
 // BenchmarkWebhookHandlerDeduper measures verified deliveries per second
@@ -147,8 +169,11 @@ func BenchmarkFleet(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), *fleetDuration)
 			defer cancel()
 			var wg sync.WaitGroup
+			var whenMu sync.Mutex
+			when := map[int]int{}
+			t0 := time.Now()
 			for range clients {
-				ct := &counting429{base: http.DefaultTransport.(*http.Transport).Clone(), n: &tooMany}
+				ct := &counting429{base: http.DefaultTransport.(*http.Transport).Clone(), n: &tooMany, start: t0, mu: &whenMu, when: when}
 				opts := []contextsvc.Option{contextsvc.WithBaseURL(ts.URL), contextsvc.WithHTTPClient(&http.Client{Transport: ct})}
 				if side == "shared" {
 					lim, err := redisstore.NewLimiter(redistest.Client(b, srv), limKey, plan)
@@ -185,20 +210,30 @@ func BenchmarkFleet(b *testing.B) {
 			b.ReportMetric(float64(tooMany.Load()), "429s")
 			b.ReportMetric(float64(failed.Load()), "failed")
 			b.ReportMetric(0, "ns/op")
+			if len(when) > 0 {
+				b.Logf("answers 429 by second of the run: %v", when)
+			}
 		})
 	}
 }
 
-// counting429 counts the answers 429 the server gave, retried or not.
+// counting429 counts the answers 429 the server gave, retried or not, and
+// notes in which second of the run each came.
 type counting429 struct {
-	base http.RoundTripper
-	n    *atomic.Int64
+	base  http.RoundTripper
+	n     *atomic.Int64
+	start time.Time
+	mu    *sync.Mutex
+	when  map[int]int // second of the run → answers 429
 }
 
 func (c *counting429) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := c.base.RoundTrip(req)
 	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
 		c.n.Add(1)
+		c.mu.Lock()
+		c.when[int(time.Since(c.start).Seconds())]++
+		c.mu.Unlock()
 	}
 	return resp, err
 }

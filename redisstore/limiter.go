@@ -66,10 +66,11 @@ func (m FailureMode) String() string {
 type LimiterOption func(*limiterConfig)
 
 type limiterConfig struct {
-	mode    FailureMode
-	logger  *slog.Logger
-	prefix  string
-	recheck time.Duration
+	mode     FailureMode
+	logger   *slog.Logger
+	prefix   string
+	recheck  time.Duration
+	headroom int
 }
 
 // WithFailureMode sets what Wait does when Redis cannot be reached
@@ -94,6 +95,19 @@ func WithLogger(l *slog.Logger) LimiterOption {
 // environments apart on one Redis.
 func WithKeyPrefix(prefix string) LimiterOption {
 	return func(c *limiterConfig) { c.prefix = prefix }
+}
+
+// WithHeadroom sets how many tokens of the plan's burst the shared bucket
+// leaves unused (default 1, as [contextsvc.NewLimiter] does; 0 paces to
+// the plan exactly). Each token absorbs one emission interval of arrival
+// jitter (10 ms at 6,000 a minute, 1 s on the Free plan): the service
+// counts a request when it arrives, and requests granted by Redis in one
+// order may reach it in another, from hosts at different distances or
+// delayed by a busy CPU. A fleet running flat out on a fast plan may want
+// headroom covering that difference, e.g. 5 tokens for 50 ms at 6,000 a
+// minute. The bucket keeps at least one token whatever the headroom.
+func WithHeadroom(tokens int) LimiterOption {
+	return func(c *limiterConfig) { c.headroom = tokens }
 }
 
 // WithRecheckInterval sets how long a failing-open limiter paces locally
@@ -131,7 +145,7 @@ type Limiter struct {
 // NewLimiter returns a Limiter for apiKey on plan, keeping its state in
 // client (one server, Sentinel or Cluster). Its bucket holds one token
 // fewer than the plan's burst, as [contextsvc.NewLimiter]'s does, so
-// arrival jitter does not meet a 429. Every process sharing the key must
+// arrival jitter does not meet a 429 ([WithHeadroom] changes that). Every process sharing the key must
 // give the same plan. The Redis key is named after the SHA-256 of apiKey,
 // never the key itself ([Limiter.Key]).
 //
@@ -149,10 +163,11 @@ func NewLimiter(client redis.UniversalClient, apiKey string, plan contextsvc.Pla
 		return nil, err
 	}
 	cfg := limiterConfig{
-		mode:    FailOpen,
-		logger:  slog.New(slog.DiscardHandler),
-		prefix:  DefaultKeyPrefix,
-		recheck: DefaultRecheckInterval,
+		mode:     FailOpen,
+		logger:   slog.New(slog.DiscardHandler),
+		prefix:   DefaultKeyPrefix,
+		recheck:  DefaultRecheckInterval,
+		headroom: 1,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -162,13 +177,16 @@ func NewLimiter(client redis.UniversalClient, apiKey string, plan contextsvc.Pla
 	if cfg.mode != FailOpen && cfg.mode != FailClosed {
 		return nil, fmt.Errorf("%w: redisstore.NewLimiter: unknown %v", contextsvc.ErrInvalidArgument, cfg.mode)
 	}
+	if cfg.headroom < 0 {
+		return nil, fmt.Errorf("%w: redisstore.NewLimiter: headroom %d, want >= 0", contextsvc.ErrInvalidArgument, cfg.headroom)
+	}
 	sum := sha256.Sum256([]byte(apiKey))
 	return &Limiter{
 		rl:  redis_rate.NewLimiter(client),
 		key: cfg.prefix + hex.EncodeToString(sum[:]),
 		// GCRA with this burst and emission interval is exactly the
-		// service's token bucket, one token smaller.
-		limit:   redis_rate.Limit{Rate: plan.PerMinute(), Period: time.Minute, Burst: max(1, plan.Burst()-1)},
+		// service's token bucket, less the headroom.
+		limit:   redis_rate.Limit{Rate: plan.PerMinute(), Period: time.Minute, Burst: max(1, plan.Burst()-cfg.headroom)},
 		plan:    plan,
 		mode:    cfg.mode,
 		local:   local,

@@ -166,6 +166,36 @@ func TestLimiterHonoursContext(t *testing.T) {
 	}
 }
 
+// TestLimiterHeadroom: the shared bucket holds the plan's burst less the
+// headroom (one token by default, as NewLimiter), at least one: that many
+// Waits pass at once on a slow plan, and the next one would wait.
+func TestLimiterHeadroom(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t, redistest.Shared(t))
+	plan := contextsvc.EnterprisePlan(1, 10) // one a minute: no refill during the test
+	for _, tc := range []struct {
+		opts []redisstore.LimiterOption
+		want int
+	}{
+		{nil, 9},
+		{[]redisstore.LimiterOption{redisstore.WithHeadroom(0)}, 10},
+		{[]redisstore.LimiterOption{redisstore.WithHeadroom(4)}, 6},
+		{[]redisstore.LimiterOption{redisstore.WithHeadroom(30)}, 1},
+	} {
+		lim := newLimiter(t, c, testKey(t)+fmt.Sprint("_", tc.want), plan, tc.opts...)
+		for i := range tc.want {
+			if err := lim.Wait(context.Background()); err != nil {
+				t.Fatalf("bucket of %d: Wait %d: %v", tc.want, i+1, err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := lim.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("bucket of %d: Wait %d = %v, want DeadlineExceeded (the next token is a minute away)", tc.want, tc.want+1, err)
+		}
+		cancel()
+	}
+}
+
 // TestLimiterKeys: the Redis key is named after the API key's SHA-256 and
 // never holds the key itself, and it expires once the bucket would be
 // full again.
@@ -389,6 +419,7 @@ func TestNewLimiterRefusesBadArguments(t *testing.T) {
 		{"zero plan", c, "sk", contextsvc.Plan{}, nil},
 		{"bad enterprise plan", c, "sk", contextsvc.EnterprisePlan(0, 5), nil},
 		{"unknown failure mode", c, "sk", contextsvc.PlanFree, []redisstore.LimiterOption{redisstore.WithFailureMode(7)}},
+		{"negative headroom", c, "sk", contextsvc.PlanFree, []redisstore.LimiterOption{redisstore.WithHeadroom(-1)}},
 	}
 	for _, tc := range tests {
 		if _, err := redisstore.NewLimiter(tc.client, tc.key, tc.plan, tc.opts...); !errors.Is(err, contextsvc.ErrInvalidArgument) {
