@@ -26,7 +26,8 @@
 // key, so a plan maps onto it with nothing lost: B is the plan's burst
 // minus the one token of headroom [contextsvc.NewLimiter] also keeps
 // (arrival jitter between the limiter and the service must not meet a
-// 429). redis_rate's script stores one number per key (the theoretical
+// 429; [WithHeadroom] leaves more for fleets whose requests reach the
+// service in a more shuffled order). redis_rate's script stores one number per key (the theoretical
 // arrival time), reads the time from Redis itself, so the fleet shares one
 // clock and skew between hosts does not matter, and sets the key to
 // expire once the bucket would be full again, so an idle key costs
@@ -52,10 +53,12 @@
 // losing the key (a restart without persistence) refills the shared
 // bucket: at most one burst too many, which the service answers 429.
 //
-// Cost: one EVALSHA round trip per request when a token is free, one per
-// wait otherwise. On loopback that is about 1.2 times a PING on the same
-// client (BENCHMARKS.md); a fleet at 6,000 requests a minute adds 100
-// small scripts a second to Redis.
+// Cost: one EVALSHA round trip per request when a token is free, one more
+// per wait otherwise. On loopback that is about twice a PING on the same
+// client, since Redis spends about 25 µs running the script on a busy
+// 2-core machine against 0.2 µs for a PING (BENCHMARKS.md); against an API
+// call over a network it is small. A fleet at 6,000 requests a minute
+// adds about 100 scripts a second to Redis, more while clients wait.
 //
 // # The deduper
 //
