@@ -39,9 +39,10 @@ const (
 	// FailOpen, the default: pace this process alone with a local token
 	// bucket of the same plan (as [contextsvc.NewLimiter] builds), log the
 	// change once, and go back to Redis as soon as it answers again. The
-	// fleet may then send up to one plan's rate per process, and the
-	// service answers the excess 429, which the client retries; calls go
-	// on succeeding, later.
+	// fleet may then try up to one plan's rate per process; the service
+	// answers the excess 429 and the client retries it, so calls go on,
+	// slower, and a fleet running flat out sees some whose retries run
+	// out (as without Redis; see BENCHMARKS.md).
 	FailOpen FailureMode = iota
 	// FailClosed: Wait returns an error wrapping [ErrUnavailable] and the
 	// cause, so each call fails at once without being sent (the client's
