@@ -37,8 +37,8 @@ type fleetAttempt struct {
 	sent     int  // the answer the sender got
 }
 
-// fleet is three receiver replicas behind a round-robin front. Each
-// replica is its own NewWebhookHandler with its own go-redis client and
+// fleet is receiver replicas behind a round-robin front. Each replica is
+// its own NewWebhookHandler with its own go-redis client and
 // redisstore Deduper (one prefix, one Redis), and fails a third of the
 // attempts it gets, at random, in one of the three ways above.
 type fleet struct {
@@ -121,7 +121,7 @@ func (f *fleet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestFleetHandlesEachEventOnce: three receiver replicas sharing a Redis
 // deduper, behind a round-robin front, each failing a third of its
-// attempts. Two webhooks of one account subscribe to every event type, so
+// attempts (never a delivery's last two, see ServeHTTP). Two webhooks of one account subscribe to every event type, so
 // each event arrives at least twice, and more often with retries. The
 // fake clock walks the whole retry schedule. Every event is handled
 // exactly once across the replicas, and every delivery ends succeeded.
