@@ -103,3 +103,30 @@ func ExampleNewWebhookHandler() {
 	// 200
 	// 200
 }
+
+// A Deduper's claim belongs to the attempt that made it: Commit and
+// Release take the token Claim returned, and another attempt's token
+// changes nothing. The handler does this for you; a receiver that
+// deduplicates by hand follows the same steps.
+func ExampleMemoryDeduper() {
+	ctx := context.Background()
+	d := contextsvc.NewMemoryDeduper(0, nil)
+
+	res, token, _ := d.Claim(ctx, "evt_1", 10*time.Minute)
+	fmt.Println("first attempt:", res)
+	res, _, _ = d.Claim(ctx, "evt_1", 10*time.Minute)
+	fmt.Println("a copy meanwhile:", res)
+
+	// A stale attempt's token neither releases nor commits the claim.
+	fmt.Println("stale commit:", d.Commit(ctx, "evt_1", "stale-token", 27*time.Hour))
+
+	// The first attempt handled the event: remember it for the window.
+	_ = d.Commit(ctx, "evt_1", token, 27*time.Hour)
+	res, _, _ = d.Claim(ctx, "evt_1", 10*time.Minute)
+	fmt.Println("a retry later:", res)
+	// Output:
+	// first attempt: acquired
+	// a copy meanwhile: busy
+	// stale commit: contextsvc: the claim's lease lapsed and another attempt holds the event id: evt_1
+	// a retry later: duplicate
+}

@@ -25,14 +25,17 @@ const (
 	// be, for clock skew between the service and the receiver.
 	DefaultFutureSkew = 5 * time.Minute
 	// webhookClaimLease bounds how long a claimed event id stays held if
-	// the process dies while handling it.
+	// the process dies while handling it. An attempt that runs longer
+	// loses its claim to the next attempt (see Deduper).
 	webhookClaimLease = 10 * time.Minute
 	// webhookRememberSlack is how long past the replay window a handled id
 	// is remembered. The window admits an event up to and including the
-	// instant it is exactly that old, while a store forgets an id at its
-	// rememberUntil; without slack a redelivery at that instant would be
-	// handled again. A second also covers stores that round expiry times
-	// down to milliseconds or seconds (Redis PXAT, EXAT).
+	// instant it is exactly that old, while a store forgets an id the
+	// instant its remember duration has passed; without slack a
+	// redelivery at that instant would be handled again. A second also
+	// covers the time between the handler reading its clock and the store
+	// starting the duration on its own, and stores that count in
+	// milliseconds (Redis PX).
 	webhookRememberSlack = time.Second
 )
 
@@ -104,8 +107,9 @@ func WithReplayWindow(past, future time.Duration) WebhookOption {
 
 // WithDeduper sets where handled event ids are remembered (default: a
 // [NewMemoryDeduper] of [DefaultMemoryDeduperSize] ids on the handler's
-// clock). Receivers with several replicas pass a shared one. nil turns
-// deduplication off while keeping the time check.
+// clock). Receivers with several replicas pass a shared one, such as
+// redisstore.NewDeduper. nil turns deduplication off while keeping the
+// time check.
 func WithDeduper(d Deduper) WebhookOption {
 	return func(c *webhookConfig) { c.deduper, c.deduperSet = d, true }
 }
@@ -151,11 +155,14 @@ type webhookHandler struct {
 //     retries later, and then gets 200 or a fresh attempt);
 //   - 500 when fn returns an error (so the sender retries), and the event
 //     id is not remembered, so that retry calls fn again;
+//   - 500 without calling fn when the [Deduper] fails (its store is
+//     unreachable, say), so the sender retries once it is back;
 //   - 200 when fn returns nil.
 //
 // fn runs with the request's context. An attempt holds its event id for
 // at most 10 minutes (the claim's lease, see [Deduper]); fn should finish
-// well within that, and within the sender's time-out. The signing secret is secret plus
+// well within that, and within the sender's time-out: past it, another
+// attempt may claim the event and run fn again. The signing secret is secret plus
 // any given with [WithWebhookSecrets]. If none is set, or one is empty, or
 // fn is nil, every request is answered 500 and logged: a misconfigured
 // receiver must neither accept forged deliveries nor drop real ones.
@@ -253,8 +260,9 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	d := h.cfg.deduper
+	var claimToken string
 	if d != nil {
-		res, err := d.Claim(r.Context(), ev.ID, h.cfg.now().Add(webhookClaimLease))
+		res, token, err := d.Claim(r.Context(), ev.ID, webhookClaimLease)
 		if err != nil {
 			log.Error("contextsvc webhook deduper claim failed", "event", ev.ID, "error", err)
 			http.Error(w, "internal error", http.StatusInternalServerError)
@@ -266,6 +274,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 			return
 		case ClaimAcquired:
+			claimToken = token
 		default: // ClaimBusy, or a result this code does not know: not handled, not acknowledged.
 			log.Info("contextsvc webhook event is being handled by another attempt", "event", ev.ID, "type", ev.Type)
 			http.Error(w, "event is being handled", http.StatusConflict)
@@ -273,28 +282,36 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	if err := h.call(r.Context(), ev); err != nil {
+	if err := h.call(r.Context(), ev, claimToken); err != nil {
 		log.Error("contextsvc webhook handler failed; the sender will retry", "event", ev.ID, "type", ev.Type, "error", err)
 		http.Error(w, "handler failed", http.StatusInternalServerError)
 		return
 	}
 	if d != nil {
+		// Remembered until the window refuses the event by its age, counted
+		// from now on the handler's clock (the Deduper counts it on its own).
+		remember := ev.Timestamp.Add(h.cfg.window + webhookRememberSlack).Sub(h.cfg.now())
 		// The sender may have hung up; remembering must not depend on it.
-		if err := d.Commit(context.WithoutCancel(r.Context()), ev.ID, ev.Timestamp.Add(h.cfg.window+webhookRememberSlack)); err != nil {
+		err := d.Commit(context.WithoutCancel(r.Context()), ev.ID, claimToken, remember)
+		switch {
+		case errors.Is(err, ErrClaimLost):
+			log.Warn("contextsvc webhook handler outlived its claim's lease; another attempt holds the event and decides whether it is remembered", "event", ev.ID, "type", ev.Type, "lease", webhookClaimLease)
+		case err != nil:
 			log.Error("contextsvc webhook deduper commit failed; a redelivery may be handled again", "event", ev.ID, "error", err)
 		}
 	}
 	w.WriteHeader(http.StatusOK)
 }
 
-// call runs fn and, if the event id was claimed, releases it unless fn
-// succeeded, also when fn panics (the panic goes on to net/http).
-func (h *webhookHandler) call(ctx context.Context, ev *Event) (err error) {
+// call runs fn and, if the event id was claimed (with token), releases the
+// claim unless fn succeeded, also when fn panics (the panic goes on to
+// net/http).
+func (h *webhookHandler) call(ctx context.Context, ev *Event, token string) (err error) {
 	if h.cfg.deduper != nil {
 		ok := false
 		defer func() {
 			if !ok {
-				if rerr := h.cfg.deduper.Release(context.WithoutCancel(ctx), ev.ID); rerr != nil {
+				if rerr := h.cfg.deduper.Release(context.WithoutCancel(ctx), ev.ID, token); rerr != nil {
 					h.cfg.logger.Error("contextsvc webhook deduper release failed", "event", ev.ID, "error", rerr)
 				}
 			}

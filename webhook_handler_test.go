@@ -431,23 +431,26 @@ type stubDeduper struct {
 	claimErr, commitErr error
 	commitCtxErr        error
 	commits, releases   atomic.Int32
+	tokens              []string // passed to Commit and Release
 }
 
-func (s *stubDeduper) Claim(context.Context, string, time.Time) (ClaimResult, error) {
+func (s *stubDeduper) Claim(context.Context, string, time.Duration) (ClaimResult, string, error) {
 	if s.claimErr != nil {
-		return 0, s.claimErr
+		return 0, "", s.claimErr
 	}
-	return ClaimAcquired, nil
+	return ClaimAcquired, "stub-token", nil
 }
 
-func (s *stubDeduper) Commit(ctx context.Context, _ string, _ time.Time) error {
+func (s *stubDeduper) Commit(ctx context.Context, _, token string, _ time.Duration) error {
 	s.commits.Add(1)
 	s.commitCtxErr = ctx.Err()
+	s.tokens = append(s.tokens, token)
 	return s.commitErr
 }
 
-func (s *stubDeduper) Release(context.Context, string) error {
+func (s *stubDeduper) Release(_ context.Context, _, token string) error {
 	s.releases.Add(1)
+	s.tokens = append(s.tokens, token)
 	return nil
 }
 
@@ -487,6 +490,9 @@ func TestWebhookHandlerDeduperErrors(t *testing.T) {
 		if d.commits.Load() != 1 || d.commitCtxErr != nil {
 			t.Errorf("commits %d, ctx err %v; want 1, nil", d.commits.Load(), d.commitCtxErr)
 		}
+		if diff := cmp.Diff([]string{"stub-token"}, d.tokens); diff != "" {
+			t.Errorf("tokens given to Commit (-want +got):\n%s", diff)
+		}
 	})
 	t.Run("release on failure", func(t *testing.T) {
 		t.Parallel()
@@ -495,6 +501,9 @@ func TestWebhookHandlerDeduperErrors(t *testing.T) {
 			WithWebhookClock(clk.Now), WithDeduper(d))
 		if w := deliver(t, h, body, sig); w.Code != http.StatusInternalServerError || d.releases.Load() != 1 || d.commits.Load() != 0 {
 			t.Errorf("status %d, releases %d, commits %d", w.Code, d.releases.Load(), d.commits.Load())
+		}
+		if diff := cmp.Diff([]string{"stub-token"}, d.tokens); diff != "" {
+			t.Errorf("tokens given to Release (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("nil deduper: no deduplication", func(t *testing.T) {

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/redistest"
+)
+
+// TestMain lets the test binary stand in for the example's binary when
+// run with -procs: a worker process it starts runs main.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// phaseTotals reads a phase's "total" row: requests, 429s, failed calls.
+func phaseTotals(t *testing.T, text, phase string) (requests, tooMany, failed int) {
+	t.Helper()
+	i := strings.Index(text, "Phase "+phase+":")
+	if i < 0 {
+		t.Fatalf("no phase %s in the output:\n%s", phase, text)
+	}
+	m := regexp.MustCompile(`total\s+(\d+)\s+[\d.]+\s+(\d+)\s+(\d+)`).FindStringSubmatch(text[i:])
+	if m == nil {
+		t.Fatalf("no total row for phase %s:\n%s", phase, text)
+	}
+	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	return atoi(m[1]), atoi(m[2]), atoi(m[3])
+}
+
+// checkRun runs the example with cfg and checks both phases: the shared
+// one within the plan and without a 429, the local one meeting 429s.
+func checkRun(t *testing.T, cfg config) string {
+	t.Helper()
+	var out strings.Builder
+	if err := run(context.Background(), &out, cfg); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	text := out.String()
+	_, plan, _ := parsePlan(cfg.plan)
+	requests, tooMany, failed := phaseTotals(t, text, "shared")
+	if tooMany != 0 || failed != 0 {
+		t.Errorf("shared phase: %d answers 429, %d failed calls; want none:\n%s", tooMany, failed, text)
+	}
+	// The shared bucket holds burst-1 tokens and refills at the plan's
+	// rate: no more can have been granted, however fast the machine.
+	most := plan.Burst() - 1 + int(cfg.duration.Seconds()*perSecond(plan)) + 1
+	if requests == 0 || requests > most {
+		t.Errorf("shared phase: %d requests in %v, want 1 to %d:\n%s", requests, cfg.duration, most, text)
+	}
+	if _, tooMany, _ := phaseTotals(t, text, "local"); tooMany == 0 {
+		t.Errorf("local phase: no 429, yet %d workers each had the plan's whole bucket:\n%s", cfg.workers, text)
+	}
+	return text
+}
+
+// TestRun runs a short fleet of goroutines, starting its own redis-server.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	redistest.Require(t)
+	text := checkRun(t, config{workers: 4, duration: 1500 * time.Millisecond, plan: "enterprise=600/5", local: true})
+	for _, want := range []string{
+		"Redis: started redis-server on 127.0.0.1:",
+		"the key is on the enterprise (600/min, burst 5) plan: 10.0 requests a second.",
+		"4 workers, goroutines of this process",
+		"worker 4",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestRunProcs runs the workers as separate processes against a Redis
+// given with -redis-addr.
+func TestRunProcs(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts worker processes; skipped with -short")
+	}
+	srv := redistest.Start(t, redistest.Options{})
+	text := checkRun(t, config{workers: 4, procs: 2, duration: 1500 * time.Millisecond, plan: "enterprise=600/5", local: true, redisAddr: srv.Addr()})
+	for _, want := range []string{"Redis: " + srv.Addr(), "spread over 2 processes", "worker 4"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestParsePlan(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]contextsvc.Plan{
+		"free":               contextsvc.PlanFree,
+		"pro":                contextsvc.PlanPro,
+		"business":           contextsvc.PlanBusiness,
+		"enterprise=6000/20": contextsvc.EnterprisePlan(6000, 20),
+		"enterprise=120/3":   contextsvc.EnterprisePlan(120, 3),
+	} {
+		if _, got, err := parsePlan(in); err != nil || got != want {
+			t.Errorf("parsePlan(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "gold", "unlimited", "enterprise=0/5", "enterprise=10"} {
+		if _, _, err := parsePlan(in); err == nil {
+			t.Errorf("parsePlan(%q) = nil error", in)
+		}
+	}
+}
+
+func TestRunRefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []config{
+		{workers: 0, duration: time.Second, plan: "free"},
+		{workers: 2, procs: 3, duration: time.Second, plan: "free"},
+		{workers: 2, procs: -1, duration: time.Second, plan: "free"},
+		{workers: 2, duration: 0, plan: "free"},
+		{workers: 2, duration: time.Second, plan: "gold"},
+		{workers: 2, duration: time.Second, plan: "free", redisAddr: "127.0.0.1:1"},
+	} {
+		var out strings.Builder
+		if err := run(context.Background(), &out, cfg); err == nil {
+			t.Errorf("run(%+v) = nil, want an error", cfg)
+		}
+	}
+}

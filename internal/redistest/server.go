@@ -1,0 +1,277 @@
+// Package redistest runs Debian's redis-server for the tests, benchmarks
+// and examples of this module: on a free loopback port, with nothing
+// written to disk unless asked, and stopped by its PID.
+//
+// Tests use it through [Main], [Shared], [Start], [Client] and [Prefix]:
+// one server per test binary is shared by every test (each keeps to its own
+// key prefix), and a test that stops and restarts Redis gets a server of
+// its own so it disturbs no other. Where redis-server is not installed the
+// tests skip and say how to install it; with CI=true they fail instead.
+// Programs use [Launch] and [Server.Close].
+package redistest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// InstallHint is how to install the program this package runs.
+const InstallHint = "apt-get install redis-server"
+
+// ErrNotInstalled is returned when redis-server is not on PATH.
+var ErrNotInstalled = errors.New("redistest: redis-server not found on PATH (" + InstallHint + ")")
+
+// Options configures a server started by [Launch].
+type Options struct {
+	// Persistent turns the append-only file on (fsync on every write, in
+	// the server's own temporary directory), so data outlives a
+	// [Server.Stop] and [Server.Start], as it does on a production Redis
+	// run with persistence. By default nothing is written to disk and a
+	// restart empties the server.
+	Persistent bool
+}
+
+// Server is a redis-server process on 127.0.0.1. Its methods are safe for
+// concurrent use.
+type Server struct {
+	opts Options
+	port int
+	dir  string // working directory, removed by Close
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd     // nil while stopped
+	done chan struct{} // closed when cmd has exited
+	log  *tailBuffer   // the process's output, for error messages
+}
+
+// Launch starts a redis-server on a free loopback port and returns once it
+// answers PING. Call Close to stop it and remove its directory.
+func Launch(opts Options) (*Server, error) {
+	path, err := Installed()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "redistest-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, dir: dir}
+	// Between choosing a free port and redis-server binding it, another
+	// process on this machine may take it: then choose again.
+	for range 5 {
+		if s.port, err = freePort(); err != nil {
+			break
+		}
+		if err = s.start(path); err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, errPortInUse) {
+			break
+		}
+	}
+	os.RemoveAll(dir)
+	return nil, err
+}
+
+// Addr returns the server's address, 127.0.0.1:port. It stays the same
+// across Stop and Start.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// PID returns the process id of the running redis-server, or 0 while it is
+// stopped.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Stop stops the server by its PID: SIGTERM (Redis's clean shutdown, which
+// also flushes the append-only file of a persistent server), then SIGKILL
+// if it has not exited after 10 seconds. Stopping a stopped server does
+// nothing.
+func (s *Server) Stop() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return nil
+	}
+	cmd, done := s.cmd, s.done
+	s.cmd = nil
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		select {
+		case <-done: // it had exited already
+			return nil
+		default:
+		}
+		return fmt.Errorf("redistest: signalling redis-server (pid %d): %w", cmd.Process.Pid, err)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("redistest: redis-server (pid %d) ignored SIGTERM for 10 s and was killed", cmd.Process.Pid)
+	}
+}
+
+// Start starts a stopped server again on the same port and returns once it
+// answers PING. Starting a running server does nothing.
+func (s *Server) Start() error {
+	path, err := Installed()
+	if err != nil {
+		return err
+	}
+	// The port was just released; if something else grabbed it, waiting a
+	// little does not help, but a socket in TIME_WAIT does not block
+	// Redis (it sets SO_REUSEADDR), so one try is what there is.
+	return s.start(path)
+}
+
+// Close stops the server and removes its directory.
+func (s *Server) Close() error {
+	err := s.Stop()
+	return errors.Join(err, os.RemoveAll(s.dir))
+}
+
+var errPortInUse = errors.New("redistest: port in use")
+
+// start runs redis-server on s.port and waits until it answers PING.
+func (s *Server) start(path string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return nil
+	}
+	args := []string{
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--dir", s.dir,
+		"--save", "", // no RDB snapshots
+		"--daemonize", "no",
+		"--logfile", "", // log to stdout, which tailBuffer keeps
+		"--loglevel", "warning",
+		"--unixsocket", "",
+		"--databases", "1",
+	}
+	if s.opts.Persistent {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		args = append(args, "--appendonly", "no")
+	}
+	cmd := exec.Command(path, args...)
+	log := &tailBuffer{max: 8 << 10}
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Dir = s.dir
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("redistest: starting redis-server: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	if err := waitReady(s.Addr(), done, 10*time.Second); err != nil {
+		cmd.Process.Kill()
+		<-done
+		out := log.String()
+		if strings.Contains(out, "Address already in use") {
+			return fmt.Errorf("%w: %d", errPortInUse, s.port)
+		}
+		return fmt.Errorf("redistest: redis-server on %s: %w; its output:\n%s", s.Addr(), err, out)
+	}
+	s.cmd, s.done, s.log = cmd, done, log
+	return nil
+}
+
+// waitReady polls addr with PING until it answers PONG, the process exits
+// (done closes) or the timeout passes. A process just started has no
+// other way to say it listens; the polls are 5 ms apart and end at the
+// first PONG.
+func waitReady(addr string, done <-chan struct{}, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if Ping(addr) == nil {
+			return nil
+		}
+		select {
+		case <-done:
+			return errors.New("the process exited")
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no PONG within %v", timeout)
+		}
+	}
+}
+
+// Ping sends PING to the Redis at addr over a new connection and reports
+// an error unless it answers PONG within a second.
+func Ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
+	}
+	return nil
+}
+
+// lookPath finds redis-server on PATH.
+func lookPath() (string, error) { return exec.LookPath("redis-server") }
+
+// freePort returns a TCP port that was free on 127.0.0.1 a moment ago.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

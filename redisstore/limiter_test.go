@@ -1,0 +1,438 @@
+package redisstore_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/redistest"
+	"github.com/contextsvc/contextsvc-go/mockserver"
+	"github.com/contextsvc/contextsvc-go/redisstore"
+)
+
+// newLimiter builds a limiter on c, failing the test on error.
+func newLimiter(t *testing.T, c redis.UniversalClient, apiKey string, plan contextsvc.Plan, opts ...redisstore.LimiterOption) *redisstore.Limiter {
+	t.Helper()
+	l, err := redisstore.NewLimiter(c, apiKey, plan, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// testKey returns an API key of the test's own, so tests sharing a Redis
+// never share a bucket.
+func testKey(t *testing.T) string { return "sk_test_" + strings.Trim(redistest.Prefix(t), ":") }
+
+// TestLimiterSharedRate: three go-redis clients (three pools, as three
+// processes would have), each with its own Limiter for one key, and four
+// goroutines on each, together get no more than the plan allows. Redis's
+// grants cannot be observed directly, but each Wait returns after its
+// grant, and the first grant comes after start; so if the k-th Wait to
+// return did so before start + (k - burst) emission intervals, more than
+// the plan was granted. A slow machine only makes the returns later, so
+// the check cannot fail for want of speed.
+func TestLimiterSharedRate(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Shared(t)
+	const (
+		perMinute = 6000 // 100 a second
+		burst     = 5    // 4 in the shared bucket
+		clients   = 3
+		perClient = 4
+		waits     = 15 // per goroutine: 180 in all, about 1.8 s
+	)
+	plan := contextsvc.EnterprisePlan(perMinute, burst)
+	key := testKey(t)
+	interval := time.Minute / perMinute
+
+	var mu sync.Mutex
+	var returns []time.Duration
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	for range clients {
+		lim := newLimiter(t, redistest.Client(t, srv), key, plan)
+		for range perClient {
+			wg.Go(func() {
+				for range waits {
+					if err := lim.Wait(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+					d := time.Since(start)
+					mu.Lock()
+					returns = append(returns, d)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	total := clients * perClient * waits
+	if len(returns) != total {
+		t.Fatalf("%d Waits returned, want %d", len(returns), total)
+	}
+	slices.Sort(returns)
+	// Redis's clock (TIME) and Go's can disagree by a little; a
+	// millisecond is far below the 10 ms interval.
+	const slack = time.Millisecond
+	for k := burst; k <= total; k++ { // the k-th return, 1-based
+		earliest := time.Duration(k-(burst-1)) * interval
+		if got := returns[k-1]; got < earliest-slack {
+			t.Fatalf("Wait number %d returned %v after start; the plan (%d at once, then one per %v) allows it at %v at the earliest",
+				k, got, burst-1, interval, earliest)
+		}
+	}
+	t.Logf("%d Waits over %v: %.0f/s for a plan of %d/s", total, returns[total-1], float64(total)/returns[total-1].Seconds(), perMinute/60)
+}
+
+// TestLimiterSleepsWhatRedisSays: a Wait that finds the bucket empty
+// makes exactly two round trips (the refusal naming the wait, then the
+// grant after sleeping it): it sleeps what Redis says and never polls.
+func TestLimiterSleepsWhatRedisSays(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t, redistest.Shared(t))
+	// Load the script first (EVALSHA, NOSCRIPT, EVAL) with another key,
+	// so the counts below are the steady state's.
+	if err := newLimiter(t, c, testKey(t)+"_warm", contextsvc.PlanFree).Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hook := &countingHook{}
+	c.AddHook(hook)
+	// 600 a minute: a token every 100 ms; burst 2, so 1 in the bucket.
+	lim := newLimiter(t, c, testKey(t), contextsvc.EnterprisePlan(600, 2))
+	ctx := context.Background()
+	if err := lim.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := hook.scripts.Load(); n != 1 {
+		t.Fatalf("a Wait with a token free ran %d scripts, want 1", n)
+	}
+	start := time.Now()
+	if err := lim.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	if n := hook.scripts.Load() - 1; n != 2 {
+		t.Errorf("a Wait for the next token ran %d scripts, want 2 (refused with the wait, then granted)", n)
+	}
+	if elapsed < 90*time.Millisecond {
+		t.Errorf("the second Wait returned after %v; the next token was 100 ms away", elapsed)
+	}
+}
+
+// TestLimiterHonoursContext: a Wait whose token would come after the
+// context's deadline returns at once with DeadlineExceeded, and a
+// cancelled Wait returns Canceled while sleeping.
+func TestLimiterHonoursContext(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t, redistest.Shared(t))
+	// One a minute, burst 2: one token, then the next a minute later.
+	lim := newLimiter(t, c, testKey(t), contextsvc.EnterprisePlan(1, 2))
+	if err := lim.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := lim.Wait(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Wait with a 5 s deadline for a token a minute away: %v, want DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("it returned after %v, want at once", d)
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- lim.Wait(ctx) }()
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled Wait: %v, want Canceled", err)
+	}
+}
+
+// TestLimiterHeadroom: the shared bucket holds the plan's burst less the
+// headroom (one token by default, as NewLimiter), at least one: that many
+// Waits pass at once on a slow plan, and the next one would wait.
+func TestLimiterHeadroom(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t, redistest.Shared(t))
+	plan := contextsvc.EnterprisePlan(1, 10) // one a minute: no refill during the test
+	for _, tc := range []struct {
+		opts []redisstore.LimiterOption
+		want int
+	}{
+		{nil, 9},
+		{[]redisstore.LimiterOption{redisstore.WithHeadroom(0)}, 10},
+		{[]redisstore.LimiterOption{redisstore.WithHeadroom(4)}, 6},
+		{[]redisstore.LimiterOption{redisstore.WithHeadroom(30)}, 1},
+	} {
+		lim := newLimiter(t, c, testKey(t)+fmt.Sprint("_", tc.want), plan, tc.opts...)
+		for i := range tc.want {
+			if err := lim.Wait(context.Background()); err != nil {
+				t.Fatalf("bucket of %d: Wait %d: %v", tc.want, i+1, err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := lim.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("bucket of %d: Wait %d = %v, want DeadlineExceeded (the next token is a minute away)", tc.want, tc.want+1, err)
+		}
+		cancel()
+	}
+}
+
+// TestLimiterKeys: the Redis key is named after the API key's SHA-256 and
+// never holds the key itself, and it expires once the bucket would be
+// full again.
+func TestLimiterKeys(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t, redistest.Shared(t))
+	apiKey := testKey(t)
+	prefix := redistest.Prefix(t)
+	// 60 a minute, burst 10: 9 tokens, full again 9 s after emptying.
+	lim := newLimiter(t, c, apiKey, contextsvc.PlanFree, redisstore.WithKeyPrefix(prefix))
+	sum := sha256.Sum256([]byte(apiKey))
+	if want := "rate:" + prefix + hex.EncodeToString(sum[:]); lim.Key() != want {
+		t.Errorf("Key() = %q, want %q", lim.Key(), want)
+	}
+	ctx := context.Background()
+	for range 9 {
+		if err := lim.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ttl, err := c.PTTL(ctx, lim.Key()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// redis_rate sets whole seconds: ceil(9 tokens × 1 s).
+	if ttl <= 8*time.Second || ttl > 9*time.Second {
+		t.Errorf("PTTL %v after spending the bucket, want just under 9 s", ttl)
+	}
+	keys, err := c.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if strings.Contains(k, apiKey) {
+			t.Errorf("Redis key %q contains the API key", k)
+		}
+		v, _ := c.Get(ctx, k).Result()
+		if strings.Contains(v, apiKey) {
+			t.Errorf("Redis key %q holds the API key", k)
+		}
+	}
+	if !slices.Contains(keys, lim.Key()) {
+		t.Errorf("Redis has no key %s", lim.Key())
+	}
+}
+
+// TestLimiterThroughClients: three clients, each with its own go-redis
+// connection and limiter on one key, call the mock server (whose key is on
+// the same plan) without one 429.
+func TestLimiterThroughClients(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Shared(t)
+	const token = "sk_test_shared_plan"
+	ts := mockserver.NewTestServer(t,
+		mockserver.WithKey(mockserver.Key{Token: token, Plan: mockserver.PlanEnterprise, PerMinute: 600, Burst: 5}))
+	plan := contextsvc.EnterprisePlan(600, 5)
+	limKey := testKey(t) // the limiter's key: one of the test's own on the shared Redis
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 3 {
+		lim := newLimiter(t, redistest.Client(t, srv), limKey, plan)
+		client, err := contextsvc.NewClient(token, contextsvc.WithBaseURL(ts.URL), contextsvc.WithLimiter(lim), contextsvc.WithMaxRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for j := range 5 {
+				if _, err := client.Contexts.Get(ctx, "ctx_missing_"+fmt.Sprint(i, j)); !errors.Is(err, contextsvc.ErrNotFound) {
+					t.Errorf("client %d call %d: %v, want 404 (and never 429)", i, j, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestLimiterFailClosed: with Redis stopped, every Wait fails at once with
+// an error wrapping ErrUnavailable and the cause, a call through a client
+// fails with it unsent, and once Redis is back Waits pass again.
+func TestLimiterFailClosed(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	// go-redis's defaults retry a refused connection for about 1.75 s
+	// (5 dials × 4 tries) before giving up; one try each keeps this short.
+	fast := &redis.Options{MaxRetries: -1, DialerRetries: 1}
+	lim := newLimiter(t, redistest.Client(t, srv, fast), "sk_test_closed", contextsvc.PlanBusiness,
+		redisstore.WithFailureMode(redisstore.FailClosed))
+	ts := mockserver.NewTestServer(t)
+	client, err := contextsvc.NewClient(ts.APIKey, contextsvc.WithBaseURL(ts.URL), contextsvc.WithLimiter(lim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := lim.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	err = lim.Wait(ctx)
+	if !errors.Is(err, redisstore.ErrUnavailable) || !isNetError(err) {
+		t.Errorf("Wait with Redis stopped: %v, want ErrUnavailable wrapping a network error", err)
+	}
+	_, err = client.Contexts.Get(ctx, "ctx_x")
+	if !errors.Is(err, redisstore.ErrUnavailable) ||
+		!strings.HasPrefix(err.Error(), "contextsvc: GET /contexts/ctx_x: waiting for the rate limiter: redisstore: Redis unavailable: ") {
+		t.Errorf("call with Redis stopped: %v", err)
+	}
+	if n := len(ts.Snapshot().Contexts); n != 0 {
+		t.Errorf("mock holds %d contexts", n)
+	}
+	if lim.Degraded() {
+		t.Error("a fail-closed limiter reports Degraded")
+	}
+
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := lim.Wait(ctx); err != nil {
+		t.Errorf("Wait after Redis is back: %v", err)
+	}
+	if _, err := client.Contexts.Get(ctx, "ctx_x"); !errors.Is(err, contextsvc.ErrNotFound) {
+		t.Errorf("call after Redis is back: %v, want 404", err)
+	}
+}
+
+// TestLimiterFailOpen: goroutines keep calling Wait while Redis is stopped
+// and started again. No Wait fails; the limiter paces locally meanwhile,
+// says so once in the log, and goes back to Redis (and says so once) after
+// the restart.
+func TestLimiterFailOpen(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.Options{})
+	rec := &logRecorder{}
+	c := redistest.Client(t, srv)
+	apiKey := "sk_test_open_secret"
+	lim := newLimiter(t, c, apiKey, contextsvc.EnterprisePlan(60000, 100), // 1,000 a second
+		redisstore.WithLogger(slog.New(rec)), redisstore.WithRecheckInterval(20*time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var mu sync.Mutex
+	var waits int
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if err := lim.Wait(ctx); err != nil && ctx.Err() == nil {
+					t.Errorf("Wait: %v", err)
+				}
+				mu.Lock()
+				waits++
+				mu.Unlock()
+			}
+		})
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return waits }
+	// waitFor lets the goroutines make progress until cond holds.
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	before := count()
+	waitFor("Waits through Redis", func() bool { return count() > before+50 })
+	if lim.Degraded() {
+		t.Fatal("degraded with Redis up")
+	}
+
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the fall-back", lim.Degraded)
+	stopped := count()
+	waitFor("Waits with Redis stopped", func() bool { return count() > stopped+50 })
+
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("Redis again", func() bool { return !lim.Degraded() })
+	waitFor("Redis to hold the key again", func() bool { return c.Exists(ctx, lim.Key()).Val() == 1 })
+	cancel()
+	wg.Wait()
+
+	var warns, infos int
+	for _, line := range rec.lines() {
+		switch {
+		case strings.HasPrefix(line, "WARN contextsvc rate limiter: Redis unreachable"):
+			warns++
+		case strings.HasPrefix(line, "INFO contextsvc rate limiter: Redis reachable again"):
+			infos++
+		}
+		if strings.Contains(line, apiKey) {
+			t.Errorf("log line shows the API key: %s", line)
+		}
+	}
+	if warns != 1 || infos != 1 {
+		t.Errorf("log has %d fall-back and %d recovery lines, want 1 and 1:\n%s", warns, infos, strings.Join(rec.lines(), "\n"))
+	}
+}
+
+func TestNewLimiterRefusesBadArguments(t *testing.T) {
+	t.Parallel()
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer c.Close()
+	tests := []struct {
+		name   string
+		client redis.UniversalClient
+		key    string
+		plan   contextsvc.Plan
+		opts   []redisstore.LimiterOption
+	}{
+		{"nil client", nil, "sk", contextsvc.PlanFree, nil},
+		{"empty key", c, "", contextsvc.PlanFree, nil},
+		{"zero plan", c, "sk", contextsvc.Plan{}, nil},
+		{"bad enterprise plan", c, "sk", contextsvc.EnterprisePlan(0, 5), nil},
+		{"unknown failure mode", c, "sk", contextsvc.PlanFree, []redisstore.LimiterOption{redisstore.WithFailureMode(7)}},
+		{"negative headroom", c, "sk", contextsvc.PlanFree, []redisstore.LimiterOption{redisstore.WithHeadroom(-1)}},
+	}
+	for _, tc := range tests {
+		if _, err := redisstore.NewLimiter(tc.client, tc.key, tc.plan, tc.opts...); !errors.Is(err, contextsvc.ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", tc.name, err)
+		}
+	}
+}
+
+func TestFailureModeString(t *testing.T) {
+	t.Parallel()
+	for m, want := range map[redisstore.FailureMode]string{redisstore.FailOpen: "fail open", redisstore.FailClosed: "fail closed", 9: "FailureMode(9)"} {
+		if got := m.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", int(m), got, want)
+		}
+	}
+}
