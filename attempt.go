@@ -67,12 +67,14 @@ func (b *cancelOnClose) Close() error {
 // request was written to a connection. The hooks may run on the
 // transport's own goroutines, hence the atomics.
 type writeWatch struct {
+	asked atomic.Bool // net/http's transport asked for a connection
 	conn  atomic.Bool // a connection was obtained
 	wrote atomic.Bool // the whole request was written to it
 }
 
 func (w *writeWatch) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
+		GetConn: func(string) { w.asked.Store(true) },
 		GotConn: func(httptrace.GotConnInfo) { w.conn.Store(true) },
 		WroteRequest: func(info httptrace.WroteRequestInfo) {
 			if info.Err == nil {
@@ -87,6 +89,13 @@ func (w *writeWatch) trace() *httptrace.ClientTrace {
 func (w *writeWatch) reached(err error) bool {
 	if w.conn.Load() {
 		return w.wrote.Load()
+	}
+	if w.asked.Load() {
+		// net/http's transport was still waiting for a connection (dialing,
+		// a TLS handshake, a full pool) when the attempt ended, e.g. by
+		// WithAttemptTimeout: nothing of the request was sent. (Over HTTP/2
+		// a pooled connection reports GotConn before anything is written.)
+		return false
 	}
 	// No trace event: either nothing was sent because connecting failed,
 	// or the transport is not net/http's (a caller's RoundTripper reports

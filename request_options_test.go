@@ -407,3 +407,41 @@ func TestDeleteAfterResetOverRealHTTP(t *testing.T) {
 		t.Errorf("Delete of a missing context: %v, want ErrNotFound", err)
 	}
 }
+
+// TestDeleteAfterAttemptTimeoutWhileConnecting: an attempt that
+// WithAttemptTimeout ends while net/http's transport is still connecting
+// sent nothing, so a 404 on the next attempt is the context's own answer:
+// ErrNotFound, not a success made up from a lost answer.
+func TestDeleteAfterAttemptTimeoutWhileConnecting(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound) // no such context, ever
+	}))
+	defer srv.Close()
+	var mu sync.Mutex
+	dials := 0
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mu.Lock()
+		dials++
+		n := dials
+		mu.Unlock()
+		if n == 1 {
+			// A connection that never completes, until the attempt's
+			// time-out ends the wait.
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	defer tr.CloseIdleConnections()
+	c, err := NewClient(testKey, WithBaseURL(srv.URL+"/v1"), WithHTTPClient(&http.Client{Transport: tr}),
+		WithRetryWait(time.Millisecond, time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp Response
+	res, err := c.Contexts.Delete(context.Background(), "ctx_missing", WithAttemptTimeout(50*time.Millisecond), WithResponseInto(&resp))
+	if !errors.Is(err, ErrNotFound) || resp.Attempts != 2 {
+		t.Errorf("Delete: %+v, %v after %d attempts; want ErrNotFound after 2 (the first never connected)", res, err, resp.Attempts)
+	}
+}
