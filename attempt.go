@@ -37,8 +37,10 @@ func sendAttempt(base http.RoundTripper, req *http.Request, cs *callState) (*htt
 		if watch != nil && watch.reached(err) {
 			cs.mayHaveActed = true
 		}
+		cs.lastStatus, cs.lastHeader = 0, nil
 		return nil, err
 	}
+	cs.lastStatus, cs.lastHeader = resp.StatusCode, resp.Header
 	if resp.StatusCode >= 500 {
 		// A gateway's 502 or 504 may come after the service acted.
 		cs.mayHaveActed = true

@@ -191,6 +191,81 @@ func TestWithResponseInto(t *testing.T) {
 	}
 }
 
+// failingLimiter lets the first n attempts through, then fails, as a
+// shared limiter whose store went down would.
+type failingLimiter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (l *failingLimiter) Wait(context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n == 0 {
+		return errors.New("limiter store unavailable")
+	}
+	l.n--
+	return nil
+}
+
+// TestWithResponseIntoWhenTheWaitEnds: a call that ends while waiting to
+// retry (its context done, its limiter failing) still reports the answer
+// its last attempt got, and that answer's request id, which is what the
+// caller needs to ask the service about it.
+func TestWithResponseIntoWhenTheWaitEnds(t *testing.T) {
+	t.Parallel()
+	unavailable := []string{"X-Request-Id", "req_503", "X-RateLimit-Limit", "300", "X-RateLimit-Remaining", "7"}
+	tests := []struct {
+		name    string
+		opts    []Option
+		cancel  bool // the responder cancels the call's context
+		wantErr func(error) bool
+	}{
+		{
+			name:    "context canceled during the wait",
+			opts:    []Option{WithRetryWait(time.Hour, time.Hour)},
+			cancel:  true,
+			wantErr: func(err error) bool { return errors.Is(err, context.Canceled) },
+		},
+		{
+			name:    "limiter fails before the retry",
+			opts:    []Option{WithLimiter(&failingLimiter{n: 1})},
+			wantErr: func(err error) bool { return err != nil && strings.Contains(err.Error(), "limiter store unavailable") },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, mt, rec := newTestClient(t, tt.opts...)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			mt.RegisterNoResponder(rec.wrap(func(r *http.Request) (*http.Response, error) {
+				if tt.cancel {
+					cancel() // the retry's wait ends at once
+				}
+				return respond(503, `{}`, unavailable...)(r)
+			}))
+			resp := Response{StatusCode: 999, RequestID: "stale"}
+			_, err := c.Contexts.Create(ctx, &CreateContextRequest{Name: "n"}, WithResponseInto(&resp))
+			if !tt.wantErr(err) {
+				t.Fatalf("err = %v", err)
+			}
+			if rec.count() != 1 {
+				t.Fatalf("%d attempts sent, want 1", rec.count())
+			}
+			got := resp
+			got.Header, got.IdempotencyKey, got.RateLimit.Observed = nil, "", time.Time{}
+			want := Response{StatusCode: 503, RequestID: "req_503", RateLimit: RateLimit{Limit: 300, Remaining: 7}, Attempts: 1}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Response (-want +got):\n%s", diff)
+			}
+			if resp.Header.Get("X-Request-Id") != "req_503" || resp.IdempotencyKey == "" {
+				t.Errorf("Header %v, IdempotencyKey %q: want the 503's headers and the key sent", resp.Header, resp.IdempotencyKey)
+			}
+		})
+	}
+}
+
 // base32Key is what the client's own keys look like: rand.Text.
 var base32Key = regexp.MustCompile(`^[A-Z2-7]{26}$`)
 
