@@ -312,12 +312,10 @@ func parseBaseURL(u string) (*url.URL, error) {
 func shownURL(u string) string {
 	rest, frag, hasFrag := strings.Cut(u, "#")
 	rest, query, hasQuery := strings.Cut(rest, "?")
-	// The authority runs from after "//" (or the start, when the scheme is
-	// missing) to the next "/".
-	authStart := 0
-	if i := strings.Index(rest, "://"); i >= 0 {
-		authStart = i + 3
-	}
+	// The authority runs from after the scheme and its slashes, also when
+	// they are mistyped ("http//u:p@x", "https:/u:p@x"), or from the start
+	// when there is no scheme ("u:p@localhost:8080"), to the next "/".
+	authStart := authorityStart(rest)
 	authEnd := len(rest)
 	if i := strings.IndexByte(rest[authStart:], '/'); i >= 0 {
 		authEnd = authStart + i
@@ -345,6 +343,26 @@ func shownURL(u string) string {
 		b.WriteString(frag)
 	}
 	return b.String()
+}
+
+// authorityStart returns where the authority of a URL, well-formed or not,
+// starts: after a scheme-like prefix followed by colons and slashes with at
+// least one slash in them ("https://", "http//", "http:/", "//"), else 0.
+// The prefix never contains an "@", so no user info comes before it.
+func authorityStart(u string) int {
+	i := 0
+	for i < len(u) && (u[i] >= 'a' && u[i] <= 'z' || u[i] >= 'A' && u[i] <= 'Z' || u[i] >= '0' && u[i] <= '9' ||
+		u[i] == '+' || u[i] == '-' || u[i] == '.') {
+		i++
+	}
+	j := i
+	for j < len(u) && (u[j] == ':' || u[j] == '/') {
+		j++
+	}
+	if strings.IndexByte(u[i:j], '/') >= 0 {
+		return j
+	}
+	return 0
 }
 
 // missingScheme reports whether u is a host and path typed without a

@@ -149,6 +149,10 @@ func TestNewClientConfiguration(t *testing.T) {
 		{name: "no scheme, credentials", key: "k", opts: []Option{WithBaseURL("u:sk_hidden@localhost:8080/v1?key=bad key&debug")},
 			wantErr: `base URL "localhost:8080/v1?key=…&debug" has no scheme`, secret: "sk_hidden"},
 		{name: "scheme typo", key: "k", opts: []Option{WithBaseURL("http:/x.test/v1")}, wantErr: `"http:/x.test/v1": need an absolute http or https URL`},
+		// A mistyped "://" must not expose the user info either.
+		{name: "password, scheme without colon", key: "k", opts: []Option{WithBaseURL("http//u:sk_hidden@x.test/v1")}, wantErr: `base URL "http//x.test/v1"`, secret: "sk_hidden"},
+		{name: "password, scheme with one slash", key: "k", opts: []Option{WithBaseURL("https:/u:sk_hidden@x.test/v1")}, wantErr: `base URL "https:/x.test/v1"`, secret: "sk_hidden"},
+		{name: "password with a slash", key: "k", opts: []Option{WithBaseURL("https://u:sk/hidden@x.test/v1?a=1")}, wantErr: "base URL", secret: "hidden"},
 		{name: "password", key: "k", opts: []Option{WithBaseURL("https://u:sk_hidden@x.test/v1")}, wantErr: "user info", secret: "sk_hidden"},
 		{name: "password, wrong scheme", key: "k", opts: []Option{WithBaseURL("ftp://u:sk_hidden@x.test/v1")}, wantErr: "absolute http or https", secret: "sk_hidden"},
 		{name: "password, no v1", key: "k", opts: []Option{WithBaseURL("https://u:sk_hidden@x.test/")}, wantErr: "user info", secret: "sk_hidden"},
