@@ -276,6 +276,15 @@ func parseBaseURL(u string) (*url.URL, error) {
 		return nil, fmt.Errorf("%w: no base URL: use WithBaseURL or set %s", ErrInvalidArgument, EnvBaseURL)
 	}
 	shown := shownURL(u)
+	if strings.TrimSpace(u) != u {
+		// Typically copied from a file with its newline, or quoted with a
+		// space; url.Parse's complaint would not say so.
+		return nil, fmt.Errorf("%w: base URL %q starts or ends with white space", ErrInvalidArgument, shown)
+	}
+	if fixed, ok := schemeTypo(u); ok {
+		// "http//x/v1" would otherwise read as a host named "http".
+		return nil, fmt.Errorf("%w: base URL %q: need an absolute http or https URL: did you mean %q?", ErrInvalidArgument, shown, shownURL(fixed))
+	}
 	if scheme, ok := missingScheme(u); ok {
 		// url.Parse would read "localhost:8080/v1" as the scheme
 		// "localhost" and the opaque "8080/v1", and the error would be
@@ -343,6 +352,28 @@ func shownURL(u string) string {
 		b.WriteString(frag)
 	}
 	return b.String()
+}
+
+// schemeTypo reports whether u starts with http or https followed by a
+// mistyped "://" ("http//x/v1", "http:/x/v1", "https:x/v1", "http:///x/v1"),
+// and the URL the caller probably meant. A host that merely starts with
+// "http" ("httpbin.org/v1") is no typo.
+func schemeTypo(u string) (string, bool) {
+	for _, scheme := range []string{"https", "http"} {
+		if len(u) < len(scheme) || !strings.EqualFold(u[:len(scheme)], scheme) {
+			continue
+		}
+		rest := u[len(scheme):]
+		if strings.HasPrefix(rest, "://") && !strings.HasPrefix(rest, ":///") {
+			return "", false // well-formed
+		}
+		trimmed := strings.TrimLeft(rest, ":/")
+		if trimmed == rest || trimmed == "" {
+			return "", false
+		}
+		return scheme + "://" + trimmed, true
+	}
+	return "", false
 }
 
 // authorityStart returns where the authority of a URL, well-formed or not,

@@ -149,8 +149,17 @@ func TestNewClientConfiguration(t *testing.T) {
 		{name: "no scheme, credentials", key: "k", opts: []Option{WithBaseURL("u:sk_hidden@localhost:8080/v1?key=bad key&debug")},
 			wantErr: `base URL "localhost:8080/v1?key=…&debug" has no scheme`, secret: "sk_hidden"},
 		{name: "scheme typo", key: "k", opts: []Option{WithBaseURL("http:/x.test/v1")}, wantErr: `"http:/x.test/v1": need an absolute http or https URL`},
+		// A mistyped "://": the error says what was probably meant.
+		{name: "scheme without colon", key: "k", opts: []Option{WithBaseURL("http//x/v1")}, wantErr: `base URL "http//x/v1": need an absolute http or https URL: did you mean "http://x/v1"?`},
+		{name: "https without colon", key: "k", opts: []Option{WithBaseURL("https//localhost:8080/v1")}, wantErr: `did you mean "https://localhost:8080/v1"?`},
+		{name: "scheme with one slash", key: "k", opts: []Option{WithBaseURL("http:/localhost:8080/v1")}, wantErr: `did you mean "http://localhost:8080/v1"?`},
+		{name: "scheme without slashes", key: "k", opts: []Option{WithBaseURL("HTTPS:api.example.com/v1")}, wantErr: `did you mean "https://api.example.com/v1"?`},
+		{name: "three slashes", key: "k", opts: []Option{WithBaseURL("http:///x/v1")}, wantErr: `did you mean "http://x/v1"?`},
+		{name: "a host starting with http", key: "k", opts: []Option{WithBaseURL("httpbin.example/v1")}, wantErr: `did you mean "https://httpbin.example/v1"?`},
+		{name: "trailing newline", key: "k", opts: []Option{WithBaseURL("http://localhost:8080/v1\n")}, wantErr: `base URL "http://localhost:8080/v1\n" starts or ends with white space`},
+		{name: "leading space", key: "k", opts: []Option{WithBaseURL(" https://x.test/v1")}, wantErr: "white space"},
 		// A mistyped "://" must not expose the user info either.
-		{name: "password, scheme without colon", key: "k", opts: []Option{WithBaseURL("http//u:sk_hidden@x.test/v1")}, wantErr: `base URL "http//x.test/v1"`, secret: "sk_hidden"},
+		{name: "password, scheme without colon", key: "k", opts: []Option{WithBaseURL("http//u:sk_hidden@x.test/v1")}, wantErr: `base URL "http//x.test/v1": need an absolute http or https URL: did you mean "http://x.test/v1"?`, secret: "sk_hidden"},
 		{name: "password, scheme with one slash", key: "k", opts: []Option{WithBaseURL("https:/u:sk_hidden@x.test/v1")}, wantErr: `base URL "https:/x.test/v1"`, secret: "sk_hidden"},
 		{name: "password with a slash", key: "k", opts: []Option{WithBaseURL("https://u:sk/hidden@x.test/v1?a=1")}, wantErr: "base URL", secret: "hidden"},
 		{name: "password", key: "k", opts: []Option{WithBaseURL("https://u:sk_hidden@x.test/v1")}, wantErr: "user info", secret: "sk_hidden"},
