@@ -540,6 +540,9 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any, opts ...Reque
 	}
 	rr, err := retryablehttp.FromRequest(r)
 	if err != nil {
+		// Not an ErrInvalidArgument, so the caller's Response must not
+		// keep what an earlier call left in it.
+		cs.report(nil, nil)
 		return nil, fmt.Errorf("contextsvc: reading the request body: %w", err)
 	}
 	resp, err := c.send(cs, rr)

@@ -520,3 +520,32 @@ func TestDeleteAfterAttemptTimeoutWhileConnecting(t *testing.T) {
 		t.Errorf("Delete: %+v, %v after %d attempts; want ErrNotFound after 2 (the first never connected)", res, err, resp.Attempts)
 	}
 }
+
+// unreadable is a request body whose reading fails.
+type unreadable struct{}
+
+func (unreadable) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+// TestDoResponseWhenTheBodyCannotBeRead: Do fails before sending because
+// the caller's body cannot be read. That is no ErrInvalidArgument, so the
+// Response is filled (nothing sent, no answer), not left as an earlier call
+// left it.
+func TestDoResponseWhenTheBodyCannotBeRead(t *testing.T) {
+	t.Parallel()
+	c, mt, _ := newTestClient(t)
+	ctx := context.Background()
+	req, err := c.NewRequest(ctx, "POST", "/contexts", unreadable{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := Response{StatusCode: 200, RequestID: "req_earlier", Attempts: 1}
+	if _, err := c.Do(ctx, req, nil, WithResponseInto(&resp)); err == nil || errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("err = %v, want a body read error", err)
+	}
+	if resp.StatusCode != 0 || resp.RequestID != "" || resp.Attempts != 0 || resp.IdempotencyKey == "" {
+		t.Errorf("Response %+v: want no answer, no attempt, and the key the request would have carried", resp)
+	}
+	if n := mt.GetTotalCallCount(); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+}
