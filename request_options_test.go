@@ -208,6 +208,20 @@ func (l *failingLimiter) Wait(context.Context) error {
 	return nil
 }
 
+// cancelAfterAnswer cancels the call's context once an answer has come
+// back through it: the retry layer then ends the call instead of waiting.
+// (Canceling inside the responder would race with the answer itself.)
+type cancelAfterAnswer struct {
+	base   http.RoundTripper
+	cancel context.CancelFunc
+}
+
+func (c cancelAfterAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	c.cancel()
+	return resp, err
+}
+
 // TestWithResponseIntoWhenTheWaitEnds: a call that ends while waiting to
 // retry (its context done, its limiter failing) still reports the answer
 // its last attempt got, and that answer's request id, which is what the
@@ -218,35 +232,39 @@ func TestWithResponseIntoWhenTheWaitEnds(t *testing.T) {
 	tests := []struct {
 		name    string
 		opts    []Option
-		cancel  bool // the responder cancels the call's context
+		cancel  bool // the call's context is canceled once the 503 is in
 		wantErr func(error) bool
 	}{
 		{
-			name:    "context canceled during the wait",
+			name:    "context canceled before the wait",
 			opts:    []Option{WithRetryWait(time.Hour, time.Hour)},
 			cancel:  true,
 			wantErr: func(err error) bool { return errors.Is(err, context.Canceled) },
 		},
 		{
 			name:    "limiter fails before the retry",
-			opts:    []Option{WithLimiter(&failingLimiter{n: 1})},
+			opts:    []Option{WithLimiter(&failingLimiter{n: 1}), WithRetryWait(time.Millisecond, time.Millisecond)},
 			wantErr: func(err error) bool { return err != nil && strings.Contains(err.Error(), "limiter store unavailable") },
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, mt, rec := newTestClient(t, tt.opts...)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			mt.RegisterNoResponder(rec.wrap(func(r *http.Request) (*http.Response, error) {
-				if tt.cancel {
-					cancel() // the retry's wait ends at once
-				}
-				return respond(503, `{}`, unavailable...)(r)
-			}))
+			mt := httpmock.NewMockTransport()
+			rec := &recorder{}
+			mt.RegisterNoResponder(rec.wrap(respond(503, `{}`, unavailable...)))
+			var rt http.RoundTripper = mt
+			if tt.cancel {
+				rt = cancelAfterAnswer{base: mt, cancel: cancel}
+			}
+			c, err := NewClient(testKey, append([]Option{WithBaseURL(testBase), WithHTTPClient(&http.Client{Transport: rt})}, tt.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
 			resp := Response{StatusCode: 999, RequestID: "stale"}
-			_, err := c.Contexts.Create(ctx, &CreateContextRequest{Name: "n"}, WithResponseInto(&resp))
+			_, err = c.Contexts.Create(ctx, &CreateContextRequest{Name: "n"}, WithResponseInto(&resp))
 			if !tt.wantErr(err) {
 				t.Fatalf("err = %v", err)
 			}
