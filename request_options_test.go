@@ -533,7 +533,7 @@ func TestDeleteAfterAttemptTimeoutWhileConnecting(t *testing.T) {
 		t.Fatal(err)
 	}
 	var resp Response
-	res, err := c.Contexts.Delete(context.Background(), "ctx_missing", WithAttemptTimeout(50*time.Millisecond), WithResponseInto(&resp))
+	res, err := c.Contexts.Delete(context.Background(), "ctx_missing", WithAttemptTimeout(250*time.Millisecond), WithResponseInto(&resp))
 	if !errors.Is(err, ErrNotFound) || resp.Attempts != 2 {
 		t.Errorf("Delete: %+v, %v after %d attempts; want ErrNotFound after 2 (the first never connected)", res, err, resp.Attempts)
 	}
