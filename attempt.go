@@ -37,8 +37,10 @@ func sendAttempt(base http.RoundTripper, req *http.Request, cs *callState) (*htt
 		if watch != nil && watch.reached(err) {
 			cs.mayHaveActed = true
 		}
+		cs.lastStatus, cs.lastHeader = 0, nil
 		return nil, err
 	}
+	cs.lastStatus, cs.lastHeader = resp.StatusCode, resp.Header
 	if resp.StatusCode >= 500 {
 		// A gateway's 502 or 504 may come after the service acted.
 		cs.mayHaveActed = true
@@ -67,12 +69,14 @@ func (b *cancelOnClose) Close() error {
 // request was written to a connection. The hooks may run on the
 // transport's own goroutines, hence the atomics.
 type writeWatch struct {
+	asked atomic.Bool // net/http's transport asked for a connection
 	conn  atomic.Bool // a connection was obtained
 	wrote atomic.Bool // the whole request was written to it
 }
 
 func (w *writeWatch) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
+		GetConn: func(string) { w.asked.Store(true) },
 		GotConn: func(httptrace.GotConnInfo) { w.conn.Store(true) },
 		WroteRequest: func(info httptrace.WroteRequestInfo) {
 			if info.Err == nil {
@@ -87,6 +91,13 @@ func (w *writeWatch) trace() *httptrace.ClientTrace {
 func (w *writeWatch) reached(err error) bool {
 	if w.conn.Load() {
 		return w.wrote.Load()
+	}
+	if w.asked.Load() {
+		// net/http's transport was still waiting for a connection (dialing,
+		// a TLS handshake, a full pool) when the attempt ended, e.g. by
+		// WithAttemptTimeout: nothing of the request was sent. (Over HTTP/2
+		// a pooled connection reports GotConn before anything is written.)
+		return false
 	}
 	// No trace event: either nothing was sent because connecting failed,
 	// or the transport is not net/http's (a caller's RoundTripper reports

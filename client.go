@@ -276,6 +276,15 @@ func parseBaseURL(u string) (*url.URL, error) {
 		return nil, fmt.Errorf("%w: no base URL: use WithBaseURL or set %s", ErrInvalidArgument, EnvBaseURL)
 	}
 	shown := shownURL(u)
+	if strings.TrimSpace(u) != u {
+		// Typically copied from a file with its newline, or quoted with a
+		// space; url.Parse's complaint would not say so.
+		return nil, fmt.Errorf("%w: base URL %q starts or ends with white space", ErrInvalidArgument, shown)
+	}
+	if fixed, ok := schemeTypo(u); ok {
+		// "http//x/v1" would otherwise read as a host named "http".
+		return nil, fmt.Errorf("%w: base URL %q: need an absolute http or https URL: did you mean %q?", ErrInvalidArgument, shown, shownURL(fixed))
+	}
 	if scheme, ok := missingScheme(u); ok {
 		// url.Parse would read "localhost:8080/v1" as the scheme
 		// "localhost" and the opaque "8080/v1", and the error would be
@@ -312,12 +321,10 @@ func parseBaseURL(u string) (*url.URL, error) {
 func shownURL(u string) string {
 	rest, frag, hasFrag := strings.Cut(u, "#")
 	rest, query, hasQuery := strings.Cut(rest, "?")
-	// The authority runs from after "//" (or the start, when the scheme is
-	// missing) to the next "/".
-	authStart := 0
-	if i := strings.Index(rest, "://"); i >= 0 {
-		authStart = i + 3
-	}
+	// The authority runs from after the scheme and its slashes, also when
+	// they are mistyped ("http//u:p@x", "https:/u:p@x"), or from the start
+	// when there is no scheme ("u:p@localhost:8080"), to the next "/".
+	authStart := authorityStart(rest)
 	authEnd := len(rest)
 	if i := strings.IndexByte(rest[authStart:], '/'); i >= 0 {
 		authEnd = authStart + i
@@ -345,6 +352,48 @@ func shownURL(u string) string {
 		b.WriteString(frag)
 	}
 	return b.String()
+}
+
+// schemeTypo reports whether u starts with http or https followed by a
+// mistyped "://" ("http//x/v1", "http:/x/v1", "https:x/v1", "http:///x/v1"),
+// and the URL the caller probably meant. A host that merely starts with
+// "http" ("httpbin.org/v1") is no typo.
+func schemeTypo(u string) (string, bool) {
+	for _, scheme := range []string{"https", "http"} {
+		if len(u) < len(scheme) || !strings.EqualFold(u[:len(scheme)], scheme) {
+			continue
+		}
+		rest := u[len(scheme):]
+		if strings.HasPrefix(rest, "://") && !strings.HasPrefix(rest, ":///") {
+			return "", false // well-formed
+		}
+		trimmed := strings.TrimLeft(rest, ":/")
+		if trimmed == rest || trimmed == "" {
+			return "", false
+		}
+		return scheme + "://" + trimmed, true
+	}
+	return "", false
+}
+
+// authorityStart returns where the authority of a URL, well-formed or not,
+// starts: after a scheme-like prefix followed by colons and slashes with at
+// least one slash in them ("https://", "http//", "http:/", "//"), else 0.
+// The prefix never contains an "@", so no user info comes before it.
+func authorityStart(u string) int {
+	i := 0
+	for i < len(u) && (u[i] >= 'a' && u[i] <= 'z' || u[i] >= 'A' && u[i] <= 'Z' || u[i] >= '0' && u[i] <= '9' ||
+		u[i] == '+' || u[i] == '-' || u[i] == '.') {
+		i++
+	}
+	j := i
+	for j < len(u) && (u[j] == ':' || u[j] == '/') {
+		j++
+	}
+	if strings.IndexByte(u[i:j], '/') >= 0 {
+		return j
+	}
+	return 0
 }
 
 // missingScheme reports whether u is a host and path typed without a
@@ -491,6 +540,9 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any, opts ...Reque
 	}
 	rr, err := retryablehttp.FromRequest(r)
 	if err != nil {
+		// Not an ErrInvalidArgument, so the caller's Response must not
+		// keep what an earlier call left in it.
+		cs.report(nil, nil)
 		return nil, fmt.Errorf("contextsvc: reading the request body: %w", err)
 	}
 	resp, err := c.send(cs, rr)

@@ -39,7 +39,9 @@ type requestOptions struct {
 //
 // On an [*Error], StatusCode, RequestID, RateLimit and Attempts equal the
 // error's fields. After a transport failure (no answer), StatusCode is 0
-// and Header nil.
+// and Header nil. A call that ends while waiting to send its next attempt
+// (its context is done, or the Limiter fails) reports the answer its last
+// attempt got, e.g. the 503 it meant to retry.
 type Response struct {
 	// StatusCode is the HTTP status of the last attempt's answer.
 	StatusCode int
@@ -199,24 +201,29 @@ func (o *requestOptions) apply(h http.Header, opts []RequestOption) error {
 	return nil
 }
 
-// report fills the caller's Response, if one was asked for, from the last
-// answer (resp, nil on a transport failure) and the *Error made of it.
+// report fills the caller's Response, if one was asked for, from the
+// response the call returns and the *Error made of it, or, when the call
+// returns none (resp nil), from the latest attempt's answer, if it got one.
 func (cs *callState) report(resp *http.Response, e *Error) {
 	if cs.into == nil {
 		return
 	}
 	r := Response{Attempts: cs.attempts, IdempotencyKey: cs.idemKey}
+	status, h := cs.lastStatus, cs.lastHeader
+	if resp != nil {
+		status, h = resp.StatusCode, resp.Header
+	}
 	switch {
 	case e != nil:
 		r.StatusCode, r.RequestID, r.RateLimit, r.Attempts = e.StatusCode, e.RequestID, e.RateLimit, e.Attempts
-	case resp != nil:
-		r.StatusCode = resp.StatusCode
-		r.RequestID = resp.Header.Get("X-Request-Id")
-		r.RateLimit = parseRateLimit(resp.Header, time.Now())
+	case h != nil:
+		r.StatusCode = status
+		r.RequestID = h.Get("X-Request-Id")
+		r.RateLimit = parseRateLimit(h, time.Now())
 	}
-	if resp != nil {
-		r.Header = resp.Header
-		r.Replayed = resp.Header.Get("Idempotent-Replayed") == "true"
+	if h != nil {
+		r.Header = h
+		r.Replayed = h.Get("Idempotent-Replayed") == "true"
 	}
 	*cs.into = r
 }

@@ -191,6 +191,99 @@ func TestWithResponseInto(t *testing.T) {
 	}
 }
 
+// failingLimiter lets the first n attempts through, then fails, as a
+// shared limiter whose store went down would.
+type failingLimiter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (l *failingLimiter) Wait(context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n == 0 {
+		return errors.New("limiter store unavailable")
+	}
+	l.n--
+	return nil
+}
+
+// cancelAfterAnswer cancels the call's context once an answer has come
+// back through it: the retry layer then ends the call instead of waiting.
+// (Canceling inside the responder would race with the answer itself.)
+type cancelAfterAnswer struct {
+	base   http.RoundTripper
+	cancel context.CancelFunc
+}
+
+func (c cancelAfterAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	c.cancel()
+	return resp, err
+}
+
+// TestWithResponseIntoWhenTheWaitEnds: a call that ends while waiting to
+// retry (its context done, its limiter failing) still reports the answer
+// its last attempt got, and that answer's request id, which is what the
+// caller needs to ask the service about it.
+func TestWithResponseIntoWhenTheWaitEnds(t *testing.T) {
+	t.Parallel()
+	unavailable := []string{"X-Request-Id", "req_503", "X-RateLimit-Limit", "300", "X-RateLimit-Remaining", "7"}
+	tests := []struct {
+		name    string
+		opts    []Option
+		cancel  bool // the call's context is canceled once the 503 is in
+		wantErr func(error) bool
+	}{
+		{
+			name:    "context canceled before the wait",
+			opts:    []Option{WithRetryWait(time.Hour, time.Hour)},
+			cancel:  true,
+			wantErr: func(err error) bool { return errors.Is(err, context.Canceled) },
+		},
+		{
+			name:    "limiter fails before the retry",
+			opts:    []Option{WithLimiter(&failingLimiter{n: 1}), WithRetryWait(time.Millisecond, time.Millisecond)},
+			wantErr: func(err error) bool { return err != nil && strings.Contains(err.Error(), "limiter store unavailable") },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			mt := httpmock.NewMockTransport()
+			rec := &recorder{}
+			mt.RegisterNoResponder(rec.wrap(respond(503, `{}`, unavailable...)))
+			var rt http.RoundTripper = mt
+			if tt.cancel {
+				rt = cancelAfterAnswer{base: mt, cancel: cancel}
+			}
+			c, err := NewClient(testKey, append([]Option{WithBaseURL(testBase), WithHTTPClient(&http.Client{Transport: rt})}, tt.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := Response{StatusCode: 999, RequestID: "stale"}
+			_, err = c.Contexts.Create(ctx, &CreateContextRequest{Name: "n"}, WithResponseInto(&resp))
+			if !tt.wantErr(err) {
+				t.Fatalf("err = %v", err)
+			}
+			if rec.count() != 1 {
+				t.Fatalf("%d attempts sent, want 1", rec.count())
+			}
+			got := resp
+			got.Header, got.IdempotencyKey, got.RateLimit.Observed = nil, "", time.Time{}
+			want := Response{StatusCode: 503, RequestID: "req_503", RateLimit: RateLimit{Limit: 300, Remaining: 7}, Attempts: 1}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Response (-want +got):\n%s", diff)
+			}
+			if resp.Header.Get("X-Request-Id") != "req_503" || resp.IdempotencyKey == "" {
+				t.Errorf("Header %v, IdempotencyKey %q: want the 503's headers and the key sent", resp.Header, resp.IdempotencyKey)
+			}
+		})
+	}
+}
+
 // base32Key is what the client's own keys look like: rand.Text.
 var base32Key = regexp.MustCompile(`^[A-Z2-7]{26}$`)
 
@@ -405,5 +498,72 @@ func TestDeleteAfterResetOverRealHTTP(t *testing.T) {
 	}
 	if _, err := c.Contexts.Delete(context.Background(), "ctx_missing"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Delete of a missing context: %v, want ErrNotFound", err)
+	}
+}
+
+// TestDeleteAfterAttemptTimeoutWhileConnecting: an attempt that
+// WithAttemptTimeout ends while net/http's transport is still connecting
+// sent nothing, so a 404 on the next attempt is the context's own answer:
+// ErrNotFound, not a success made up from a lost answer.
+func TestDeleteAfterAttemptTimeoutWhileConnecting(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound) // no such context, ever
+	}))
+	defer srv.Close()
+	var mu sync.Mutex
+	dials := 0
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mu.Lock()
+		dials++
+		n := dials
+		mu.Unlock()
+		if n == 1 {
+			// A connection that never completes, until the attempt's
+			// time-out ends the wait.
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	defer tr.CloseIdleConnections()
+	c, err := NewClient(testKey, WithBaseURL(srv.URL+"/v1"), WithHTTPClient(&http.Client{Transport: tr}),
+		WithRetryWait(time.Millisecond, time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp Response
+	res, err := c.Contexts.Delete(context.Background(), "ctx_missing", WithAttemptTimeout(250*time.Millisecond), WithResponseInto(&resp))
+	if !errors.Is(err, ErrNotFound) || resp.Attempts != 2 {
+		t.Errorf("Delete: %+v, %v after %d attempts; want ErrNotFound after 2 (the first never connected)", res, err, resp.Attempts)
+	}
+}
+
+// unreadable is a request body whose reading fails.
+type unreadable struct{}
+
+func (unreadable) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+// TestDoResponseWhenTheBodyCannotBeRead: Do fails before sending because
+// the caller's body cannot be read. That is no ErrInvalidArgument, so the
+// Response is filled (nothing sent, no answer), not left as an earlier call
+// left it.
+func TestDoResponseWhenTheBodyCannotBeRead(t *testing.T) {
+	t.Parallel()
+	c, mt, _ := newTestClient(t)
+	ctx := context.Background()
+	req, err := c.NewRequest(ctx, "POST", "/contexts", unreadable{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := Response{StatusCode: 200, RequestID: "req_earlier", Attempts: 1}
+	if _, err := c.Do(ctx, req, nil, WithResponseInto(&resp)); err == nil || errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("err = %v, want a body read error", err)
+	}
+	if resp.StatusCode != 0 || resp.RequestID != "" || resp.Attempts != 0 || resp.IdempotencyKey == "" {
+		t.Errorf("Response %+v: want no answer, no attempt, and the key the request would have carried", resp)
+	}
+	if n := mt.GetTotalCallCount(); n != 0 {
+		t.Errorf("%d requests sent", n)
 	}
 }

@@ -38,6 +38,12 @@ type callState struct {
 	// error after the request was written: the service may have acted on
 	// it although the caller never saw its answer.
 	mayHaveActed bool
+	// lastStatus and lastHeader are the answer to the latest attempt (0 and
+	// nil when it got none), for the Response of a call that ends without
+	// the retry layer handing back a response: its context ended, or the
+	// Limiter failed, while it waited to send the next attempt.
+	lastStatus int
+	lastHeader http.Header
 }
 
 // newCallState returns the state of a call, with the client's retries.

@@ -37,9 +37,11 @@ const maxIdempotencyKeyLen = 255
 // not be stored, and its repeat would run afresh.
 const maxStoredAnswer = 8 << 20
 
-// entryOverhead is what the store counts for an entry besides its answer,
-// key and path: the map slot, the list element and the struct.
-const entryOverhead = 256
+// entryOverhead is what the store counts for an entry besides the bytes of
+// its answer, key, account, path and stored headers: the struct, its list
+// element, its map slot and the headers' slice, as measured
+// (TestIdempotencyMemoryAccounting checks it against the heap).
+const entryOverhead = 320
 
 // idempotencyStore is the server's idempotency keys. The zero value is
 // empty and ready.
@@ -67,12 +69,16 @@ type idemEntry struct {
 
 	done   bool
 	status int
-	header http.Header
+	header []string // name, value pairs: storedHeaders that the answer had
 	body   []byte
 }
 
 func (e *idemEntry) size() int {
-	return len(e.body) + len(e.id.key) + len(e.id.account) + len(e.path) + entryOverhead
+	n := len(e.body) + len(e.id.key) + len(e.id.account) + len(e.path) + entryOverhead
+	for _, h := range e.header {
+		n += len(h) + 16 // its bytes, and its string header in the slice
+	}
+	return n
 }
 
 // idemOutcome is what begin found for a request.
@@ -120,7 +126,7 @@ func (st *idempotencyStore) begin(clock Clock, id idemID, method, path string, s
 // finish records the answer of e's request. A 5xx is not kept (a repeat
 // runs afresh), nor anything once e has been forgotten meanwhile (evicted,
 // or the server reset).
-func (st *idempotencyStore) finish(e *idemEntry, status int, header http.Header, body []byte) {
+func (st *idempotencyStore) finish(e *idemEntry, status int, header []string, body []byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.byKey[e.id] != e {
@@ -204,7 +210,8 @@ func idempotencyKeyProblem(k string) string {
 
 // storedHeaders are the headers of an answer that describe it, and so are
 // sent again with it; the others (X-Request-Id, X-RateLimit-*, Date) belong
-// to each request.
+// to each request. They are kept as name, value pairs rather than an
+// http.Header: a map per key would cost more than most answers.
 var storedHeaders = []string{"Content-Type", "Content-Disposition", "Location"}
 
 // serveIdempotent runs a POST through the idempotency store when it carries
@@ -253,8 +260,8 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, k *apiK
 		return
 	case idemReplay:
 		hdr := w.Header()
-		for name, v := range e.header {
-			hdr[name] = v
+		for i := 0; i+1 < len(e.header); i += 2 {
+			hdr[e.header[i]] = append(hdr[e.header[i]], e.header[i+1])
 		}
 		hdr["Idempotent-Replayed"] = []string{"true"}
 		w.WriteHeader(e.status)
@@ -276,13 +283,10 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, k *apiK
 	if status == 0 {
 		status = http.StatusOK
 	}
-	var stored http.Header
+	var stored []string
 	for _, name := range storedHeaders {
-		if v := w.Header()[name]; v != nil {
-			if stored == nil {
-				stored = http.Header{}
-			}
-			stored[name] = v
+		for _, v := range w.Header()[name] {
+			stored = append(stored, name, v)
 		}
 	}
 	if cw.overflow {

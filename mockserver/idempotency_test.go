@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -373,5 +374,47 @@ func TestResetForgetsIdempotencyKeys(t *testing.T) {
 	}
 	if n := len(ts.Snapshot().Contexts); n != 1 {
 		t.Errorf("%d contexts, want 1", n)
+	}
+}
+
+// TestIdempotencyMemoryAccounting: what the store counts against
+// MaxIdempotencyBytes is what its entries take on the heap, within a
+// margin, so the stated limit bounds the memory. Not parallel: it reads the
+// heap size, which other tests' allocations would blur.
+func TestIdempotencyMemoryAccounting(t *testing.T) {
+	const n = 10_000
+	for _, bodyLen := range []int{0, 300, 3000} {
+		clock := NewFakeClock(t0)
+		var st idempotencyStore
+		sum := sha256.Sum256(nil)
+		// Keys and answers exist before the store takes them, as in the
+		// server; their bytes are added to the heap growth below.
+		keys, bodies := make([]string, n), make([][]byte, n)
+		given := 0
+		for i := range n {
+			keys[i] = fmt.Sprintf("%026d", i)
+			bodies[i] = make([]byte, bodyLen)
+			given += len(keys[i]) + bodyLen
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range n {
+			e, _ := st.begin(clock, idemID{"acct_default", keys[i]}, "POST", "/v1/contexts", sum)
+			// What serveIdempotent stores for a create's answer.
+			st.finish(e, http.StatusCreated, append([]string(nil), "Content-Type", "application/json"), bodies[i])
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		real := int(after.HeapAlloc) - int(before.HeapAlloc) + given
+		_, counted := st.stats()
+		ratio := float64(counted) / float64(real)
+		t.Logf("answers of %d bytes: %d bytes counted, %d on the heap (%.2f)", bodyLen, counted, real, ratio)
+		if ratio < 0.9 || ratio > 1.5 {
+			t.Errorf("answers of %d bytes: the store counts %d bytes for %d on the heap (%.2f); want 0.9 to 1.5", bodyLen, counted, real, ratio)
+		}
+		runtime.KeepAlive(&st)
+		runtime.KeepAlive(keys)
+		runtime.KeepAlive(bodies)
 	}
 }
