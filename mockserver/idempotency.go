@@ -20,8 +20,9 @@ import (
 // Limits of the idempotency store. Every key expires IdempotencyTTL after
 // its first request; besides, the store holds at most MaxIdempotencyKeys
 // keys and MaxIdempotencyBytes of stored answers (over all accounts) and
-// forgets the oldest key first when a new one would pass either limit. A
-// repeat of a forgotten key runs afresh, as after 24 hours.
+// forgets the oldest finished key first when a new one would pass either
+// limit (a key whose request is still running is kept, so its repeat is
+// still a 409). A repeat of a forgotten key runs afresh, as after 24 hours.
 const (
 	IdempotencyTTL      = 24 * time.Hour
 	MaxIdempotencyKeys  = 10_000
@@ -164,10 +165,19 @@ func (st *idempotencyStore) expire(now time.Time) {
 	}
 }
 
-// evict forgets the oldest keys while the store is over a limit.
+// evict forgets the oldest finished keys while the store is over a limit.
+// A key whose request is still running is never forgotten for room: a
+// repeat of it arriving then would run the request a second time. Running
+// keys are as many as the requests in flight and hold no answer yet, so
+// skipping them keeps the store within its limits but for those few.
 func (st *idempotencyStore) evict() {
-	for st.order.Len() > MaxIdempotencyKeys || st.bytes > MaxIdempotencyBytes {
-		st.remove(st.order.Front().Value.(*idemEntry))
+	f := st.order.Front()
+	for f != nil && (st.order.Len() > MaxIdempotencyKeys || st.bytes > MaxIdempotencyBytes) {
+		e := f.Value.(*idemEntry)
+		f = f.Next()
+		if e.done {
+			st.remove(e)
+		}
 	}
 }
 

@@ -361,6 +361,36 @@ func TestIdempotencyStoreIsBounded(t *testing.T) {
 	}
 }
 
+// A key whose request is still running is never forgotten to make room:
+// a repeat arriving while it runs must still be a 409, never a second run.
+func TestIdempotencyEvictionKeepsRunningKeys(t *testing.T) {
+	t.Parallel()
+	clock := NewFakeClock(t0)
+	var st idempotencyStore
+	sum := sha256.Sum256(nil)
+	running, outcome := st.begin(clock, idemID{"acct", "running"}, "POST", "/v1/contexts", sum)
+	if outcome != idemFresh {
+		t.Fatalf("first use: outcome %d, want fresh", outcome)
+	}
+	for i := range MaxIdempotencyKeys + 5 {
+		e, o := st.begin(clock, idemID{"acct", fmt.Sprint("k", i)}, "POST", "/v1/contexts", sum)
+		if o != idemFresh {
+			t.Fatalf("k%d: outcome %d, want fresh", i, o)
+		}
+		st.finish(e, 201, nil, []byte("{}"))
+	}
+	if keys, _ := st.stats(); keys != MaxIdempotencyKeys {
+		t.Errorf("%d keys kept, want the limit %d", keys, MaxIdempotencyKeys)
+	}
+	if _, o := st.begin(clock, idemID{"acct", "running"}, "POST", "/v1/contexts", sum); o != idemRunning {
+		t.Errorf("the running key, the oldest of all: outcome %d, want still running (409)", o)
+	}
+	st.finish(running, 201, nil, []byte("{}"))
+	if _, o := st.begin(clock, idemID{"acct", "running"}, "POST", "/v1/contexts", sum); o != idemReplay {
+		t.Errorf("the running key once finished: outcome %d, want a replay", o)
+	}
+}
+
 func TestResetForgetsIdempotencyKeys(t *testing.T) {
 	t.Parallel()
 	ts := NewTestServer(t)
