@@ -44,12 +44,12 @@
 //
 // When Redis cannot be reached, the [FailureMode] decides. The default is
 // [FailOpen]: the process paces itself with a local bucket of the same
-// plan, logs the change once (with [WithLogger]), and tries Redis again
-// every second ([WithRecheckInterval]). The service enforces the limit
-// anyway and the client retries its 429s, so an outage of Redis costs 429s
-// and retries (and, for a fleet running flat out, some calls whose
-// retries run out) rather than every call: a pacing aid should not take
-// the product down with it. [FailClosed] makes every call fail at once
+// plan, logs the change once (with [WithLogger]), and asks Redis again,
+// in the background, every second ([WithRecheckInterval]). The service
+// enforces the limit anyway and the client retries its 429s, so an outage
+// of Redis costs 429s and retries (and, for a fleet running flat out, some
+// calls whose retries run out) rather than every call: a pacing aid should
+// not take the product down with it. [FailClosed] makes every call fail at once
 // instead, with an error wrapping [ErrUnavailable] and the cause. Redis
 // losing the key (a restart without persistence) refills the shared
 // bucket: at most one burst too many, which the service answers 429.

@@ -38,7 +38,8 @@ type FailureMode int
 const (
 	// FailOpen, the default: pace this process alone with a local token
 	// bucket of the same plan (as [contextsvc.NewLimiter] builds), log the
-	// change once, and go back to Redis as soon as it answers again. The
+	// change once, and go back to Redis as soon as it answers again (asked
+	// in the background, so no Wait waits on an unreachable Redis). The
 	// fleet may then try up to one plan's rate per process; the service
 	// answers the excess 429 and the client retries it, so calls go on,
 	// slower, and a fleet running flat out sees some whose retries run
@@ -112,8 +113,10 @@ func WithHeadroom(tokens int) LimiterOption {
 }
 
 // WithRecheckInterval sets how long a failing-open limiter paces locally
-// before one Wait tries Redis again (default [DefaultRecheckInterval]);
-// values <= 0 keep the default.
+// before it asks Redis again whether it answers (default
+// [DefaultRecheckInterval]); values <= 0 keep the default. The question
+// runs in the background, started by the first Wait after the interval,
+// and spends no token.
 func WithRecheckInterval(d time.Duration) LimiterOption {
 	return func(c *limiterConfig) {
 		if d > 0 {
@@ -140,7 +143,7 @@ type Limiter struct {
 	degraded  atomic.Bool // failing open: pacing with local
 	mu        sync.Mutex  // guards recheckAt and probing
 	recheckAt time.Time
-	probing   bool // one Wait is trying Redis while degraded
+	probing   bool // a probe is asking Redis, in the background, while degraded
 }
 
 // NewLimiter returns a Limiter for apiKey on plan, keeping its state in
@@ -220,26 +223,22 @@ func (l *Limiter) Degraded() bool { return l.degraded.Load() }
 // go-redis client's own time-outs (ReadTimeout, 3 s by default), and by
 // ctx only if the client was made with ContextTimeoutEnabled.
 //
-// When Redis cannot be reached, Wait follows the [FailureMode].
+// When Redis cannot be reached, Wait follows the [FailureMode]. A
+// [FailOpen] limiter that found Redis unreachable paces with its local
+// bucket at once, without a round trip, until a probe in the background
+// finds Redis again.
 func (l *Limiter) Wait(ctx context.Context) error {
 	var timer *time.Timer
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		probe := false
-		if l.mode == FailOpen && l.degraded.Load() {
-			var local bool
-			if local, probe = l.route(); local {
-				return l.waitLocal(ctx)
-			}
+		if l.mode == FailOpen && l.degraded.Load() && l.paceLocally() {
+			return l.waitLocal(ctx)
 		}
 		res, err := l.rl.Allow(ctx, l.key, l.limit)
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
-				if probe {
-					l.endProbe()
-				}
 				return cerr
 			}
 			if l.mode == FailClosed {
@@ -288,19 +287,36 @@ func (l *Limiter) waitLocal(ctx context.Context) error {
 	return err
 }
 
-// route decides, while degraded, whether this Wait uses the local bucket
-// or is the one that tries Redis again (probe).
-func (l *Limiter) route() (local, probe bool) {
+// paceLocally reports whether this Wait uses the local bucket because
+// Redis could not be reached, and once the recheck interval has passed
+// starts a probe. The probe runs in the background rather than in this
+// Wait: against a Redis that is down, a round trip takes go-redis's every
+// dial retry (about 1.75 s with its defaults), and against one that stopped
+// answering its read time-outs and retries, and one caller in every
+// recheck interval would pay that.
+func (l *Limiter) paceLocally() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.degraded.Load() {
-		return false, false
+		return false
 	}
-	if l.probing || time.Now().Before(l.recheckAt) {
-		return true, false
+	if !l.probing && !time.Now().Before(l.recheckAt) {
+		l.probing = true
+		go l.probe()
 	}
-	l.probing = true
-	return false, true
+	return true
+}
+
+// probe asks Redis whether it answers again with the script Wait runs, at
+// a cost of zero tokens, so it spends nothing of the fleet's plan. Its
+// duration is bounded by the go-redis client's time-outs; one runs at a
+// time.
+func (l *Limiter) probe() {
+	if _, err := l.rl.AllowN(context.Background(), l.key, l.limit, 0); err != nil {
+		l.fallBack(err)
+		return
+	}
+	l.recovered()
 }
 
 // fallBack switches to the local bucket after Redis failed with cause,
@@ -324,12 +340,4 @@ func (l *Limiter) recovered() {
 	if l.degraded.Swap(false) {
 		l.log.Info("contextsvc rate limiter: Redis reachable again; sharing the plan's rate with the fleet again", "key", l.Key())
 	}
-}
-
-// endProbe gives up a probe that ended with its caller's ctx, so another
-// Wait may try Redis.
-func (l *Limiter) endProbe() {
-	l.mu.Lock()
-	l.probing = false
-	l.mu.Unlock()
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -400,6 +401,142 @@ func TestLimiterFailOpen(t *testing.T) {
 	}
 	if warns != 1 || infos != 1 {
 		t.Errorf("log has %d fall-back and %d recovery lines, want 1 and 1:\n%s", warns, infos, strings.Join(rec.lines(), "\n"))
+	}
+}
+
+// scriptFault is a go-redis hook that stands in for a Redis that cannot be
+// reached: while failing, every script fails at once; while hanging, every
+// script blocks until release is closed and then fails, as a call to a
+// host that stopped answering does once go-redis's time-outs run out.
+type scriptFault struct {
+	mode    atomic.Int32  // faultNone, faultFail or faultHang
+	hanging chan struct{} // gets a value each time a script starts hanging
+	release chan struct{}
+}
+
+const (
+	faultNone = iota
+	faultFail
+	faultHang
+)
+
+func newScriptFault(t *testing.T) *scriptFault {
+	f := &scriptFault{hanging: make(chan struct{}, 16), release: make(chan struct{})}
+	t.Cleanup(f.releaseAll)
+	return f
+}
+
+func (f *scriptFault) releaseAll() {
+	select {
+	case <-f.release:
+	default:
+		close(f.release)
+	}
+}
+
+func (f *scriptFault) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f *scriptFault) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := strings.ToLower(cmd.Name()); name != "evalsha" && name != "eval" {
+			return next(ctx, cmd)
+		}
+		switch f.mode.Load() {
+		case faultFail:
+			cmd.SetErr(errors.New("simulated: Redis unreachable"))
+			return cmd.Err()
+		case faultHang:
+			f.hanging <- struct{}{}
+			<-f.release
+			cmd.SetErr(errors.New("simulated: Redis stopped answering"))
+			return cmd.Err()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (f *scriptFault) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestLimiterFailOpenProbesInBackground: while a failing-open limiter
+// paces locally, its checks whether Redis answers again run in the
+// background. A Wait never waits on an unreachable Redis once the limiter
+// knows it is unreachable (a check can take go-redis's every time-out and
+// retry, seconds, or much longer for a host that stopped answering), and a
+// check spends no token of the shared bucket.
+func TestLimiterFailOpenProbesInBackground(t *testing.T) {
+	t.Parallel()
+	c := redistest.Client(t, redistest.Shared(t))
+	fault := newScriptFault(t)
+	c.AddHook(fault)
+	// One a minute, burst 4: 3 tokens in the shared bucket and 3 in the
+	// local one, none refilled during the test. A check is due at once.
+	lim := newLimiter(t, c, testKey(t), contextsvc.EnterprisePlan(1, 4), redisstore.WithRecheckInterval(time.Nanosecond))
+	ctx := context.Background()
+	wait := func(what string) {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- lim.Wait(ctx) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		case <-time.After(10 * time.Second):
+			fault.releaseAll()
+			t.Fatalf("%s: Wait still waiting after 10 s, on a Redis known to be unreachable", what)
+		}
+	}
+
+	wait("Redis up") // shared token 1
+	fault.mode.Store(faultFail)
+	wait("Redis fails") // falls back: local token 1
+	if !lim.Degraded() {
+		t.Fatal("not degraded after Redis failed")
+	}
+
+	fault.mode.Store(faultHang)
+	wait("Redis hangs") // local token 2, while a check starts and hangs
+	select {
+	case <-fault.hanging:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no check of Redis started")
+	}
+	fault.mode.Store(faultNone)
+	fault.releaseAll() // the hanging check fails
+	wait("Redis back") // local token 3, the last
+	// Waits keep coming, and one of them starts the check that finds Redis
+	// again. With the local bucket empty, a Wait with a short deadline
+	// returns at once without a token while degraded; once Redis is back
+	// it may get a shared one, which is counted.
+	shared := 1
+	deadline := time.Now().Add(10 * time.Second)
+	for lim.Degraded() {
+		if time.Now().After(deadline) {
+			t.Fatal("still degraded 10 s after Redis answered again")
+		}
+		tctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+		if lim.Wait(tctx) == nil {
+			shared++
+		}
+		cancel()
+		time.Sleep(time.Millisecond)
+	}
+
+	// The checks took nothing: the shared bucket still holds every token
+	// the Waits did not take, and then it is empty.
+	for ; shared < 3; shared++ {
+		tctx, cancel := context.WithTimeout(ctx, time.Second)
+		if err := lim.Wait(tctx); err != nil {
+			t.Errorf("shared token %d: %v (a check spent it?)", shared+1, err)
+		}
+		cancel()
+	}
+	tctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := lim.Wait(tctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a fourth shared token: %v, want DeadlineExceeded (the bucket holds 3)", err)
 	}
 }
 

@@ -185,7 +185,13 @@ func commitPastWindow(t *testing.T, h Harness) {
 	c := Claim(t, d, "evt_a", h.Short, acquired)
 	elapse(2 * h.Short)
 	commit(t, d, "evt_a", c, 0, nil) // lapsed and past the window: nothing
-	Claim(t, d, "evt_a", long, acquired)
+	e := Claim(t, d, "evt_a", long, acquired)
+	// Past the window or not, another attempt's claim is not this one's
+	// to remove.
+	commit(t, d, "evt_a", c, 0, contextsvc.ErrClaimLost)
+	Claim(t, d, "evt_a", long, busy)
+	commit(t, d, "evt_a", e, long, nil)
+	Claim(t, d, "evt_a", long, duplicate)
 }
 
 // rememberLapses: a done id is forgotten once remember has passed.

@@ -14,6 +14,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -184,7 +185,7 @@ func (s *Server) start(path string) error {
 		cmd.Wait()
 		close(done)
 	}()
-	if err := waitReady(s.Addr(), done, 10*time.Second); err != nil {
+	if err := waitReady(s.Addr(), cmd.Process.Pid, done, 10*time.Second); err != nil {
 		cmd.Process.Kill()
 		<-done
 		out := log.String()
@@ -197,15 +198,20 @@ func (s *Server) start(path string) error {
 	return nil
 }
 
-// waitReady polls addr with PING until it answers PONG, the process exits
-// (done closes) or the timeout passes. A process just started has no
-// other way to say it listens; the polls are 5 ms apart and end at the
-// first PONG.
-func waitReady(addr string, done <-chan struct{}, timeout time.Duration) error {
+// waitReady polls addr until the redis-server with process id pid answers
+// PING, the process exits (done closes) or the timeout passes. A process
+// just started has no other way to say it listens; the polls are 5 ms
+// apart and end at the first PONG. A PONG counts only from pid (INFO
+// server's process_id): on a machine where other test binaries start
+// Redis servers too, another one may hold the port, and then this server
+// fails to bind and exits while that one answers.
+func waitReady(addr string, pid int, done <-chan struct{}, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		if Ping(addr) == nil {
-			return nil
+			if got, err := serverPID(addr); err == nil && got == pid {
+				return nil
+			}
 		}
 		select {
 		case <-done:
@@ -238,6 +244,38 @@ func Ping(addr string) error {
 		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
 	}
 	return nil
+}
+
+// serverPID asks the Redis at addr for its process id (INFO server).
+func serverPID(addr string) (int, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
+		return 0, err
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "$")))
+	if !strings.HasPrefix(line, "$") || err != nil || n < 0 || n > 1<<20 {
+		return 0, fmt.Errorf("INFO answered %q", strings.TrimSpace(line))
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, err
+	}
+	for l := range strings.SplitSeq(string(body), "\r\n") {
+		if v, ok := strings.CutPrefix(l, "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("INFO server has no process_id")
 }
 
 // lookPath finds redis-server on PATH.

@@ -88,3 +88,28 @@ func TestSharedAndClose(t *testing.T) {
 		t.Errorf("Close left %s behind (%v)", dir, err)
 	}
 }
+
+// TestStartOnATakenPort: when another Redis already listens on the port, a
+// PONG from it is not taken for the new server's. start reports the port in
+// use (so Launch picks another) instead of handing the tests a server that
+// is not theirs and a PID that has already exited.
+func TestStartOnATakenPort(t *testing.T) {
+	t.Parallel()
+	other := Start(t, Options{})
+	path, err := Installed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{dir: t.TempDir(), port: other.port}
+	err = s.start(path)
+	if !errors.Is(err, errPortInUse) {
+		t.Errorf("start on a port another Redis holds: %v, want errPortInUse", err)
+		s.Stop()
+	}
+	if pid := s.PID(); pid != 0 {
+		t.Errorf("PID = %d after a failed start, want 0", pid)
+	}
+	if err := Ping(other.Addr()); err != nil {
+		t.Errorf("the other server: %v", err)
+	}
+}
