@@ -62,7 +62,7 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	var d exportDoc
 	if c != nil {
 		if want == 0 || want == c.version {
-			d = exportDoc{c.id, c.name, c.content, c.version, c.updatedAt, c.json}
+			d = exportDoc{c.id, c.name, c.content, c.version, c.updatedAt, c.encode()}
 		} else if want <= len(c.versions) {
 			v := c.versions[want-1]
 			d = exportDoc{c.id, v.v.Name, v.v.Content, v.v.Version, v.v.CreatedAt, c.asOfVersion(v)}
