@@ -70,9 +70,7 @@ func (s *Server) Reset() {
 		a.webhooks = nil
 		a.mu.Unlock()
 	}
-	s.evMu.Lock()
-	s.events = nil
-	s.evMu.Unlock()
+	s.events.reset()
 	s.deliveries.reset()
 	s.ClearFaults()
 	for _, k := range s.keys {

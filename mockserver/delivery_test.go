@@ -557,7 +557,7 @@ func TestDeliverySameEventEverywhere(t *testing.T) {
 	// The body is stored once per event, whatever the number of webhooks.
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, rec := range d.order {
+	for _, rec := range d.order.all() {
 		if rec.event != d.events[rec.event.id] {
 			t.Errorf("delivery %s holds its own copy of event %s", rec.id, rec.event.id)
 		}

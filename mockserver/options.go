@@ -19,6 +19,7 @@ type config struct {
 	retrySchedule   []time.Duration
 	deliveryTimeout time.Duration
 	deliveryWorkers int
+	historyLimit    int
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit
@@ -74,3 +75,11 @@ func WithDeliveryTimeout(d time.Duration) Option {
 // WithDeliveryWorkers bounds how many delivery attempts run at once; <= 0
 // means 8.
 func WithDeliveryWorkers(n int) Option { return func(cf *config) { cf.deliveryWorkers = n } }
+
+// WithHistoryLimit sets how many events the server keeps (the oldest are
+// dropped first) and how many finished (succeeded or failed) webhook
+// deliveries it keeps (those that finished first are dropped first); a
+// pending delivery is always kept, however many there are. n <= 0 means
+// [DefaultHistoryLimit] (10,000). Contexts, their versions and webhooks
+// are data, not history: they are kept until deleted or [Server.Reset].
+func WithHistoryLimit(n int) Option { return func(cf *config) { cf.historyLimit = n } }

@@ -42,8 +42,8 @@ type Server struct {
 	// corrupted ones.
 	cursorSalt [16]byte
 
-	evMu   sync.RWMutex
-	events []Event
+	// events is the event history (the last historyLimit events).
+	events *eventLog
 
 	// onEvent, when set (by the delivery engine), is called after each
 	// event is recorded, with the account's active webhooks subscribed to
@@ -54,7 +54,8 @@ type Server struct {
 	deliveries *deliverer
 
 	faultMu   sync.Mutex
-	faults    []*faultRule
+	faults    []*faultRule // oldest first (ascending seq)
+	faultSeq  uint64
 	hasFaults atomic.Bool // len(faults) > 0, read without faultMu
 
 	mux *http.ServeMux
@@ -71,10 +72,14 @@ func New(opts ...Option) *Server {
 	if cf.logger == nil {
 		cf.logger = slog.New(slog.DiscardHandler)
 	}
+	if cf.historyLimit <= 0 {
+		cf.historyLimit = DefaultHistoryLimit
+	}
 	s := &Server{
 		clock: cf.clock, logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
 		requestLog: cf.requestLog,
 		accounts:   make(map[string]*account),
+		events:     newEventLog(cf.historyLimit),
 	}
 	s.deliveries = newDeliverer(deliveryConfig{
 		Clock:    cf.clock,
@@ -82,10 +87,13 @@ func New(opts ...Option) *Server {
 		Timeout:  cf.deliveryTimeout,
 		Workers:  cf.deliveryWorkers,
 		Logger:   cf.logger,
+		History:  cf.historyLimit,
 	})
 	s.onEvent = func(ev Event, targets []webhookTarget) {
 		for _, t := range targets {
-			s.deliveries.enqueue(ev.ID, ev.Type, ev.Body, t.ID, t.URL, t.Secret)
+			// The event's Body is never changed, so the deliveries share
+			// it with the event log instead of copying it.
+			s.deliveries.enqueueShared(ev.ID, ev.Type, ev.Body, t.ID, t.URL, t.Secret)
 		}
 	}
 	_, _ = rand.Read(s.cursorSalt[:])
@@ -281,6 +289,10 @@ func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
 		// a real server's failures would: an unauthenticated request still
 		// gets its 401, and a faulted request has used a token.
 		if s.injectFault(w, r) {
+			return
+		}
+		if e := checkQuery(r); e != nil {
+			writeError(w, e)
 			return
 		}
 		if write && k.Scope != ScopeWrite {
