@@ -207,6 +207,9 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) bool {
 			t.Stop()
 			return true
 		}
+		// The body's time-out counts from when the server starts reading
+		// it, which is now.
+		s.armBodyDeadline(w, r)
 	}
 	if f.Status == 0 {
 		return false

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -32,6 +33,10 @@ type Server struct {
 
 	keys       []*apiKey
 	defaultKey Key
+
+	readHeaderTimeout time.Duration
+	readBodyTimeout   time.Duration
+	idleTimeout       time.Duration
 
 	// accounts is fixed after New (accounts come from keys), so reading it
 	// needs no lock; each account has its own lock.
@@ -75,11 +80,20 @@ func New(opts ...Option) *Server {
 	if cf.historyLimit <= 0 {
 		cf.historyLimit = DefaultHistoryLimit
 	}
+	orDefault := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			return def
+		}
+		return d
+	}
 	s := &Server{
 		clock: cf.clock, logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
-		requestLog: cf.requestLog,
-		accounts:   make(map[string]*account),
-		events:     newEventLog(cf.historyLimit),
+		requestLog:        cf.requestLog,
+		accounts:          make(map[string]*account),
+		events:            newEventLog(cf.historyLimit),
+		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
+		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
+		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
 	}
 	s.deliveries = newDeliverer(deliveryConfig{
 		Clock:    cf.clock,
@@ -142,6 +156,55 @@ func New(opts ...Option) *Server {
 	}
 	s.routes()
 	return s
+}
+
+// HTTPServer returns an http.Server that serves s on addr with the
+// server's time-outs ([WithReadHeaderTimeout], [WithIdleTimeout]; the body
+// time-out is enforced by s itself) and its logger for connection errors,
+// ready for ListenAndServe (or Serve on your own listener):
+//
+//	srv := mockserver.New()
+//	log.Fatal(srv.HTTPServer("127.0.0.1:8080").ListenAndServe())
+//
+// Shut it down with its Shutdown, then stop deliveries with [Server.Close].
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s,
+		ReadHeaderTimeout: s.readHeaderTimeout,
+		IdleTimeout:       s.idleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// armBodyDeadline gives the client readBodyTimeout from now to send r's
+// body, if it has one: past it a read of the body fails, and the server
+// answers and closes the connection instead of waiting for ever (see
+// deadlineBody).
+func (s *Server) armBodyDeadline(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.readBodyTimeout))
+}
+
+// deadlineBody lifts the body's read deadline once the body has been read
+// to its end: net/http then starts a background read of the connection,
+// and a deadline passing under it would cancel the request's context while
+// the handler still runs (a long fault latency, a large export).
+type deadlineBody struct {
+	io.ReadCloser
+	w      http.ResponseWriter
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.lifted {
+		b.lifted = true
+		_ = http.NewResponseController(b.w).SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // DefaultKey returns the first key (the one New created when given none),
@@ -219,6 +282,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
+	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+		s.armBodyDeadline(rw, r)
+		r.Body = &deadlineBody{ReadCloser: r.Body, w: rw}
+	}
 	if uncleanPath(r.URL.Path) {
 		// http.ServeMux would answer a redirect with a text body; the API
 		// has no such paths, so they are a plain 404.

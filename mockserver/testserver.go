@@ -35,7 +35,11 @@ func NewTestServer(t testing.TB, opts ...Option) *TestServer {
 			t.Errorf("mockserver: closing deliveries: %v", err)
 		}
 	})
-	hs := httptest.NewServer(s)
+	// The connection time-outs are the ones HTTPServer sets.
+	hs := httptest.NewUnstartedServer(s)
+	cf := s.HTTPServer("")
+	hs.Config.ReadHeaderTimeout, hs.Config.IdleTimeout = cf.ReadHeaderTimeout, cf.IdleTimeout
+	hs.Start()
 	t.Cleanup(hs.Close)
 	return &TestServer{Server: s, URL: hs.URL + "/v1", APIKey: s.DefaultKey().Token, HTTP: hs}
 }

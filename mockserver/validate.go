@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"sort"
@@ -36,7 +37,13 @@ func readObject(r *http.Request, allowed ...string) (map[string]json.RawMessage,
 		if errors.As(err, &mbe) {
 			return nil, tooLarge()
 		}
-		return nil, badRequest("", "could not read the request body")
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, &apiError{status: http.StatusBadRequest, typ: errInvalidRequest, closeConn: true,
+				message: "the request body did not arrive in time (the server's read-body time-out)"}
+		}
+		return nil, &apiError{status: http.StatusBadRequest, typ: errInvalidRequest, closeConn: true,
+			message: "could not read the request body"}
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
