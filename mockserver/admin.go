@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -281,8 +282,21 @@ func (s *Server) adminGetClock(w http.ResponseWriter, r *http.Request) {
 	writeValue(w, http.StatusOK, s.clockState())
 }
 
-// maxAdvance keeps an advance within time.Duration (about 292 years).
-const maxAdvance = 100 * 365 * 24 * time.Hour
+// maxAdvanceSeconds bounds the seconds of an advance to 100 years, well
+// within time.Duration (about 292 years).
+const maxAdvanceSeconds = 100 * 365 * 24 * 3600
+
+// durationPattern is the grammar of an advance's duration, the same text as
+// the document's pattern (TestDocumentPatternsAreTheServers): Go duration
+// units in the order h, m, s, ms, us (or µs, μs), ns, each at most once and
+// with a bounded number of digits, so that every duration it admits is
+// one time.ParseDuration reads without overflow (at most about 260 years)
+// and none is negative.
+const durationPattern = `^(?:[0-9]{1,6}(?:\.[0-9]{0,9})?h)?(?:[0-9]{1,7}(?:\.[0-9]{0,9})?m)?` +
+	`(?:[0-9]{1,9}(?:\.[0-9]{0,9})?s)?(?:[0-9]{1,12}(?:\.[0-9]{0,9})?ms)?` +
+	`(?:[0-9]{1,15}(?:\.[0-9]{0,9})?(?:us|µs|μs))?(?:[0-9]{1,18}ns)?$`
+
+var durationRegexp = regexp.MustCompile(durationPattern)
 
 func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 	f, e := readAdminObject(w, r, "duration", "seconds")
@@ -304,8 +318,14 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var err error
-		if d, err = time.ParseDuration(str); err != nil {
-			writeError(w, badRequest("duration", fmt.Sprintf("duration %q is not a Go duration such as \"90s\" or \"1h30m\"", str)))
+		if !durationRegexp.MatchString(str) {
+			err = errors.New("no match")
+		} else {
+			d, err = time.ParseDuration(str)
+		}
+		if err != nil || str == "" {
+			writeError(w, badRequest("duration", fmt.Sprintf("duration %q is not a duration such as \"90s\" or \"1h30m\": "+
+				"units in the order h, m, s, ms, us, ns, each at most once, with at most 6, 7, 9, 12, 15 and 18 digits", str)))
 			return
 		}
 	default:
@@ -314,23 +334,15 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 			writeError(w, badRequest("seconds", "seconds must be a number"))
 			return
 		}
-		if secs > maxAdvance.Seconds() {
-			writeError(w, badRequest("seconds", "seconds is too large"))
+		if secs < 0 {
+			writeError(w, badRequest("seconds", "the clock only moves forward: give zero seconds or more"))
+			return
+		}
+		if secs > maxAdvanceSeconds {
+			writeError(w, badRequest("seconds", fmt.Sprintf("seconds must be at most %d (100 years)", maxAdvanceSeconds)))
 			return
 		}
 		d = time.Duration(secs * float64(time.Second))
-	}
-	param := "duration"
-	if hasS {
-		param = "seconds"
-	}
-	if d < 0 {
-		writeError(w, badRequest(param, "the clock only moves forward: give a duration of zero or more"))
-		return
-	}
-	if d > maxAdvance {
-		writeError(w, badRequest(param, "the duration is too large"))
-		return
 	}
 	adv, ok := s.clock.(advancer)
 	if !ok {
@@ -407,24 +419,29 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 			ft.Path = v
 		}
 	}
-	ints := map[string]*int{"status": &ft.Status, "retryAfter": &ft.RetryAfter, "times": &ft.Times}
 	var latencyMs int
-	ints["latencyMs"] = &latencyMs
-	for _, name := range []string{"status", "retryAfter", "latencyMs", "times"} {
-		raw, ok := f[name]
+	for _, p := range []struct {
+		name     string
+		v        *int
+		min, max int
+	}{
+		// A status given is one to answer: 0 would mean none, so it is
+		// refused rather than ignored.
+		{"status", &ft.Status, 400, 599},
+		{"retryAfter", &ft.RetryAfter, 0, math.MaxInt32},
+		{"latencyMs", &latencyMs, 0, int(maxFaultLatency.Milliseconds())},
+		{"times", &ft.Times, 0, math.MaxInt32},
+	} {
+		raw, ok := f[p.name]
 		if !ok {
 			continue
 		}
-		var n int
-		if err := json.Unmarshal(raw, &n); err != nil || n < 0 {
-			writeError(w, badRequest(name, name+" must be a whole number of zero or more"))
+		n, e := decodeInteger(p.name, raw, p.min, p.max)
+		if e != nil {
+			writeError(w, e)
 			return
 		}
-		*ints[name] = n
-	}
-	if latencyMs > int(maxFaultLatency.Milliseconds()) {
-		writeError(w, badRequest("latencyMs", fmt.Sprintf("latencyMs must be at most %d", maxFaultLatency.Milliseconds())))
-		return
+		*p.v = n
 	}
 	ft.Latency = time.Duration(latencyMs) * time.Millisecond
 	if err := s.AddFault(ft); errors.Is(err, ErrTooManyFaults) {

@@ -88,7 +88,7 @@ func TestAdminEvents(t *testing.T) {
 		{"null data", `{"type":"x.y","data":null}`, "data", 400},
 		{"not json", `{"type":`, "", 400},
 	} {
-		r := do(t, ts, call{method: "POST", path: "/_mock/events", body: tc.body, key: "-", invalid: true})
+		r := do(t, ts, call{method: "POST", path: "/_mock/events", body: tc.body, key: "-"})
 		if typ, param := r.errorOf(t); r.Status != tc.status || typ != "invalid_request" || param != tc.param {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Body)
 		}
@@ -136,7 +136,7 @@ func TestAdminDeliveries(t *testing.T) {
 			t.Errorf("%s: %d deliveries", tc.query, len(list.Data))
 		}
 	}
-	r := do(t, ts, call{method: "GET", path: "/_mock/deliveries?state=done", key: "-", invalid: true})
+	r := do(t, ts, call{method: "GET", path: "/_mock/deliveries?state=done", key: "-"})
 	if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || param != "state" {
 		t.Errorf("bad state: %d %s", r.Status, r.Body)
 	}
@@ -220,7 +220,7 @@ func TestAdminClock(t *testing.T) {
 		{"duration number", `{"duration":5}`, "duration"},
 		{"unknown field", `{"minutes":5}`, "minutes"},
 	} {
-		r := do(t, ts, call{method: "POST", path: "/_mock/clock/advance", body: tc.body, key: "-", invalid: true})
+		r := do(t, ts, call{method: "POST", path: "/_mock/clock/advance", body: tc.body, key: "-"})
 		if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || param != tc.param {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Body)
 		}

@@ -140,7 +140,6 @@ func TestBadInput(t *testing.T) {
 	for _, tc := range cases {
 		before := ts.Snapshot()
 		nEvents := len(ts.Events())
-		tc.c.invalid = true
 		if tc.c.key == "" {
 			tc.c.key = "writer"
 		}

@@ -49,8 +49,8 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	}
 	want := 0
 	if vs, ok := q["version"]; ok {
-		n, err := strconv.Atoi(vs[0])
-		if err != nil || n < 1 || vs[0][0] < '0' || vs[0][0] > '9' {
+		n, ok := parseVersion(vs[0])
+		if !ok {
 			writeError(w, badRequest("version", "version must be a positive integer"))
 			return
 		}

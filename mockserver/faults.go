@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Fault makes matching /v1 requests fail or slow down, so a client's own
@@ -79,6 +80,10 @@ func (f Fault) validate() (field string, err error) {
 		return "latencyMs", fmt.Errorf("%w: latency over %s", ErrInvalidFault, maxFaultLatency)
 	case f.Times < 0:
 		return "times", fmt.Errorf("%w: times must not be negative", ErrInvalidFault)
+	case strings.IndexFunc(f.Method, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
+		return "method", fmt.Errorf("%w: method %q must be printable ASCII without spaces", ErrInvalidFault, f.Method)
+	case strings.IndexFunc(f.Path, unicode.IsControl) >= 0:
+		return "path", fmt.Errorf("%w: path %q must not contain control characters", ErrInvalidFault, f.Path)
 	case f.Path != "" && !strings.HasPrefix(f.Path, "/"):
 		return "path", fmt.Errorf("%w: path %q must start with /", ErrInvalidFault, f.Path)
 	case strings.Contains(strings.TrimSuffix(f.Path, "*"), "*"):

@@ -37,7 +37,7 @@ func TestFaultStatuses(t *testing.T) {
 			if r.Status != http.StatusCreated {
 				t.Fatalf("add fault: %d %s", r.Status, r.Body)
 			}
-			r = do(t, ts, call{method: "GET", path: "/v1/contexts", want500: true})
+			r = do(t, ts, call{method: "GET", path: "/v1/contexts"})
 			if typ, _ := r.errorOf(t); r.Status != tc.status || typ != tc.typ || r.Header.Get("Retry-After") != tc.retryAfter {
 				t.Errorf("faulted: %d %s Retry-After %q", r.Status, r.Body, r.Header.Get("Retry-After"))
 			}
@@ -72,7 +72,7 @@ func TestFaultMatching(t *testing.T) {
 	if r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID}); r.Status != 200 {
 		t.Errorf("GET: %d", r.Status)
 	}
-	if r := do(t, ts, call{method: "PUT", path: "/v1/contexts", body: `{}`, invalid: true}); r.Status != 405 {
+	if r := do(t, ts, call{method: "PUT", path: "/v1/contexts", body: `{}`}); r.Status != 405 {
 		t.Errorf("PUT on the list: %d", r.Status)
 	}
 	// A request without a valid key gets its 401 and uses no fault.
@@ -80,7 +80,7 @@ func TestFaultMatching(t *testing.T) {
 		t.Errorf("unauthenticated: %d", r.Status)
 	}
 	for i := range 2 {
-		if r := do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, body: `{"name":"New"}`, want500: true}); r.Status != 500 {
+		if r := do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, body: `{"name":"New"}`}); r.Status != 500 {
 			t.Errorf("PUT %d: %d", i, r.Status)
 		}
 	}
@@ -127,7 +127,7 @@ func TestFaultValidation(t *testing.T) {
 		{"method number", `{"status":500,"method":1}`, "method"},
 		{"unknown field", `{"status":500,"count":2}`, "count"},
 	} {
-		r := do(t, ts, call{method: "POST", path: "/_mock/faults", body: tc.body, key: "-", invalid: true})
+		r := do(t, ts, call{method: "POST", path: "/_mock/faults", body: tc.body, key: "-"})
 		if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || param != tc.param {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Body)
 		}

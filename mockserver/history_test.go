@@ -294,7 +294,7 @@ func TestAdminDeliveriesPaged(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"state=", "eventId=", "webhookId=", "state=pending&state=failed", "limit=0", "cursor=x"} {
-		r := do(t, ts, call{method: "GET", path: "/_mock/deliveries?" + q, key: "-", invalid: true})
+		r := do(t, ts, call{method: "GET", path: "/_mock/deliveries?" + q, key: "-"})
 		if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || !strings.HasPrefix(q, param+"=") {
 			t.Errorf("%s: %d %s", q, r.Status, r.Body)
 		}

@@ -1,8 +1,11 @@
 package mockserver
 
 import (
+	"errors"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -47,4 +50,16 @@ func checkQuery(r *http.Request) *apiError {
 		}
 	}
 	return badRequest("", "the query string is malformed")
+}
+
+// parseVersion reads a version number query parameter: an integer of 1 or
+// more, as strconv.Atoi reads it (and the document's "integer" allows). A
+// number too large for an int is no version any context has, so it is the
+// largest int (a 404), not a 400.
+func parseVersion(v string) (int, bool) {
+	n, err := strconv.Atoi(v)
+	if errors.Is(err, strconv.ErrRange) && v[0] != '-' {
+		return math.MaxInt, true
+	}
+	return n, err == nil && n >= 1
 }

@@ -64,7 +64,16 @@ type Server struct {
 	hasFaults atomic.Bool // len(faults) > 0, read without faultMu
 
 	mux *http.ServeMux
+	// handler serves every request: serve, or (in this package's tests
+	// only) serve wrapped by testHandler.
+	handler http.Handler
 }
+
+// testHandler, when set, wraps the handler of every Server that New makes.
+// Only this package's own tests set it (in TestMain), to check every
+// request and response of every test against openapi.yaml with
+// kin-openapi, which no program imports; it is nil everywhere else.
+var testHandler func(s *Server, next http.Handler) http.Handler
 
 // New returns a Server configured by opts. Without a WithKey option it
 // creates one key (plan business, scope write), see [Server.DefaultKey].
@@ -155,6 +164,10 @@ func New(opts ...Option) *Server {
 		}
 	}
 	s.routes()
+	s.handler = http.HandlerFunc(s.serve)
+	if testHandler != nil {
+		s.handler = testHandler(s, s.handler)
+	}
 	return s
 }
 
@@ -266,7 +279,9 @@ func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // ServeHTTP gives every response a request id, turns a panic into the
 // contract's 500 error, then routes.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rid := newID("req_")
 	w.Header()["X-Request-Id"] = []string{rid}

@@ -7,6 +7,11 @@ import (
 	"time"
 )
 
+// testServerStarted, when set, is told of each server NewTestServer makes
+// and its test. Only this package's own tests set it, so that a response
+// that does not match openapi.yaml fails the test that made the server.
+var testServerStarted func(t testing.TB, s *Server)
+
 // TestServer is a [Server] listening on loopback for one test.
 type TestServer struct {
 	*Server
@@ -26,6 +31,9 @@ type TestServer struct {
 func NewTestServer(t testing.TB, opts ...Option) *TestServer {
 	t.Helper()
 	s := New(opts...)
+	if testServerStarted != nil {
+		testServerStarted(t, s)
+	}
 	// Cleanups run last first: the HTTP server closes, then deliveries
 	// stop (running attempts get 10 s to finish).
 	t.Cleanup(func() {
