@@ -287,14 +287,14 @@ func (s *Server) adminGetClock(w http.ResponseWriter, r *http.Request) {
 const maxAdvanceSeconds = 100 * 365 * 24 * 3600
 
 // durationPattern is the grammar of an advance's duration, the same text as
-// the document's pattern (TestDocumentPatternsAreTheServers): Go duration
-// units in the order h, m, s, ms, us (or µs, μs), ns, each at most once and
+// the document's pattern (TestDocumentPatternsAreTheServers): 0, or Go
+// duration units in the order h, m, s, ms, us (or µs, μs), ns, each at most once and
 // with a bounded number of digits, so that every duration it admits is
 // one time.ParseDuration reads without overflow (at most about 260 years)
 // and none is negative.
-const durationPattern = `^(?:[0-9]{1,6}(?:\.[0-9]{0,9})?h)?(?:[0-9]{1,7}(?:\.[0-9]{0,9})?m)?` +
+const durationPattern = `^(?:0|(?:[0-9]{1,6}(?:\.[0-9]{0,9})?h)?(?:[0-9]{1,7}(?:\.[0-9]{0,9})?m)?` +
 	`(?:[0-9]{1,9}(?:\.[0-9]{0,9})?s)?(?:[0-9]{1,12}(?:\.[0-9]{0,9})?ms)?` +
-	`(?:[0-9]{1,15}(?:\.[0-9]{0,9})?(?:us|µs|μs))?(?:[0-9]{1,18}ns)?$`
+	`(?:[0-9]{1,15}(?:\.[0-9]{0,9})?(?:us|µs|μs))?(?:[0-9]{1,18}ns)?)$`
 
 var durationRegexp = regexp.MustCompile(durationPattern)
 

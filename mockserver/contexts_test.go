@@ -380,10 +380,28 @@ func TestWebhookRegister(t *testing.T) {
 	if d := cmp.Diff(wantStored, ts.Webhooks()); d != "" {
 		t.Fatalf("Webhooks() (-want +got):\n%s", d)
 	}
-	for _, u := range []string{"http://127.0.0.1:9/x", "http://localhost:8080/x", "http://[::1]/x", "http://127.8.9.10/x"} {
-		r := do(t, ts, call{method: "POST", path: "/v1/webhooks", body: mustJSON(map[string]any{"url": u, "events": []string{"context.created"}, "secret": "s"})})
-		if r.Status != 201 {
+	hook := func(u string) string {
+		return mustJSON(map[string]any{"url": u, "events": []string{"context.created"}, "secret": "s"})
+	}
+	for _, u := range []string{
+		"http://127.0.0.1:9/x", "http://localhost:8080/x", "http://[::1]/x", "http://127.8.9.10/x", "HTTP://LocalHost/x",
+		"https://example.com", "HTTPS://EXAMPLE.COM:443", "https://user:pa%20ss@hooks.example.com/in?a=1&b=%2F#frag",
+		"https://example.com/p/\"q\"/{x}|~", "https://[::1]:8443/h", "https://10.0.0.1/h", "https://a_b.example~/",
+	} {
+		if r := do(t, ts, call{method: "POST", path: "/v1/webhooks", body: hook(u)}); r.Status != 201 {
 			t.Errorf("%s: %d %s", u, r.Status, r.Body)
+		}
+	}
+	for _, u := range []string{
+		"http://example.com/h", "http://127.0.0.01/h", "http://127.1/h", "http://[0:0:0:0:0:0:0:1]/h", "http://[::ffff:127.0.0.1]/h",
+		"https://exa mple.com/h", "https://example.com/a b", "https://example.com/%zz", "https://example.com/?q=%g0", "https:///h",
+		"https://:443/h", "https://[fe80::1]/h", "https://ex\u00e4mple.com/h", "https://example.com/\u00e4", "https://example.com/\n",
+		"https://example.com:8o/h", "https://u@v@example.com/", "mailto:a@example.com", "//example.com/h", "https://example.com/h\u0000",
+		"https://example.com/" + strings.Repeat("a", 2048),
+	} {
+		r := do(t, ts, call{method: "POST", path: "/v1/webhooks", body: hook(u)})
+		if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || param != "url" {
+			t.Errorf("%q: %d %s", u, r.Status, r.Body)
 		}
 	}
 	if got := ts.targets(ts.DefaultKey().Account, contextsvc.EventExportCompleted); len(got) != 1 || got[0].Secret != "s3cret-value" || got[0].URL != want.URL {

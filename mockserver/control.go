@@ -91,6 +91,10 @@ var ErrInvalidEvent = errors.New("mockserver: invalid event")
 // maxEventTypeLen bounds an emitted event type; it travels in a header.
 const maxEventTypeLen = 100
 
+// eventTypePattern is what validEventType accepts, as the document states
+// it (TestDocumentPatternsAreTheServers, FuzzDurationPattern).
+const eventTypePattern = `^[!-~]{1,100}$`
+
 // EmitEvent records an event of any type with the given data for an
 // account ("" means the default key's account) and delivers it to that
 // account's webhooks subscribed to the type, exactly as the API's own

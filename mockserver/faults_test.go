@@ -126,6 +126,13 @@ func TestFaultValidation(t *testing.T) {
 		{"retry-after without status", `{"latencyMs":10,"retryAfter":5}`, "retryAfter"},
 		{"method number", `{"status":500,"method":1}`, "method"},
 		{"unknown field", `{"status":500,"count":2}`, "count"},
+		{"status zero", `{"status":0,"latencyMs":5}`, "status"},
+		{"method with a space", `{"status":500,"method":"GE T"}`, "method"},
+		{"method not ASCII", `{"status":500,"method":"G\u00c9T"}`, "method"},
+		{"path with a control character", `{"status":500,"path":"/v1/\u0001"}`, "path"},
+		{"times past int32", `{"status":500,"times":2147483648}`, "times"},
+		{"zero latency alone", `{"latencyMs":0}`, "status"},
+		{"lone surrogate in path", `{"status":500,"path":"/v1/\ud800"}`, "path"},
 	} {
 		r := do(t, ts, call{method: "POST", path: "/_mock/faults", body: tc.body, key: "-"})
 		if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || param != tc.param {
@@ -135,6 +142,13 @@ func TestFaultValidation(t *testing.T) {
 	if len(ts.Faults()) != 0 {
 		t.Errorf("refused faults were stored: %+v", ts.Faults())
 	}
+	// Integers may be written as JSON Schema's "integer" allows.
+	for _, body := range []string{`{"status":500,"times":2.0}`, `{"status":503,"retryAfter":1e1}`, `{"latencyMs":5,"retryAfter":0}`, `{"status":429,"method":"get","path":""}`} {
+		if r := admin(t, ts, "POST", "/_mock/faults", body); r.Status != 201 {
+			t.Errorf("%s: %d %s", body, r.Status, r.Body)
+		}
+	}
+	ts.ClearFaults()
 	for _, f := range []Fault{{}, {Status: 302}, {Latency: -time.Second}, {Status: 500, Times: -2}, {Status: 429, RetryAfter: -1}, {Status: 500, RetryAfter: 3}} {
 		if err := ts.AddFault(f); !errors.Is(err, ErrInvalidFault) {
 			t.Errorf("AddFault(%+v): %v", f, err)
