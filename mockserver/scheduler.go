@@ -58,7 +58,18 @@ type deliveryConfig struct {
 	// kept; past it, those that finished first are dropped. Pending ones
 	// are always kept. <= 0 means DefaultHistoryLimit.
 	History int
+	// MaxBacklog is how many deliveries may wait for their first attempt;
+	// past it, enqueue waits for room. <= 0 means DefaultDeliveryBacklog.
+	MaxBacklog int
 }
+
+// DefaultDeliveryBacklog is how many webhook deliveries may wait for their
+// first attempt before the events that make more wait for room: when the
+// receivers (or the cores) cannot keep up with the events, the API slows
+// down to the deliveries' pace instead of queueing them without bound.
+// Retries waiting for their time do not count: they wait on the clock, not
+// on the senders.
+const DefaultDeliveryBacklog = 20_000
 
 // deliverer is the mock server's webhook delivery engine: it records
 // deliveries, POSTs their attempts, and schedules retries on the server's
@@ -77,7 +88,10 @@ type deliveryConfig struct {
 //
 // Memory is bounded by the pending deliveries plus history finished ones:
 // when a delivery finishes past that limit, the one that finished first is
-// dropped, with its event's body once no kept delivery needs it.
+// dropped, with its event's body once no kept delivery needs it. The
+// deliveries waiting for their first attempt are at most maxBacklog:
+// enqueue waits for room past it, in arrival order, so a producer faster
+// than the senders is slowed to their pace rather than growing the queue.
 type deliverer struct {
 	clock     Clock
 	schedule  []time.Duration
@@ -87,7 +101,8 @@ type deliverer struct {
 	ownClient bool
 	log       *slog.Logger
 
-	history int // finished deliveries kept
+	history    int // finished deliveries kept
+	maxBacklog int // deliveries waiting for their first attempt, at most
 
 	mu      sync.Mutex
 	changed sync.Cond // on mu; broadcast on every state change
@@ -106,9 +121,13 @@ type deliverer struct {
 	// finished lists the deliveries in the order they finished; an entry
 	// is stale once its record is redelivered (gen moved on) or dropped.
 	finished  queue[finishedEntry]
-	nFinished int     // kept deliveries that are succeeded or failed
-	due       dueHeap // waiting attempts, earliest first
-	seq       uint64  // tie-break of equal due times: first scheduled, first sent
+	nFinished int // kept deliveries that are succeeded or failed
+	backlog   int // deliveries whose first attempt has not started
+	// tickets and serving make the enqueues that wait for room go in
+	// arrival order: each takes a ticket, and goes when it is served.
+	tickets, serving uint64
+	due              dueHeap // waiting attempts, earliest first
+	seq              uint64  // tie-break of equal due times: first scheduled, first sent
 
 	timer    Timer     // armed for timerAt, or nil
 	timerAt  time.Time // due time the timer is armed for
@@ -174,6 +193,7 @@ type deliveryRecord struct {
 	status    deliveryStatus // pending, succeeded, failed
 	inFlight  bool           // an attempt is running
 	dropped   bool           // dropped from the history
+	inBacklog bool           // its first attempt has not started
 	gen       uint32         // counts the times it finished
 }
 
@@ -218,18 +238,22 @@ type deliveryWaiter struct {
 // goroutine until an attempt is due. Call close to stop it.
 func newDeliverer(cfg deliveryConfig) *deliverer {
 	d := &deliverer{
-		clock:   cfg.Clock,
-		timeout: cfg.Timeout,
-		workers: cfg.Workers,
-		client:  cfg.HTTPClient,
-		log:     cfg.Logger,
-		history: cfg.History,
-		recs:    make(map[string]*deliveryRecord),
-		byEvent: make(map[string][]*deliveryRecord),
-		events:  make(map[string]*eventBody),
+		clock:      cfg.Clock,
+		timeout:    cfg.Timeout,
+		workers:    cfg.Workers,
+		client:     cfg.HTTPClient,
+		log:        cfg.Logger,
+		history:    cfg.History,
+		maxBacklog: cfg.MaxBacklog,
+		recs:       make(map[string]*deliveryRecord),
+		byEvent:    make(map[string][]*deliveryRecord),
+		events:     make(map[string]*eventBody),
 	}
 	if d.history <= 0 {
 		d.history = DefaultHistoryLimit
+	}
+	if d.maxBacklog <= 0 {
+		d.maxBacklog = DefaultDeliveryBacklog
 	}
 	if d.clock == nil {
 		d.clock = RealClock{}
@@ -295,6 +319,7 @@ func (d *deliverer) enqueueShared(eventID string, eventType contextsvc.EventType
 func (d *deliverer) enqueueBody(eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, webhookID, url, secret string) Delivery {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.waitForRoomLocked()
 	ev := d.events[eventID]
 	if ev == nil || ev.typ != eventType || !bytes.Equal(ev.body, body) {
 		if copyBody {
@@ -318,10 +343,31 @@ func (d *deliverer) enqueueBody(eventID string, eventType contextsvc.EventType, 
 	d.recs[rec.id] = rec
 	d.order.push(rec)
 	d.byEvent[eventID] = append(d.byEvent[eventID], rec)
+	rec.inBacklog = true
+	d.backlog++
 	d.pushLocked(rec, now)
 	d.notifyLocked(rec)
 	d.pumpLocked()
 	return d.snapshotLocked(rec)
+}
+
+// waitForRoomLocked waits, in arrival order, until fewer than maxBacklog
+// deliveries wait for their first attempt. After close (no attempt will
+// make room) or a reset (which empties the backlog) it returns at once.
+func (d *deliverer) waitForRoomLocked() {
+	if d.closed || (d.backlog < d.maxBacklog && d.tickets == d.serving) {
+		return
+	}
+	ticket := d.tickets
+	d.tickets++
+	d.changed.Broadcast() // one more waiting: a change like any other
+	for ticket >= d.serving && !d.closed && (ticket != d.serving || d.backlog >= d.maxBacklog) {
+		d.changed.Wait()
+	}
+	if ticket == d.serving {
+		d.serving++
+		d.changed.Broadcast() // the next ticket may go too
+	}
 }
 
 // list returns copies of the kept deliveries that match f, oldest first.
@@ -509,6 +555,7 @@ func (d *deliverer) reset() {
 	d.byEvent = make(map[string][]*deliveryRecord)
 	d.events = make(map[string]*eventBody)
 	d.finished, d.nFinished = queue[finishedEntry]{}, 0
+	d.backlog, d.serving = 0, d.tickets // every waiting enqueue may go
 	d.due = nil
 	d.stopTimerLocked()
 	for _, w := range d.waiters {
@@ -700,6 +747,10 @@ func (d *deliverer) work() {
 			continue // the clock passed at meanwhile: it is due now
 		}
 		rec := heap.Pop(&d.due).(*deliveryRecord)
+		if rec.inBacklog {
+			rec.inBacklog = false
+			d.backlog-- // room for a waiting enqueue (notifyLocked wakes it)
+		}
 		// More is due: let another worker take it while this one sends.
 		if len(d.due) > 0 && !d.due[0].dueAt.After(now) && d.running < d.workers {
 			d.running++

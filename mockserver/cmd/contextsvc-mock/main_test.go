@@ -166,7 +166,7 @@ func (s *syncBuffer) String() string {
 }
 
 // readReady reads the two lines the command prints on start.
-func readReady(t *testing.T, r io.Reader) (baseURL, key string) {
+func readReady(t testing.TB, r io.Reader) (baseURL, key string) {
 	t.Helper()
 	sc := bufio.NewScanner(r)
 	for _, want := range []string{"CONTEXTSVC_BASE_URL=", "CONTEXTSVC_API_KEY="} {
