@@ -18,9 +18,11 @@ import (
 // [WithClock]). A test that gave a [FakeClock] advances it directly.
 func (s *Server) Clock() Clock { return s.clock }
 
-// Deliveries returns copies of the webhook deliveries that match f, in
-// creation order; the zero filter returns them all. The result is never
-// nil.
+// Deliveries returns copies of the kept webhook deliveries that match f,
+// in creation order; the zero filter returns them all. Every pending
+// delivery is kept, and the last [DefaultHistoryLimit] (or
+// [WithHistoryLimit]) to finish; GET /_mock/deliveries pages through the
+// same ones. The result is never nil.
 func (s *Server) Deliveries(f DeliveryFilter) []Delivery { return s.deliveries.list(f) }
 
 // Delivery returns a copy of the delivery with the given id, and whether
