@@ -37,13 +37,6 @@ type webhookTarget struct {
 // String leaves the secret out, so a target is safe to log.
 func (w webhookTarget) String() string { return "webhook " + w.ID + " " + w.URL }
 
-type envelope struct {
-	ID        string               `json:"id"`
-	Type      contextsvc.EventType `json:"type"`
-	Timestamp string               `json:"timestamp"`
-	Data      json.RawMessage      `json:"data"`
-}
-
 // The data shapes of the contract's event table.
 type (
 	contextCreatedData struct {
