@@ -69,10 +69,11 @@
 //   - Deliveries: every pending one, and the last history-limit deliveries
 //     to finish (succeeded or failed); those that finished first go first,
 //     with their event's body once no kept delivery needs it. At most
-//     [DefaultDeliveryBacklog] (20,000) may wait for their first attempt:
-//     past that, a request that fires an event waits for room, so an API
-//     faster than its receivers slows to their pace. Retries waiting for
-//     their time do not count, and are kept until their schedule ends.
+//     [DefaultDeliveryBacklog] (20,000; [WithDeliveryBacklog]) may wait for
+//     their first attempt: past that, a request that fires an event waits
+//     for room, so an API faster than its receivers slows to their pace.
+//     Retries waiting for their time do not count, and are kept until their
+//     schedule ends.
 //   - Webhooks: kept until [Server.Reset]. Faults: at most [MaxFaults]
 //     (1,000) active.
 //

@@ -394,3 +394,33 @@ func TestVersionTextHeldOnce(t *testing.T) {
 	}
 	runtime.KeepAlive(s)
 }
+
+// TestServerDeliveryBacklog checks the Server's wiring of the backlog: with
+// room for one delivery waiting for its first attempt and the sender held
+// up, a request that fires a second event waits until the first is sent.
+func TestServerDeliveryBacklog(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	started := make(chan struct{}, 8)
+	ts, clock := newFakeTestServer(t, WithDeliveryBacklog(1), WithDeliveryWorkers(1), WithRetrySchedule([]time.Duration{}))
+	rc := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {
+		started <- struct{}{}
+		<-release
+	})
+	t.Cleanup(func() { close(release) })
+	registerHook(t, ts, rc.URL, "s", contextsvc.EventTeamMemberAdded)
+	emit := func() {
+		if _, err := ts.EmitEvent(t.Context(), "", contextsvc.EventTeamMemberAdded, json.RawMessage(`{}`)); err != nil {
+			t.Error(err)
+		}
+	}
+	emit()
+	<-started // in flight
+	emit()    // waits for its first attempt: the backlog is full
+	done := make(chan struct{})
+	go func() { emit(); close(done) }()
+	waitEnqueuesWaiting(t, ts.deliveries, 1)
+	release <- struct{}{}
+	<-started
+	<-done
+}

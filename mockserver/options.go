@@ -19,6 +19,7 @@ type config struct {
 	retrySchedule   []time.Duration
 	deliveryTimeout time.Duration
 	deliveryWorkers int
+	deliveryBacklog int
 	historyLimit    int
 
 	readHeaderTimeout time.Duration
@@ -79,6 +80,13 @@ func WithDeliveryTimeout(d time.Duration) Option {
 // WithDeliveryWorkers bounds how many delivery attempts run at once; <= 0
 // means 8.
 func WithDeliveryWorkers(n int) Option { return func(cf *config) { cf.deliveryWorkers = n } }
+
+// WithDeliveryBacklog sets how many webhook deliveries may wait for their
+// first attempt before a request that fires an event waits for room (see
+// [DefaultDeliveryBacklog], 20,000, the default when n <= 0). Raise it to
+// let a burst of events run ahead of slow receivers, at about 1 KB of
+// memory a delivery.
+func WithDeliveryBacklog(n int) Option { return func(cf *config) { cf.deliveryBacklog = n } }
 
 // WithHistoryLimit sets how many events the server keeps (the oldest are
 // dropped first) and how many finished (succeeded or failed) webhook

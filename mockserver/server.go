@@ -105,12 +105,13 @@ func New(opts ...Option) *Server {
 		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
 	}
 	s.deliveries = newDeliverer(deliveryConfig{
-		Clock:    cf.clock,
-		Schedule: cf.retrySchedule,
-		Timeout:  cf.deliveryTimeout,
-		Workers:  cf.deliveryWorkers,
-		Logger:   cf.logger,
-		History:  cf.historyLimit,
+		Clock:      cf.clock,
+		Schedule:   cf.retrySchedule,
+		Timeout:    cf.deliveryTimeout,
+		Workers:    cf.deliveryWorkers,
+		Logger:     cf.logger,
+		History:    cf.historyLimit,
+		MaxBacklog: cf.deliveryBacklog,
 	})
 	s.onEvent = func(ev Event, targets []webhookTarget) {
 		for _, t := range targets {
