@@ -552,6 +552,25 @@ func TestValidationBoundaries(t *testing.T) {
 			t.Errorf("%s: stored %+.300v", tc.name, c)
 		}
 	}
+	// Escapes the surrogate scan must walk in linear time, at the size
+	// limits: 150,000 escaped surrogate pairs (600 KB of text from a
+	// 1.8 MB body), 500,000 escaped backslashes, and the same pairs with
+	// one lone half at the very end.
+	pairs := strings.Repeat(`\ud83d\ude00`, 150_000)
+	for _, tc := range []struct {
+		name, content string
+		status        int
+	}{
+		{"150,000 escaped pairs", pairs, 201},
+		{"500,000 escaped backslashes", strings.Repeat(`\\`, 500_000), 201},
+		{"a lone half after 149,999 pairs", pairs[:len(pairs)-6], 400},
+	} {
+		r := do(t, ts, call{method: "POST", path: "/v1/contexts", key: "k", body: `{"name":"e","content":"` + tc.content + `"}`})
+		if r.Status != tc.status {
+			t.Errorf("%s: %d %.300s", tc.name, r.Status, r.Body)
+		}
+	}
+
 	// No context carries 21 tags, so a filter on 21 distinct ones is an
 	// empty page, not an error.
 	q := url.Values{"tag": tags(21)}
