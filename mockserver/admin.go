@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
@@ -26,21 +29,34 @@ func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
 // command's -admin=false) turns them off. Each one is a thin layer over a
 // method of *Server.
 func (s *Server) adminRoutes() {
-	s.mux.Handle("/_mock/openapi.yaml", route{http.MethodGet: func(w http.ResponseWriter, r *http.Request) {
+	// Every admin handler first refuses a malformed query string.
+	admin := func(pattern string, rt route) {
+		for m, h := range rt {
+			rt[m] = func(w http.ResponseWriter, r *http.Request) {
+				if e := checkQuery(r); e != nil {
+					writeError(w, e)
+					return
+				}
+				h(w, r)
+			}
+		}
+		s.mux.Handle(pattern, rt)
+	}
+	admin("/_mock/openapi.yaml", route{http.MethodGet: func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h["Content-Type"] = []string{"application/yaml"}
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(openAPIDocument)
 	}})
-	s.mux.Handle("/_mock/events", route{http.MethodGet: s.adminListEvents, http.MethodPost: s.adminEmitEvent})
-	s.mux.Handle("/_mock/deliveries", route{http.MethodGet: s.adminListDeliveries})
-	s.mux.Handle("/_mock/deliveries/{id}", route{http.MethodGet: s.adminGetDelivery})
-	s.mux.Handle("/_mock/deliveries/{id}/redeliver", route{http.MethodPost: s.adminRedeliver})
-	s.mux.Handle("/_mock/contexts/{id}/publish", route{http.MethodPost: s.adminPublish})
-	s.mux.Handle("/_mock/clock", route{http.MethodGet: s.adminGetClock})
-	s.mux.Handle("/_mock/clock/advance", route{http.MethodPost: s.adminAdvanceClock})
-	s.mux.Handle("/_mock/reset", route{http.MethodPost: s.adminReset})
-	s.mux.Handle("/_mock/faults", route{http.MethodGet: s.adminListFaults, http.MethodPost: s.adminAddFault, http.MethodDelete: s.adminClearFaults})
+	admin("/_mock/events", route{http.MethodGet: s.adminListEvents, http.MethodPost: s.adminEmitEvent})
+	admin("/_mock/deliveries", route{http.MethodGet: s.adminListDeliveries})
+	admin("/_mock/deliveries/{id}", route{http.MethodGet: s.adminGetDelivery})
+	admin("/_mock/deliveries/{id}/redeliver", route{http.MethodPost: s.adminRedeliver})
+	admin("/_mock/contexts/{id}/publish", route{http.MethodPost: s.adminPublish})
+	admin("/_mock/clock", route{http.MethodGet: s.adminGetClock})
+	admin("/_mock/clock/advance", route{http.MethodPost: s.adminAdvanceClock})
+	admin("/_mock/reset", route{http.MethodPost: s.adminReset})
+	admin("/_mock/faults", route{http.MethodGet: s.adminListFaults, http.MethodPost: s.adminAddFault, http.MethodDelete: s.adminClearFaults})
 }
 
 // readAdminObject caps the body at the API's limit and decodes it as
@@ -63,20 +79,77 @@ func writeValue(w http.ResponseWriter, status int, v any) {
 	writeJSON(w, status, b)
 }
 
-// dataList is the admin API's list shape: {"data":[…]}, never null.
-type dataList[T any] struct {
-	Data []T `json:"data"`
+// writePage writes the /v1 list shape {"data":[…],"hasMore":…,
+// "nextCursor":…} of items, each encoded as its MarshalJSON gives it, and
+// the cursor for position next when next > 0 (more follow).
+func writePage[T json.Marshaler](w http.ResponseWriter, s *Server, kind byte, items []T, next uint64) {
+	buf := getBuffer()
+	b := append((*buf)[:0], `{"data":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		j, err := it.MarshalJSON()
+		if err != nil {
+			putBuffer(buf)
+			writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
+			return
+		}
+		b = append(b, j...)
+	}
+	cursor := ""
+	if next > 0 {
+		cursor = s.encodeCursor(kind, next)
+	}
+	*buf = appendListEnd(b, next > 0, cursor)
+	writeJSON(w, http.StatusOK, *buf)
+	putBuffer(buf)
 }
 
+// filterParam reads an optional filter of an admin list: absent is "", and
+// present it must be one non-empty value.
+func filterParam(q url.Values, name string) (string, *apiError) {
+	vs, ok := q[name]
+	if !ok {
+		return "", nil
+	}
+	if len(vs) > 1 || vs[0] == "" {
+		return "", badRequest(name, name+" must be one non-empty value")
+	}
+	return vs[0], nil
+}
+
+// adminListEvents pages through the kept events, oldest first, like the
+// /v1 lists (limit, cursor), optionally of one type.
 func (s *Server) adminListEvents(w http.ResponseWriter, r *http.Request) {
-	typ := contextsvc.EventType(r.URL.Query().Get("type"))
-	out := make([]Event, 0)
-	for _, ev := range s.Events() {
-		if typ == "" || ev.Type == typ {
-			out = append(out, ev)
+	q := r.URL.Query()
+	limit, after, e := s.pageParams(q, cursorEvents)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	typ, e := filterParam(q, "type")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if typ != "" {
+		if err := validEventType(typ); err != nil {
+			writeError(w, badRequest("type", strings.TrimPrefix(err.Error(), ErrInvalidEvent.Error()+": ")))
+			return
 		}
 	}
-	writeValue(w, http.StatusOK, dataList[Event]{out})
+	recs, hasMore := s.events.page(after, limit, contextsvc.EventType(typ))
+	items := make([]Event, len(recs))
+	var next uint64
+	for i, rec := range recs {
+		items[i] = rec.ev
+		next = rec.seq
+	}
+	if !hasMore {
+		next = 0
+	}
+	writePage(w, s, cursorEvents, items, next)
 }
 
 func (s *Server) adminEmitEvent(w http.ResponseWriter, r *http.Request) {
@@ -123,16 +196,35 @@ func (s *Server) adminEmitEvent(w http.ResponseWriter, r *http.Request) {
 	writeValue(w, http.StatusCreated, ev)
 }
 
+// adminListDeliveries pages through the kept deliveries in creation order,
+// like the /v1 lists (limit, cursor), optionally filtered.
 func (s *Server) adminListDeliveries(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := DeliveryFilter{EventID: q.Get("eventId"), WebhookID: q.Get("webhookId"), State: DeliveryState(q.Get("state"))}
+	limit, after, e := s.pageParams(q, cursorDeliveries)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	var f DeliveryFilter
+	var state string
+	for _, p := range []struct {
+		name string
+		v    *string
+	}{{"eventId", &f.EventID}, {"webhookId", &f.WebhookID}, {"state", &state}} {
+		if *p.v, e = filterParam(q, p.name); e != nil {
+			writeError(w, e)
+			return
+		}
+	}
+	f.State = DeliveryState(state)
 	switch f.State {
 	case "", DeliveryPending, DeliverySucceeded, DeliveryFailed:
 	default:
 		writeError(w, badRequest("state", fmt.Sprintf("state must be pending, succeeded or failed, got %q", f.State)))
 		return
 	}
-	writeValue(w, http.StatusOK, dataList[Delivery]{s.Deliveries(f)})
+	items, next := s.deliveries.page(after, limit, f)
+	writePage(w, s, cursorDeliveries, items, next)
 }
 
 func (s *Server) adminGetDelivery(w http.ResponseWriter, r *http.Request) {
@@ -190,8 +282,21 @@ func (s *Server) adminGetClock(w http.ResponseWriter, r *http.Request) {
 	writeValue(w, http.StatusOK, s.clockState())
 }
 
-// maxAdvance keeps an advance within time.Duration (about 292 years).
-const maxAdvance = 100 * 365 * 24 * time.Hour
+// maxAdvanceSeconds bounds the seconds of an advance to 100 years, well
+// within time.Duration (about 292 years).
+const maxAdvanceSeconds = 100 * 365 * 24 * 3600
+
+// durationPattern is the grammar of an advance's duration, the same text as
+// the document's pattern (TestDocumentPatternsAreTheServers): 0, or Go
+// duration units in the order h, m, s, ms, us (or µs, μs), ns, each at most once and
+// with a bounded number of digits, so that every duration it admits is
+// one time.ParseDuration reads without overflow (at most about 260 years)
+// and none is negative.
+const durationPattern = `^(?:0|(?:[0-9]{1,6}(?:\.[0-9]{0,9})?h)?(?:[0-9]{1,7}(?:\.[0-9]{0,9})?m)?` +
+	`(?:[0-9]{1,9}(?:\.[0-9]{0,9})?s)?(?:[0-9]{1,12}(?:\.[0-9]{0,9})?ms)?` +
+	`(?:[0-9]{1,15}(?:\.[0-9]{0,9})?(?:us|µs|μs))?(?:[0-9]{1,18}ns)?)$`
+
+var durationRegexp = regexp.MustCompile(durationPattern)
 
 func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 	f, e := readAdminObject(w, r, "duration", "seconds")
@@ -213,8 +318,14 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var err error
-		if d, err = time.ParseDuration(str); err != nil {
-			writeError(w, badRequest("duration", fmt.Sprintf("duration %q is not a Go duration such as \"90s\" or \"1h30m\"", str)))
+		if !durationRegexp.MatchString(str) {
+			err = errors.New("no match")
+		} else {
+			d, err = time.ParseDuration(str)
+		}
+		if err != nil || str == "" {
+			writeError(w, badRequest("duration", fmt.Sprintf("duration %q is not a duration such as \"90s\" or \"1h30m\": "+
+				"units in the order h, m, s, ms, us, ns, each at most once, with at most 6, 7, 9, 12, 15 and 18 digits", str)))
 			return
 		}
 	default:
@@ -223,23 +334,15 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 			writeError(w, badRequest("seconds", "seconds must be a number"))
 			return
 		}
-		if secs > maxAdvance.Seconds() {
-			writeError(w, badRequest("seconds", "seconds is too large"))
+		if secs < 0 {
+			writeError(w, badRequest("seconds", "the clock only moves forward: give zero seconds or more"))
+			return
+		}
+		if secs > maxAdvanceSeconds {
+			writeError(w, badRequest("seconds", fmt.Sprintf("seconds must be at most %d (100 years)", maxAdvanceSeconds)))
 			return
 		}
 		d = time.Duration(secs * float64(time.Second))
-	}
-	param := "duration"
-	if hasS {
-		param = "seconds"
-	}
-	if d < 0 {
-		writeError(w, badRequest(param, "the clock only moves forward: give a duration of zero or more"))
-		return
-	}
-	if d > maxAdvance {
-		writeError(w, badRequest(param, "the duration is too large"))
-		return
 	}
 	adv, ok := s.clock.(advancer)
 	if !ok {
@@ -267,18 +370,31 @@ type faultJSON struct {
 	Mode       string `json:"mode,omitempty"`
 }
 
+// MarshalJSON is the default encoding; it lets writePage encode faults.
+func (f faultJSON) MarshalJSON() ([]byte, error) {
+	type plain faultJSON
+	return json.Marshal(plain(f))
+}
+
 func toFaultJSON(f Fault) faultJSON {
 	return faultJSON{Method: f.Method, Path: f.Path, Status: f.Status, RetryAfter: f.RetryAfter,
 		LatencyMs: f.Latency.Milliseconds(), Times: f.Times, Mode: string(f.Mode)}
 }
 
+// adminListFaults pages through the active faults, oldest first, like the
+// /v1 lists (limit, cursor).
 func (s *Server) adminListFaults(w http.ResponseWriter, r *http.Request) {
-	fs := s.Faults()
-	out := make([]faultJSON, len(fs))
-	for i, f := range fs {
-		out[i] = toFaultJSON(f)
+	limit, after, e := s.pageParams(r.URL.Query(), cursorFaults)
+	if e != nil {
+		writeError(w, e)
+		return
 	}
-	writeValue(w, http.StatusOK, dataList[faultJSON]{out})
+	fs, next := s.faultPage(after, limit)
+	items := make([]faultJSON, len(fs))
+	for i, f := range fs {
+		items[i] = toFaultJSON(f)
+	}
+	writePage(w, s, cursorFaults, items, next)
 }
 
 func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
@@ -307,27 +423,35 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 			ft.Mode = FaultMode(v)
 		}
 	}
-	ints := map[string]*int{"status": &ft.Status, "retryAfter": &ft.RetryAfter, "times": &ft.Times}
 	var latencyMs int
-	ints["latencyMs"] = &latencyMs
-	for _, name := range []string{"status", "retryAfter", "latencyMs", "times"} {
-		raw, ok := f[name]
+	for _, p := range []struct {
+		name     string
+		v        *int
+		min, max int
+	}{
+		// A status given is one to answer: 0 would mean none, so it is
+		// refused rather than ignored.
+		{"status", &ft.Status, 400, 599},
+		{"retryAfter", &ft.RetryAfter, 0, math.MaxInt32},
+		{"latencyMs", &latencyMs, 0, int(maxFaultLatency.Milliseconds())},
+		{"times", &ft.Times, 0, math.MaxInt32},
+	} {
+		raw, ok := f[p.name]
 		if !ok {
 			continue
 		}
-		var n int
-		if err := json.Unmarshal(raw, &n); err != nil || n < 0 {
-			writeError(w, badRequest(name, name+" must be a whole number of zero or more"))
+		n, e := decodeInteger(p.name, raw, p.min, p.max)
+		if e != nil {
+			writeError(w, e)
 			return
 		}
-		*ints[name] = n
-	}
-	if latencyMs > int(maxFaultLatency.Milliseconds()) {
-		writeError(w, badRequest("latencyMs", fmt.Sprintf("latencyMs must be at most %d", maxFaultLatency.Milliseconds())))
-		return
+		*p.v = n
 	}
 	ft.Latency = time.Duration(latencyMs) * time.Millisecond
-	if err := s.AddFault(ft); err != nil {
+	if err := s.AddFault(ft); errors.Is(err, ErrTooManyFaults) {
+		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict, message: err.Error()})
+		return
+	} else if err != nil {
 		param, _ := ft.validate()
 		writeError(w, badRequest(param, err.Error()))
 		return

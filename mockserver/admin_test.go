@@ -88,7 +88,7 @@ func TestAdminEvents(t *testing.T) {
 		{"null data", `{"type":"x.y","data":null}`, "data", 400},
 		{"not json", `{"type":`, "", 400},
 	} {
-		r := do(t, ts, call{method: "POST", path: "/_mock/events", body: tc.body, key: "-", invalid: true})
+		r := do(t, ts, call{method: "POST", path: "/_mock/events", body: tc.body, key: "-"})
 		if typ, param := r.errorOf(t); r.Status != tc.status || typ != "invalid_request" || param != tc.param {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Body)
 		}
@@ -136,7 +136,7 @@ func TestAdminDeliveries(t *testing.T) {
 			t.Errorf("%s: %d deliveries", tc.query, len(list.Data))
 		}
 	}
-	r := do(t, ts, call{method: "GET", path: "/_mock/deliveries?state=done", key: "-", invalid: true})
+	r := do(t, ts, call{method: "GET", path: "/_mock/deliveries?state=done", key: "-"})
 	if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || param != "state" {
 		t.Errorf("bad state: %d %s", r.Status, r.Body)
 	}
@@ -219,14 +219,35 @@ func TestAdminClock(t *testing.T) {
 		{"huge seconds", `{"seconds":1e300}`, "seconds"},
 		{"duration number", `{"duration":5}`, "duration"},
 		{"unknown field", `{"minutes":5}`, "minutes"},
+		{"empty duration", `{"duration":""}`, "duration"},
+		{"a unit twice", `{"duration":"1h1h"}`, "duration"},
+		{"units out of order", `{"duration":"5s1m"}`, "duration"},
+		{"seven digits of hours", `{"duration":"1000000h"}`, "duration"},
+		{"duration with a newline", `{"duration":"1m\n"}`, "duration"},
+		{"seconds past 100 years", `{"seconds":3153600001}`, "seconds"},
 	} {
-		r := do(t, ts, call{method: "POST", path: "/_mock/clock/advance", body: tc.body, key: "-", invalid: true})
+		r := do(t, ts, call{method: "POST", path: "/_mock/clock/advance", body: tc.body, key: "-"})
 		if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || param != tc.param {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Body)
 		}
 	}
 	if !clock.Now().Equal(dlvT0.Add(90*time.Second + 500*time.Millisecond)) {
 		t.Errorf("a refused advance moved the clock to %s", clock.Now())
+	}
+
+	// The largest advances the document allows are accepted.
+	far, farClock := newFakeTestServer(t)
+	for _, body := range []string{
+		`{"duration":"0"}`, `{"duration":"1.5h"}`, `{"duration":"2h45m30.5s"}`, `{"duration":"7µs"}`, `{"duration":"7μs"}`, `{"duration":"7us999ns"}`,
+		`{"duration":"999999.999999999h9999999.999999999m999999999.999999999s999999999999.999999999ms999999999999999.999999999us999999999999999999ns"}`,
+		`{"seconds":3153600000}`, `{"seconds":1e2}`, `{"seconds":0}`,
+	} {
+		if r := admin(t, far, "POST", "/_mock/clock/advance", body); r.Status != 200 {
+			t.Errorf("%s: %d %s", body, r.Status, r.Body)
+		}
+	}
+	if year := farClock.Now().Year(); year < dlvT0.Year()+350 {
+		t.Errorf("the clock moved to %d", year)
 	}
 
 	// Advancing through the admin API runs the due retries.

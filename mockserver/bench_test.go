@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,7 +19,8 @@ import (
 // tenth tagged "ten", all tagged "all") and its token.
 func benchServer(b *testing.B, n int) *Server {
 	b.Helper()
-	s := New(WithKey(Key{Token: "bench", Plan: PlanUnlimited}))
+	// Out of the validation, which would weigh more than the server.
+	s := unvalidated(New(WithKey(Key{Token: "bench", Plan: PlanUnlimited})))
 	for i := range n {
 		tags := `["all"]`
 		if i%10 == 0 {
@@ -204,5 +207,48 @@ func BenchmarkServePOST(b *testing.B) {
 		req.Header.Set("Authorization", "Bearer bench")
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, req)
+	}
+}
+
+// BenchmarkAdminListPage compares the first page of the admin event and
+// delivery lists with a page at the end of 10,000 kept ones: like the /v1
+// lists, a page starts with a binary search, so depth must cost nothing.
+func BenchmarkAdminListPage(b *testing.B) {
+	s := unvalidated(New(WithClock(NewFakeClock(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)))))
+	// Closed, the engine keeps the deliveries pending and sends nothing.
+	_ = s.Close(context.Background())
+	hook := httptest.NewRequest("POST", "/v1/webhooks", strings.NewReader(`{"url":"https://hooks.example.com/x","events":["team.member.added"],"secret":"s"}`))
+	hook.Header.Set("Authorization", "Bearer "+s.DefaultKey().Token)
+	s.ServeHTTP(httptest.NewRecorder(), hook)
+	for range 10_000 {
+		if _, err := s.EmitEvent(context.Background(), "", "team.member.added", json.RawMessage(`{"teamId":"team_1","userId":"user_1","role":"editor"}`)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, bc := range []struct {
+		name, path string
+		kind       byte
+		after      uint64
+	}{
+		{"events/page=1", "/_mock/events", cursorEvents, 0},
+		{"events/page=500", "/_mock/events", cursorEvents, 9980},
+		{"deliveries/page=1", "/_mock/deliveries", cursorDeliveries, 0},
+		{"deliveries/page=500", "/_mock/deliveries", cursorDeliveries, 9980},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			q := "?limit=20"
+			if bc.after > 0 {
+				q += "&cursor=" + url.QueryEscape(s.encodeCursor(bc.kind, bc.after))
+			}
+			req := httptest.NewRequest("GET", bc.path+q, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				s.ServeHTTP(rec, req)
+				if rec.Code != 200 || strings.Count(rec.Body.String(), `"id":`) < 20 {
+					b.Fatalf("%d %.200s", rec.Code, rec.Body)
+				}
+			}
+		})
 	}
 }

@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,32 +13,18 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
-// listPage writes {"data":[…],"hasMore":…,"nextCursor":…} from
-// pre-encoded items.
-func listPage(items [][]byte, hasMore bool, next string) []byte {
-	n := 40 + len(next)
-	for _, it := range items {
-		n += len(it) + 1
-	}
-	var b bytes.Buffer
-	b.Grow(n)
-	b.WriteString(`{"data":[`)
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it)
-	}
-	b.WriteString(`],"hasMore":`)
-	b.WriteString(strconv.FormatBool(hasMore))
-	b.WriteString(`,"nextCursor":`)
+// appendListEnd closes a list page begun with `{"data":[`:
+// `],"hasMore":…,"nextCursor":…}`.
+func appendListEnd(b []byte, hasMore bool, next string) []byte {
+	b = append(b, `],"hasMore":`...)
+	b = strconv.AppendBool(b, hasMore)
+	b = append(b, `,"nextCursor":`...)
 	if hasMore {
-		b.WriteString(strconv.Quote(next))
+		b = strconv.AppendQuote(b, next)
 	} else {
-		b.WriteString("null")
+		b = append(b, "null"...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
 }
 
 func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey) {
@@ -65,16 +50,36 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 	a := k.acct
 	a.mu.RLock()
 	page, hasMore := a.page(after, limit, tags)
-	items := make([][]byte, len(page))
+	views := make([]contextView, len(page))
 	for i, c := range page {
-		items[i] = c.json
+		views[i] = c.view()
 	}
 	a.mu.RUnlock()
 	next := ""
 	if hasMore {
 		next = s.encodeCursor(cursorContexts, page[len(page)-1].seq)
 	}
-	writeJSON(w, http.StatusOK, listPage(items, hasMore, next))
+	// The page is encoded after the lock is released: writers never wait
+	// for a page of large contexts.
+	buf := getBuffer()
+	b := append((*buf)[:0], `{"data":[`...)
+	for i := range views {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = views[i].appendJSON(b)
+	}
+	*buf = appendListEnd(b, hasMore, next)
+	writeJSON(w, http.StatusOK, *buf)
+	putBuffer(buf)
+}
+
+// writeContext writes v as the Context JSON with status.
+func writeContext(w http.ResponseWriter, status int, v *contextView) {
+	buf := getBuffer()
+	*buf = v.appendJSON((*buf)[:0])
+	writeJSON(w, status, *buf)
+	putBuffer(buf)
 }
 
 // found returns the account's live context with the request's id.
@@ -90,16 +95,16 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
 	a := k.acct
 	a.mu.RLock()
 	c, e := found(a, r)
-	var b []byte
+	var v contextView
 	if c != nil {
-		b = c.json
+		v = c.view()
 	}
 	a.mu.RUnlock()
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	writeJSON(w, http.StatusOK, b)
+	writeContext(w, http.StatusOK, &v)
 }
 
 func (s *Server) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
@@ -121,7 +126,7 @@ func (s *Server) createContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		c.tags = []string{}
 	}
 	// The Markdown work happens before the lock.
-	c.md = analyze([]byte(c.content))
+	c.md = compactInfo(analyze([]byte(c.content)))
 	changes := diffInfo(nil, c.md)
 	a := k.acct
 	a.mu.Lock()
@@ -129,17 +134,17 @@ func (s *Server) createContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	c.createdAt, c.updatedAt = now, now
 	a.nextSeq++
 	c.seq = a.nextSeq
-	c.versions = []*versionRec{newVersionRec(c.id, StoredVersion{
+	c.versions = []*versionRec{newVersionRec(StoredVersion{
 		Version: 1, Name: c.name, Content: c.content, Tags: c.tags, CreatedAt: now, CreatedBy: k.User, Changes: changes,
 	})}
-	c.encode()
+	c.encodeMeta()
 	a.insert(c)
-	b := c.json
+	v := c.view()
 	a.mu.Unlock()
 
 	s.emit(a.id, contextsvc.EventContextCreated, contextCreatedData{ContextID: c.id, Name: c.name, Version: 1, Tags: c.tags, CreatedBy: k.User})
 	s.emit(a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: c.id, Version: 1, CreatedBy: k.User})
-	writeJSON(w, http.StatusCreated, b)
+	writeContext(w, http.StatusCreated, &v)
 }
 
 func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
@@ -156,7 +161,7 @@ func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	// under the lock is cheap.
 	var info mdInfo
 	if f.content != nil {
-		info = analyze([]byte(*f.content))
+		info = compactInfo(analyze([]byte(*f.content)))
 	}
 	a := k.acct
 	a.mu.Lock()
@@ -177,9 +182,9 @@ func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		tags = f.tags
 	}
 	if name == c.name && content == c.content && slices.Equal(tags, c.tags) {
-		b := c.json
+		v := c.view()
 		a.mu.Unlock()
-		writeJSON(w, http.StatusOK, b)
+		writeContext(w, http.StatusOK, &v)
 		return
 	}
 	changes := contextsvc.Changes{SectionsModified: []string{}}
@@ -192,17 +197,18 @@ func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	c.name, c.content, c.tags = name, content, tags
 	c.version++
 	c.updatedAt = now
-	c.versions = append(c.versions, newVersionRec(c.id, StoredVersion{
+	c.versions = append(c.versions, newVersionRec(StoredVersion{
 		Version: c.version, Name: name, Content: content, Tags: tags, CreatedAt: now, CreatedBy: k.User, Changes: changes,
 	}))
-	c.encode()
 	a.retag(c, oldTags)
-	b, id, version := c.json, c.id, c.version
+	c.encodeMeta()
+	v := c.view()
+	id, version := c.id, c.version
 	a.mu.Unlock()
 
 	s.emit(a.id, contextsvc.EventContextUpdated, contextUpdatedData{ContextID: id, Name: name, Version: version, UpdatedBy: k.User, Changes: changes})
 	s.emit(a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: id, Version: version, CreatedBy: k.User})
-	writeJSON(w, http.StatusOK, b)
+	writeContext(w, http.StatusOK, &v)
 }
 
 func (s *Server) deleteContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
@@ -245,17 +251,27 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey)
 		start = int(after)
 	}
 	end := min(start+limit, len(c.versions))
-	items := make([][]byte, 0, end-start)
-	for _, v := range c.versions[start:end] {
-		items = append(items, v.json)
-	}
+	// Versions never change once recorded, so they are encoded after the
+	// lock is released.
+	page := append([]*versionRec(nil), c.versions[start:end]...)
 	hasMore := end < len(c.versions)
+	id := c.id
 	a.mu.RUnlock()
 	next := ""
 	if hasMore {
 		next = s.encodeCursor(cursorVersions, uint64(end))
 	}
-	writeJSON(w, http.StatusOK, listPage(items, hasMore, next))
+	buf := getBuffer()
+	b := append((*buf)[:0], `{"data":[`...)
+	for i, v := range page {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendVersionJSON(b, id, &v.v)
+	}
+	*buf = appendListEnd(b, hasMore, next)
+	writeJSON(w, http.StatusOK, *buf)
+	putBuffer(buf)
 }
 
 // Publish records a context.published event for the live context with id

@@ -18,9 +18,11 @@ import (
 // [WithClock]). A test that gave a [FakeClock] advances it directly.
 func (s *Server) Clock() Clock { return s.clock }
 
-// Deliveries returns copies of the webhook deliveries that match f, in
-// creation order; the zero filter returns them all. The result is never
-// nil.
+// Deliveries returns copies of the kept webhook deliveries that match f,
+// in creation order; the zero filter returns them all. Every pending
+// delivery is kept, and the last [DefaultHistoryLimit] (or
+// [WithHistoryLimit]) to finish; GET /_mock/deliveries pages through the
+// same ones. The result is never nil.
 func (s *Server) Deliveries(f DeliveryFilter) []Delivery { return s.deliveries.list(f) }
 
 // Delivery returns a copy of the delivery with the given id, and whether
@@ -70,9 +72,7 @@ func (s *Server) Reset() {
 		a.webhooks = nil
 		a.mu.Unlock()
 	}
-	s.evMu.Lock()
-	s.events = nil
-	s.evMu.Unlock()
+	s.events.reset()
 	s.deliveries.reset()
 	s.ClearFaults()
 	s.idem.reset()
@@ -93,6 +93,10 @@ var ErrInvalidEvent = errors.New("mockserver: invalid event")
 
 // maxEventTypeLen bounds an emitted event type; it travels in a header.
 const maxEventTypeLen = 100
+
+// eventTypePattern is what validEventType accepts, as the document states
+// it (TestDocumentPatternsAreTheServers, FuzzDurationPattern).
+const eventTypePattern = `^[!-~]{1,100}$`
 
 // EmitEvent records an event of any type with the given data for an
 // account ("" means the default key's account) and delivers it to that

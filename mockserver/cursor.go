@@ -11,8 +11,11 @@ import (
 
 // Cursor kinds, so a versions cursor is no contexts cursor.
 const (
-	cursorContexts byte = 'c'
-	cursorVersions byte = 'v'
+	cursorContexts   byte = 'c'
+	cursorVersions   byte = 'v'
+	cursorEvents     byte = 'e' // admin: GET /_mock/events
+	cursorDeliveries byte = 'd' // admin: GET /_mock/deliveries
+	cursorFaults     byte = 'f' // admin: GET /_mock/faults
 )
 
 // encodeCursor makes an opaque cursor for "after position pos": the kind,

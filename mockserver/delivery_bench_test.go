@@ -201,7 +201,7 @@ func BenchmarkDeliveryPendingMemory(b *testing.B) {
 					b.Fatalf("%d pending, want %d", got, pendingDeliveries)
 				}
 				if c.retry {
-					dl, _ := d.get(d.order[0].id)
+					dl, _ := d.get(d.order.front().id)
 					if len(dl.Attempts) != 1 || dl.NextAttemptAt.IsZero() {
 						b.Fatalf("want one failed attempt and a retry waiting: %+v", dl)
 					}

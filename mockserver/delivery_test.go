@@ -557,7 +557,7 @@ func TestDeliverySameEventEverywhere(t *testing.T) {
 	// The body is stored once per event, whatever the number of webhooks.
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, rec := range d.order {
+	for _, rec := range d.order.all() {
 		if rec.event != d.events[rec.event.id] {
 			t.Errorf("delivery %s holds its own copy of event %s", rec.id, rec.event.id)
 		}
@@ -1290,5 +1290,82 @@ func TestDeliveryFilterMatch(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: list (-Match +list):\n%s", tt.name, diff)
 		}
+	}
+}
+
+// waitEnqueuesWaiting waits until n enqueues wait for room.
+func waitEnqueuesWaiting(t *testing.T, d *deliverer, n uint64) {
+	t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.tickets-d.serving < n {
+		d.changed.Wait()
+	}
+}
+
+// TestDeliveryBacklog fills the backlog of deliveries waiting for their
+// first attempt: the next enqueues wait for room, and go in the order they
+// came as attempts start; a reset or a close lets every waiting one go.
+func TestDeliveryBacklog(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	started := make(chan struct{}, 16)
+	d, clock := newTestDeliverer(t, deliveryConfig{Workers: 1, MaxBacklog: 2, Schedule: []time.Duration{}})
+	rc := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {
+		started <- struct{}{}
+		<-release
+	})
+	t.Cleanup(func() { close(release) })
+	typ := contextsvc.EventContextCreated
+	enqueue := func(i int) {
+		id := fmt.Sprint("evt_", i)
+		d.enqueue(id, typ, dlvEnvelope(id, typ), "wh", rc.URL, "s")
+	}
+	enqueue(0)
+	<-started // in flight: no longer waiting for its first attempt
+	enqueue(1)
+	enqueue(2) // the backlog is full
+	done := make(chan int, 4)
+	go func() { enqueue(3); done <- 3 }()
+	waitEnqueuesWaiting(t, d, 1)
+	go func() { enqueue(4); done <- 4 }()
+	waitEnqueuesWaiting(t, d, 2)
+	select {
+	case i := <-done:
+		t.Fatalf("enqueue %d did not wait for room", i)
+	default:
+	}
+	release <- struct{}{} // attempt 0 ends; 1 starts, making room for one
+	<-started
+	if i := <-done; i != 3 {
+		t.Fatalf("enqueue %d went first, want 3 (arrival order)", i)
+	}
+	select {
+	case <-done:
+		t.Fatal("two enqueues went for one free place")
+	default:
+	}
+	release <- struct{}{}
+	<-started
+	if i := <-done; i != 4 {
+		t.Fatalf("enqueue %d, want 4", i)
+	}
+
+	// A reset empties the backlog: a waiting enqueue goes at once.
+	go func() { enqueue(5); done <- 5 }()
+	waitEnqueuesWaiting(t, d, 1)
+	d.reset()
+	if i := <-done; i != 5 {
+		t.Fatalf("after reset: enqueue %d", i)
+	}
+	// So does close: no attempt would ever make room.
+	<-started // 5 is in flight
+	enqueue(6)
+	enqueue(7)
+	go func() { enqueue(8); done <- 8 }()
+	waitEnqueuesWaiting(t, d, 1)
+	go func() { _ = d.close(context.Background()) }()
+	if i := <-done; i != 8 {
+		t.Fatalf("after close: enqueue %d", i)
 	}
 }

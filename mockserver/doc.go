@@ -41,8 +41,57 @@
 //     HTML escaped (as text, inline or in a <pre> block), so it never runs;
 //     text and pdf leave it out. The PDF uses core fonts, so characters
 //     outside cp1252 print as '.'.
-//   - The event log and the deliveries are kept whole (unbounded) for
-//     inspection; [Server.Reset] empties them.
+//   - The history is bounded (see "What is kept, and for how long"); the
+//     Go lists ([Server.Events], [Server.Deliveries]) return all that is
+//     kept, the admin lists page through it.
+//   - A string field may not hold control characters (Unicode Cc; content
+//     may hold tab, newline and carriage return) nor a lone UTF-16
+//     surrogate escape ("\ud800", which encoding/json would store as
+//     U+FFFD): either is a 400 naming the field. A malformed query string
+//     (a bad percent-escape, a ';') is a 400 naming the parameter, where
+//     net/url would silently drop it.
+//   - A webhook url must match the document's grammar: https (or http to
+//     localhost, 127.0.0.0/8 or [::1]), printable ASCII, well-formed %XX
+//     escapes; other spellings of loopback ([::ffff:127.0.0.1]) are
+//     refused.
+//
+// # What is kept, and for how long
+//
+// A mock left running for days, or loaded at full speed, stays within
+// bounds:
+//
+//   - Contexts and their versions are data: kept until deleted (a deleted
+//     context leaves nothing behind) or [Server.Reset]. Each version's text
+//     is held once; the JSON of a read is encoded from it.
+//   - Events: the last [DefaultHistoryLimit] (10,000), or as many as
+//     [WithHistoryLimit] (the command's -history-limit) says; the oldest
+//     go first.
+//   - Deliveries: every pending one, and the last history-limit deliveries
+//     to finish (succeeded or failed); those that finished first go first,
+//     with their event's body once no kept delivery needs it. At most
+//     [DefaultDeliveryBacklog] (20,000; [WithDeliveryBacklog]) may wait for
+//     their first attempt: past that, a request that fires an event waits
+//     for room, so an API faster than its receivers slows to their pace.
+//     Retries waiting for their time do not count, and are kept until their
+//     schedule ends.
+//   - Webhooks: kept until [Server.Reset]. Faults: at most [MaxFaults]
+//     (1,000) active.
+//
+// With the defaults, a full-speed load with two webhooks holds the
+// command at about 60 MB (BENCHMARKS.md, the soak). [Server.Reset] (POST
+// /_mock/reset) empties everything.
+//
+// # Time-outs
+//
+// A client has [DefaultReadHeaderTimeout] (10 s) to send a request's
+// headers and [DefaultReadBodyTimeout] (30 s) to send its body, and a
+// keep-alive connection is closed after [DefaultIdleTimeout] (2 min)
+// without a request ([WithReadHeaderTimeout], [WithReadBodyTimeout],
+// [WithIdleTimeout]; the command's flags of the same names). The body
+// time-out is enforced by the Server itself, under any http.Server; the
+// others are set on the http.Server of [Server.HTTPServer], which
+// [NewTestServer] and the command use. Each delivery attempt has its own
+// time-out ([WithDeliveryTimeout]).
 //
 // # Events and webhook deliveries
 //
@@ -72,12 +121,17 @@
 // # Admin API
 //
 // Unless [WithAdmin](false), the server also answers under /_mock/, with no
-// key: GET and POST /_mock/events, GET /_mock/deliveries (?eventId=,
-// ?webhookId=, ?state=), GET /_mock/deliveries/{id}, POST
+// key: GET (?type=) and POST /_mock/events, GET /_mock/deliveries
+// (?eventId=, ?webhookId=, ?state=), GET /_mock/deliveries/{id}, POST
 // /_mock/deliveries/{id}/redeliver, POST /_mock/contexts/{id}/publish, GET
 // /_mock/clock, POST /_mock/clock/advance (fake clock only, else 409), POST
-// /_mock/reset, and GET, POST, DELETE /_mock/faults. The embedded OpenAPI
-// document describes each. Admin errors use the contract's error body, with
+// /_mock/reset, and GET, POST, DELETE /_mock/faults. The three lists are
+// paged like the /v1 lists (limit 1 to 100, default 20; an opaque cursor;
+// hasMore and nextCursor), and a page costs the same at any depth. The
+// embedded OpenAPI document describes each, and every rule the server
+// enforces: what no schema can say (content's byte limit, tags counted
+// after duplicates are dropped, lone surrogates, the server's accounts,
+// https-only) it says in words. Admin errors use the contract's error body, with
 // two types of the mock's own: conflict (409) and unavailable (503).
 //
 // # Faults

@@ -29,6 +29,10 @@ type apiError struct {
 	typ     string
 	message string
 	param   string
+	// closeConn asks for the connection to be closed after the answer:
+	// the request body could not be read, so what follows on the
+	// connection is not a request.
+	closeConn bool
 }
 
 func (e *apiError) Error() string { return e.typ + ": " + e.message }
@@ -60,6 +64,9 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	b, _ := json.Marshal(errorBody{Error: errorDetail{Type: e.typ, Message: e.message, Param: e.param, RequestID: rid}})
 	h["Content-Type"] = []string{"application/json"}
 	h.Del("Content-Length")
+	if e.closeConn {
+		h["Connection"] = []string{"close"}
+	}
 	w.WriteHeader(e.status)
 	_, _ = w.Write(b)
 }

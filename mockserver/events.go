@@ -37,13 +37,6 @@ type webhookTarget struct {
 // String leaves the secret out, so a target is safe to log.
 func (w webhookTarget) String() string { return "webhook " + w.ID + " " + w.URL }
 
-type envelope struct {
-	ID        string               `json:"id"`
-	Type      contextsvc.EventType `json:"type"`
-	Timestamp string               `json:"timestamp"`
-	Data      json.RawMessage      `json:"data"`
-}
-
 // The data shapes of the contract's event table.
 type (
 	contextCreatedData struct {
@@ -86,24 +79,53 @@ type (
 )
 
 // emit records an event of typ for accountID with data (any value that
-// encodes to a JSON object, or a json.RawMessage) at the clock's now, then
-// calls the onEvent hook with the account's active webhooks subscribed to
-// typ. Call it without holding the account's lock.
+// encodes to a JSON object, or a compact json.RawMessage) at the clock's
+// now, then calls the onEvent hook with the account's active webhooks
+// subscribed to typ. Call it without holding the account's lock.
 func (s *Server) emit(accountID string, typ contextsvc.EventType, data any) Event {
 	raw, ok := data.(json.RawMessage)
 	if !ok {
 		raw, _ = json.Marshal(data)
 	}
 	now := s.now()
-	ev := Event{ID: newID("evt_"), Type: typ, Timestamp: now, Account: accountID, Data: raw}
-	ev.Body, _ = json.Marshal(envelope{ID: ev.ID, Type: typ, Timestamp: formatTime(now), Data: raw})
-	s.evMu.Lock()
-	s.events = append(s.events, ev)
-	s.evMu.Unlock()
+	ev := newEvent(newID("evt_"), typ, now, accountID, raw)
+	s.events.add(ev)
 	if s.onEvent != nil {
 		s.onEvent(ev, s.targets(accountID, typ))
 	}
 	return ev
+}
+
+// newEvent builds an event and its envelope
+// {"id","type","timestamp","data"}, data written as given. Data is the tail
+// of Body, so the event holds its data once.
+func newEvent(id string, typ contextsvc.EventType, at time.Time, account string, data []byte) Event {
+	b := make([]byte, 0, 64+len(id)+len(typ)+len(data)+len(timeFormat))
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, string(typ))
+	b = append(b, `,"timestamp":"`...)
+	b = at.UTC().AppendFormat(b, timeFormat)
+	b = append(b, `","data":`...)
+	start := len(b)
+	b = append(b, data...)
+	b = append(b, '}')
+	return Event{ID: id, Type: typ, Timestamp: at, Account: account, Data: b[start : len(b)-1 : len(b)-1], Body: b}
+}
+
+// clone returns a copy of e that shares no bytes with it.
+func (e Event) clone() Event {
+	body := bytes.Clone(e.Body)
+	if len(e.Data) > 0 && len(body) > len(e.Data) {
+		// Data is the tail of Body, before the closing brace.
+		end := len(body) - 1
+		e.Data = body[end-len(e.Data) : end : end]
+	} else {
+		e.Data = bytes.Clone(e.Data)
+	}
+	e.Body = body
+	return e
 }
 
 // targets returns the account's active webhooks subscribed to typ.
@@ -123,19 +145,12 @@ func (s *Server) targets(accountID string, typ contextsvc.EventType) []webhookTa
 	return out
 }
 
-// Events returns copies of every recorded event, oldest first (changing
-// them changes nothing on the server).
-func (s *Server) Events() []Event {
-	s.evMu.RLock()
-	defer s.evMu.RUnlock()
-	out := make([]Event, len(s.events))
-	for i, ev := range s.events {
-		ev.Data = bytes.Clone(ev.Data)
-		ev.Body = bytes.Clone(ev.Body)
-		out[i] = ev
-	}
-	return out
-}
+// Events returns copies of every event the server keeps, oldest first
+// (changing them changes nothing on the server). It keeps the last
+// [DefaultHistoryLimit] events, or as many as [WithHistoryLimit] says, so
+// the oldest of a long run are gone; GET /_mock/events pages through the
+// same events.
+func (s *Server) Events() []Event { return s.events.events() }
 
 // eventJSON is an event as the admin API shows it: the envelope's fields
 // plus the account.

@@ -1,8 +1,10 @@
 package mockserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -57,4 +59,28 @@ func ExampleServer_Events() {
 	// Output:
 	// context.created 2026-11-21T20:51:00Z
 	// context.version.created 2026-11-21T20:51:00Z
+}
+
+// ExampleServer_HTTPServer serves the mock on its own http.Server, with the
+// connection time-outs set, as a program outside a test would.
+func ExampleServer_HTTPServer() {
+	srv := mockserver.New(mockserver.WithReadHeaderTimeout(5*time.Second), mockserver.WithReadBodyTimeout(20*time.Second))
+	hs := srv.HTTPServer("127.0.0.1:0")
+	ln, err := net.Listen("tcp", hs.Addr) // or hs.ListenAndServe() on a fixed port
+	if err != nil {
+		panic(err)
+	}
+	go func() { _ = hs.Serve(ln) }()
+	defer func() {
+		_ = hs.Shutdown(context.Background())
+		_ = srv.Close(context.Background())
+	}()
+
+	res, err := http.Get("http://" + ln.Addr().String() + "/_mock/clock")
+	if err != nil {
+		panic(err)
+	}
+	res.Body.Close()
+	fmt.Println(res.StatusCode, hs.ReadHeaderTimeout, hs.IdleTimeout)
+	// Output: 200 5s 2m0s
 }

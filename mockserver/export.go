@@ -49,8 +49,8 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	}
 	want := 0
 	if vs, ok := q["version"]; ok {
-		n, err := strconv.Atoi(vs[0])
-		if err != nil || n < 1 || vs[0][0] < '0' || vs[0][0] > '9' {
+		n, ok := parseVersion(vs[0])
+		if !ok {
 			writeError(w, badRequest("version", "version must be a positive integer"))
 			return
 		}
@@ -62,7 +62,7 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	var d exportDoc
 	if c != nil {
 		if want == 0 || want == c.version {
-			d = exportDoc{c.id, c.name, c.content, c.version, c.updatedAt, c.json}
+			d = exportDoc{c.id, c.name, c.content, c.version, c.updatedAt, c.encode()}
 		} else if want <= len(c.versions) {
 			v := c.versions[want-1]
 			d = exportDoc{c.id, v.v.Name, v.v.Content, v.v.Version, v.v.CreatedAt, c.asOfVersion(v)}

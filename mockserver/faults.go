@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Fault makes matching /v1 requests fail or slow down, so a client's own
@@ -73,8 +75,21 @@ func (f Fault) losesAnswer() bool { return f.Mode == FaultAfter || f.Mode == Fau
 // fault that could never apply.
 var ErrInvalidFault = errors.New("mockserver: invalid fault")
 
+// ErrTooManyFaults is wrapped by the error [Server.AddFault] returns when
+// [MaxFaults] faults are already active.
+var ErrTooManyFaults = errors.New("mockserver: too many faults")
+
+// MaxFaults is how many faults may be active at once; AddFault refuses
+// more (the admin API answers 409), so a runaway script cannot grow the
+// list without bound.
+const MaxFaults = 1000
+
 // faultRule is a stored fault; its Times counts down under Server.faultMu.
-type faultRule struct{ Fault }
+// seq orders the list and keys its pages.
+type faultRule struct {
+	Fault
+	seq uint64
+}
 
 // validate reports what is wrong with f, and the admin API's name of the
 // field at fault.
@@ -103,6 +118,10 @@ func (f Fault) validate() (field string, err error) {
 		return "latencyMs", fmt.Errorf("%w: latency over %s", ErrInvalidFault, maxFaultLatency)
 	case f.Times < 0:
 		return "times", fmt.Errorf("%w: times must not be negative", ErrInvalidFault)
+	case strings.IndexFunc(f.Method, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
+		return "method", fmt.Errorf("%w: method %q must be printable ASCII without spaces", ErrInvalidFault, f.Method)
+	case strings.IndexFunc(f.Path, unicode.IsControl) >= 0:
+		return "path", fmt.Errorf("%w: path %q must not contain control characters", ErrInvalidFault, f.Path)
 	case f.Path != "" && !strings.HasPrefix(f.Path, "/"):
 		return "path", fmt.Errorf("%w: path %q must start with /", ErrInvalidFault, f.Path)
 	case strings.Contains(strings.TrimSuffix(f.Path, "*"), "*"):
@@ -142,17 +161,39 @@ func (f Fault) matches(r *http.Request) bool {
 // (see [Fault]). It fails with an error wrapping [ErrInvalidFault] when f
 // has neither a status in 400 to 599 nor a latency (mode instead), no
 // status in 500 to 599 (mode after), a status (mode drop), a RetryAfter
-// without status 429 or 503, or another bad field.
+// without status 429 or 503, or another bad field, and with one wrapping
+// [ErrTooManyFaults] when [MaxFaults] are active.
 func (s *Server) AddFault(f Fault) error {
 	if _, err := f.validate(); err != nil {
 		return err
 	}
 	f = f.normalized()
 	s.faultMu.Lock()
-	s.faults = append(s.faults, &faultRule{f})
+	defer s.faultMu.Unlock()
+	if len(s.faults) >= MaxFaults {
+		return fmt.Errorf("%w: %d are active; clear them first", ErrTooManyFaults, len(s.faults))
+	}
+	s.faultSeq++
+	s.faults = append(s.faults, &faultRule{Fault: f, seq: s.faultSeq})
 	s.hasFaults.Store(true)
-	s.faultMu.Unlock()
 	return nil
+}
+
+// faultPage returns up to limit active faults added after position after,
+// oldest first, and the position to continue from when more follow (0 when
+// none do).
+func (s *Server) faultPage(after uint64, limit int) (out []Fault, next uint64) {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	i := sort.Search(len(s.faults), func(i int) bool { return s.faults[i].seq > after })
+	end := min(i+limit, len(s.faults))
+	for _, f := range s.faults[i:end] {
+		out = append(out, f.Fault)
+	}
+	if end < len(s.faults) {
+		next = s.faults[end-1].seq
+	}
+	return out, next
 }
 
 // Faults returns the faults still active, oldest first, each with the
@@ -217,6 +258,9 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) (Fault, boo
 			t.Stop()
 			return f, true
 		}
+		// The body's time-out counts from when the server starts reading
+		// it, which is now.
+		s.armBodyDeadline(w, r)
 	}
 	if f.Status == 0 || f.losesAnswer() {
 		return f, false

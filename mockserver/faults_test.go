@@ -38,7 +38,7 @@ func TestFaultStatuses(t *testing.T) {
 			if r.Status != http.StatusCreated {
 				t.Fatalf("add fault: %d %s", r.Status, r.Body)
 			}
-			r = do(t, ts, call{method: "GET", path: "/v1/contexts", want500: true})
+			r = do(t, ts, call{method: "GET", path: "/v1/contexts"})
 			if typ, _ := r.errorOf(t); r.Status != tc.status || typ != tc.typ || r.Header.Get("Retry-After") != tc.retryAfter {
 				t.Errorf("faulted: %d %s Retry-After %q", r.Status, r.Body, r.Header.Get("Retry-After"))
 			}
@@ -73,7 +73,7 @@ func TestFaultMatching(t *testing.T) {
 	if r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID}); r.Status != 200 {
 		t.Errorf("GET: %d", r.Status)
 	}
-	if r := do(t, ts, call{method: "PUT", path: "/v1/contexts", body: `{}`, invalid: true}); r.Status != 405 {
+	if r := do(t, ts, call{method: "PUT", path: "/v1/contexts", body: `{}`}); r.Status != 405 {
 		t.Errorf("PUT on the list: %d", r.Status)
 	}
 	// A request without a valid key gets its 401 and uses no fault.
@@ -81,7 +81,7 @@ func TestFaultMatching(t *testing.T) {
 		t.Errorf("unauthenticated: %d", r.Status)
 	}
 	for i := range 2 {
-		if r := do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, body: `{"name":"New"}`, want500: true}); r.Status != 500 {
+		if r := do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, body: `{"name":"New"}`}); r.Status != 500 {
 			t.Errorf("PUT %d: %d", i, r.Status)
 		}
 	}
@@ -132,8 +132,15 @@ func TestFaultValidation(t *testing.T) {
 		{"mode after with a 4xx", `{"mode":"after","status":404}`, "status"},
 		{"mode drop with a status", `{"mode":"drop","status":500}`, "status"},
 		{"mode drop with retry-after", `{"mode":"drop","retryAfter":2}`, "retryAfter"},
+		{"status zero", `{"status":0,"latencyMs":5}`, "status"},
+		{"method with a space", `{"status":500,"method":"GE T"}`, "method"},
+		{"method not ASCII", `{"status":500,"method":"G\u00c9T"}`, "method"},
+		{"path with a control character", `{"status":500,"path":"/v1/\u0001"}`, "path"},
+		{"times past int32", `{"status":500,"times":2147483648}`, "times"},
+		{"zero latency alone", `{"latencyMs":0}`, "status"},
+		{"lone surrogate in path", `{"status":500,"path":"/v1/\ud800"}`, "path"},
 	} {
-		r := do(t, ts, call{method: "POST", path: "/_mock/faults", body: tc.body, key: "-", invalid: true})
+		r := do(t, ts, call{method: "POST", path: "/_mock/faults", body: tc.body, key: "-"})
 		if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || param != tc.param {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Body)
 		}
@@ -141,6 +148,13 @@ func TestFaultValidation(t *testing.T) {
 	if len(ts.Faults()) != 0 {
 		t.Errorf("refused faults were stored: %+v", ts.Faults())
 	}
+	// Integers may be written as JSON Schema's "integer" allows.
+	for _, body := range []string{`{"status":500,"times":2.0}`, `{"status":503,"retryAfter":1e1}`, `{"latencyMs":5,"retryAfter":0}`, `{"status":429,"method":"get","path":""}`} {
+		if r := admin(t, ts, "POST", "/_mock/faults", body); r.Status != 201 {
+			t.Errorf("%s: %d %s", body, r.Status, r.Body)
+		}
+	}
+	ts.ClearFaults()
 	for _, f := range []Fault{{}, {Status: 302}, {Latency: -time.Second}, {Status: 500, Times: -2}, {Status: 429, RetryAfter: -1}, {Status: 500, RetryAfter: 3},
 		{Mode: "later", Status: 500}, {Mode: FaultAfter, Status: 429}, {Mode: FaultDrop, Status: 503}} {
 		if err := ts.AddFault(f); !errors.Is(err, ErrInvalidFault) {
@@ -217,7 +231,7 @@ func TestFaultModesLoseTheAnswer(t *testing.T) {
 	if r.Status != 201 || !strings.Contains(string(r.Body), `"mode":"after"`) {
 		t.Fatalf("add: %d %s", r.Status, r.Body)
 	}
-	create := call{method: "POST", path: "/v1/contexts", body: `{"name":"Lost"}`, header: map[string]string{"Idempotency-Key": "lost-1"}, want500: true}
+	create := call{method: "POST", path: "/v1/contexts", body: `{"name":"Lost"}`, header: map[string]string{"Idempotency-Key": "lost-1"}}
 	if r := do(t, ts, create); r.Status != 502 {
 		t.Fatalf("faulted create: %d %s", r.Status, r.Body)
 	} else if typ, _ := r.errorOf(t); typ != "internal" {
@@ -227,7 +241,6 @@ func TestFaultModesLoseTheAnswer(t *testing.T) {
 	if len(stored) != 1 || stored[0].Name != "Lost" {
 		t.Fatalf("stored %+v, want the context the lost answer was about", stored)
 	}
-	create.want500 = false
 	again := do(t, ts, create)
 	var c contextJSON
 	again.json(t, &c)

@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -81,19 +80,11 @@ type call struct {
 	body         string // raw body; "" for none
 	key          string // bearer token; "" uses the default key; "-" sends no header
 	header       map[string]string
-	// invalid marks a request that is deliberately outside the document:
-	// only its response is validated.
-	invalid bool
-	// want500 marks a request answered by an injected fault: a 500, or a
-	// status its operation covers only through the document's "default"
-	// response. Otherwise both are test failures.
-	want500 bool
 }
 
-// do sends c to ts over real HTTP and validates the response (and, unless
-// c.invalid, the request) against openapi.yaml. Responses for paths or
-// methods the document does not have (404 unknown path, 405) are checked
-// against the Error schema and their required headers instead.
+// do sends c to ts over real HTTP and returns the response. The server's
+// validating wrapper (validator_test.go) checks the exchange against
+// openapi.yaml.
 func do(t testing.TB, ts *TestServer, c call) *response {
 	t.Helper()
 	var body io.Reader
@@ -126,88 +117,7 @@ func do(t testing.TB, ts *TestServer, c call) *response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &response{Status: res.StatusCode, Header: res.Header, Body: b}
-	validate(t, c, req, r)
-	return r
-}
-
-func validate(t testing.TB, c call, req *http.Request, r *response) {
-	t.Helper()
-	if !strings.HasPrefix(r.Header.Get("X-Request-Id"), "req_") {
-		t.Errorf("%s %s: X-Request-Id = %q", c.method, c.path, r.Header.Get("X-Request-Id"))
-	}
-	if r.Status == http.StatusInternalServerError && !c.want500 {
-		t.Errorf("%s %s: 500: %s", c.method, c.path, r.Body)
-	}
-	router, err := specRouter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A fresh request for the validator: the sent one's body is consumed.
-	vreq, _ := http.NewRequest(c.method, "http://mock"+c.path, strings.NewReader(c.body))
-	vreq.Header = req.Header.Clone()
-	route, params, err := router.FindRoute(vreq)
-	// The legacy router is lenient about trailing slashes and methods, so
-	// a 405, or a 404 its matched operation does not declare, is a route
-	// the document does not have.
-	if err != nil || r.Status == http.StatusMethodNotAllowed ||
-		(r.Status == http.StatusNotFound && route.Operation.Responses.Status(r.Status) == nil) {
-		checkOffDocument(t, c, r)
-		return
-	}
-	// Every /v1 operation has a "default" response for injected faults,
-	// which would accept any status; outside a fault the status must be
-	// one the operation declares.
-	if !c.want500 && route.Operation.Responses.Status(r.Status) == nil {
-		t.Errorf("%s %s: status %d is not declared for %s in openapi.yaml: %.300s", c.method, c.path, r.Status, route.Operation.OperationID, r.Body)
-	}
-	ctx := context.Background()
-	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, IncludeResponseStatus: true, MultiError: true}
-	in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route, Options: opts}
-	if !c.invalid {
-		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
-			t.Errorf("%s %s: request does not match openapi.yaml: %v", c.method, c.path, err)
-		}
-	}
-	out := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: in, Status: r.Status, Header: r.Header,
-		Body: io.NopCloser(bytes.NewReader(r.Body)), Options: opts,
-	}
-	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
-		t.Errorf("%s %s: response %d does not match openapi.yaml: %v\nbody: %.500s", c.method, c.path, r.Status, err, r.Body)
-	}
-}
-
-// checkOffDocument validates a 404 (unknown path) or 405 response against
-// the document's Error schema and the headers its responses require.
-func checkOffDocument(t testing.TB, c call, r *response) {
-	t.Helper()
-	doc, _ := spec()
-	var name string
-	switch r.Status {
-	case http.StatusNotFound:
-		name = "NotFound"
-	case http.StatusMethodNotAllowed:
-		name = "MethodNotAllowed"
-		if r.Header.Get("Allow") == "" {
-			t.Errorf("%s %s: 405 without Allow", c.method, c.path)
-		}
-	default:
-		t.Errorf("%s %s: status %d for a route not in openapi.yaml", c.method, c.path, r.Status)
-		return
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("%s %s: Content-Type %q", c.method, c.path, ct)
-	}
-	resp := doc.Components.Responses[name].Value
-	var v any
-	if err := json.Unmarshal(r.Body, &v); err != nil {
-		t.Errorf("%s %s: body is not JSON: %s", c.method, c.path, r.Body)
-		return
-	}
-	if err := resp.Content.Get("application/json").Schema.Value.VisitJSON(v); err != nil {
-		t.Errorf("%s %s: %d body does not match openapi.yaml: %v", c.method, c.path, r.Status, err)
-	}
+	return &response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
 // checkEvents validates every recorded event envelope against its schema
@@ -246,16 +156,25 @@ func checkEvents(t testing.TB, s *Server) {
 // failing the test, so a test can check that the validator objects.
 type errorRecorder struct {
 	testing.TB
+	mu   sync.Mutex
 	errs []string
 }
 
 func (e *errorRecorder) Errorf(format string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.errs = append(e.errs, fmt.Sprintf(format, args...))
 }
 
-// TestValidatorRejectsWrongResponses feeds the response validator that
-// every other test relies on responses that break the contract in one way
-// each: every one must be reported, and the correct one must not.
+func (e *errorRecorder) got() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.errs...)
+}
+
+// TestValidatorRejectsWrongResponses feeds the check that every exchange
+// goes through responses that break the contract in one way each: every
+// one must be reported, and the correct one must not.
 func TestValidatorRejectsWrongResponses(t *testing.T) {
 	t.Parallel()
 	const (
@@ -272,6 +191,7 @@ func TestValidatorRejectsWrongResponses(t *testing.T) {
 		return h
 	}
 	get := call{method: "GET", path: "/v1/contexts/" + id}
+	s := New()
 	for _, tc := range []struct {
 		name   string
 		c      call
@@ -285,34 +205,66 @@ func TestValidatorRejectsWrongResponses(t *testing.T) {
 		{"context without updatedAt", get, 200, hdr(), strings.Replace(ctx, `,"updatedAt":"2026-11-21T20:51:00.123Z"`, "", 1), false},
 		{"context with an extra field", get, 200, hdr(), strings.Replace(ctx, `{`, `{"extra":1,`, 1), false},
 		{"null tags", get, 200, hdr(), strings.Replace(ctx, `"tags":[]`, `"tags":null`, 1), false},
+		{"name only white space", get, 200, hdr(), strings.Replace(ctx, `"name":"n"`, `"name":" \u3000 "`, 1), false},
+		{"tag with a control character", get, 200, hdr(), strings.Replace(ctx, `"tags":[]`, `"tags":["a\u0007"]`, 1), false},
 		{"time without milliseconds", get, 200, hdr(), strings.Replace(ctx, `00.123Z","updatedAt`, `00Z","updatedAt`, 1), false},
 		{"no X-Request-Id", get, 200, http.Header{"Content-Type": {"application/json"}}, ctx, false},
 		{"401 without WWW-Authenticate", get, 401, hdr(), fmt.Sprintf(errB, "unauthorized"), false},
 		{"unknown error type", get, 404, hdr(), fmt.Sprintf(errB, "missing"), false},
 		{"error without requestId", get, 404, hdr(), `{"error":{"type":"not_found","message":"m"}}`, false},
 		{"status the operation does not declare", get, 403, hdr(), fmt.Sprintf(errB, "forbidden"), false},
+		{"a 500 without a fault", get, 500, hdr(), fmt.Sprintf(errB, "internal"), false},
 		{"429 without Retry-After", call{method: "GET", path: "/v1/contexts"}, 429, hdr(), fmt.Sprintf(errB, "rate_limited"), false},
 		{"list without nextCursor", call{method: "GET", path: "/v1/contexts"}, 200, hdr(), `{"data":[],"hasMore":false}`, false},
 		{"export without Content-Disposition", call{method: "GET", path: "/v1/contexts/" + id + "/export?format=json"}, 200, hdr(), ctx, false},
 		{"405 without Allow", call{method: "PATCH", path: "/v1/contexts"}, 405, hdr(), fmt.Sprintf(errB, "method_not_allowed"), false},
 		{"webhook with its secret", call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://e.x/h","events":["context.created"],"secret":"s"}`}, 201, hdr(),
 			`{"id":"wh_abcdefghijklmnopqrst","url":"https://e.x/h","events":["context.created"],"createdAt":"2026-11-21T20:51:00.123Z","active":true,"secret":"s"}`, false},
+		{"a request the document allows, refused", call{method: "POST", path: "/v1/contexts", body: `{"name":"a"}`}, 400, hdr(), fmt.Sprintf(errB, "invalid_request"), false},
+		{"a request the document forbids, accepted", call{method: "POST", path: "/v1/contexts", body: `{"name":"a\u0000"}`}, 201, hdr(), ctx, false},
+		{"admin list without hasMore", call{method: "GET", path: "/_mock/events"}, 200, hdr(), `{"data":[],"nextCursor":null}`, false},
+		{"an empty state filter, accepted", call{method: "GET", path: "/_mock/deliveries?state="}, 200, hdr(), `{"data":[],"hasMore":false,"nextCursor":null}`, false},
 	} {
-		req, err := http.NewRequest(tc.c.method, "http://mock"+tc.c.path, nil)
-		if err != nil {
-			t.Fatal(err)
+		ex := &exchange{method: tc.c.method, reqHeader: http.Header{"Authorization": {"Bearer k"}}, reqBody: []byte(tc.c.body), bodyKnown: true,
+			status: tc.status, header: tc.header, body: []byte(tc.body)}
+		ex.path, ex.rawQuery, _ = strings.Cut(tc.c.path, "?")
+		problems := checkExchange(s, ex)
+		if tc.ok && len(problems) > 0 {
+			t.Errorf("%s: rejected: %s", tc.name, problems)
 		}
-		req.Header.Set("Authorization", "Bearer k")
-		if tc.c.body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		rec := &errorRecorder{TB: t}
-		validate(rec, tc.c, req, &response{Status: tc.status, Header: tc.header, Body: []byte(tc.body)})
-		if tc.ok && len(rec.errs) > 0 {
-			t.Errorf("%s: rejected: %s", tc.name, rec.errs)
-		}
-		if !tc.ok && len(rec.errs) == 0 {
+		if !tc.ok && len(problems) == 0 {
 			t.Errorf("%s: accepted", tc.name)
 		}
+	}
+}
+
+// TestValidatingWrapperCatchesWrongResponses proves that the wrapper every
+// server of these tests runs behind fails a test on a wrong answer: a
+// stored context is corrupted behind the server's back, and a plain GET of
+// it over the network, and straight through ServeHTTP, is reported.
+func TestValidatingWrapperCatchesWrongResponses(t *testing.T) {
+	t.Parallel()
+	rec := &errorRecorder{TB: t}
+	ts := NewTestServer(rec)
+	c := create(t, ts, `{"name":"Fine","tags":["ok"]}`)
+	if errs := rec.got(); len(errs) > 0 {
+		t.Fatalf("a correct exchange was reported: %s", errs)
+	}
+	a := ts.accounts[ts.DefaultKey().Account]
+	a.mu.Lock()
+	rc := a.byID[c.ID]
+	rc.name, rc.tags = "", []string{"bad\x00tag"}
+	rc.encodeMeta()
+	a.mu.Unlock()
+	if r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID}); r.Status != 200 {
+		t.Fatalf("GET: %d", r.Status)
+	}
+	errs := rec.got()
+	if len(errs) != 1 || !strings.Contains(errs[0], "does not match openapi.yaml") {
+		t.Fatalf("over the network, the wrapper reported %q", errs)
+	}
+	ts.ServeHTTP(newRecorder(), httptestRequest("GET", "/v1/contexts/"+c.ID, "", ts.APIKey))
+	if errs := rec.got(); len(errs) != 2 {
+		t.Fatalf("through ServeHTTP, the wrapper reported %q", errs[1:])
 	}
 }

@@ -19,6 +19,12 @@ type config struct {
 	retrySchedule   []time.Duration
 	deliveryTimeout time.Duration
 	deliveryWorkers int
+	deliveryBacklog int
+	historyLimit    int
+
+	readHeaderTimeout time.Duration
+	readBodyTimeout   time.Duration
+	idleTimeout       time.Duration
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit
@@ -74,3 +80,52 @@ func WithDeliveryTimeout(d time.Duration) Option {
 // WithDeliveryWorkers bounds how many delivery attempts run at once; <= 0
 // means 8.
 func WithDeliveryWorkers(n int) Option { return func(cf *config) { cf.deliveryWorkers = n } }
+
+// WithDeliveryBacklog sets how many webhook deliveries may wait for their
+// first attempt before a request that fires an event waits for room (see
+// [DefaultDeliveryBacklog], 20,000, the default when n <= 0). Raise it to
+// let a burst of events run ahead of slow receivers, at about 1 KB of
+// memory a delivery.
+func WithDeliveryBacklog(n int) Option { return func(cf *config) { cf.deliveryBacklog = n } }
+
+// WithHistoryLimit sets how many events the server keeps (the oldest are
+// dropped first) and how many finished (succeeded or failed) webhook
+// deliveries it keeps (those that finished first are dropped first); a
+// pending delivery is always kept, however many there are. n <= 0 means
+// [DefaultHistoryLimit] (10,000). Contexts, their versions and webhooks
+// are data, not history: they are kept until deleted or [Server.Reset].
+func WithHistoryLimit(n int) Option { return func(cf *config) { cf.historyLimit = n } }
+
+// The default time-outs of the mock server's connections (see
+// [WithReadHeaderTimeout], [WithReadBodyTimeout], [WithIdleTimeout]).
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadBodyTimeout   = 30 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+)
+
+// WithReadHeaderTimeout bounds how long a client may take to send a
+// request's headers; past it the connection is closed. It applies to the
+// http.Server of [Server.HTTPServer] and [NewTestServer] (and the command);
+// <= 0 means [DefaultReadHeaderTimeout] (10 s).
+func WithReadHeaderTimeout(d time.Duration) Option {
+	return func(cf *config) { cf.readHeaderTimeout = d }
+}
+
+// WithReadBodyTimeout bounds how long a client may take to send a
+// request's body, from when the server starts reading it: a client that
+// sends its headers and then stalls gets a 400 and its connection is
+// closed, so it holds no goroutine or lock. The Server enforces it itself
+// (through http.ResponseController), so it applies under any http.Server;
+// <= 0 means [DefaultReadBodyTimeout] (30 s).
+func WithReadBodyTimeout(d time.Duration) Option {
+	return func(cf *config) { cf.readBodyTimeout = d }
+}
+
+// WithIdleTimeout bounds how long a keep-alive connection may wait for its
+// next request before it is closed. It applies to the http.Server of
+// [Server.HTTPServer] and [NewTestServer] (and the command); <= 0 means
+// [DefaultIdleTimeout] (2 min).
+func WithIdleTimeout(d time.Duration) Option {
+	return func(cf *config) { cf.idleTimeout = d }
+}

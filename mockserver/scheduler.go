@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -53,7 +54,22 @@ type deliveryConfig struct {
 	HTTPClient *http.Client
 	// Logger receives one Info record per attempt. nil means discard.
 	Logger *slog.Logger
+	// History is how many finished (succeeded or failed) deliveries are
+	// kept; past it, those that finished first are dropped. Pending ones
+	// are always kept. <= 0 means DefaultHistoryLimit.
+	History int
+	// MaxBacklog is how many deliveries may wait for their first attempt;
+	// past it, enqueue waits for room. <= 0 means DefaultDeliveryBacklog.
+	MaxBacklog int
 }
+
+// DefaultDeliveryBacklog is how many webhook deliveries may wait for their
+// first attempt before the events that make more wait for room: when the
+// receivers (or the cores) cannot keep up with the events, the API slows
+// down to the deliveries' pace instead of queueing them without bound.
+// Retries waiting for their time do not count: they wait on the clock, not
+// on the senders.
+const DefaultDeliveryBacklog = 20_000
 
 // deliverer is the mock server's webhook delivery engine: it records
 // deliveries, POSTs their attempts, and schedules retries on the server's
@@ -69,6 +85,13 @@ type deliveryConfig struct {
 //
 // Every state change is broadcast on one sync.Cond, which waitIdle, waitFor
 // and close wait on; nothing polls.
+//
+// Memory is bounded by the pending deliveries plus history finished ones:
+// when a delivery finishes past that limit, the one that finished first is
+// dropped, with its event's body once no kept delivery needs it. The
+// deliveries waiting for their first attempt are at most maxBacklog:
+// enqueue waits for room past it, in arrival order, so a producer faster
+// than the senders is slowed to their pace rather than growing the queue.
 type deliverer struct {
 	clock     Clock
 	schedule  []time.Duration
@@ -78,13 +101,33 @@ type deliverer struct {
 	ownClient bool
 	log       *slog.Logger
 
+	history    int // finished deliveries kept
+	maxBacklog int // deliveries waiting for their first attempt, at most
+
 	mu      sync.Mutex
 	changed sync.Cond // on mu; broadcast on every state change
 	recs    map[string]*deliveryRecord
-	order   []*deliveryRecord // creation order, for list
+	// order holds the kept deliveries in creation order (ascending
+	// created), for lists: a page starts with a binary search. Dropped
+	// records stay in it as tombstones until it is compacted (orderDead
+	// counts them; those at its front are popped at once).
+	order     queue[*deliveryRecord]
+	orderDead int
+	created   uint64 // creation counter
+	// byEvent holds the kept deliveries of each event, in creation order;
+	// an event's body is dropped with its last delivery.
+	byEvent map[string][]*deliveryRecord
 	events  map[string]*eventBody
-	due     dueHeap // waiting attempts, earliest first
-	seq     uint64  // tie-break of equal due times: first scheduled, first sent
+	// finished lists the deliveries in the order they finished; an entry
+	// is stale once its record is redelivered (gen moved on) or dropped.
+	finished  queue[finishedEntry]
+	nFinished int // kept deliveries that are succeeded or failed
+	backlog   int // deliveries whose first attempt has not started
+	// tickets and serving make the enqueues that wait for room go in
+	// arrival order: each takes a ticket, and goes when it is served.
+	tickets, serving uint64
+	due              dueHeap // waiting attempts, earliest first
+	seq              uint64  // tie-break of equal due times: first scheduled, first sent
 
 	timer    Timer     // armed for timerAt, or nil
 	timerAt  time.Time // due time the timer is armed for
@@ -126,10 +169,17 @@ func (s deliveryStatus) state() DeliveryState {
 	return DeliveryPending
 }
 
+// finishedEntry is a delivery that finished, as gen of its record.
+type finishedEntry struct {
+	rec *deliveryRecord
+	gen uint32
+}
+
 // deliveryRecord is the engine's own record of a delivery. It is kept small:
 // 100,000 pending retries are 100,000 of these plus their heap entries.
 type deliveryRecord struct {
 	id        string
+	created   uint64     // creation order, the key of lists and their cursors
 	event     *eventBody // shared by every delivery of the event
 	webhookID string
 	url       string
@@ -142,6 +192,9 @@ type deliveryRecord struct {
 	retries   int32          // schedule delays used since creation or the last redeliver
 	status    deliveryStatus // pending, succeeded, failed
 	inFlight  bool           // an attempt is running
+	dropped   bool           // dropped from the history
+	inBacklog bool           // its first attempt has not started
+	gen       uint32         // counts the times it finished
 }
 
 // dueHeap is a container/heap of the records that have an attempt waiting,
@@ -185,13 +238,22 @@ type deliveryWaiter struct {
 // goroutine until an attempt is due. Call close to stop it.
 func newDeliverer(cfg deliveryConfig) *deliverer {
 	d := &deliverer{
-		clock:   cfg.Clock,
-		timeout: cfg.Timeout,
-		workers: cfg.Workers,
-		client:  cfg.HTTPClient,
-		log:     cfg.Logger,
-		recs:    make(map[string]*deliveryRecord),
-		events:  make(map[string]*eventBody),
+		clock:      cfg.Clock,
+		timeout:    cfg.Timeout,
+		workers:    cfg.Workers,
+		client:     cfg.HTTPClient,
+		log:        cfg.Logger,
+		history:    cfg.History,
+		maxBacklog: cfg.MaxBacklog,
+		recs:       make(map[string]*deliveryRecord),
+		byEvent:    make(map[string][]*deliveryRecord),
+		events:     make(map[string]*eventBody),
+	}
+	if d.history <= 0 {
+		d.history = DefaultHistoryLimit
+	}
+	if d.maxBacklog <= 0 {
+		d.maxBacklog = DefaultDeliveryBacklog
 	}
 	if d.clock == nil {
 		d.clock = RealClock{}
@@ -245,16 +307,32 @@ func newDeliveryHTTPClient(workers int, timeout time.Duration) *http.Client {
 // signs every attempt and is never logged nor returned. After close, the
 // delivery is recorded but stays pending: no attempt is made.
 func (d *deliverer) enqueue(eventID string, eventType contextsvc.EventType, body []byte, webhookID, url, secret string) Delivery {
+	return d.enqueueBody(eventID, eventType, body, true, webhookID, url, secret)
+}
+
+// enqueueShared is enqueue for a body the caller never changes (the
+// server's events): the deliveries share it instead of copying it.
+func (d *deliverer) enqueueShared(eventID string, eventType contextsvc.EventType, body []byte, webhookID, url, secret string) Delivery {
+	return d.enqueueBody(eventID, eventType, body, false, webhookID, url, secret)
+}
+
+func (d *deliverer) enqueueBody(eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, webhookID, url, secret string) Delivery {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.waitForRoomLocked()
 	ev := d.events[eventID]
 	if ev == nil || ev.typ != eventType || !bytes.Equal(ev.body, body) {
-		ev = &eventBody{id: eventID, typ: eventType, body: bytes.Clone(body)}
+		if copyBody {
+			body = bytes.Clone(body)
+		}
+		ev = &eventBody{id: eventID, typ: eventType, body: body}
 		d.events[eventID] = ev
 	}
 	now := d.clock.Now()
+	d.created++
 	rec := &deliveryRecord{
 		id:        newID("dlv_"),
+		created:   d.created,
 		event:     ev,
 		webhookID: webhookID,
 		url:       url,
@@ -263,25 +341,79 @@ func (d *deliverer) enqueue(eventID string, eventType contextsvc.EventType, body
 		heapIndex: -1,
 	}
 	d.recs[rec.id] = rec
-	d.order = append(d.order, rec)
+	d.order.push(rec)
+	d.byEvent[eventID] = append(d.byEvent[eventID], rec)
+	rec.inBacklog = true
+	d.backlog++
 	d.pushLocked(rec, now)
 	d.notifyLocked(rec)
 	d.pumpLocked()
 	return d.snapshotLocked(rec)
 }
 
-// list returns copies of the deliveries that match f, oldest first.
+// waitForRoomLocked waits, in arrival order, until fewer than maxBacklog
+// deliveries wait for their first attempt. After close (no attempt will
+// make room) or a reset (which empties the backlog) it returns at once.
+func (d *deliverer) waitForRoomLocked() {
+	if d.closed || (d.backlog < d.maxBacklog && d.tickets == d.serving) {
+		return
+	}
+	ticket := d.tickets
+	d.tickets++
+	d.changed.Broadcast() // one more waiting: a change like any other
+	for ticket >= d.serving && !d.closed && (ticket != d.serving || d.backlog >= d.maxBacklog) {
+		d.changed.Wait()
+	}
+	if ticket == d.serving {
+		d.serving++
+		d.changed.Broadcast() // the next ticket may go too
+	}
+}
+
+// list returns copies of the kept deliveries that match f, oldest first.
 func (d *deliverer) list(f DeliveryFilter) []Delivery {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := make([]Delivery, 0)
-	for _, rec := range d.order {
-		if !f.match(rec.event.id, rec.webhookID, rec.status.state()) {
+	for _, rec := range d.candidatesLocked(f) {
+		if !rec.dropped && f.match(rec.event.id, rec.webhookID, rec.status.state()) {
+			out = append(out, d.snapshotLocked(rec))
+		}
+	}
+	return out
+}
+
+// candidatesLocked returns the records a filtered list walks, in creation
+// order: the event's own deliveries when f names one, else all (with
+// tombstones, which the caller skips).
+func (d *deliverer) candidatesLocked(f DeliveryFilter) []*deliveryRecord {
+	if f.EventID != "" {
+		return d.byEvent[f.EventID]
+	}
+	return d.order.all()
+}
+
+// page returns copies of up to limit kept deliveries created after
+// position after (0: from the oldest) that match f, and the position to
+// continue from when more follow (0 when none do). It starts with a binary
+// search, so its cost does not grow with its depth.
+func (d *deliverer) page(after uint64, limit int, f DeliveryFilter) (out []Delivery, next uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	src := d.candidatesLocked(f)
+	i := sort.Search(len(src), func(i int) bool { return src[i].created > after })
+	out = make([]Delivery, 0, min(limit, len(src)-i))
+	for ; i < len(src); i++ {
+		rec := src[i]
+		if rec.dropped || !f.match(rec.event.id, rec.webhookID, rec.status.state()) {
 			continue
+		}
+		if len(out) == limit {
+			return out, src[i-1].created
 		}
 		out = append(out, d.snapshotLocked(rec))
 	}
-	return out
+	return out, 0
 }
 
 // get returns a copy of the delivery with the given id.
@@ -315,6 +447,12 @@ func (d *deliverer) redeliver(id string) (Delivery, error) {
 		return Delivery{}, fmt.Errorf("%w: %s", ErrDeliveryInFlight, id)
 	}
 	now := d.clock.Now()
+	if rec.status != statusPending {
+		// No longer finished: it leaves the history's count, and its entry
+		// in the finished list is stale from now on.
+		d.nFinished--
+		rec.gen++
+	}
 	rec.status = statusPending
 	rec.retries = 0
 	if rec.heapIndex >= 0 {
@@ -367,9 +505,11 @@ func (d *deliverer) waitFor(ctx context.Context, match func(Delivery) bool) (Del
 	stop := context.AfterFunc(ctx, d.wake)
 	defer stop()
 
-	snaps := make([]Delivery, 0, len(d.order))
-	for _, rec := range d.order {
-		snaps = append(snaps, d.snapshotLocked(rec))
+	snaps := make([]Delivery, 0, d.order.len()-d.orderDead)
+	for _, rec := range d.order.all() {
+		if !rec.dropped {
+			snaps = append(snaps, d.snapshotLocked(rec))
+		}
 	}
 	for {
 		d.mu.Unlock()
@@ -411,8 +551,11 @@ func (d *deliverer) reset() {
 		rec.heapIndex = -1
 	}
 	d.recs = make(map[string]*deliveryRecord)
-	d.order = nil
+	d.order, d.orderDead = queue[*deliveryRecord]{}, 0
+	d.byEvent = make(map[string][]*deliveryRecord)
 	d.events = make(map[string]*eventBody)
+	d.finished, d.nFinished = queue[finishedEntry]{}, 0
+	d.backlog, d.serving = 0, d.tickets // every waiting enqueue may go
 	d.due = nil
 	d.stopTimerLocked()
 	for _, w := range d.waiters {
@@ -604,6 +747,10 @@ func (d *deliverer) work() {
 			continue // the clock passed at meanwhile: it is due now
 		}
 		rec := heap.Pop(&d.due).(*deliveryRecord)
+		if rec.inBacklog {
+			rec.inBacklog = false
+			d.backlog-- // room for a waiting enqueue (notifyLocked wakes it)
+		}
 		// More is due: let another worker take it while this one sends.
 		if len(d.due) > 0 && !d.due[0].dueAt.After(now) && d.running < d.workers {
 			d.running++
@@ -652,6 +799,7 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 	switch {
 	case a.Succeeded():
 		rec.status = statusSucceeded
+		d.finishedLocked(rec)
 		outcome = string(DeliverySucceeded)
 	case int(rec.retries) < len(d.schedule):
 		// The next attempt counts from when this one finished. On a fake
@@ -663,10 +811,61 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 		outcome = "retry scheduled"
 	default:
 		rec.status = statusFailed
+		d.finishedLocked(rec)
 		outcome = string(DeliveryFailed)
 	}
 	d.notifyLocked(rec)
 	return outcome
+}
+
+// finishedLocked counts rec, which has just succeeded or failed, in the
+// history, and drops the deliveries that finished first while more than
+// the history limit are kept.
+func (d *deliverer) finishedLocked(rec *deliveryRecord) {
+	rec.gen++
+	d.finished.push(finishedEntry{rec, rec.gen})
+	d.nFinished++
+	for d.nFinished > d.history {
+		e := d.finished.popFront()
+		if e.rec.dropped || e.gen != e.rec.gen || e.rec.status == statusPending {
+			continue // redelivered since, or already dropped
+		}
+		d.dropLocked(e.rec)
+	}
+	// Stale entries (one per redelivery) are cleared out once they
+	// outnumber the live ones, so the list stays within twice the history.
+	if d.finished.len() > 2*d.nFinished+64 {
+		d.finished.filter(func(e finishedEntry) bool {
+			return !e.rec.dropped && e.gen == e.rec.gen && e.rec.status != statusPending
+		})
+	}
+}
+
+// dropLocked forgets a finished delivery, and its event's body when no
+// other kept delivery shares it.
+func (d *deliverer) dropLocked(rec *deliveryRecord) {
+	delete(d.recs, rec.id)
+	rec.dropped = true
+	d.nFinished--
+	id := rec.event.id
+	l := slices.DeleteFunc(d.byEvent[id], func(r *deliveryRecord) bool { return r == rec })
+	if len(l) == 0 {
+		delete(d.byEvent, id)
+		delete(d.events, id)
+	} else {
+		d.byEvent[id] = l
+	}
+	d.orderDead++
+	for d.order.len() > 0 && d.order.front().dropped {
+		d.order.popFront()
+		d.orderDead--
+	}
+	// Tombstones in the middle (behind a pending delivery) are cleared out
+	// once they are a quarter of the list, so a page skips few of them.
+	if d.orderDead > 32 && 4*d.orderDead > d.order.len() {
+		d.order.filter(func(r *deliveryRecord) bool { return !r.dropped })
+		d.orderDead = 0
+	}
 }
 
 // attempt POSTs one attempt and reports it. The attempt fails on any

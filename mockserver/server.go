@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -33,6 +34,10 @@ type Server struct {
 	keys       []*apiKey
 	defaultKey Key
 
+	readHeaderTimeout time.Duration
+	readBodyTimeout   time.Duration
+	idleTimeout       time.Duration
+
 	// accounts is fixed after New (accounts come from keys), so reading it
 	// needs no lock; each account has its own lock.
 	accounts    map[string]*account
@@ -42,8 +47,8 @@ type Server struct {
 	// corrupted ones.
 	cursorSalt [16]byte
 
-	evMu   sync.RWMutex
-	events []Event
+	// events is the event history (the last historyLimit events).
+	events *eventLog
 
 	// onEvent, when set (by the delivery engine), is called after each
 	// event is recorded, with the account's active webhooks subscribed to
@@ -54,14 +59,24 @@ type Server struct {
 	deliveries *deliverer
 
 	faultMu   sync.Mutex
-	faults    []*faultRule
+	faults    []*faultRule // oldest first (ascending seq)
+	faultSeq  uint64
 	hasFaults atomic.Bool // len(faults) > 0, read without faultMu
 
 	// idem holds the POSTs' idempotency keys (idempotency.go).
 	idem idempotencyStore
 
 	mux *http.ServeMux
+	// handler serves every request: serve, or (in this package's tests
+	// only) serve wrapped by testHandler.
+	handler http.Handler
 }
+
+// testHandler, when set, wraps the handler of every Server that New makes.
+// Only this package's own tests set it (in TestMain), to check every
+// request and response of every test against openapi.yaml with
+// kin-openapi, which no program imports; it is nil everywhere else.
+var testHandler func(s *Server, next http.Handler) http.Handler
 
 // New returns a Server configured by opts. Without a WithKey option it
 // creates one key (plan business, scope write), see [Server.DefaultKey].
@@ -74,21 +89,38 @@ func New(opts ...Option) *Server {
 	if cf.logger == nil {
 		cf.logger = slog.New(slog.DiscardHandler)
 	}
+	if cf.historyLimit <= 0 {
+		cf.historyLimit = DefaultHistoryLimit
+	}
+	orDefault := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			return def
+		}
+		return d
+	}
 	s := &Server{
 		clock: cf.clock, logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
-		requestLog: cf.requestLog,
-		accounts:   make(map[string]*account),
+		requestLog:        cf.requestLog,
+		accounts:          make(map[string]*account),
+		events:            newEventLog(cf.historyLimit),
+		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
+		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
+		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
 	}
 	s.deliveries = newDeliverer(deliveryConfig{
-		Clock:    cf.clock,
-		Schedule: cf.retrySchedule,
-		Timeout:  cf.deliveryTimeout,
-		Workers:  cf.deliveryWorkers,
-		Logger:   cf.logger,
+		Clock:      cf.clock,
+		Schedule:   cf.retrySchedule,
+		Timeout:    cf.deliveryTimeout,
+		Workers:    cf.deliveryWorkers,
+		Logger:     cf.logger,
+		History:    cf.historyLimit,
+		MaxBacklog: cf.deliveryBacklog,
 	})
 	s.onEvent = func(ev Event, targets []webhookTarget) {
 		for _, t := range targets {
-			s.deliveries.enqueue(ev.ID, ev.Type, ev.Body, t.ID, t.URL, t.Secret)
+			// The event's Body is never changed, so the deliveries share
+			// it with the event log instead of copying it.
+			s.deliveries.enqueueShared(ev.ID, ev.Type, ev.Body, t.ID, t.URL, t.Secret)
 		}
 	}
 	_, _ = rand.Read(s.cursorSalt[:])
@@ -136,7 +168,60 @@ func New(opts ...Option) *Server {
 		}
 	}
 	s.routes()
+	s.handler = http.HandlerFunc(s.serve)
+	if testHandler != nil {
+		s.handler = testHandler(s, s.handler)
+	}
 	return s
+}
+
+// HTTPServer returns an http.Server that serves s on addr with the
+// server's time-outs ([WithReadHeaderTimeout], [WithIdleTimeout]; the body
+// time-out is enforced by s itself) and its logger for connection errors,
+// ready for ListenAndServe (or Serve on your own listener):
+//
+//	srv := mockserver.New()
+//	log.Fatal(srv.HTTPServer("127.0.0.1:8080").ListenAndServe())
+//
+// Shut it down with its Shutdown, then stop deliveries with [Server.Close].
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s,
+		ReadHeaderTimeout: s.readHeaderTimeout,
+		IdleTimeout:       s.idleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// armBodyDeadline gives the client readBodyTimeout from now to send r's
+// body, if it has one: past it a read of the body fails, and the server
+// answers and closes the connection instead of waiting for ever (see
+// deadlineBody).
+func (s *Server) armBodyDeadline(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.readBodyTimeout))
+}
+
+// deadlineBody lifts the body's read deadline once the body has been read
+// to its end: net/http then starts a background read of the connection,
+// and a deadline passing under it would cancel the request's context while
+// the handler still runs (a long fault latency, a large export).
+type deadlineBody struct {
+	io.ReadCloser
+	w      http.ResponseWriter
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.lifted {
+		b.lifted = true
+		_ = http.NewResponseController(b.w).SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // DefaultKey returns the first key (the one New created when given none),
@@ -198,7 +283,9 @@ func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // ServeHTTP gives every response a request id, turns a panic into the
 // contract's 500 error, then routes.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rid := newID("req_")
 	w.Header()["X-Request-Id"] = []string{rid}
@@ -214,6 +301,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
+	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+		s.armBodyDeadline(rw, r)
+		r.Body = &deadlineBody{ReadCloser: r.Body, w: rw}
+	}
 	if uncleanPath(r.URL.Path) {
 		// http.ServeMux would answer a redirect with a text body; the API
 		// has no such paths, so they are a plain 404.
@@ -296,9 +387,13 @@ func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
 }
 
 // serveAuthenticated runs an authenticated request that passed its rate
-// limit and faults: the write scope (403), the body limit (413), the
-// idempotency key of a POST, then the operation.
+// limit and faults: a malformed query (400), the write scope (403), the
+// body limit (413), the idempotency key of a POST, then the operation.
 func (s *Server) serveAuthenticated(w http.ResponseWriter, r *http.Request, k *apiKey, write bool, h apiHandler) {
+	if e := checkQuery(r); e != nil {
+		writeError(w, e)
+		return
+	}
 	if write && k.Scope != ScopeWrite {
 		writeError(w, &apiError{status: http.StatusForbidden, typ: errForbidden,
 			message: "this API key has read scope and cannot " + r.Method})

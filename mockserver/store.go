@@ -1,7 +1,7 @@
 package mockserver
 
 import (
-	"encoding/json"
+	"crypto/sha256"
 	"slices"
 	"sort"
 	"sync"
@@ -42,8 +42,13 @@ func newAccount(id string) *account {
 }
 
 // contextRec is a stored context. Its fields change only under the
-// account's write lock; json is replaced (never modified) on change, so a
-// reader may keep the slice after unlocking.
+// account's write lock, and a stored string or slice is replaced, never
+// changed in place, so a reader may keep a copy of the fields (a
+// contextView) after unlocking.
+//
+// Each version's text is held once: content is the latest version's
+// Content (the same string), and the JSON shapes are encoded on each read
+// rather than cached beside the text.
 type contextRec struct {
 	seq       uint64
 	id        string
@@ -54,19 +59,23 @@ type contextRec struct {
 	createdAt time.Time
 	updatedAt time.Time
 	versions  []*versionRec
-	json      []byte
+	// jsonHead and jsonTail are the Context JSON around the content,
+	// encoded at each change (see contextView): a read then encodes only
+	// the content.
+	jsonHead, jsonTail []byte
 	// md is the analysis of content, kept so an update parses only the
-	// new text.
+	// new text; its section bodies are digests (see compactInfo), not
+	// copies of the text.
 	md mdInfo
 }
 
-// versionRec is a recorded version with its encoded JSON.
+// versionRec is a recorded version.
 type versionRec struct {
-	v    StoredVersion
-	json []byte
+	v StoredVersion
 }
 
-// contextJSON is the wire shape of a Context.
+// contextJSON is the wire shape of a Context (contextView.appendJSON
+// writes it).
 type contextJSON struct {
 	ID        string   `json:"id"`
 	Name      string   `json:"name"`
@@ -77,7 +86,7 @@ type contextJSON struct {
 	UpdatedAt string   `json:"updatedAt"`
 }
 
-// versionJSON is the wire shape of a Version.
+// versionJSON is the wire shape of a Version (appendVersionJSON writes it).
 type versionJSON struct {
 	ContextID string             `json:"contextId"`
 	Version   int                `json:"version"`
@@ -89,28 +98,44 @@ type versionJSON struct {
 	Changes   contextsvc.Changes `json:"changes"`
 }
 
-func (c *contextRec) encode() {
-	c.json, _ = json.Marshal(contextJSON{
-		ID: c.id, Name: c.name, Content: c.content, Tags: c.tags, Version: c.version,
-		CreatedAt: formatTime(c.createdAt), UpdatedAt: formatTime(c.updatedAt),
-	})
+// encodeMeta encodes the Context JSON around the content; call it under
+// the account's write lock after every change.
+func (c *contextRec) encodeMeta() {
+	v := newContextView(c.id, c.name, c.content, c.tags, c.version, c.createdAt, c.updatedAt)
+	c.jsonHead, c.jsonTail = v.head, v.tail
+}
+
+// view copies what a read of the current context needs; call it under the
+// account's lock.
+func (c *contextRec) view() contextView {
+	return contextView{head: c.jsonHead, content: c.content, tail: c.jsonTail}
+}
+
+// encode returns the current Context JSON; call it under the account's
+// lock.
+func (c *contextRec) encode() []byte {
+	v := c.view()
+	return v.appendJSON(make([]byte, 0, len(v.head)+len(v.content)+len(v.tail)+16))
 }
 
 // asOfVersion returns the Context JSON as it was at version v (v must exist).
 func (c *contextRec) asOfVersion(v *versionRec) []byte {
-	b, _ := json.Marshal(contextJSON{
-		ID: c.id, Name: v.v.Name, Content: v.v.Content, Tags: v.v.Tags, Version: v.v.Version,
-		CreatedAt: formatTime(c.createdAt), UpdatedAt: formatTime(v.v.CreatedAt),
-	})
-	return b
+	cv := newContextView(c.id, v.v.Name, v.v.Content, v.v.Tags, v.v.Version, c.createdAt, v.v.CreatedAt)
+	return cv.appendJSON(make([]byte, 0, len(cv.head)+len(cv.content)+len(cv.tail)+16))
 }
 
-func newVersionRec(contextID string, v StoredVersion) *versionRec {
-	b, _ := json.Marshal(versionJSON{
-		ContextID: contextID, Version: v.Version, Name: v.Name, Content: v.Content, Tags: v.Tags,
-		CreatedAt: formatTime(v.CreatedAt), CreatedBy: v.CreatedBy, Changes: v.Changes,
-	})
-	return &versionRec{v: v, json: b}
+func newVersionRec(v StoredVersion) *versionRec { return &versionRec{v: v} }
+
+// compactInfo replaces each section body of info, a fingerprint of the
+// section's source lines, by its SHA-256 digest: change tracking only
+// compares bodies, and a context keeps its analysis for as long as it
+// lives, which would otherwise hold its text a second time.
+func compactInfo(info mdInfo) mdInfo {
+	for i := range info.sections {
+		sum := sha256.Sum256([]byte(info.sections[i].body))
+		info.sections[i].body = string(sum[:])
+	}
+	return info
 }
 
 func (c *contextRec) hasTag(t string) bool { return slices.Contains(c.tags, t) }

@@ -7,6 +7,11 @@ import (
 	"time"
 )
 
+// testServerStarted, when set, is told of each server NewTestServer makes
+// and its test. Only this package's own tests set it, so that a response
+// that does not match openapi.yaml fails the test that made the server.
+var testServerStarted func(t testing.TB, s *Server)
+
 // TestServer is a [Server] listening on loopback for one test.
 type TestServer struct {
 	*Server
@@ -26,6 +31,9 @@ type TestServer struct {
 func NewTestServer(t testing.TB, opts ...Option) *TestServer {
 	t.Helper()
 	s := New(opts...)
+	if testServerStarted != nil {
+		testServerStarted(t, s)
+	}
 	// Cleanups run last first: the HTTP server closes, then deliveries
 	// stop (running attempts get 10 s to finish).
 	t.Cleanup(func() {
@@ -35,7 +43,11 @@ func NewTestServer(t testing.TB, opts ...Option) *TestServer {
 			t.Errorf("mockserver: closing deliveries: %v", err)
 		}
 	})
-	hs := httptest.NewServer(s)
+	// The connection time-outs are the ones HTTPServer sets.
+	hs := httptest.NewUnstartedServer(s)
+	cf := s.HTTPServer("")
+	hs.Config.ReadHeaderTimeout, hs.Config.IdleTimeout = cf.ReadHeaderTimeout, cf.IdleTimeout
+	hs.Start()
 	t.Cleanup(hs.Close)
 	return &TestServer{Server: s, URL: hs.URL + "/v1", APIKey: s.DefaultKey().Token, HTTP: hs}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"net"
 	"net/http"
 	"slices"
 	"sort"
@@ -36,7 +38,13 @@ func readObject(r *http.Request, allowed ...string) (map[string]json.RawMessage,
 		if errors.As(err, &mbe) {
 			return nil, tooLarge()
 		}
-		return nil, badRequest("", "could not read the request body")
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, &apiError{status: http.StatusBadRequest, typ: errInvalidRequest, closeConn: true,
+				message: "the request body did not arrive in time (the server's read-body time-out)"}
+		}
+		return nil, &apiError{status: http.StatusBadRequest, typ: errInvalidRequest, closeConn: true,
+			message: "could not read the request body"}
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -68,22 +76,122 @@ func readObject(r *http.Request, allowed ...string) (map[string]json.RawMessage,
 	return fields, nil
 }
 
-// decodeString decodes a field that must be a JSON string of valid UTF-8.
+// decodeString decodes a field that must be a JSON string of valid UTF-8
+// without control characters (see decodeText).
 func decodeString(field string, raw json.RawMessage) (string, *apiError) {
+	return decodeJSONString(field, raw, false)
+}
+
+// decodeText decodes a field that must be a JSON string of valid UTF-8
+// whose only control characters are tab, newline and carriage return: the
+// text of a Markdown document.
+func decodeText(field string, raw json.RawMessage) (string, *apiError) {
+	return decodeJSONString(field, raw, true)
+}
+
+// decodeJSONString decodes a JSON string field and refuses what would
+// otherwise be stored changed or hard to see: a lone UTF-16 surrogate
+// escape ("\ud800", which encoding/json turns into U+FFFD without a word)
+// and control characters (Unicode category Cc: C0, DEL and C1), except tab,
+// newline and carriage return when text is true. Both scans are linear.
+func decodeJSONString(field string, raw json.RawMessage, text bool) (string, *apiError) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", badRequest(field, field+" must be a string")
 	}
 	if !utf8.Valid(raw) {
 		return "", badRequest(field, field+" must be valid UTF-8")
 	}
+	if at := loneSurrogate(raw); at >= 0 {
+		return "", badRequest(field, fmt.Sprintf("%s holds a lone UTF-16 surrogate escape (%s): such a string has no UTF-8 form", field, raw[at:at+6]))
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", badRequest(field, field+" must be a string")
 	}
+	for i, r := range s {
+		if unicode.IsControl(r) && !(text && (r == '\t' || r == '\n' || r == '\r')) {
+			allowed := ""
+			if text {
+				allowed = " other than tab, newline and carriage return"
+			}
+			return "", badRequest(field, fmt.Sprintf("%s must not contain control characters%s (%U at byte %d)", field, allowed, r, i))
+		}
+	}
 	return s, nil
 }
 
-// decodeStrings decodes a field that must be an array of strings.
+// loneSurrogate returns the offset in raw, a JSON string literal, of a
+// \uXXXX escape of a UTF-16 surrogate that is not half of a pair (a high
+// one followed by an escaped low one), or -1 when there is none.
+func loneSurrogate(raw []byte) int {
+	for i := 0; i < len(raw); i++ {
+		j := bytes.IndexByte(raw[i:], '\\')
+		if j < 0 {
+			return -1
+		}
+		i += j + 1 // the escaped character
+		if i >= len(raw) || raw[i] != 'u' {
+			continue // \" \\ \n …: one character, skipped by the loop
+		}
+		r, ok := hex4(raw[i+1:])
+		if !ok {
+			return -1 // malformed: json.Unmarshal refuses it
+		}
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return i - 1
+		case r >= 0xD800 && r <= 0xDBFF:
+			if len(raw) >= i+11 && raw[i+5] == '\\' && raw[i+6] == 'u' {
+				if lo, ok := hex4(raw[i+7:]); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 10 // the pair
+					continue
+				}
+			}
+			return i - 1
+		}
+		i += 4
+	}
+	return -1
+}
+
+// hex4 decodes the four hex digits at the start of b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// decodeInteger decodes a field that must be a JSON number with an integer
+// value (5, 5.0 and 5e0 alike, as JSON Schema's "integer" takes them) from
+// min to max.
+func decodeInteger(field string, raw json.RawMessage, minimum, maximum int) (int, *apiError) {
+	msg := fmt.Sprintf("%s must be a whole number from %d to %d", field, minimum, maximum)
+	var f float64
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) || json.Unmarshal(raw, &f) != nil {
+		return 0, badRequest(field, msg)
+	}
+	if f != math.Trunc(f) || f < float64(minimum) || f > float64(maximum) {
+		return 0, badRequest(field, msg)
+	}
+	return int(f), nil
+}
+
+// decodeStrings decodes a field that must be an array of strings, each as
+// decodeString takes it.
 func decodeStrings(field string, raw json.RawMessage) ([]string, *apiError) {
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil, badRequest(field, field+" must be an array of strings")
@@ -94,9 +202,9 @@ func decodeStrings(field string, raw json.RawMessage) ([]string, *apiError) {
 	}
 	out := make([]string, 0, len(items))
 	for i, it := range items {
-		s, e := decodeString(field, it)
+		s, e := decodeString(fmt.Sprintf("%s[%d]", field, i), it)
 		if e != nil {
-			e.message = fmt.Sprintf("%s[%d] must be a string of valid UTF-8", field, i)
+			e.param = field
 			return nil, e
 		}
 		out = append(out, s)
@@ -171,7 +279,7 @@ func decodeContextFields(r *http.Request) (contextFields, int, *apiError) {
 		cf.name = &s
 	}
 	if raw, ok := fields["content"]; ok {
-		s, e := decodeString("content", raw)
+		s, e := decodeText("content", raw)
 		if e != nil {
 			return cf, 0, e
 		}

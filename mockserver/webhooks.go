@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -100,29 +101,52 @@ func (s *Server) decodeWebhook(r *http.Request) (*webhook, *apiError) {
 	return wh, nil
 }
 
-// validWebhookURL accepts an absolute https URL, or http for a loopback
-// host unless the server refuses http altogether.
+// webhookURLPattern is the grammar of a webhook url, the same text as the
+// url schema's pattern in openapi.yaml (TestDocumentPatternsAreTheServers
+// compares them): an absolute http(s) URL in ASCII, with an optional
+// user:password@, a host name (letters, digits, '.', '-', '_', '~'), an
+// IPv4 address or [::1], an optional port, and a path, query and fragment
+// of printable characters and well-formed %XX escapes. Plain http is
+// allowed only to a loopback host: localhost, 127.0.0.0/8 or [::1].
+// Anything it admits url.Parse parses (FuzzWebhookURL), so the document
+// describes exactly what the server accepts.
+const webhookURLPattern = `^(?:[Hh][Tt][Tt][Pp][Ss]://` + urlUserinfo + `(?:[A-Za-z0-9._~-]+|\[::1\])` +
+	`|[Hh][Tt][Tt][Pp]://` + urlUserinfo + urlLoopbackHost + `)` +
+	`(?::[0-9]*)?(?:[/?#](?:[!-$&-~]|%[0-9A-Fa-f]{2})*)?$`
+
+const (
+	urlUserinfo     = `(?:(?:[A-Za-z0-9._~!$&'()*+,;=:-]|%[0-9A-Fa-f]{2})*@)?`
+	urlOctet        = `(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])`
+	urlLoopbackHost = `(?:[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|127(?:\.` + urlOctet + `){3}|\[::1\])`
+)
+
+var webhookURLRegexp = regexp.MustCompile(webhookURLPattern)
+
+// validWebhookURL accepts a url that webhookURLPattern admits: https, or
+// http to a loopback host unless the server refuses http altogether.
 func (s *Server) validWebhookURL(raw string) *apiError {
 	if len(raw) > maxURLLen {
 		return badRequest("url", "url must be at most 2048 bytes")
 	}
+	if !webhookURLRegexp.MatchString(raw) {
+		return badRequest("url", "url must be an absolute https URL (http only to localhost, 127.x.x.x or [::1]) "+
+			"of printable ASCII characters, with well-formed %XX escapes")
+	}
 	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" {
+	if err != nil || u.Hostname() == "" {
+		// The pattern admits nothing url.Parse refuses (FuzzWebhookURL).
 		return badRequest("url", "url must be an absolute https URL")
 	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return nil
-	case "http":
-		if !s.httpsOnly && isLoopback(u.Hostname()) {
-			return nil
-		}
+	if strings.EqualFold(u.Scheme, "http") {
 		if s.httpsOnly {
 			return badRequest("url", "url must use https")
 		}
-		return badRequest("url", "url must use https (http is accepted only for loopback hosts)")
+		if !isLoopback(u.Hostname()) {
+			// The pattern admits only loopback hosts for http.
+			return badRequest("url", "url must use https (http is accepted only for loopback hosts)")
+		}
 	}
-	return badRequest("url", "url must be an absolute https URL")
+	return nil
 }
 
 func isLoopback(host string) bool {

@@ -28,13 +28,15 @@ func TestParseFlags(t *testing.T) {
 	st, err := parseFlags([]string{
 		"-addr", "127.0.0.1:0", "-key", "sk_a", "-key", "sk_b:free:read", "-key", "sk_c:enterprise=600/20",
 		"-retry-schedule", "1s, 5s,30s,2m,24m", "-fake-clock", "-delivery-timeout", "2s", "-https-only",
-		"-admin=false", "-log-level", "WARN", "-shutdown-timeout", "3s",
+		"-admin=false", "-log-level", "WARN", "-shutdown-timeout", "3s", "-history-limit", "50",
+		"-read-header-timeout", "4s", "-read-body-timeout", "5s", "-idle-timeout", "6s",
 	}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.addr != "127.0.0.1:0" || !st.fakeClock || st.deliveryTimeout != 2*time.Second || !st.httpsOnly || st.admin ||
-		st.logLevel != slog.LevelWarn || st.shutdownTimeout != 3*time.Second {
+		st.logLevel != slog.LevelWarn || st.shutdownTimeout != 3*time.Second || st.historyLimit != 50 ||
+		st.headerTimeout != 4*time.Second || st.bodyTimeout != 5*time.Second || st.idleTimeout != 6*time.Second {
 		t.Errorf("settings %+v", st)
 	}
 	want := []time.Duration{time.Second, 5 * time.Second, 30 * time.Second, 2 * time.Minute, 24 * time.Minute}
@@ -62,6 +64,8 @@ func TestParseFlags(t *testing.T) {
 	}
 	if st.addr != "127.0.0.1:8080" || !st.admin || st.fakeClock || st.logLevel != slog.LevelInfo ||
 		st.deliveryTimeout != mockserver.DefaultDeliveryTimeout || len(st.keys) != 0 ||
+		st.historyLimit != mockserver.DefaultHistoryLimit || st.headerTimeout != mockserver.DefaultReadHeaderTimeout ||
+		st.bodyTimeout != mockserver.DefaultReadBodyTimeout || st.idleTimeout != mockserver.DefaultIdleTimeout ||
 		!cmp.Equal(st.schedule, mockserver.DefaultRetrySchedule()) {
 		t.Errorf("defaults %+v", st)
 	}
@@ -87,6 +91,9 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-log-level", "loud"}, "debug, info, warn or error"},
 		{[]string{"-delivery-timeout", "0s"}, "must be positive"},
 		{[]string{"-delivery-timeout", "ten"}, "invalid value"},
+		{[]string{"-read-body-timeout", "0s"}, "must be positive"},
+		{[]string{"-idle-timeout", "-1s"}, "must be positive"},
+		{[]string{"-history-limit", "0"}, "-history-limit must be positive"},
 		{[]string{"serve"}, `unexpected argument "serve"`},
 	} {
 		var stderr bytes.Buffer
@@ -159,7 +166,7 @@ func (s *syncBuffer) String() string {
 }
 
 // readReady reads the two lines the command prints on start.
-func readReady(t *testing.T, r io.Reader) (baseURL, key string) {
+func readReady(t testing.TB, r io.Reader) (baseURL, key string) {
 	t.Helper()
 	sc := bufio.NewScanner(r)
 	for _, want := range []string{"CONTEXTSVC_BASE_URL=", "CONTEXTSVC_API_KEY="} {

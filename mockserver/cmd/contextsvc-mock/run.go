@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 
@@ -34,6 +33,10 @@ type settings struct {
 	admin           bool
 	logLevel        slog.Level
 	shutdownTimeout time.Duration
+	historyLimit    int
+	headerTimeout   time.Duration
+	bodyTimeout     time.Duration
+	idleTimeout     time.Duration
 }
 
 // keyFlags collects the repeatable -key flag. The specs are parsed after
@@ -140,6 +143,10 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.BoolVar(&st.admin, "admin", true, "serve the /_mock/ admin endpoints")
 	fs.Var(&level, "log-level", "`level` of the log on stderr: debug, info (default: every request and delivery attempt), warn or error")
 	fs.DurationVar(&st.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long running requests and webhook deliveries may take to finish")
+	fs.IntVar(&st.historyLimit, "history-limit", mockserver.DefaultHistoryLimit, "how many events, and how many finished webhook deliveries, are kept (the oldest go first; pending deliveries are always kept)")
+	fs.DurationVar(&st.headerTimeout, "read-header-timeout", mockserver.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers before its connection is closed")
+	fs.DurationVar(&st.bodyTimeout, "read-body-timeout", mockserver.DefaultReadBodyTimeout, "how long a client may take to send a request's body before it gets a 400 and its connection is closed")
+	fs.DurationVar(&st.idleTimeout, "idle-timeout", mockserver.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request before it is closed")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -152,8 +159,13 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
-	if st.deliveryTimeout <= 0 || st.shutdownTimeout <= 0 {
-		err := errors.New("-delivery-timeout and -shutdown-timeout must be positive")
+	if st.deliveryTimeout <= 0 || st.shutdownTimeout <= 0 || st.headerTimeout <= 0 || st.bodyTimeout <= 0 || st.idleTimeout <= 0 {
+		err := errors.New("-delivery-timeout, -shutdown-timeout, -read-header-timeout, -read-body-timeout and -idle-timeout must be positive")
+		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+		return nil, err
+	}
+	if st.historyLimit <= 0 {
+		err := errors.New("-history-limit must be positive")
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
@@ -185,6 +197,10 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 		mockserver.WithDeliveryTimeout(st.deliveryTimeout),
 		mockserver.WithHTTPSOnlyWebhooks(st.httpsOnly),
 		mockserver.WithAdmin(st.admin),
+		mockserver.WithHistoryLimit(st.historyLimit),
+		mockserver.WithReadHeaderTimeout(st.headerTimeout),
+		mockserver.WithReadBodyTimeout(st.bodyTimeout),
+		mockserver.WithIdleTimeout(st.idleTimeout),
 	}
 	if st.fakeClock {
 		opts = append(opts, mockserver.WithClock(mockserver.NewFakeClock(time.Now())))
@@ -214,11 +230,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	base := "http://" + ln.Addr().String()
-	hs := &http.Server{
-		Handler:           srv,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	// The server's own http.Server: its header and idle time-outs come
+	// from the flags (the body time-out is enforced by the handler).
+	hs := srv.HTTPServer(st.addr)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 

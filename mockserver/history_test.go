@@ -1,0 +1,426 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+	"weak"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestQueue(t *testing.T) {
+	t.Parallel()
+	var q queue[int]
+	var want []int
+	for i := range 1000 {
+		q.push(i)
+		want = append(want, i)
+		if i%3 == 0 {
+			if got := q.popFront(); got != want[0] {
+				t.Fatalf("pop %d, want %d", got, want[0])
+			}
+			want = want[1:]
+		}
+		if !slices.Equal(q.all(), want) {
+			t.Fatalf("after %d: %v, want %v", i, q.all(), want)
+		}
+		if cap(q.items) > 4*len(want)+64 {
+			t.Fatalf("after %d: capacity %d for %d items", i, cap(q.items), len(want))
+		}
+	}
+	q.filter(func(v int) bool { return v%2 == 0 })
+	want = slices.DeleteFunc(want, func(v int) bool { return v%2 != 0 })
+	if !slices.Equal(q.all(), want) {
+		t.Fatalf("after filter: %v", q.all())
+	}
+	for q.len() > 0 {
+		q.popFront()
+	}
+	if q.head != 0 || len(q.items) != 0 {
+		t.Fatalf("empty queue: head %d, %d slots", q.head, len(q.items))
+	}
+}
+
+// pageAll walks an admin list to its end, limit items a page, checking
+// each page's shape, and returns the raw items.
+func pageAll(t *testing.T, ts *TestServer, path string, limit int) []json.RawMessage {
+	t.Helper()
+	var all []json.RawMessage
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	cursor := ""
+	for range 1000 {
+		p := fmt.Sprintf("%s%slimit=%d", path, sep, limit)
+		if cursor != "" {
+			p += "&cursor=" + url.QueryEscape(cursor)
+		}
+		r := admin(t, ts, "GET", p, "")
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", p, r.Status, r.Body)
+		}
+		var page struct {
+			Data       []json.RawMessage
+			HasMore    bool
+			NextCursor *string
+		}
+		r.json(t, &page)
+		if len(page.Data) > limit || (page.HasMore && len(page.Data) != limit) || page.HasMore != (page.NextCursor != nil) {
+			t.Fatalf("GET %s: %d items, hasMore %v, nextCursor %v", p, len(page.Data), page.HasMore, page.NextCursor)
+		}
+		all = append(all, page.Data...)
+		if !page.HasMore {
+			return all
+		}
+		cursor = *page.NextCursor
+	}
+	t.Fatalf("%s: no end after 1000 pages", path)
+	return nil
+}
+
+func ids(t *testing.T, items []json.RawMessage) []string {
+	t.Helper()
+	out := make([]string, len(items))
+	for i, it := range items {
+		var v struct{ ID string }
+		if err := json.Unmarshal(it, &v); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = v.ID
+	}
+	return out
+}
+
+// TestEventHistoryLimit records more events than the limit: the oldest go
+// first, the Go API and the admin list (paged, filtered) agree, and Reset
+// empties the log.
+func TestEventHistoryLimit(t *testing.T) {
+	t.Parallel()
+	ts, _ := newFakeTestServer(t, WithHistoryLimit(7))
+	var emitted []string
+	for i := range 25 {
+		typ := contextsvc.EventTeamMemberAdded
+		if i%3 == 0 {
+			typ = contextsvc.EventTeamMemberRemoved
+		}
+		ev, err := ts.EmitEvent(t.Context(), "", typ, json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		emitted = append(emitted, ev.ID)
+	}
+	var kept []string
+	for _, ev := range ts.Events() {
+		kept = append(kept, ev.ID)
+	}
+	if diff := cmp.Diff(emitted[25-7:], kept); diff != "" {
+		t.Errorf("kept events (-want +got):\n%s", diff)
+	}
+	for _, limit := range []int{1, 3, 7, 100} {
+		if diff := cmp.Diff(kept, ids(t, pageAll(t, ts, "/_mock/events", limit))); diff != "" {
+			t.Errorf("admin list, limit %d (-Go +admin):\n%s", limit, diff)
+		}
+	}
+	var removed []string
+	for _, ev := range ts.Events() {
+		if ev.Type == contextsvc.EventTeamMemberRemoved {
+			removed = append(removed, ev.ID)
+		}
+	}
+	if diff := cmp.Diff(removed, ids(t, pageAll(t, ts, "/_mock/events?type=team.member.removed", 1))); diff != "" {
+		t.Errorf("filtered list (-want +got):\n%s", diff)
+	}
+	// The per-type index holds only the kept events.
+	ts.events.mu.RLock()
+	n := 0
+	for _, q := range ts.events.byType {
+		n += q.len()
+	}
+	ts.events.mu.RUnlock()
+	if n != 7 {
+		t.Errorf("the type index holds %d events, want 7", n)
+	}
+	// A cursor from a page whose events were dropped since continues from
+	// the oldest kept event.
+	r := admin(t, ts, "GET", "/_mock/events?limit=2", "")
+	var page struct{ NextCursor string }
+	r.json(t, &page)
+	for range 10 {
+		if _, err := ts.EmitEvent(t.Context(), "", contextsvc.EventTeamMemberAdded, json.RawMessage(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rest := ids(t, pageAll(t, ts, "/_mock/events?cursor="+url.QueryEscape(page.NextCursor), 100))
+	if len(rest) != 7 || rest[0] != ts.Events()[0].ID {
+		t.Errorf("after the cursor's events were dropped: %d events", len(rest))
+	}
+	ts.Reset()
+	if n := len(ts.Events()); n != 0 {
+		t.Errorf("%d events after Reset", n)
+	}
+	if got := pageAll(t, ts, "/_mock/events", 20); len(got) != 0 {
+		t.Errorf("%d events listed after Reset", len(got))
+	}
+}
+
+// TestDeliveryHistoryLimit keeps 3 finished deliveries: those that finished
+// first go first, a pending delivery is never dropped, however many there
+// are, and an event's body goes with its last delivery.
+func TestDeliveryHistoryLimit(t *testing.T) {
+	t.Parallel()
+	d, clock := newTestDeliverer(t, deliveryConfig{History: 3, Schedule: []time.Duration{}})
+	ok := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {})
+	down := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	send := func(id, url string) string {
+		dl := d.enqueue(id, contextsvc.EventContextCreated, dlvEnvelope(id, contextsvc.EventContextCreated), "wh_1", url, "s")
+		waitDeliveriesIdle(t, d)
+		return dl.ID
+	}
+	var want []string
+	for i := range 6 {
+		want = append(want, send(fmt.Sprint("evt_ok", i), ok.URL))
+	}
+	got := d.list(DeliveryFilter{})
+	if len(got) != 3 || got[0].ID != want[3] || got[2].ID != want[5] {
+		t.Fatalf("kept %d deliveries, want the last 3 of 6", len(got))
+	}
+	d.mu.Lock()
+	if len(d.events) != 3 || len(d.byEvent) != 3 || len(d.recs) != 3 {
+		t.Errorf("the engine holds %d event bodies, %d event indexes, %d records; want 3 of each", len(d.events), len(d.byEvent), len(d.recs))
+	}
+	d.mu.Unlock()
+
+	// Pending deliveries are kept whatever their number: close the senders
+	// so that 10 stay pending.
+	d2, clock2 := newTestDeliverer(t, deliveryConfig{History: 2, Schedule: []time.Duration{time.Hour}})
+	down2 := newDlvReceiver(t, clock2, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	for i := range 10 {
+		id := fmt.Sprint("evt_p", i)
+		d2.enqueue(id, contextsvc.EventContextCreated, dlvEnvelope(id, contextsvc.EventContextCreated), "wh_1", down2.URL, "s")
+	}
+	waitDeliveriesIdle(t, d2)
+	if n := len(d2.list(DeliveryFilter{State: DeliveryPending})); n != 10 {
+		t.Fatalf("%d pending, want 10 (each waits for its retry)", n)
+	}
+	clock2.Advance(time.Hour)
+	waitDeliveriesIdle(t, d2)
+	if all, failed := d2.list(DeliveryFilter{}), d2.list(DeliveryFilter{State: DeliveryFailed}); len(all) != 2 || len(failed) != 2 {
+		t.Errorf("after all failed: %d kept, %d failed; want the last 2 to fail", len(all), len(failed))
+	}
+
+	// A redelivered delivery is pending again: it leaves the history's
+	// count, and when it finishes it counts as the newest.
+	kept := d.list(DeliveryFilter{})
+	if _, err := d.redeliver(kept[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	waitDeliveriesIdle(t, d)
+	send("evt_down", down.URL) // fails: finishes last
+	got = d.list(DeliveryFilter{})
+	if len(got) != 3 || got[0].ID != kept[0].ID || got[1].ID != kept[2].ID || got[2].EventID != "evt_down" {
+		t.Errorf("after a redelivery: kept %v", deliveryIDs(got))
+	}
+	// Redelivering many times leaves no garbage behind.
+	for range 500 {
+		if _, err := d.redeliver(got[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		waitDeliveriesIdle(t, d)
+	}
+	d.mu.Lock()
+	if n := d.finished.len(); n > 2*3+64 {
+		t.Errorf("the finished list holds %d entries for 3 finished deliveries", n)
+	}
+	d.mu.Unlock()
+}
+
+func deliveryIDs(ds []Delivery) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.ID
+	}
+	return out
+}
+
+// TestAdminDeliveriesPaged pages through deliveries with each filter: the
+// pages together are what the Go API returns, in order, at every page
+// size; an empty filter is a 400.
+func TestAdminDeliveriesPaged(t *testing.T) {
+	t.Parallel()
+	ts, clock := newFakeTestServer(t, WithRetrySchedule([]time.Duration{time.Hour}))
+	ok := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {})
+	bad := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	h1 := registerHook(t, ts, ok.URL, "s", contextsvc.EventContextCreated, contextsvc.EventContextVersionCreated)
+	h2 := registerHook(t, ts, bad.URL, "s", contextsvc.EventContextCreated)
+	for i := range 9 {
+		create(t, ts, fmt.Sprintf(`{"name":"Doc %d"}`, i))
+	}
+	idle(t, ts)
+	evID := ts.Deliveries(DeliveryFilter{})[4].EventID
+	for _, f := range []DeliveryFilter{
+		{}, {WebhookID: h1}, {WebhookID: h2}, {State: DeliveryPending}, {State: DeliverySucceeded},
+		{EventID: evID}, {EventID: evID, WebhookID: h2}, {State: DeliveryFailed},
+	} {
+		q := url.Values{}
+		for k, v := range map[string]string{"eventId": f.EventID, "webhookId": f.WebhookID, "state": string(f.State)} {
+			if v != "" {
+				q.Set(k, v)
+			}
+		}
+		want := deliveryIDs(ts.Deliveries(f))
+		for _, limit := range []int{1, 2, 5, 100} {
+			got := ids(t, pageAll(t, ts, "/_mock/deliveries?"+q.Encode(), limit))
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%+v, limit %d (-Go +admin):\n%s", f, limit, diff)
+			}
+		}
+	}
+	for _, q := range []string{"state=", "eventId=", "webhookId=", "state=pending&state=failed", "limit=0", "cursor=x"} {
+		r := do(t, ts, call{method: "GET", path: "/_mock/deliveries?" + q, key: "-"})
+		if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || !strings.HasPrefix(q, param+"=") {
+			t.Errorf("%s: %d %s", q, r.Status, r.Body)
+		}
+	}
+}
+
+// TestFaultsPagedAndBounded pages through the faults and refuses the one
+// past MaxFaults with a 409.
+func TestFaultsPagedAndBounded(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	for i := range MaxFaults {
+		if err := ts.AddFault(Fault{Status: 500, Path: fmt.Sprint("/v1/x", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ts.AddFault(Fault{Status: 500}); !errors.Is(err, ErrTooManyFaults) {
+		t.Errorf("fault %d: %v, want ErrTooManyFaults", MaxFaults+1, err)
+	}
+	r := admin(t, ts, "POST", "/_mock/faults", `{"status":500}`)
+	if typ, _ := r.errorOf(t); r.Status != http.StatusConflict || typ != "conflict" {
+		t.Errorf("POST fault %d: %d %s", MaxFaults+1, r.Status, r.Body)
+	}
+	all := pageAll(t, ts, "/_mock/faults", 100)
+	if len(all) != MaxFaults {
+		t.Fatalf("listed %d faults", len(all))
+	}
+	for i, raw := range all {
+		var f faultJSON
+		if err := json.Unmarshal(raw, &f); err != nil || f.Path != fmt.Sprint("/v1/x", i) {
+			t.Fatalf("fault %d: %s", i, raw)
+		}
+	}
+}
+
+// TestDeletedContextIsCollected deletes a context with a large text and
+// checks that nothing in the server keeps its record alive.
+func TestDeletedContextIsCollected(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	registerHook(t, ts, "https://example.com/h", "s", contextsvc.EventContextDeleted)
+	c := create(t, ts, mustJSON(map[string]any{"name": "Big", "content": strings.Repeat("word ", 100_000), "tags": []string{"t"}}))
+	do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, body: `{"content":"# New\n\nshort"}`})
+	a := ts.accounts[ts.DefaultKey().Account]
+	a.mu.RLock()
+	w := weak.Make(a.byID[c.ID])
+	a.mu.RUnlock()
+	if r := do(t, ts, call{method: "DELETE", path: "/v1/contexts/" + c.ID}); r.Status != 200 {
+		t.Fatal(r.Status)
+	}
+	for range 5 {
+		runtime.GC()
+		if w.Value() == nil {
+			return
+		}
+	}
+	t.Error("the deleted context's record is still reachable")
+}
+
+// TestVersionTextHeldOnce checks that a context's current text is its
+// latest version's text (one string, not a copy), and that storing
+// versions of a large text costs about one text each.
+func TestVersionTextHeldOnce(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation sizes")
+	}
+	s := New(WithKey(Key{Token: "k", Plan: PlanUnlimited}))
+	const size = 500_000
+	text := func(i int) string { return strings.Repeat(string(rune('a'+i)), size-1) + "\n" }
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	id := createDirect(s, mustJSON(map[string]any{"name": "Big", "content": text(0)}))
+	for i := 1; i < 8; i++ {
+		req := httptestRequest("PUT", "/v1/contexts/"+id, mustJSON(map[string]any{"content": text(i)}), "k")
+		rec := newRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			t.Fatalf("update %d: %d", i, rec.Code)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grown := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+	// 8 versions of 500 KB: 4 MB if each is held once, 8 MB or more if
+	// each were held twice; allow 1.5 MB for the rest of the server.
+	perVersion := grown / 8 / size
+	t.Logf("%.2f bytes of heap per byte of text", perVersion)
+	if perVersion > 1.4 {
+		t.Errorf("%.0f bytes of heap per byte of text (%.1f MB for 8 versions of 500 KB), want about 1", perVersion, grown/1e6)
+	}
+	a := s.accounts[s.DefaultKey().Account]
+	c := a.byID[id]
+	last := c.versions[len(c.versions)-1].v.Content
+	if unsafe.StringData(c.content) != unsafe.StringData(last) {
+		t.Error("the current text is a copy of the latest version's")
+	}
+	runtime.KeepAlive(s)
+}
+
+// TestServerDeliveryBacklog checks the Server's wiring of the backlog: with
+// room for one delivery waiting for its first attempt and the sender held
+// up, a request that fires a second event waits until the first is sent.
+func TestServerDeliveryBacklog(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	started := make(chan struct{}, 8)
+	ts, clock := newFakeTestServer(t, WithDeliveryBacklog(1), WithDeliveryWorkers(1), WithRetrySchedule([]time.Duration{}))
+	rc := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {
+		started <- struct{}{}
+		<-release
+	})
+	t.Cleanup(func() { close(release) })
+	registerHook(t, ts, rc.URL, "s", contextsvc.EventTeamMemberAdded)
+	emit := func() {
+		if _, err := ts.EmitEvent(t.Context(), "", contextsvc.EventTeamMemberAdded, json.RawMessage(`{}`)); err != nil {
+			t.Error(err)
+		}
+	}
+	emit()
+	<-started // in flight
+	emit()    // waits for its first attempt: the backlog is full
+	done := make(chan struct{})
+	go func() { emit(); close(done) }()
+	waitEnqueuesWaiting(t, ts.deliveries, 1)
+	release <- struct{}{}
+	<-started
+	<-done
+}

@@ -1,0 +1,177 @@
+package mockserver
+
+import (
+	"math/rand/v2"
+	"net/url"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// TestDocumentPatternsAreTheServers checks that the patterns openapi.yaml
+// gives are the very ones the server matches, so the two cannot drift.
+func TestDocumentPatternsAreTheServers(t *testing.T) {
+	t.Parallel()
+	doc, err := spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"WebhookURL":    webhookURLPattern,
+		"MockDuration":  durationPattern,
+		"MockEventType": eventTypePattern,
+	} {
+		if got := doc.Components.Schemas[name].Value.Pattern; got != want {
+			t.Errorf("%s: the document's pattern\n%s\nis not the server's\n%s", name, got, want)
+		}
+	}
+}
+
+// genString appends to b a random string that re matches, preferring
+// printable ASCII in wide character classes and never a surrogate, with
+// unbounded repeats kept short.
+func genString(b *strings.Builder, re *syntax.Regexp, r *rand.Rand) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, c := range re.Rune {
+			if re.Flags&syntax.FoldCase != 0 && r.IntN(2) == 0 {
+				c = unicode.SimpleFold(c)
+			}
+			b.WriteRune(c)
+		}
+	case syntax.OpCharClass:
+		b.WriteRune(pickRune(re.Rune, r))
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		b.WriteRune(rune(' ' + r.IntN(95)))
+	case syntax.OpCapture:
+		genString(b, re.Sub[0], r)
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			genString(b, s, r)
+		}
+	case syntax.OpAlternate:
+		genString(b, re.Sub[r.IntN(len(re.Sub))], r)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		lo, hi := re.Min, re.Max
+		switch re.Op {
+		case syntax.OpStar:
+			lo, hi = 0, 6
+		case syntax.OpPlus:
+			lo, hi = 1, 6
+		case syntax.OpQuest:
+			lo, hi = 0, 1
+		}
+		if hi < 0 {
+			hi = lo + 6
+		}
+		for range lo + r.IntN(hi-lo+1) {
+			genString(b, re.Sub[0], r)
+		}
+	}
+}
+
+// pickRune picks a rune of the class ranges (pairs lo, hi).
+func pickRune(ranges []rune, r *rand.Rand) rune {
+	// Mostly printable ASCII when the class has some, else anything.
+	if r.IntN(5) > 0 {
+		var ascii []rune
+		for i := 0; i < len(ranges); i += 2 {
+			for c := max(ranges[i], ' '); c <= min(ranges[i+1], '~'); c++ {
+				ascii = append(ascii, c)
+			}
+		}
+		if len(ascii) > 0 {
+			return ascii[r.IntN(len(ascii))]
+		}
+	}
+	for {
+		i := 2 * r.IntN(len(ranges)/2)
+		lo, hi := ranges[i], min(ranges[i+1], 0x2FFFF)
+		if lo > hi {
+			continue
+		}
+		c := lo + rune(r.Int64N(int64(hi-lo+1)))
+		if utf8.ValidRune(c) {
+			return c
+		}
+	}
+}
+
+// genMatching returns a random string matching pattern (a Go regexp).
+func genMatching(t testing.TB, pattern string, r *rand.Rand) string {
+	t.Helper()
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	genString(&b, re, r)
+	return b.String()
+}
+
+// FuzzWebhookURL checks that every url the pattern admits (made from the
+// pattern, or given by the fuzzer) is one url.Parse reads with a host, and
+// that an http one names a loopback host: the server's url.Parse and
+// loopback checks never refuse what the document allows.
+func FuzzWebhookURL(f *testing.F) {
+	for _, s := range []string{"https://example.com/h", "http://127.0.0.1:8080/x?y#z", "http://[::1]/", "https://u:p@h/%41", "https://h:/", "http://localhost"} {
+		f.Add(s, uint64(0))
+	}
+	f.Add("", uint64(1))
+	f.Add("", uint64(2))
+	s := New()
+	f.Fuzz(func(t *testing.T, raw string, seed uint64) {
+		if seed != 0 {
+			raw = genMatching(t, webhookURLPattern, rand.New(rand.NewPCG(seed, seed)))
+			if !webhookURLRegexp.MatchString(raw) {
+				t.Fatalf("made %q from the pattern, which does not match it", raw)
+			}
+		}
+		if !webhookURLRegexp.MatchString(raw) || len(raw) > maxURLLen {
+			return
+		}
+		u, err := url.Parse(raw)
+		if err != nil || u.Hostname() == "" || !u.IsAbs() {
+			t.Fatalf("the pattern admits %q, which url.Parse reads as %v, %v", raw, u, err)
+		}
+		if strings.EqualFold(u.Scheme, "http") && !isLoopback(u.Hostname()) {
+			t.Fatalf("the pattern admits http to %q, not a loopback host", u.Hostname())
+		}
+		if e := s.validWebhookURL(raw); e != nil {
+			t.Fatalf("the server refuses %q, which the pattern admits: %s", raw, e.message)
+		}
+	})
+}
+
+// FuzzDurationPattern checks that every duration the pattern admits is
+// one time.ParseDuration reads, without overflow and not negative, and
+// that event types match their pattern exactly when validEventType takes
+// them.
+func FuzzDurationPattern(f *testing.F) {
+	for _, s := range []string{"0", "90s", "1h30m", "1.5h", "7µs", "999999h", "-1s", "1h1h"} {
+		f.Add(s, uint64(0))
+	}
+	f.Add("", uint64(1))
+	f.Add("", uint64(2))
+	events := regexp.MustCompile(eventTypePattern)
+	f.Fuzz(func(t *testing.T, raw string, seed uint64) {
+		if seed != 0 {
+			raw = genMatching(t, durationPattern, rand.New(rand.NewPCG(seed, 1)))
+		}
+		if (validEventType(raw) == nil) != events.MatchString(raw) {
+			t.Fatalf("event type %q: validEventType and the pattern disagree", raw)
+		}
+		// The document's minLength 1 keeps "" out (the server refuses it).
+		if raw == "" || !durationRegexp.MatchString(raw) {
+			return
+		}
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 0 {
+			t.Fatalf("the pattern admits %q, which ParseDuration reads as %v, %v", raw, d, err)
+		}
+	})
+}

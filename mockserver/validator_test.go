@@ -1,0 +1,406 @@
+package mockserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+)
+
+// Every request any test of this package sends to a Server, over the
+// network or straight to ServeHTTP, goes through validatingHandler: the
+// response is checked against openapi.yaml (status, headers, body), and
+// the request too, to hold the two to each other both ways: a request the
+// document allows must not be refused with a 400, and one it forbids must
+// not be accepted, unless the refusal (or acceptance) comes from a rule
+// the document can only state in words (the inexpressible* functions).
+// A server that NewTestServer made fails its own test; one made with New
+// fails the run in TestMain.
+
+func TestMain(m *testing.M) {
+	testHandler = validatingHandler
+	testServerStarted = exchanges.bind
+	code := m.Run()
+	if v := exchanges.unbound(); len(v) > 0 {
+		fmt.Fprintf(os.Stderr, "--- FAIL: servers made with New (no test to fail) answered %d exchanges that do not match openapi.yaml:\n%s\n",
+			len(v), strings.Join(v, "\n"))
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// unvalidated takes s out of the validation, for a benchmark (whose
+// figures must not include the validator) or a test that makes the server
+// misbehave on purpose.
+func unvalidated(s *Server) *Server {
+	s.handler = http.HandlerFunc(s.serve)
+	return s
+}
+
+// exchangeLog routes what the validator finds to the test that owns the
+// server, or keeps it for TestMain.
+type exchangeLog struct {
+	mu      sync.Mutex
+	tests   map[*Server]testing.TB
+	orphans []string
+}
+
+var exchanges = &exchangeLog{tests: make(map[*Server]testing.TB)}
+
+func (l *exchangeLog) bind(t testing.TB, s *Server) {
+	if _, ok := t.(*testing.B); ok {
+		unvalidated(s)
+		return
+	}
+	l.mu.Lock()
+	l.tests[s] = t
+	l.mu.Unlock()
+	// Registered before NewTestServer's own clean-ups, so it runs after
+	// the server has stopped.
+	t.Cleanup(func() {
+		l.mu.Lock()
+		delete(l.tests, s)
+		l.mu.Unlock()
+	})
+}
+
+func (l *exchangeLog) report(s *Server, msg string) {
+	l.mu.Lock()
+	t := l.tests[s]
+	if t == nil {
+		l.orphans = append(l.orphans, msg)
+	}
+	l.mu.Unlock()
+	if t != nil {
+		t.Errorf("%s", msg)
+	}
+}
+
+func (l *exchangeLog) unbound() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.orphans
+}
+
+// validatingHandler records the exchange, checks it, reports any problem,
+// and then sends the response on.
+func validatingHandler(s *Server, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tee := &teeBody{ReadCloser: r.Body}
+		hasBody := r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
+		if hasBody {
+			r.Body = tee
+		}
+		rec := &recordingWriter{real: w, header: http.Header{}}
+		next.ServeHTTP(rec, r)
+		if rec.status == 0 && r.Context().Err() != nil {
+			return // the client went away (a canceled fault latency): nothing was answered
+		}
+		if rec.hijacked {
+			return // a drop fault closed the connection: nothing was answered
+		}
+		ex := &exchange{
+			method: r.Method, path: r.URL.Path, rawQuery: r.URL.RawQuery, reqHeader: r.Header,
+			reqBody: tee.buf.Bytes(), bodyKnown: !hasBody || tee.eof,
+			status: rec.status, header: rec.header, body: rec.body.Bytes(),
+		}
+		if rec.status == 0 {
+			ex.status = http.StatusOK
+		}
+		if problems := checkExchange(s, ex); len(problems) > 0 {
+			exchanges.report(s, fmt.Sprintf("%s %s -> %d: %s\n  body: %.400s", ex.method, ex.target(), ex.status,
+				strings.Join(problems, "\n  "), ex.body))
+		}
+		rec.send()
+	})
+}
+
+// teeBody keeps what the handler reads of a request body (up to the
+// body limit and one byte), and whether it read to the end.
+type teeBody struct {
+	io.ReadCloser
+	buf bytes.Buffer
+	eof bool
+}
+
+func (t *teeBody) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if t.buf.Len() <= maxBody {
+		t.buf.Write(p[:min(n, maxBody+1-t.buf.Len())])
+	}
+	if err == io.EOF && t.buf.Len() <= maxBody {
+		t.eof = true
+	}
+	return n, err
+}
+
+// recordingWriter holds the response until it has been checked. Unwrap
+// lets http.ResponseController reach the connection (read deadlines).
+type recordingWriter struct {
+	real     http.ResponseWriter
+	header   http.Header
+	status   int
+	body     bytes.Buffer
+	hijacked bool
+}
+
+// Hijack takes the connection over (a drop fault closes it unanswered) and
+// remembers that nothing is to be sent or checked.
+func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.real).Hijack()
+	if err == nil {
+		w.hijacked = true
+	}
+	return conn, rw, err
+}
+
+func (w *recordingWriter) Header() http.Header { return w.header }
+
+func (w *recordingWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+
+func (w *recordingWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.body.Write(b)
+}
+
+func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.real }
+
+func (w *recordingWriter) send() {
+	h := w.real.Header()
+	for k, v := range w.header {
+		h[k] = v
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.real.WriteHeader(w.status)
+	_, _ = w.real.Write(w.body.Bytes())
+}
+
+// exchange is one request and its response.
+type exchange struct {
+	method, path, rawQuery string
+	reqHeader              http.Header
+	reqBody                []byte
+	bodyKnown              bool // the whole body was read (or there was none)
+	status                 int
+	header                 http.Header
+	body                   []byte
+}
+
+func (ex *exchange) target() string {
+	if ex.rawQuery == "" {
+		return ex.path
+	}
+	return ex.path + "?" + ex.rawQuery
+}
+
+// errorDetail returns the error body's detail, if the body is one.
+func (ex *exchange) errorDetail() (errorDetail, bool) {
+	var e errorBody
+	if json.Unmarshal(ex.body, &e) != nil || e.Error.Type == "" {
+		return errorDetail{}, false
+	}
+	return e.Error, true
+}
+
+// checkExchange lists what is wrong with ex by openapi.yaml.
+func checkExchange(s *Server, ex *exchange) []string {
+	var problems []string
+	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if !strings.HasPrefix(ex.header.Get("X-Request-Id"), "req_") {
+		fail("X-Request-Id = %q", ex.header.Get("X-Request-Id"))
+	}
+	detail, isError := ex.errorDetail()
+	injected := isError && strings.HasPrefix(detail.Message, "injected fault: ")
+	if ex.status == http.StatusInternalServerError && !injected {
+		fail("a 500 that no fault injected")
+	}
+	router, err := specRouter()
+	if err != nil {
+		fail("%v", err)
+		return problems
+	}
+	vreq, _ := http.NewRequest(ex.method, "http://mock"+ex.target(), bytes.NewReader(ex.reqBody))
+	vreq.Header = ex.reqHeader.Clone()
+	if len(ex.reqBody) > 0 {
+		// The server reads the body as JSON whatever its Content-Type (the
+		// document says so in words).
+		vreq.Header.Set("Content-Type", "application/json")
+	}
+	route, params, err := router.FindRoute(vreq)
+	// The legacy router is lenient about trailing slashes and methods, so
+	// a 405, or a 404 its matched operation does not declare, is a route
+	// the document does not have.
+	if err != nil || ex.status == http.StatusMethodNotAllowed ||
+		(ex.status == http.StatusNotFound && route.Operation.Responses.Status(ex.status) == nil) {
+		return append(problems, checkOffDocument(ex)...)
+	}
+	op := route.Operation.OperationID
+	// Every /v1 operation has a "default" response for injected faults,
+	// which would accept any status; outside a fault the status must be
+	// one the operation declares.
+	if !injected && route.Operation.Responses.Status(ex.status) == nil {
+		fail("status %d is not declared for %s", ex.status, op)
+	}
+	ctx := context.Background()
+	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, IncludeResponseStatus: true, MultiError: true}
+	in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route, Options: opts}
+	out := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in, Status: ex.status, Header: ex.header,
+		Body: io.NopCloser(bytes.NewReader(ex.body)), Options: opts,
+	}
+	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+		fail("the response does not match openapi.yaml: %v", err)
+	}
+	if !ex.bodyKnown || injected {
+		// The server stopped reading the body, or a fault answered: there
+		// is nothing to hold the request to.
+		return problems
+	}
+	// The request, against the document, both ways.
+	reqErr := openapi3filter.ValidateRequest(ctx, in)
+	if reqErr == nil {
+		reqErr = emptyQueryValue(route.Operation, route.PathItem, ex.rawQuery)
+	}
+	wellFormed := len(ex.reqBody) == 0 || (utf8.Valid(ex.reqBody) && json.Valid(ex.reqBody))
+	docValid := reqErr == nil && wellFormed
+	switch {
+	case docValid && ex.status == http.StatusBadRequest:
+		if why := inexpressibleRefusal(s, op, ex, detail.Param); why == "" {
+			fail("openapi.yaml allows this request, but the server refused it (param %q: %s)", detail.Param, detail.Message)
+		}
+	case !docValid && ex.status >= 200 && ex.status <= 299:
+		if why := inexpressibleAcceptance(op, ex); why == "" {
+			if reqErr == nil {
+				reqErr = fmt.Errorf("the body is not one JSON value in UTF-8")
+			}
+			fail("openapi.yaml forbids this request, but the server accepted it: %v", reqErr)
+		}
+	}
+	return problems
+}
+
+// emptyQueryValue reports a query parameter sent with an empty value
+// ("limit="), which OpenAPI forbids unless the parameter says
+// allowEmptyValue, and kin-openapi lets through.
+func emptyQueryValue(op *openapi3.Operation, item *openapi3.PathItem, rawQuery string) error {
+	q, _ := url.ParseQuery(rawQuery)
+	for _, ps := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+		for _, p := range ps {
+			if p.Value.In != openapi3.ParameterInQuery || p.Value.AllowEmptyValue {
+				continue
+			}
+			for _, v := range q[p.Value.Name] {
+				if v == "" {
+					return fmt.Errorf("query parameter %q has an empty value", p.Value.Name)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// inexpressibleRefusal says which rule, stated in the document's words
+// only (no schema can say it), explains the refusal of a request the
+// schemas allow; "" when none does.
+func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) string {
+	q, qerr := url.ParseQuery(ex.rawQuery)
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(ex.reqBody, &fields)
+	switch {
+	case qerr != nil:
+		return "a malformed query string"
+	case len(q[param]) > 1:
+		return "a repeated query parameter"
+	case param == "cursor":
+		return "a cursor the server did not issue"
+	case param == "Idempotency-Key" && len(ex.reqHeader.Values("Idempotency-Key")) == 1:
+		return "an Idempotency-Key used before with another method, path or body"
+	case fields[param] != nil && loneSurrogate(fields[param]) >= 0:
+		return "a lone surrogate escape"
+	case param == "content" && (op == "createContext" || op == "updateContext"):
+		var c string
+		if json.Unmarshal(fields["content"], &c) == nil && len(c) > maxContentLen {
+			return "content over 1,000,000 bytes"
+		}
+	case param == "account" && op == "mockEmitEvent":
+		return "an account the server does not have"
+	case param == "url" && op == "registerWebhook" && s.httpsOnly:
+		return "an http url on a server with https-only webhooks"
+	}
+	return ""
+}
+
+// inexpressibleAcceptance says which rule, stated in the document's words
+// only, explains the acceptance of a request the schemas forbid; "" when
+// none does.
+func inexpressibleAcceptance(op string, ex *exchange) string {
+	if op != "createContext" && op != "updateContext" {
+		return ""
+	}
+	var body struct{ Tags []string }
+	if json.Unmarshal(ex.reqBody, &body) != nil || len(body.Tags) <= maxTags {
+		return ""
+	}
+	distinct := map[string]bool{}
+	for _, t := range body.Tags {
+		distinct[t] = true
+	}
+	if len(distinct) <= maxTags {
+		return "more than 20 tags, 20 or fewer once duplicates are dropped"
+	}
+	return ""
+}
+
+// checkOffDocument checks a 404 (unknown path) or 405 response against
+// the document's Error schema and the headers its responses require.
+func checkOffDocument(ex *exchange) []string {
+	doc, _ := spec()
+	var problems []string
+	var name string
+	switch ex.status {
+	case http.StatusNotFound:
+		name = "NotFound"
+	case http.StatusMethodNotAllowed:
+		name = "MethodNotAllowed"
+		if ex.header.Get("Allow") == "" {
+			problems = append(problems, "405 without Allow")
+		}
+	default:
+		return append(problems, fmt.Sprintf("status %d for a route not in openapi.yaml", ex.status))
+	}
+	if ct := ex.header.Get("Content-Type"); ct != "application/json" {
+		problems = append(problems, fmt.Sprintf("Content-Type %q", ct))
+	}
+	var v any
+	if err := json.Unmarshal(ex.body, &v); err != nil {
+		return append(problems, "the body is not JSON")
+	}
+	resp := doc.Components.Responses[name].Value
+	if err := resp.Content.Get("application/json").Schema.Value.VisitJSON(v); err != nil {
+		problems = append(problems, fmt.Sprintf("%d body does not match openapi.yaml: %v", ex.status, err))
+	}
+	return problems
+}
