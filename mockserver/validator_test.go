@@ -349,6 +349,13 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		return "an account the server does not have"
 	case param == "url" && op == "registerWebhook" && s.httpsOnly:
 		return "an http url on a server with https-only webhooks"
+	case op == "mockReplaceState" && (param == "accounts" || param == "events" || param == "deliveries"):
+		// The document lists these rules in words: ids unique, versions and
+		// attempts numbered, references that resolve, the server's
+		// accounts, and the API's own unwritable rules.
+		return "a rule of the state document stated in words"
+	case op == "mockReplaceState" && param == "savedAt":
+		return "a time that is no real date"
 	}
 	return ""
 }
