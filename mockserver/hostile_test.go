@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -46,6 +47,25 @@ func cycleTo(n int, units ...string) string {
 	}
 }
 
+// bodyJSON encodes a request body as a client may: '<', '>' and '&' as
+// themselves (json.Marshal's \u003c would make 1 MB of '<' a 6 MB body,
+// over the 2 MiB limit).
+func bodyJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return b.String()
+}
+
+// nestedSpan nests open … close around inner, as deep as n bytes allow.
+func nestedSpan(n int, open, inner, close string) string {
+	k := (n - len(inner)) / (len(open) + len(close))
+	return strings.Repeat(open, k) + inner + strings.Repeat(close, k)
+}
+
 // hostileSections gives, for the hostile inputs with headings, the
 // body's section names (first occurrences, in order); the others have no
 // heading, only "(preamble)".
@@ -54,14 +74,18 @@ var hostileSections = map[string]func(body string) []string{
 	"headings": fixedSections("h"),
 	"setext":   fixedSections("a"),
 	// A heading with no text is a section named "".
-	"empty-headings": fixedSections(""),
-	"headings-distinct": func(body string) []string {
-		var names []string
-		for _, m := range regexp.MustCompile(`(?m)^## (.*)$`).FindAllStringSubmatch(body, -1) {
-			names = append(names, m[1])
-		}
-		return names
-	},
+	"empty-headings":    fixedSections(""),
+	"headings-distinct": headingNames,
+	"headings-numbered": headingNames,
+}
+
+// headingNames lists the text of each ATX heading line.
+func headingNames(body string) []string {
+	var names []string
+	for _, m := range regexp.MustCompile(`(?m)^#+ (.*)$`).FindAllStringSubmatch(body, -1) {
+		names = append(names, m[1])
+	}
+	return names
 }
 
 func fixedSections(names ...string) func(string) []string {
@@ -111,6 +135,10 @@ var hostileInputs = []hostileInput{
 	{"link-dest-open", func(n int) string { return repeatTo(n, "[a](<", "") }},
 	{"link-title-open", func(n int) string { return repeatTo(n, `[a](b "`, "") }},
 	{"star-run", func(n int) string { return repeatTo(n, "*", "") }},
+	{"nested-strong", func(n int) string { return nestedSpan(n, "**", "a", "**") }},
+	{"nested-em-alternating", func(n int) string { return nestedSpan(n, "*_", "a", "_*") }},
+	{"nested-images", func(n int) string { return nestedSpan(n, "![", "a", "](b)") }},
+	{"nested-links", func(n int) string { return nestedSpan(n, "[", "a", "](b)") }},
 	{"star-a", func(n int) string { return repeatTo(n, "*a ", "") }},
 	{"under-a", func(n int) string { return repeatTo(n, "_a ", "") }},
 	{"strong-a", func(n int) string { return repeatTo(n, "**a ", "") }},
@@ -137,6 +165,9 @@ var hostileInputs = []hostileInput{
 	{"headings-distinct", func(n int) string {
 		return ladder(n, func(i int) string { return "## Heading " + strconv.Itoa(i) + "\n\nbody " + strconv.Itoa(i) + "\n\n" })
 	}},
+	{"headings-numbered", func(n int) string {
+		return ladder(n, func(i int) string { return "# " + strconv.Itoa(i) + "\n" })
+	}},
 	{"setext", func(n int) string { return repeatTo(n, "a\n=\n", "") }},
 	{"empty-headings", func(n int) string { return repeatTo(n, "#\n", "") }},
 	{"empty-items", func(n int) string { return repeatTo(n, "-\n", "") }},
@@ -159,6 +190,13 @@ var hostileInputs = []hostileInput{
 	{"link-ref-uses", func(n int) string { return "[r]: /u\n\n" + repeatTo(n-9, "[r] ", "") }},
 	{"link-ref-long", func(n int) string { return "[" + repeatTo(n-10, "a", "") + "]: /u\n" }},
 	{"link-ref-brackets", func(n int) string { return repeatTo(n/2, "[", "") + " x " + repeatTo(n/2-10, "]", "") + ": q" }},
+	{"tab-nesting", func(n int) string { return repeatTo(n, "\t- \t>", "x\n") }},
+	{"lazy-deep", func(n int) string {
+		return strings.Repeat(">", maxNesting) + " a\n" + repeatTo(n-maxNesting-3, "b\n", "")
+	}},
+	{"quote-deep-lines", func(n int) string { return repeatTo(n, strings.Repeat("> ", maxNesting)+"a\n", "") }},
+	{"autolink-email-open", func(n int) string { return repeatTo(n, "<a@b", "") }},
+	{"html-attrs-open", func(n int) string { return repeatTo(n, "<a b c='d' e", "") }},
 	{"mixed-deep", func(n int) string {
 		return cycleTo(n, "> ", "- ", "1. ", "* ", "> ", "+ ", "x\n")
 	}},

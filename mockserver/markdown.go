@@ -107,44 +107,52 @@ func analyze(src []byte) mdInfo {
 // and the delta is the whole word count.
 func diffInfo(old *mdInfo, cur mdInfo) contextsvc.Changes {
 	ch := contextsvc.Changes{SectionsModified: []string{}}
-	ns := cur.sections
 	var os []section
 	if old != nil {
 		os = old.sections
 	}
-	type key struct {
-		name string
-		n    int
+	// One entry per distinct name, not per section: 1 MB of "#" lines is
+	// 500,000 sections of one name, and a map of them all cost seconds.
+	type group struct {
+		olds   []int // indexes in os of the sections so named
+		next   int   // the occurrence the next new section so named is
+		listed bool
 	}
-	keyed := func(ss []section) ([]key, map[key]string) {
-		seen := map[string]int{}
-		keys := make([]key, len(ss))
-		m := make(map[key]string, len(ss))
-		for i, s := range ss {
-			k := key{s.name, seen[s.name]}
-			seen[s.name]++
-			keys[i] = k
-			m[k] = s.body
+	groups := map[string]*group{}
+	groupOf := func(name string) *group {
+		g := groups[name]
+		if g == nil {
+			g = &group{}
+			groups[name] = g
 		}
-		return keys, m
+		return g
 	}
-	nk, nm := keyed(ns)
-	ok, om := keyed(os)
-	listed := map[string]bool{}
-	add := func(name string) {
-		if !listed[name] {
-			listed[name] = true
+	add := func(g *group, name string) {
+		if !g.listed {
+			g.listed = true
 			ch.SectionsModified = append(ch.SectionsModified, name)
 		}
 	}
-	for _, k := range nk {
-		if ob, had := om[k]; !had || ob != nm[k] {
-			add(k.name)
-		}
+	for i, s := range os {
+		g := groupOf(s.name)
+		g.olds = append(g.olds, i)
 	}
-	for _, k := range ok {
-		if _, has := nm[k]; !has {
-			add(k.name)
+	matched := make([]bool, len(os))
+	for _, s := range cur.sections {
+		g := groupOf(s.name)
+		k := g.next
+		g.next++
+		if k < len(g.olds) {
+			matched[g.olds[k]] = true
+			if os[g.olds[k]].body == s.body {
+				continue
+			}
+		}
+		add(g, s.name)
+	}
+	for i, s := range os {
+		if !matched[i] {
+			add(groups[s.name], s.name)
 		}
 	}
 	ch.WordCountDelta = cur.words
