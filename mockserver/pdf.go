@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-pdf/fpdf"
 	"github.com/yuin/goldmark/ast"
@@ -32,6 +33,7 @@ func renderPDF(d exportDoc) ([]byte, error) {
 	pdf.SetAutoPageBreak(true, 20)
 	pdf.AddPage()
 	p := &pdfWriter{pdf: pdf, tr: pdf.UnicodeTranslatorFromDescriptor(""), src: []byte(d.content)}
+	p.bullet = p.tr("•")
 	p.setFont("Helvetica", "B", 20)
 	pdf.MultiCell(0, 9, p.tr(d.name), "", "L", false)
 	pdf.Ln(4)
@@ -62,13 +64,17 @@ type pdfWriter struct {
 	pdf *fpdf.Fpdf
 	tr  func(string) string
 	src []byte
-	// marker is a list item's marker waiting for the item's first line.
-	// It is written in the same cell as the text so that text extraction
-	// keeps marker and item together.
+	// marker is a list item's marker (in cp1252) waiting for the item's
+	// first line. It is written in the same cell as the text so that text
+	// extraction keeps marker and item together.
 	marker string
+	bullet string // "•" in cp1252
 	// font is the font set last: fpdf writes a font change to the page
 	// even when the font is the same.
 	font pdfFont
+	// inline and cell are reused for each block's text.
+	inline inlineBuffer
+	cell   []byte
 }
 
 type pdfFont struct {
@@ -83,18 +89,42 @@ func (p *pdfWriter) setFont(family, style string, size float64) {
 	}
 }
 
-// text writes s (after a waiting list marker) as a paragraph; it reports
-// whether anything was written.
-func (p *pdfWriter) text(style string, size, lineH float64, s string) bool {
+// inlineText returns the trimmed text of n's inlines, valid until the
+// next call.
+func (p *pdfWriter) inlineText(n ast.Node) []byte {
+	p.inline = p.inline[:0]
+	writeInline(&p.inline, n, p.src)
+	return bytes.TrimSpace(p.inline)
+}
+
+// text writes s (after a waiting list marker) as a paragraph, translated
+// to cp1252; it reports whether anything was written.
+func (p *pdfWriter) text(style string, size, lineH float64, s []byte) bool {
+	p.cell = p.cell[:0]
 	if p.marker != "" {
-		s = p.marker + " " + s
+		p.cell = append(append(p.cell, p.marker...), ' ')
 		p.marker = ""
 	}
-	if s == "" {
+	if ascii(s) {
+		p.cell = append(p.cell, s...)
+	} else {
+		p.cell = append(p.cell, p.tr(string(s))...)
+	}
+	if len(p.cell) == 0 {
 		return false
 	}
 	p.setFont("Helvetica", style, size)
-	p.pdf.MultiCell(0, lineH, p.tr(s), "", "L", false)
+	p.pdf.MultiCell(0, lineH, string(p.cell), "", "L", false)
+	return true
+}
+
+// ascii reports whether s is ASCII, which cp1252 leaves as it is.
+func ascii(s []byte) bool {
+	for _, c := range s {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
 	return true
 }
 
@@ -107,17 +137,17 @@ func (p *pdfWriter) blocks(parent ast.Node, left float64, style string) {
 		pdf.SetX(left)
 		switch n := n.(type) {
 		case *ast.Heading:
-			if t := strings.TrimSpace(plainInline(n, p.src)); t != "" || p.marker != "" {
+			if t := p.inlineText(n); len(t) > 0 || p.marker != "" {
 				pdf.Ln(2)
 				p.text("B", max(18-2*float64(n.Level-1), 11), 8, t)
 				pdf.Ln(1)
 			}
 		case *ast.Paragraph:
-			if p.text(style, 11, 5.5, strings.TrimSpace(plainInline(n, p.src))) {
+			if p.text(style, 11, 5.5, p.inlineText(n)) {
 				pdf.Ln(2)
 			}
 		case *ast.TextBlock:
-			p.text(style, 11, 5.5, strings.TrimSpace(plainInline(n, p.src)))
+			p.text(style, 11, 5.5, p.inlineText(n))
 		case *ast.FencedCodeBlock, *ast.CodeBlock:
 			var b strings.Builder
 			l := n.Lines()
@@ -132,7 +162,7 @@ func (p *pdfWriter) blocks(parent ast.Node, left float64, style string) {
 		case *ast.List:
 			num := n.Start
 			for it := n.FirstChild(); it != nil; it = it.NextSibling() {
-				marker := "•"
+				marker := p.bullet
 				if n.IsOrdered() {
 					marker = strconv.Itoa(num) + "."
 					num++
