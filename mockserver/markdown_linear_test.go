@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"go/build"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -165,39 +163,30 @@ type specExample struct {
 }
 
 // commonMarkSpec returns the CommonMark spec examples that goldmark ships
-// (_test/spec.json in its module), or skips the test when the module's
-// files are not on this machine (a vendored build).
+// (_test/spec.json in its module directory, found with "go list"). Without
+// the go command or the module's files (a vendored build) the test is
+// skipped, or fails in CI.
 func commonMarkSpec(t testing.TB) []specExample {
 	t.Helper()
-	version := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/yuin/goldmark" {
-				version = d.Version
-			}
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/yuin/goldmark").Output()
+	var b []byte
+	if err == nil {
+		b, err = os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "_test", "spec.json"))
+	}
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("goldmark's _test/spec.json: %v", err)
 		}
+		t.Skipf("goldmark's _test/spec.json: %v", err)
 	}
-	var caches []string
-	if c := os.Getenv("GOMODCACHE"); c != "" {
-		caches = append(caches, c)
+	var ex []specExample
+	if err := json.Unmarshal(b, &ex); err != nil {
+		t.Fatal(err)
 	}
-	caches = append(caches, filepath.Join(build.Default.GOPATH, "pkg", "mod"))
-	if out, err := exec.Command("go", "env", "GOMODCACHE").Output(); err == nil {
-		caches = append(caches, strings.TrimSpace(string(out)))
+	if len(ex) < 600 {
+		t.Fatalf("%d spec examples", len(ex))
 	}
-	for _, c := range caches {
-		b, err := os.ReadFile(filepath.Join(c, "github.com", "yuin", "goldmark@"+version, "_test", "spec.json"))
-		if err != nil {
-			continue
-		}
-		var ex []specExample
-		if err := json.Unmarshal(b, &ex); err != nil {
-			t.Fatal(err)
-		}
-		return ex
-	}
-	t.Skipf("goldmark %s's _test/spec.json is not in the module cache (%v)", version, caches)
-	return nil
+	return ex
 }
 
 // TestCommonMarkSpecParity renders every CommonMark spec example with the
@@ -237,7 +226,7 @@ func TestHostileParity(t *testing.T) {
 	t.Parallel()
 	compared := 0
 	for _, h := range hostileInputs {
-		for _, n := range []int{20, 60, 200, 900, 3000} {
+		for _, n := range []int{20, 60, 200, 900} {
 			src := h.gen(n)
 			checkTextOracle(t, src)
 			if mayHitLimits(src) {
