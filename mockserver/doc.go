@@ -54,6 +54,17 @@
 //     localhost, 127.0.0.0/8 or [::1]), printable ASCII, well-formed %XX
 //     escapes; other spellings of loopback ([::ffff:127.0.0.1]) are
 //     refused.
+//   - Markdown is parsed in time linear in its length: by goldmark, with
+//     links, emphasis, code spans and link reference definitions parsed by
+//     this package (markdown_parser.go). It renders as goldmark does (every
+//     CommonMark spec example alike) but for: block quotes and list items
+//     nest at most 32 deep, a marker that would open a 33rd level being
+//     text (CommonMark sets no limit); link destinations nest parentheses
+//     at most 32 deep and, in pointy brackets, hold no '<' (CommonMark's
+//     rules, which goldmark lacks); a link reference definition's title
+//     followed by other text is no title (likewise). PDFs over 100 pages
+//     are not compressed: fpdf's per-page zlib set-up would double their
+//     time.
 //
 // # What is kept, and for how long
 //

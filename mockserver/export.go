@@ -96,7 +96,7 @@ func render(format string, d exportDoc) ([]byte, error) {
 	case "html":
 		return renderHTML(d)
 	case "text":
-		return []byte(renderText([]byte(d.content), true)), nil
+		return renderText([]byte(d.content)), nil
 	case "json":
 		return d.json, nil
 	case "pdf":

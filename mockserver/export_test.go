@@ -143,13 +143,7 @@ func TestExportVersion(t *testing.T) {
 // poppler-utils, installed by .ci/run).
 func TestExportPDFText(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("pdftotext")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("pdftotext is missing in CI: install poppler-utils")
-		}
-		t.Skip("pdftotext not installed (apt-get install poppler-utils)")
-	}
+	bin := pdftotext(t)
 	ts := NewTestServer(t)
 	// Nesting deeper than the page is wide still shows its words.
 	var deep strings.Builder
@@ -162,16 +156,7 @@ func TestExportPDFText(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	dir := t.TempDir()
-	in := filepath.Join(dir, "doc.pdf")
-	if err := os.WriteFile(in, r.Body, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(bin, "-enc", "UTF-8", in, "-").CombinedOutput()
-	if err != nil {
-		t.Fatalf("pdftotext: %v\n%s", err, out)
-	}
-	text := strings.Join(strings.Fields(string(out)), " ")
+	text := pdfText(t, bin, r.Body)
 	for _, want := range []string{
 		"Deploy Guide", "Opening paragraph with emphasis.", "Install Guide", "Run the installer carefully.",
 		"• first bullet item", "• second bullet item", "ordered alpha", "ordered beta",
@@ -190,6 +175,61 @@ func TestExportPDFText(t *testing.T) {
 	if !bytes.Equal(r.Body, r2.Body) {
 		t.Error("two exports of one version differ")
 	}
+}
+
+// TestExportPDFLong reads back a PDF longer than maxCompressedPages, whose
+// pages are not compressed.
+func TestExportPDFLong(t *testing.T) {
+	t.Parallel()
+	bin := pdftotext(t)
+	var doc strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&doc, "word%d\n\n", i)
+	}
+	pdf, err := renderPDF(exportDoc{name: "Long", content: doc.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(pdf, []byte("/FlateDecode")) {
+		t.Error("a long PDF is compressed")
+	}
+	text := pdfText(t, bin, pdf)
+	for _, want := range []string{"Long word0 word1", "word2500", "word4998 word4999"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("pdftotext output lacks %q", want)
+		}
+	}
+	if pages := strings.Count(string(pdf), "/Type /Page\n"); pages <= maxCompressedPages {
+		t.Errorf("%d pages, want more than %d", pages, maxCompressedPages)
+	}
+}
+
+// pdftotext returns the path of poppler's pdftotext, or skips the test
+// (fails it in CI) when it is not installed.
+func pdftotext(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("pdftotext")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("pdftotext is missing in CI: install poppler-utils")
+		}
+		t.Skip("pdftotext not installed (apt-get install poppler-utils)")
+	}
+	return bin
+}
+
+// pdfText returns the words pdftotext reads from pdf, one space apart.
+func pdfText(t *testing.T, bin string, pdf []byte) string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "doc.pdf")
+	if err := os.WriteFile(in, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "-enc", "UTF-8", in, "-").CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdftotext: %v\n%s", err, out)
+	}
+	return strings.Join(strings.Fields(string(out)), " ")
 }
 
 func TestSlug(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 // goldmark's default renderer drops raw HTML instead (a comment takes its
 // place), which loses the author's text, so the HTML export uses its own
 // goldmark with a node renderer that writes raw HTML as escaped text.
-var htmlExportMarkdown = goldmark.New(goldmark.WithRendererOptions(
+var htmlExportMarkdown = goldmark.New(goldmark.WithParser(mdParser), goldmark.WithRendererOptions(
 	// A lower priority value registers last and wins over goldmark's HTML
 	// renderer (1000) for the two raw-HTML node kinds.
 	renderer.WithNodeRenderers(util.Prioritized(escapedRawHTML{}, 100)),

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -14,8 +15,9 @@ import (
 )
 
 // md is the one Markdown parser and renderer (CommonMark, no raw HTML in
-// the output). A goldmark.Markdown is safe for concurrent use.
-var md = goldmark.New()
+// the output), with the linear-time parser of markdown_parser.go. A
+// goldmark.Markdown is safe for concurrent use.
+var md = goldmark.New(goldmark.WithParser(mdParser))
 
 // preambleSection names the text before the first heading.
 const preambleSection = "(preamble)"
@@ -92,9 +94,9 @@ type mdInfo struct {
 
 func analyze(src []byte) mdInfo {
 	doc := parseMarkdown(src)
-	var b strings.Builder
-	renderBlocks(&b, doc, src, false, "")
-	return mdInfo{sections: sectionsOf(doc, src), words: countWords(b.String())}
+	var c wordCounter
+	countBlockWords(&c, doc, src)
+	return mdInfo{sections: sectionsOf(doc, src), words: c.n}
 }
 
 // diffInfo compares two analysed texts. sections_modified lists, in the
@@ -105,44 +107,52 @@ func analyze(src []byte) mdInfo {
 // and the delta is the whole word count.
 func diffInfo(old *mdInfo, cur mdInfo) contextsvc.Changes {
 	ch := contextsvc.Changes{SectionsModified: []string{}}
-	ns := cur.sections
 	var os []section
 	if old != nil {
 		os = old.sections
 	}
-	type key struct {
-		name string
-		n    int
+	// One entry per distinct name, not per section: 1 MB of "#" lines is
+	// 500,000 sections of one name, and a map of them all cost seconds.
+	type group struct {
+		olds   []int // indexes in os of the sections so named
+		next   int   // the occurrence the next new section so named is
+		listed bool
 	}
-	keyed := func(ss []section) ([]key, map[key]string) {
-		seen := map[string]int{}
-		keys := make([]key, len(ss))
-		m := make(map[key]string, len(ss))
-		for i, s := range ss {
-			k := key{s.name, seen[s.name]}
-			seen[s.name]++
-			keys[i] = k
-			m[k] = s.body
+	groups := map[string]*group{}
+	groupOf := func(name string) *group {
+		g := groups[name]
+		if g == nil {
+			g = &group{}
+			groups[name] = g
 		}
-		return keys, m
+		return g
 	}
-	nk, nm := keyed(ns)
-	ok, om := keyed(os)
-	listed := map[string]bool{}
-	add := func(name string) {
-		if !listed[name] {
-			listed[name] = true
+	add := func(g *group, name string) {
+		if !g.listed {
+			g.listed = true
 			ch.SectionsModified = append(ch.SectionsModified, name)
 		}
 	}
-	for _, k := range nk {
-		if ob, had := om[k]; !had || ob != nm[k] {
-			add(k.name)
-		}
+	for i, s := range os {
+		g := groupOf(s.name)
+		g.olds = append(g.olds, i)
 	}
-	for _, k := range ok {
-		if _, has := nm[k]; !has {
-			add(k.name)
+	matched := make([]bool, len(os))
+	for _, s := range cur.sections {
+		g := groupOf(s.name)
+		k := g.next
+		g.next++
+		if k < len(g.olds) {
+			matched[g.olds[k]] = true
+			if os[g.olds[k]].body == s.body {
+				continue
+			}
+		}
+		add(g, s.name)
+	}
+	for i, s := range os {
+		if !matched[i] {
+			add(groups[s.name], s.name)
 		}
 	}
 	ch.WordCountDelta = cur.words
@@ -152,17 +162,53 @@ func diffInfo(old *mdInfo, cur mdInfo) contextsvc.Changes {
 	return ch
 }
 
-// countWords counts the words of rendered text: runs of non-space
-// characters holding at least one letter or digit, so Markdown markers and
-// lone punctuation are not words.
-func countWords(text string) int {
-	n := 0
-	for _, f := range strings.Fields(text) {
-		if strings.IndexFunc(f, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) >= 0 {
-			n++
+// wordCounter counts the words of rendered text written to it: runs of
+// non-space characters holding at least one letter or digit, so Markdown
+// markers and lone punctuation are not words. Writes must not split a
+// UTF-8 sequence; end marks a break between blocks.
+type wordCounter struct {
+	n             int
+	inWord, alnum bool
+}
+
+func (c *wordCounter) Write(p []byte) (int, error) {
+	for i := 0; i < len(p); {
+		r, size := rune(p[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRune(p[i:])
 		}
+		i += size
+		c.char(r)
 	}
-	return n
+	return len(p), nil
+}
+
+func (c *wordCounter) WriteByte(b byte) error {
+	if b < utf8.RuneSelf {
+		c.char(rune(b))
+	} else {
+		c.char(utf8.RuneError) // half a character: not a space
+	}
+	return nil
+}
+
+func (c *wordCounter) char(r rune) {
+	if unicode.IsSpace(r) {
+		c.end()
+		return
+	}
+	c.inWord = true
+	if !c.alnum && (unicode.IsLetter(r) || unicode.IsNumber(r)) {
+		c.alnum = true
+	}
+}
+
+// end ends the current word, if any.
+func (c *wordCounter) end() {
+	if c.inWord && c.alnum {
+		c.n++
+	}
+	c.inWord, c.alnum = false, false
 }
 
 // plainInline returns the text of n's inline descendants.
@@ -172,18 +218,25 @@ func plainInline(n ast.Node, src []byte) string {
 	return b.String()
 }
 
-func writeInline(b *strings.Builder, n ast.Node, src []byte) {
+// textWriter is what inline text is written to: a strings.Builder, or a
+// wordCounter.
+type textWriter interface {
+	Write(p []byte) (int, error)
+	WriteByte(c byte) error
+}
+
+func writeInline(b textWriter, n ast.Node, src []byte) {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
 		case *ast.Text:
-			b.Write(c.Value(src))
+			_, _ = b.Write(c.Value(src))
 			if c.SoftLineBreak() || c.HardLineBreak() {
-				b.WriteByte(' ')
+				_ = b.WriteByte(' ')
 			}
 		case *ast.String:
-			b.Write(c.Value)
+			_, _ = b.Write(c.Value)
 		case *ast.AutoLink:
-			b.Write(c.Label(src))
+			_, _ = b.Write(c.Label(src))
 		case *ast.RawHTML:
 			// Raw HTML is not text; the html export omits it too.
 		default:
@@ -193,68 +246,131 @@ func writeInline(b *strings.Builder, n ast.Node, src []byte) {
 }
 
 // renderText renders Markdown as plain text: one block per paragraph,
-// separated by blank lines, code verbatim, no raw HTML. With markers, list
-// items start with "- " or "N. " (the text export); without, they do not
-// (word counting).
-func renderText(src []byte, markers bool) string {
-	doc := parseMarkdown(src)
-	var b strings.Builder
-	renderBlocks(&b, doc, src, markers, "")
-	return strings.TrimRight(b.String(), "\n") + "\n"
+// separated by blank lines, code verbatim, no raw HTML; list items start
+// with "- " or "N. " and their further lines are indented to match.
+func renderText(src []byte) []byte {
+	t := textRenderer{b: make([]byte, 0, len(src)+len(src)/8)}
+	t.blocks(parseMarkdown(src), src)
+	return append(t.b, '\n')
 }
 
-func renderBlocks(b *strings.Builder, parent ast.Node, src []byte, markers bool, indent string) {
+// textRenderer writes plain text line by line. Each open list item has a
+// prefix: its marker on its first line, spaces of the marker's width on
+// the others (none on an empty line). Blank lines wait in pending until a
+// line follows, so a list item's trailing blank lines are dropped, and so
+// are the text's. Every line is written once, whatever the nesting, so
+// rendering is linear.
+type textRenderer struct {
+	b       []byte
+	items   []textItem
+	pending int
+	started bool
+	inline  inlineBuffer // a block's text, reused
+}
+
+type textItem struct {
+	marker string
+	first  bool
+}
+
+// inlineBuffer collects inline text (a textWriter).
+type inlineBuffer []byte
+
+func (b *inlineBuffer) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }
+func (b *inlineBuffer) WriteByte(c byte) error      { *b = append(*b, c); return nil }
+
+// spaces indents the lines of list items after the first; markers are
+// "- " or at most "999999999. ".
+const spaces = "            "
+
+// line writes one line of text (without its line break).
+func (t *textRenderer) line(s []byte) {
+	first := len(t.items) > 0 && t.items[len(t.items)-1].first
+	if len(s) == 0 && !first {
+		t.blank()
+		return
+	}
+	if t.started {
+		t.b = append(t.b, '\n')
+	}
+	for ; t.pending > 0; t.pending-- {
+		t.b = append(t.b, '\n')
+	}
+	t.started = true
+	for i := range t.items {
+		it := &t.items[i]
+		if it.first {
+			t.b = append(t.b, it.marker...)
+			it.first = false
+		} else {
+			t.b = append(t.b, spaces[:len(it.marker)]...)
+		}
+	}
+	t.b = append(t.b, s...)
+}
+
+func (t *textRenderer) blank() { t.pending++ }
+
+func (t *textRenderer) blocks(parent ast.Node, src []byte) {
 	for n := parent.FirstChild(); n != nil; n = n.NextSibling() {
 		switch n := n.(type) {
 		case *ast.Heading, *ast.Paragraph, *ast.TextBlock:
-			b.WriteString(indent)
-			b.WriteString(strings.TrimSpace(plainInline(n, src)))
-			b.WriteString("\n")
+			t.inline = t.inline[:0]
+			writeInline(&t.inline, n, src)
+			t.line(bytes.TrimSpace(t.inline))
 			if _, tight := n.(*ast.TextBlock); !tight {
-				b.WriteString("\n")
+				t.blank()
 			}
 		case *ast.FencedCodeBlock, *ast.CodeBlock:
 			l := n.Lines()
-			for i := 0; i < l.Len(); i++ {
+			for i := range l.Len() {
 				seg := l.At(i)
-				b.WriteString(indent)
-				b.Write(bytes.TrimRight(seg.Value(src), "\n"))
-				b.WriteString("\n")
+				t.line(bytes.TrimRight(seg.Value(src), "\n"))
 			}
-			b.WriteString("\n")
+			t.blank()
 		case *ast.List:
 			num := n.Start
 			for it := n.FirstChild(); it != nil; it = it.NextSibling() {
-				var item strings.Builder
-				renderBlocks(&item, it, src, markers, "")
-				lines := strings.Split(strings.TrimRight(item.String(), "\n"), "\n")
-				marker := ""
-				if markers {
-					marker = "- "
-					if n.IsOrdered() {
-						marker = strconv.Itoa(num) + ". "
-						num++
-					}
+				marker := "- "
+				if n.IsOrdered() {
+					marker = strconv.Itoa(num) + ". "
+					num++
 				}
-				pad := strings.Repeat(" ", len(marker))
-				for i, line := range lines {
-					b.WriteString(indent)
-					if i == 0 {
-						b.WriteString(marker)
-					} else if line != "" {
-						b.WriteString(pad)
-					}
-					b.WriteString(line)
-					b.WriteString("\n")
+				t.items = append(t.items, textItem{marker, true})
+				t.blocks(it, src)
+				if t.items[len(t.items)-1].first {
+					t.line(nil) // an empty item still shows its marker
 				}
+				t.items = t.items[:len(t.items)-1]
+				t.pending = 0
 			}
-			b.WriteString("\n")
-		case *ast.Blockquote:
-			renderBlocks(b, n, src, markers, indent)
+			t.blank()
 		case *ast.HTMLBlock, *ast.ThematicBreak:
 			// No text.
+		default: // block quotes, link reference definitions
+			t.blocks(n, src)
+		}
+	}
+}
+
+// countBlockWords adds the words of the blocks under parent to c: the
+// words of the text export, without building it.
+func countBlockWords(c *wordCounter, parent ast.Node, src []byte) {
+	for n := parent.FirstChild(); n != nil; n = n.NextSibling() {
+		switch n := n.(type) {
+		case *ast.Heading, *ast.Paragraph, *ast.TextBlock:
+			writeInline(c, n, src)
+			c.end()
+		case *ast.FencedCodeBlock, *ast.CodeBlock:
+			l := n.Lines()
+			for i := range l.Len() {
+				seg := l.At(i)
+				_, _ = c.Write(seg.Value(src))
+				c.end()
+			}
+		case *ast.HTMLBlock, *ast.ThematicBreak:
 		default:
-			renderBlocks(b, n, src, markers, indent)
+			countBlockWords(c, n, src)
 		}
 	}
 }

@@ -123,6 +123,6 @@ func FuzzComputeChanges(f *testing.F) {
 		if len(same.SectionsModified) != 0 || same.WordCountDelta != 0 {
 			t.Fatalf("self-diff %+v", same)
 		}
-		_ = renderText([]byte(a), true)
+		_ = renderText([]byte(a))
 	})
 }
