@@ -356,8 +356,16 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		return "a rule of the state document stated in words"
 	case op == "mockReplaceState" && param == "savedAt":
 		return "a time that is no real date"
+	case op == "mockReplaceState" && strings.HasSuffix(errorMessage(ex), ": the field appears twice"):
+		return "a field given twice in one object"
 	}
 	return ""
+}
+
+// errorMessage is the message of ex's error body, if it is one.
+func errorMessage(ex *exchange) string {
+	d, _ := ex.errorDetail()
+	return d.Message
 }
 
 // inexpressibleAcceptance says which rule, stated in the document's words
