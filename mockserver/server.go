@@ -138,7 +138,7 @@ func New(opts ...Option) *Server {
 			k.Account = newID("acct_")
 		}
 		if k.User == "" {
-			k.User = newID("user_")
+			k.User = AccountUser(k.Account)
 		}
 		if err := k.validate(); err != nil {
 			panic(err)
