@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -159,4 +160,41 @@ func ExampleServer_Redeliver() {
 	// 1 500
 	// 2 200
 	// succeeded
+}
+
+// A receiver in the same test as a server on a fake clock reads the
+// server's clock (contextsvc.WithWebhookClock(clock.Now)), so its replay
+// window follows the fake time. Once the clock is a day ahead of real
+// time, a receiver on the real clock refuses every delivery as "in the
+// future" (400).
+func ExampleFakeClock_receiver() {
+	clock := mockserver.NewFakeClock(time.Now())
+	srv := mockserver.New(mockserver.WithClock(clock), mockserver.WithRetrySchedule([]time.Duration{}))
+	defer srv.Close(context.Background())
+
+	handle := func(context.Context, *contextsvc.Event) error { return nil }
+	receivers := map[string]string{}
+	for name, opts := range map[string][]contextsvc.WebhookOption{
+		"on the server's clock": {contextsvc.WithWebhookClock(clock.Now)},
+		"on the real clock":     nil,
+	} {
+		rs := httptest.NewServer(contextsvc.NewWebhookHandler("whsec_clock", handle, opts...))
+		defer rs.Close()
+		receivers[rs.URL] = name
+		serve(srv, "POST", "/v1/webhooks", `{"url":"`+rs.URL+`","events":["context.created"],"secret":"whsec_clock"}`)
+	}
+
+	clock.Advance(24 * time.Hour) // the events are stamped a day ahead
+	serve(srv, "POST", "/v1/contexts", `{"name":"Tomorrow"}`)
+	_ = srv.WaitIdle(context.Background())
+
+	var lines []string
+	for _, d := range srv.Deliveries(mockserver.DeliveryFilter{}) {
+		lines = append(lines, fmt.Sprintf("receiver %s: %s %d", receivers[d.URL], d.State, d.Attempts[0].StatusCode))
+	}
+	slices.Sort(lines)
+	fmt.Println(strings.Join(lines, "\n"))
+	// Output:
+	// receiver on the real clock: failed 400
+	// receiver on the server's clock: succeeded 200
 }

@@ -242,6 +242,10 @@ func TestRunInProcess(t *testing.T) {
 	if !strings.Contains(log, "method=POST path=/v1/contexts status=201") || strings.Contains(log, key) {
 		t.Errorf("log:\n%s", log)
 	}
+	// On a fake clock, the start says what real receivers need.
+	if !strings.Contains(log, "refuse them as in the future") || !strings.Contains(log, "-replay-window 0") || !strings.Contains(log, "WithWebhookClock") {
+		t.Errorf("the fake clock's start line does not say what receivers need:\n%s", log)
+	}
 }
 
 // TestRunShutdownDeliveries stops the command while a webhook delivery

@@ -245,6 +245,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
 	logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()), "accounts", accountNames(srv.Keys()),
 		"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String())
+	if st.fakeClock {
+		// The fake clock starts at the real time; advanced, it stamps
+		// events ahead of every receiver's clock.
+		logger.Info("fake clock: time moves only by POST /_mock/clock/advance (GET /_mock/clock reads it). " +
+			"Once advanced, events are stamped ahead of real time and receivers that check an event's age refuse them as in the future " +
+			"(contextsvc.NewWebhookHandler allows 5 minutes): run examples/receiver with -replay-window 0, " +
+			"or give a Go receiver contextsvc.WithWebhookClock with the mock's time")
+	}
 
 	code := exitOK
 	select {
