@@ -198,3 +198,44 @@ func ExampleFakeClock_receiver() {
 	// receiver on the real clock: failed 400
 	// receiver on the server's clock: succeeded 200
 }
+
+// A webhook's secret is rotated in place: the receiver accepts the new
+// secret and the old one while the webhook changes over, so no attempt is
+// refused, and there is still one webhook, so no event arrives twice.
+func ExampleServer_UpdateWebhook() {
+	srv := mockserver.New()
+	defer srv.Close(context.Background())
+	ctx := context.Background()
+	oldSecret, newSecret := "whsec_old", "whsec_new"
+
+	var handled atomic.Int32
+	handle := func(context.Context, *contextsvc.Event) error { handled.Add(1); return nil }
+	// Step 1: the receiver verifies with the new secret and, for now, the old one.
+	receiver := contextsvc.NewWebhookHandler(newSecret, handle, contextsvc.WithWebhookSecrets(oldSecret))
+	rs := httptest.NewServer(receiver)
+	defer rs.Close()
+	serve(srv, "POST", "/v1/webhooks", `{"url":"`+rs.URL+`","events":["context.created"],"secret":"`+oldSecret+`"}`)
+	hookID := srv.Webhooks()[0].ID
+	serve(srv, "POST", "/v1/contexts", `{"name":"Before"}`) // signed with the old secret
+	_ = srv.WaitIdle(ctx)
+
+	// Step 2: the webhook's secret changes in place (PATCH /_mock/webhooks/{id}).
+	_, err := srv.UpdateWebhook(hookID, mockserver.WebhookUpdate{Secret: &newSecret})
+	if err != nil {
+		panic(err)
+	}
+	serve(srv, "POST", "/v1/contexts", `{"name":"After"}`) // signed with the new secret
+	_ = srv.WaitIdle(ctx)
+
+	for _, d := range srv.Deliveries(mockserver.DeliveryFilter{}) {
+		fmt.Println(d.State, d.Attempts[0].StatusCode)
+	}
+	fmt.Println(len(srv.Webhooks()), "webhook,", handled.Load(), "events handled")
+	// Step 3, once no attempt signed with the old secret can arrive: the
+	// receiver drops it, NewWebhookHandler(newSecret, handle).
+
+	// Output:
+	// succeeded 200
+	// succeeded 200
+	// 1 webhook, 2 events handled
+}
