@@ -75,12 +75,20 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.addr != "127.0.0.1:8080" || !st.admin || st.fakeClock || st.logLevel != slog.LevelInfo ||
-		st.deliveryTimeout != mockserver.DefaultDeliveryTimeout || len(st.keys) != 0 ||
+		st.deliveryTimeout != mockserver.DefaultDeliveryTimeout || len(st.keys) != 1 ||
 		st.historyLimit != mockserver.DefaultHistoryLimit || st.headerTimeout != mockserver.DefaultReadHeaderTimeout ||
 		st.bodyTimeout != mockserver.DefaultReadBodyTimeout || st.idleTimeout != mockserver.DefaultIdleTimeout ||
 		st.deliveryBacklog != mockserver.DefaultDeliveryBacklog ||
 		!cmp.Equal(st.schedule, mockserver.DefaultRetrySchedule()) {
 		t.Errorf("defaults %+v", st)
+	}
+	// Without -key: one random key, in the account every such run shares.
+	if k := st.keys[0]; !strings.HasPrefix(k.Token, "sk_test_") || len(k.Token) < 28 || k.Account != mockserver.DefaultAccount ||
+		k.Plan != mockserver.PlanBusiness || k.Scope != mockserver.ScopeWrite {
+		t.Errorf("the key made without -key: %v", k)
+	}
+	if again, _ := parseFlags(nil, io.Discard); again.keys[0].Token == st.keys[0].Token {
+		t.Error("two runs without -key made the same token")
 	}
 	if st, _ := parseFlags([]string{"-retry-schedule", ""}, io.Discard); st == nil || st.schedule == nil || len(st.schedule) != 0 {
 		t.Errorf("empty schedule: %+v", st)

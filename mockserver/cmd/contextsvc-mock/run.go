@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -136,7 +137,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		level    = levelFlag{level: slog.LevelInfo}
 	)
 	fs.StringVar(&st.addr, "addr", "127.0.0.1:8080", "`address` to listen on (port 0 picks a free port; the actual address is printed)")
-	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope[:account]]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read; account 1 to 64 characters of A-Z a-z 0-9 _ . - (default \""+mockserver.DefaultAccount+"\"). Keys naming one account share its contexts and webhooks, and are one user (user_… derived from the account name); another account's contexts are 404s. Without -key a random key is made. The first key is printed.")
+	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope[:account]]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read; account 1 to 64 characters of A-Z a-z 0-9 _ . - (default \""+mockserver.DefaultAccount+"\"). Keys naming one account share its contexts and webhooks, and are one user (user_… derived from the account name); another account's contexts are 404s. Without -key a random key is made (plan business, account \""+mockserver.DefaultAccount+"\"). The first key is printed.")
 	fs.Var(&schedule, "retry-schedule", "comma-separated `delays` between webhook delivery attempts, e.g. 1s,5s,30s,2m,24m; empty for a single attempt")
 	fs.BoolVar(&st.fakeClock, "fake-clock", false, "run on a fake clock that moves only by POST /_mock/clock/advance (timestamps, retries and rate-limit refills all follow it)")
 	fs.DurationVar(&st.deliveryTimeout, "delivery-timeout", mockserver.DefaultDeliveryTimeout, "time-out of each webhook delivery attempt")
@@ -175,6 +176,12 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	if err != nil {
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
+	}
+	if len(parsed) == 0 {
+		// A random token, but the account every run without -key shares,
+		// so the data of one run (a state file) is the next run's too.
+		parsed = []mockserver.Key{{Token: "sk_test_" + strings.ToLower(rand.Text()), Plan: mockserver.PlanBusiness,
+			Scope: mockserver.ScopeWrite, Account: mockserver.DefaultAccount}}
 	}
 	st.keys, st.schedule, st.logLevel = parsed, schedule.delays, level.level
 	return &st, nil
