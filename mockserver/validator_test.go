@@ -347,10 +347,19 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		}
 	case param == "account" && op == "mockEmitEvent":
 		return "an account the server does not have"
-	case param == "url" && op == "registerWebhook" && s.httpsOnly:
+	case param == "url" && (op == "registerWebhook" || op == "mockUpdateWebhook") && s.httpsOnly:
 		return "an http url on a server with https-only webhooks"
+	case param == "" && op == "registerWebhook" && webhookLimitReached(ex):
+		return "an account that already has MaxWebhooksPerAccount webhooks"
 	}
 	return ""
+}
+
+// webhookLimitReached reports whether ex is the refusal of a registration
+// past MaxWebhooksPerAccount.
+func webhookLimitReached(ex *exchange) bool {
+	d, ok := ex.errorDetail()
+	return ok && strings.Contains(d.Message, fmt.Sprintf("already has %d webhooks", MaxWebhooksPerAccount))
 }
 
 // inexpressibleAcceptance says which rule, stated in the document's words
