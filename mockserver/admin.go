@@ -53,6 +53,8 @@ func (s *Server) adminRoutes() {
 	admin("/_mock/deliveries", route{http.MethodGet: s.adminListDeliveries})
 	admin("/_mock/deliveries/{id}", route{http.MethodGet: s.adminGetDelivery})
 	admin("/_mock/deliveries/{id}/redeliver", route{http.MethodPost: s.adminRedeliver})
+	admin("/_mock/webhooks", route{http.MethodGet: s.adminListWebhooks})
+	admin("/_mock/webhooks/{id}", route{http.MethodGet: s.adminGetWebhook, http.MethodPatch: s.adminUpdateWebhook, http.MethodDelete: s.adminDeleteWebhook})
 	admin("/_mock/contexts/{id}/publish", route{http.MethodPost: s.adminPublish})
 	admin("/_mock/clock", route{http.MethodGet: s.adminGetClock})
 	admin("/_mock/clock/advance", route{http.MethodPost: s.adminAdvanceClock})
@@ -246,6 +248,10 @@ func (s *Server) adminRedeliver(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, ErrDeliveryInFlight):
 		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
 			message: "an attempt of this delivery is running; redeliver it once it has finished"})
+	case errors.Is(err, ErrWebhookInactive):
+		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
+			message: strings.TrimPrefix(err.Error(), "mockserver: ") +
+				" (an inactive webhook takes deliveries again once reactivated: PATCH /_mock/webhooks/{id} {\"active\":true})"})
 	case errors.Is(err, ErrDeliveriesClosed):
 		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: errUnavailable,
 			message: "the mock server is shutting down and makes no new delivery attempts"})
@@ -254,6 +260,107 @@ func (s *Server) adminRedeliver(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeValue(w, http.StatusOK, d)
 	}
+}
+
+// adminListWebhooks pages through the webhooks in registration order, like
+// the /v1 lists (limit, cursor), optionally of one account.
+func (s *Server) adminListWebhooks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, after, e := s.pageParams(q, cursorWebhooks)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	account, e := filterParam(q, "account")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if account != "" {
+		if err := ValidAccount(account); err != nil {
+			writeError(w, badRequest("account", strings.TrimPrefix(err.Error(), "mockserver: ")))
+			return
+		}
+	}
+	items, next := s.webhookPage(after, limit, account)
+	writePage(w, s, cursorWebhooks, items, next)
+}
+
+func (s *Server) adminGetWebhook(w http.ResponseWriter, r *http.Request) {
+	wh, ok := s.Webhook(r.PathValue("id"))
+	if !ok {
+		writeError(w, webhookNotFound(r.PathValue("id")))
+		return
+	}
+	writeValue(w, http.StatusOK, wh)
+}
+
+// adminUpdateWebhook applies PATCH {url, events, active, secret}: the body
+// is checked whole (as registration checks it) before the id is looked up.
+func (s *Server) adminUpdateWebhook(w http.ResponseWriter, r *http.Request) {
+	f, e := readAdminObject(w, r, "url", "events", "active", "secret")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if len(f) == 0 {
+		writeError(w, badRequest("", "the body must carry at least one of url, events, active, secret"))
+		return
+	}
+	var u WebhookUpdate
+	if raw, ok := f["url"]; ok {
+		v, e := s.decodeWebhookURL(raw)
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		u.URL = &v
+	}
+	if raw, ok := f["events"]; ok {
+		if u.Events, e = decodeWebhookEvents(raw); e != nil {
+			writeError(w, e)
+			return
+		}
+	}
+	if raw, ok := f["active"]; ok {
+		var v bool
+		if s := string(raw); s != "true" && s != "false" {
+			writeError(w, badRequest("active", "active must be true or false"))
+			return
+		}
+		_ = json.Unmarshal(raw, &v)
+		u.Active = &v
+	}
+	if raw, ok := f["secret"]; ok {
+		v, e := decodeWebhookSecret(raw)
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		u.Secret = &v
+	}
+	wh, e := s.updateWebhook(r.PathValue("id"), u)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	writeValue(w, http.StatusOK, wh)
+}
+
+// webhookDeleted is the answer to DELETE /_mock/webhooks/{id}, in the
+// shape of the /v1 context deletion.
+type webhookDeleted struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+func (s *Server) adminDeleteWebhook(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if e := s.deleteWebhook(id); e != nil {
+		writeError(w, e)
+		return
+	}
+	writeValue(w, http.StatusOK, webhookDeleted{ID: id, Deleted: true})
 }
 
 func (s *Server) adminPublish(w http.ResponseWriter, r *http.Request) {

@@ -404,7 +404,7 @@ func TestWebhookRegister(t *testing.T) {
 			t.Errorf("%q: %d %s", u, r.Status, r.Body)
 		}
 	}
-	if got := ts.targets(ts.DefaultKey().Account, contextsvc.EventExportCompleted); len(got) != 1 || got[0].Secret != "s3cret-value" || got[0].URL != want.URL {
+	if got := ts.targets(ts.DefaultKey().Account, contextsvc.EventExportCompleted); len(got) != 1 || got[0].state.Load().secret != "s3cret-value" || got[0].state.Load().url != want.URL {
 		t.Errorf("targets: %+v", got)
 	}
 
@@ -420,10 +420,10 @@ func TestPublishAndHook(t *testing.T) {
 	ts := NewTestServer(t)
 	type got struct {
 		typ     contextsvc.EventType
-		targets []webhookTarget
+		targets []*webhook
 	}
 	ch := make(chan got, 10)
-	ts.onEvent = func(ev Event, targets []webhookTarget) { ch <- got{ev.Type, targets} }
+	ts.onEvent = func(ev Event, targets []*webhook) { ch <- got{ev.Type, targets} }
 	do(t, ts, call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://example.com/h","events":["context.published"],"secret":"k"}`})
 	c := create(t, ts, `{"name":"Doc"}`)
 	if g := <-ch; g.typ != contextsvc.EventContextCreated || len(g.targets) != 0 {
@@ -435,7 +435,7 @@ func TestPublishAndHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := <-ch
-	if g.typ != contextsvc.EventContextPublished || len(g.targets) != 1 || g.targets[0].Secret != "k" {
+	if g.typ != contextsvc.EventContextPublished || len(g.targets) != 1 || g.targets[0].state.Load().secret != "k" {
 		t.Fatalf("published hook: %+v", g)
 	}
 	want := fmt.Sprintf(`{"contextId":%q,"name":"Doc","version":1,"publishedBy":%q}`, c.ID, ts.DefaultKey().User)

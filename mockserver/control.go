@@ -75,6 +75,7 @@ func (s *Server) Close(ctx context.Context) error {
 // idempotency keys, and every key's rate-limit bucket (full again). Keys,
 // options and the clock stay.
 func (s *Server) Reset() {
+	s.hooks.mu.Lock()
 	for _, a := range s.accountList {
 		a.mu.Lock()
 		a.byID = make(map[string]*contextRec)
@@ -83,6 +84,16 @@ func (s *Server) Reset() {
 		a.webhooks = nil
 		a.mu.Unlock()
 	}
+	// The forgotten webhooks take no delivery from an event that read them
+	// just before.
+	for _, w := range s.hooks.order {
+		st := *w.state.Load()
+		st.deleted = true
+		w.state.Store(&st)
+	}
+	s.hooks.byID = make(map[string]*webhook)
+	s.hooks.order = nil
+	s.hooks.mu.Unlock()
 	s.events.reset()
 	s.deliveries.reset()
 	s.ClearFaults()

@@ -16,6 +16,7 @@ const (
 	cursorEvents     byte = 'e' // admin: GET /_mock/events
 	cursorDeliveries byte = 'd' // admin: GET /_mock/deliveries
 	cursorFaults     byte = 'f' // admin: GET /_mock/faults
+	cursorWebhooks   byte = 'w' // admin: GET /_mock/webhooks
 )
 
 // encodeCursor makes an opaque cursor for "after position pos": the kind,

@@ -58,10 +58,18 @@ type Delivery struct {
 	EventType contextsvc.EventType `json:"eventType"`
 	// WebhookID is the webhook the event is delivered to.
 	WebhookID string `json:"webhookId"`
-	// URL is where the attempts are POSTed.
+	// URL is where the latest attempt was POSTed; before the first, the
+	// webhook's url when the delivery was created. Each attempt goes to
+	// the webhook's url as it is when the attempt starts, so a retry after
+	// the url changed goes to the new one.
 	URL string `json:"url"`
 	// State is pending, succeeded or failed.
 	State DeliveryState `json:"state"`
+	// FailureReason says why a failed delivery failed: every attempt of
+	// the retry schedule failed (the attempts' errors say how), or its
+	// webhook was deactivated or deleted, which ends its waiting retries at
+	// once. It is empty unless State is failed.
+	FailureReason string `json:"failureReason,omitempty"`
 	// Attempts are the finished attempts, oldest first. An attempt that is
 	// still running is not listed yet.
 	Attempts []DeliveryAttempt `json:"attempts"`
@@ -137,6 +145,9 @@ var (
 	// ErrDeliveriesClosed: the server is shutting down and makes no new
 	// delivery attempts.
 	ErrDeliveriesClosed = errors.New("mockserver: deliveries are closed")
+	// ErrWebhookInactive: the delivery's webhook is inactive or deleted, so
+	// it takes no attempt; reactivate it first.
+	ErrWebhookInactive = errors.New("mockserver: webhook inactive or deleted")
 )
 
 // deliveryJSON is the wire shape of a Delivery: times as the contract
@@ -148,6 +159,7 @@ type deliveryJSON struct {
 	WebhookID     string               `json:"webhookId"`
 	URL           string               `json:"url"`
 	State         DeliveryState        `json:"state"`
+	FailureReason string               `json:"failureReason,omitempty"`
 	Attempts      []DeliveryAttempt    `json:"attempts"`
 	NextAttemptAt string               `json:"nextAttemptAt,omitempty"`
 	CreatedAt     string               `json:"createdAt"`
@@ -159,7 +171,7 @@ type deliveryJSON struct {
 func (d Delivery) MarshalJSON() ([]byte, error) {
 	j := deliveryJSON{
 		ID: d.ID, EventID: d.EventID, EventType: d.EventType, WebhookID: d.WebhookID, URL: d.URL,
-		State: d.State, Attempts: d.Attempts, CreatedAt: formatTime(d.CreatedAt),
+		State: d.State, FailureReason: d.FailureReason, Attempts: d.Attempts, CreatedAt: formatTime(d.CreatedAt),
 	}
 	if j.Attempts == nil {
 		j.Attempts = []DeliveryAttempt{}

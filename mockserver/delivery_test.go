@@ -49,6 +49,41 @@ func newTestDeliverer(t *testing.T, cfg deliveryConfig) (*deliverer, *FakeClock)
 	return d, clock
 }
 
+// engineHooks holds the webhooks that the engine tests deliver to, one per
+// engine, webhook id, url and secret, so that the deliveries of a test to
+// one webhook share it as the server's do.
+var engineHooks = struct {
+	sync.Mutex
+	m map[engineHookKey]*webhook
+}{m: map[engineHookKey]*webhook{}}
+
+type engineHookKey struct {
+	d               *deliverer
+	id, url, secret string
+}
+
+// engineHook returns the active webhook of d with the given id, url and
+// secret, made on first use.
+func engineHook(d *deliverer, id, url, secret string) *webhook {
+	engineHooks.Lock()
+	defer engineHooks.Unlock()
+	k := engineHookKey{d, id, url, secret}
+	w := engineHooks.m[k]
+	if w == nil {
+		w = newWebhook(id, "acct_engine", url, secret, contextsvc.AllEventTypes(), dlvT0)
+		engineHooks.m[k] = w
+	}
+	return w
+}
+
+// enqueue records a delivery of an event to the webhook with the given id,
+// url and secret (see engineHook), its body copied, as the engine tests
+// write it.
+func (d *deliverer) enqueue(eventID string, eventType contextsvc.EventType, body []byte, webhookID, url, secret string) Delivery {
+	dl, _ := d.enqueueBody(eventID, eventType, body, true, engineHook(d, webhookID, url, secret))
+	return dl
+}
+
 // waitDeliveriesIdle waits for the engine to be idle, failing the test after 20 s of
 // real time (a hung engine, not a slow one).
 func waitDeliveriesIdle(t *testing.T, d *deliverer) {
@@ -237,6 +272,9 @@ func TestDeliveryRetrySchedule(t *testing.T) {
 			want := Delivery{
 				ID: dl.ID, EventID: "evt_schedule", EventType: contextsvc.EventContextUpdated,
 				WebhookID: "wh_1", URL: rc.URL, State: tt.wantState, CreatedAt: dlvT0,
+			}
+			if tt.wantState == DeliveryFailed {
+				want.FailureReason = "every attempt failed and the retry schedule has ended"
 			}
 			for i := range attempts {
 				a := DeliveryAttempt{Number: i + 1, ScheduledAt: dlvT0.Add(offsets[i]), StartedAt: dlvT0.Add(offsets[i])}

@@ -15,8 +15,8 @@ type savedDelivery struct {
 	seq       uint64 // creation order, the key of the admin list's cursors
 	event     *eventBody
 	webhookID string
-	url       string
-	secret    string // filled from the webhook when restoring; never saved
+	hook      *webhook // when restoring: the webhook, whose url and secret each attempt reads
+	url       string   // where the latest attempt went
 	createdAt time.Time
 	attempts  []DeliveryAttempt
 	dueAt     time.Time
@@ -36,7 +36,7 @@ func (d *deliverer) savePending() ([]savedDelivery, uint64) {
 			continue
 		}
 		out = append(out, savedDelivery{
-			id: rec.id, seq: rec.created, event: rec.event, webhookID: rec.webhookID, url: rec.url,
+			id: rec.id, seq: rec.created, event: rec.event, webhookID: rec.hook.id, url: rec.url,
 			createdAt: rec.createdAt, attempts: append([]DeliveryAttempt(nil), rec.attempts...),
 			dueAt: rec.dueAt, retries: int(rec.retries),
 		})
@@ -45,7 +45,7 @@ func (d *deliverer) savePending() ([]savedDelivery, uint64) {
 }
 
 // restore replaces every delivery with the given pending ones (in creation
-// order, each with its secret filled in), as reset does first: running
+// order, each with its webhook), as reset does first: running
 // attempts are canceled and forgotten. The creation counter becomes at
 // least seq, so later deliveries sort after the restored ones and after
 // any that an old cursor names. Deliveries due now start at once, unless
@@ -57,9 +57,10 @@ func (d *deliverer) restore(saved []savedDelivery, seq uint64) {
 	for i := range saved {
 		sd := &saved[i]
 		rec := &deliveryRecord{
-			id: sd.id, created: sd.seq, event: sd.event, webhookID: sd.webhookID, url: sd.url, secret: sd.secret,
+			id: sd.id, created: sd.seq, event: sd.event, hook: sd.hook, url: sd.url,
 			attempts: sd.attempts, createdAt: sd.createdAt, heapIndex: -1, retries: int32(sd.retries),
 		}
+		d.linkLocked(rec)
 		d.events[sd.event.id] = sd.event
 		d.recs[rec.id] = rec
 		d.order.push(rec)

@@ -15,7 +15,14 @@
 //
 // Each [Key] belongs to an account and a user and has a plan and a scope.
 // Keys of one account see the same contexts and webhooks; another account's
-// context answers 404 exactly as a missing one. Each key has a token bucket
+// context answers 404 exactly as a missing one, on every endpoint, and an
+// account's events are delivered to its own webhooks only. An account is
+// named (1 to 64 characters of A-Z, a-z, 0-9, '_', '.', '-'; [ValidAccount])
+// and its name is its id; the command's -key KEY[:plan[:scope[:account]]]
+// ([ParseKey]) names it, and keys naming none share [DefaultAccount]. A
+// key's user, unless given, is derived from its account's name
+// ([AccountUser]), so ids and createdBy… are the same at every start.
+// Each key has a token bucket
 // (golang.org/x/time/rate) on the server's [Clock]: capacity the plan's
 // burst, refill the per-minute limit / 60 per second. A key on
 // [PlanUnlimited] is never limited and gets no X-RateLimit-* headers.
@@ -65,6 +72,23 @@
 //     followed by other text is no title (likewise). PDFs over 100 pages
 //     are not compressed: fpdf's per-page zlib set-up would double their
 //     time.
+//   - All the keys of an account that name no user are one user, derived
+//     from the account's name alone (never from a token).
+//   - Webhooks are managed through the admin API only (the reference shows
+//     no /v1 endpoint): a delivery attempt reads its webhook's url and
+//     secret when it starts, so a change applies to retries of earlier
+//     events too, and a secret rotates in place with no second webhook.
+//     Changing the events a webhook receives leaves deliveries of earlier
+//     events alone. Deactivating or deleting a webhook ends its waiting
+//     deliveries at once as failed ([Delivery].FailureReason says why);
+//     one whose attempt is running ends with it (failed, unless the attempt
+//     succeeded); such deliveries are kept and, the webhook active again,
+//     can be redelivered. An account holds at most
+//     [MaxWebhooksPerAccount] (100) webhooks; past it a registration is a
+//     400 without param, not a 409, which the SDK would retry.
+//   - The admin publish action (POST /_mock/contexts/{id}/publish) is
+//     admin-wide: it takes any account's context, and its event is that
+//     account's, publishedBy the user of its keys.
 //
 // # What is kept, and for how long
 //
@@ -85,8 +109,9 @@
 //     for room, so an API faster than its receivers slows to their pace.
 //     Retries waiting for their time do not count, and are kept until their
 //     schedule ends.
-//   - Webhooks: kept until [Server.Reset]. Faults: at most [MaxFaults]
-//     (1,000) active.
+//   - Webhooks: kept until deleted or [Server.Reset], at most
+//     [MaxWebhooksPerAccount] (100) per account. Faults: at most
+//     [MaxFaults] (1,000) active.
 //
 // With the defaults, a full-speed load with two webhooks holds the
 // command at about 60 MB (BENCHMARKS.md, the soak). [Server.Reset] (POST
@@ -128,15 +153,29 @@
 //
 // [Server.Deliveries], [Server.Delivery] and [Server.Redeliver] inspect and
 // retry deliveries; [Server.Close] stops them gracefully.
+// [Server.Webhooks], [Server.AccountWebhooks] and [Server.Webhook] show the
+// webhooks (never a secret); [Server.UpdateWebhook] changes one in place
+// (url, events, active, secret: each attempt uses the url and secret the
+// webhook has when it starts, retries included) and [Server.DeleteWebhook]
+// removes one, ending its waiting deliveries as failed.
+//
+// A receiver in the same test as a server on a [FakeClock] reads the
+// server's clock, contextsvc.WithWebhookClock(clock.Now): once the fake
+// clock is ahead of real time, a receiver on the real clock refuses every
+// delivery as "in the future".
 //
 // # Admin API
 //
 // Unless [WithAdmin](false), the server also answers under /_mock/, with no
 // key: GET (?type=) and POST /_mock/events, GET /_mock/deliveries
 // (?eventId=, ?webhookId=, ?state=), GET /_mock/deliveries/{id}, POST
-// /_mock/deliveries/{id}/redeliver, POST /_mock/contexts/{id}/publish, GET
-// /_mock/clock, POST /_mock/clock/advance (fake clock only, else 409), POST
-// /_mock/reset, and GET, POST, DELETE /_mock/faults. The three lists are
+// /_mock/deliveries/{id}/redeliver (409 while an attempt runs or its
+// webhook is inactive), GET /_mock/webhooks (?account=), GET, PATCH (url,
+// events, active, secret; as registration checks them; an empty object or
+// an unknown field is a 400) and DELETE /_mock/webhooks/{id}, POST
+// /_mock/contexts/{id}/publish (any account's context), GET /_mock/clock,
+// POST /_mock/clock/advance (fake clock only, else 409), POST
+// /_mock/reset, and GET, POST, DELETE /_mock/faults. The four lists are
 // paged like the /v1 lists (limit 1 to 100, default 20; an opaque cursor;
 // hasMore and nextCursor), and a page costs the same at any depth. The
 // embedded OpenAPI document describes each, and every rule the server

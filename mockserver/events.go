@@ -26,17 +26,6 @@ type Event struct {
 	Body []byte
 }
 
-// webhookTarget is a webhook an event goes to, as the delivery engine
-// needs it (with the secret, which nothing exported carries).
-type webhookTarget struct {
-	ID     string
-	URL    string
-	Secret string
-}
-
-// String leaves the secret out, so a target is safe to log.
-func (w webhookTarget) String() string { return "webhook " + w.ID + " " + w.URL }
-
 // The data shapes of the contract's event table.
 type (
 	contextCreatedData struct {
@@ -129,17 +118,17 @@ func (e Event) clone() Event {
 }
 
 // targets returns the account's active webhooks subscribed to typ.
-func (s *Server) targets(accountID string, typ contextsvc.EventType) []webhookTarget {
+func (s *Server) targets(accountID string, typ contextsvc.EventType) []*webhook {
 	a := s.accounts[accountID]
 	if a == nil {
 		return nil
 	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	var out []webhookTarget
+	var out []*webhook
 	for _, w := range a.webhooks {
-		if w.active && slices.Contains(w.events, typ) {
-			out = append(out, webhookTarget{ID: w.id, URL: w.url, Secret: w.secret})
+		if st := w.state.Load(); st.deliverable() && slices.Contains(st.events, typ) {
+			out = append(out, w)
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -159,4 +160,82 @@ func ExampleServer_Redeliver() {
 	// 1 500
 	// 2 200
 	// succeeded
+}
+
+// A receiver in the same test as a server on a fake clock reads the
+// server's clock (contextsvc.WithWebhookClock(clock.Now)), so its replay
+// window follows the fake time. Once the clock is a day ahead of real
+// time, a receiver on the real clock refuses every delivery as "in the
+// future" (400).
+func ExampleFakeClock_receiver() {
+	clock := mockserver.NewFakeClock(time.Now())
+	srv := mockserver.New(mockserver.WithClock(clock), mockserver.WithRetrySchedule([]time.Duration{}))
+	defer srv.Close(context.Background())
+
+	handle := func(context.Context, *contextsvc.Event) error { return nil }
+	receivers := map[string]string{}
+	for name, opts := range map[string][]contextsvc.WebhookOption{
+		"on the server's clock": {contextsvc.WithWebhookClock(clock.Now)},
+		"on the real clock":     nil,
+	} {
+		rs := httptest.NewServer(contextsvc.NewWebhookHandler("whsec_clock", handle, opts...))
+		defer rs.Close()
+		receivers[rs.URL] = name
+		serve(srv, "POST", "/v1/webhooks", `{"url":"`+rs.URL+`","events":["context.created"],"secret":"whsec_clock"}`)
+	}
+
+	clock.Advance(24 * time.Hour) // the events are stamped a day ahead
+	serve(srv, "POST", "/v1/contexts", `{"name":"Tomorrow"}`)
+	_ = srv.WaitIdle(context.Background())
+
+	var lines []string
+	for _, d := range srv.Deliveries(mockserver.DeliveryFilter{}) {
+		lines = append(lines, fmt.Sprintf("receiver %s: %s %d", receivers[d.URL], d.State, d.Attempts[0].StatusCode))
+	}
+	slices.Sort(lines)
+	fmt.Println(strings.Join(lines, "\n"))
+	// Output:
+	// receiver on the real clock: failed 400
+	// receiver on the server's clock: succeeded 200
+}
+
+// A webhook's secret is rotated in place: the receiver accepts the new
+// secret and the old one while the webhook changes over, so no attempt is
+// refused, and there is still one webhook, so no event arrives twice.
+func ExampleServer_UpdateWebhook() {
+	srv := mockserver.New()
+	defer srv.Close(context.Background())
+	ctx := context.Background()
+	oldSecret, newSecret := "whsec_old", "whsec_new"
+
+	var handled atomic.Int32
+	handle := func(context.Context, *contextsvc.Event) error { handled.Add(1); return nil }
+	// Step 1: the receiver verifies with the new secret and, for now, the old one.
+	receiver := contextsvc.NewWebhookHandler(newSecret, handle, contextsvc.WithWebhookSecrets(oldSecret))
+	rs := httptest.NewServer(receiver)
+	defer rs.Close()
+	serve(srv, "POST", "/v1/webhooks", `{"url":"`+rs.URL+`","events":["context.created"],"secret":"`+oldSecret+`"}`)
+	hookID := srv.Webhooks()[0].ID
+	serve(srv, "POST", "/v1/contexts", `{"name":"Before"}`) // signed with the old secret
+	_ = srv.WaitIdle(ctx)
+
+	// Step 2: the webhook's secret changes in place (PATCH /_mock/webhooks/{id}).
+	_, err := srv.UpdateWebhook(hookID, mockserver.WebhookUpdate{Secret: &newSecret})
+	if err != nil {
+		panic(err)
+	}
+	serve(srv, "POST", "/v1/contexts", `{"name":"After"}`) // signed with the new secret
+	_ = srv.WaitIdle(ctx)
+
+	for _, d := range srv.Deliveries(mockserver.DeliveryFilter{}) {
+		fmt.Println(d.State, d.Attempts[0].StatusCode)
+	}
+	fmt.Println(len(srv.Webhooks()), "webhook,", handled.Load(), "events handled")
+	// Step 3, once no attempt signed with the old secret can arrive: the
+	// receiver drops it, NewWebhookHandler(newSecret, handle).
+
+	// Output:
+	// succeeded 200
+	// succeeded 200
+	// 1 webhook, 2 events handled
 }

@@ -44,7 +44,7 @@ func ExampleParseKey() {
 	fmt.Println(k) // the token is never printed
 	// Output:
 	// enterprise 5000 200 read
-	// Key{Account: User: Plan:enterprise Scope:read Token:[redacted]}
+	// Key{Account:default User: Plan:enterprise Scope:read Token:[redacted]}
 }
 
 func ExampleServer_Events() {

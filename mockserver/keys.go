@@ -41,10 +41,13 @@ type Key struct {
 	// Token is the secret sent as "Authorization: Bearer <Token>". It never
 	// appears in String output or logs.
 	Token string
-	// Account groups keys; it is generated when empty.
+	// Account groups keys: 1 to 64 characters of A-Z, a-z, 0-9, '_', '.'
+	// and '-' (see [ValidAccount]). It is generated ("acct_…") when empty.
 	Account string
-	// User is the user id (user_…) recorded as createdBy/updatedBy; it is
-	// generated when empty.
+	// User is the user id (user_…) recorded as createdBy/updatedBy. When
+	// empty it is derived from Account (see [AccountUser]): every key of an
+	// account given without a User is that one user, and the id is the same
+	// at every start of a server with the same accounts.
 	User string
 	// Plan selects the rate limit; empty means PlanPro.
 	Plan Plan
@@ -98,24 +101,68 @@ func (k Key) validate() error {
 	if k.Scope != ScopeRead && k.Scope != ScopeWrite {
 		return fmt.Errorf("mockserver: unknown scope %q", k.Scope)
 	}
+	if err := ValidAccount(k.Account); err != nil {
+		return err
+	}
 	if !strings.HasPrefix(k.User, "user_") {
 		return fmt.Errorf("mockserver: user id %q lacks the user_ prefix", k.User)
 	}
 	return nil
 }
 
-// ParseKey parses the command-line form KEY[:plan[:scope]] where plan is
-// free, pro, business, unlimited or enterprise=PERMINUTE/BURST (for example
-// "enterprise=5000/200") and scope is read or write. The defaults are plan
-// pro and scope write. Account and User are left empty, so [New] generates
-// them; the command gives every key it parses the same Account, so all its
-// keys see the same contexts.
+// DefaultAccount is the account of a key whose command-line form names none
+// (see [ParseKey]): the command's keys without an account share it.
+const DefaultAccount = "default"
+
+// maxAccountLen bounds an account name.
+const maxAccountLen = 64
+
+// accountPattern is the grammar of an account name, as openapi.yaml states
+// it (TestDocumentPatternsAreTheServers).
+const accountPattern = `^[A-Za-z0-9_.-]{1,64}$`
+
+// ValidAccount reports whether name is a valid account name: 1 to 64
+// characters of A-Z, a-z, 0-9, '_', '.' and '-'. Names are used as they
+// are (they are the account ids the admin API shows), so they stay the
+// same from one start to the next. The error never repeats the name: in a
+// -key flag it sits beside the token.
+func ValidAccount(name string) error {
+	if name == "" || len(name) > maxAccountLen {
+		return fmt.Errorf("mockserver: an account must be 1 to %d characters, got %d", maxAccountLen, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return fmt.Errorf("mockserver: an account may hold only A-Z, a-z, 0-9, '_', '.' and '-'; character %d (%q) is not one", i+1, name[i:i+1])
+		}
+	}
+	return nil
+}
+
+// AccountUser returns the user id that [New] gives the keys of an account
+// that have no User: "user_" and 26 lowercase base32 characters of the
+// SHA-256 of the account name. It depends on the name alone (never on a
+// token), so the same account has the same user at every start, and the
+// createdBy, updatedBy… of stored versions and events stay true across
+// restarts.
+func AccountUser(account string) string {
+	sum := sha256.Sum256([]byte("contextsvc-mock user of account " + account))
+	return "user_" + strings.ToLower(idEncoding.EncodeToString(sum[:16]))
+}
+
+// ParseKey parses the command-line form KEY[:plan[:scope[:account]]] where
+// plan is free, pro, business, unlimited or enterprise=PERMINUTE/BURST (for
+// example "enterprise=5000/200"), scope is read or write, and account is 1
+// to 64 characters of A-Z, a-z, 0-9, '_', '.' and '-'. The defaults are
+// plan pro, scope write and account [DefaultAccount], so keys that name no
+// account share one. User is left empty, so [New] derives it from the
+// account ([AccountUser]). Its errors never repeat the token.
 func ParseKey(spec string) (Key, error) {
 	parts := strings.Split(spec, ":")
-	if len(parts) > 3 {
-		return Key{}, errors.New("mockserver: key spec has more than KEY:plan:scope")
+	if len(parts) > 4 {
+		return Key{}, errors.New("mockserver: key spec has more than KEY:plan:scope:account")
 	}
-	k := Key{Token: parts[0], Plan: PlanPro, Scope: ScopeWrite}
+	k := Key{Token: parts[0], Plan: PlanPro, Scope: ScopeWrite, Account: DefaultAccount}
 	if k.Token == "" {
 		return Key{}, errors.New("mockserver: key spec with an empty key")
 	}
@@ -143,6 +190,12 @@ func ParseKey(spec string) (Key, error) {
 		default:
 			return Key{}, fmt.Errorf("mockserver: unknown scope %q (read, write)", parts[2])
 		}
+	}
+	if len(parts) > 3 {
+		if err := ValidAccount(parts[3]); err != nil {
+			return Key{}, err
+		}
+		k.Account = parts[3]
 	}
 	return k, nil
 }

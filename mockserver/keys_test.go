@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -17,11 +18,14 @@ func TestParseKey(t *testing.T) {
 		want    Key
 		wantErr bool
 	}{
-		{spec: "sk_1", want: Key{Token: "sk_1", Plan: PlanPro, Scope: ScopeWrite}},
-		{spec: "sk_1:free", want: Key{Token: "sk_1", Plan: PlanFree, Scope: ScopeWrite}},
-		{spec: "sk_1:business:read", want: Key{Token: "sk_1", Plan: PlanBusiness, Scope: ScopeRead}},
-		{spec: "sk_1:unlimited:write", want: Key{Token: "sk_1", Plan: PlanUnlimited, Scope: ScopeWrite}},
-		{spec: "sk_1:enterprise=5000/200", want: Key{Token: "sk_1", Plan: PlanEnterprise, Scope: ScopeWrite, PerMinute: 5000, Burst: 200}},
+		{spec: "sk_1", want: Key{Token: "sk_1", Plan: PlanPro, Scope: ScopeWrite, Account: DefaultAccount}},
+		{spec: "sk_1:free", want: Key{Token: "sk_1", Plan: PlanFree, Scope: ScopeWrite, Account: DefaultAccount}},
+		{spec: "sk_1:business:read", want: Key{Token: "sk_1", Plan: PlanBusiness, Scope: ScopeRead, Account: DefaultAccount}},
+		{spec: "sk_1:unlimited:write", want: Key{Token: "sk_1", Plan: PlanUnlimited, Scope: ScopeWrite, Account: DefaultAccount}},
+		{spec: "sk_1:enterprise=5000/200", want: Key{Token: "sk_1", Plan: PlanEnterprise, Scope: ScopeWrite, PerMinute: 5000, Burst: 200, Account: DefaultAccount}},
+		{spec: "sk_1:pro:read:acme", want: Key{Token: "sk_1", Plan: PlanPro, Scope: ScopeRead, Account: "acme"}},
+		{spec: "sk_1:free:write:Team_2.eu-west", want: Key{Token: "sk_1", Plan: PlanFree, Scope: ScopeWrite, Account: "Team_2.eu-west"}},
+		{spec: "sk_1:pro:write:" + strings.Repeat("a", 64), want: Key{Token: "sk_1", Plan: PlanPro, Scope: ScopeWrite, Account: strings.Repeat("a", 64)}},
 		{spec: "", wantErr: true},
 		{spec: ":pro", wantErr: true},
 		{spec: "k:gold", wantErr: true},
@@ -29,7 +33,12 @@ func TestParseKey(t *testing.T) {
 		{spec: "k:enterprise=0/5", wantErr: true},
 		{spec: "k:enterprise=10/x", wantErr: true},
 		{spec: "k:pro:admin", wantErr: true},
-		{spec: "k:pro:read:extra", wantErr: true},
+		{spec: "k:pro:read:", wantErr: true},
+		{spec: "k:pro:read:a b", wantErr: true},
+		{spec: "k:pro:read:acme/eu", wantErr: true},
+		{spec: "k:pro:read:caf\u00e9", wantErr: true},
+		{spec: "k:pro:read:" + strings.Repeat("a", 65), wantErr: true},
+		{spec: "k:pro:read:acme:extra", wantErr: true},
 	} {
 		got, err := ParseKey(tc.spec)
 		if (err != nil) != tc.wantErr {
@@ -45,8 +54,60 @@ func TestParseKey(t *testing.T) {
 	}
 }
 
+// TestParseKeyErrorsHideToken: a refused spec's error names what is wrong
+// and never the token, whichever field is at fault.
+func TestParseKeyErrorsHideToken(t *testing.T) {
+	t.Parallel()
+	for _, rest := range []string{":gold", ":pro:admin", ":pro:read:", ":pro:read:a/b", ":pro:read:" + strings.Repeat("x", 65), ":pro:read:acme:more", ":enterprise=1/0"} {
+		_, err := ParseKey("sk_live_T0ken" + rest)
+		if err == nil {
+			t.Errorf("%q accepted", rest)
+			continue
+		}
+		if strings.Contains(err.Error(), "sk_live_T0ken") || strings.Contains(err.Error(), "T0ken") {
+			t.Errorf("%q: the error shows the token: %v", rest, err)
+		}
+	}
+}
+
+// TestAccountUser: the user of an account's keys is derived from its name
+// alone, is a valid user id, and is what New gives keys without a User.
+func TestAccountUser(t *testing.T) {
+	t.Parallel()
+	u := AccountUser("acme")
+	if u != AccountUser("acme") || u == AccountUser("globex") || u == AccountUser(DefaultAccount) {
+		t.Errorf("AccountUser not one per account name: %s %s %s", u, AccountUser("globex"), AccountUser(DefaultAccount))
+	}
+	if ok, _ := regexp.MatchString(`^user_[a-z0-9]{26}$`, u); !ok {
+		t.Errorf("AccountUser(acme) = %q, not a user id of the contract", u)
+	}
+	s := New(WithKey(Key{Token: "a1", Account: "acme"}), WithKey(Key{Token: "a2", Account: "acme", Scope: ScopeRead}),
+		WithKey(Key{Token: "g", Account: "globex"}), WithKey(Key{Token: "own", Account: "acme", User: "user_own"}))
+	ks := s.Keys()
+	if ks[0].User != u || ks[1].User != u || ks[2].User != AccountUser("globex") || ks[3].User != "user_own" {
+		t.Errorf("keys %v", ks)
+	}
+	// Another server with the same accounts has the same users.
+	if again := New(WithKey(Key{Token: "other", Account: "acme"})); again.DefaultKey().User != u {
+		t.Errorf("user %s on a second server, want %s", again.DefaultKey().User, u)
+	}
+	for _, bad := range []string{"a b", "acme/eu", strings.Repeat("a", 65), "caf\u00e9"} {
+		if err := ValidAccount(bad); err == nil {
+			t.Errorf("ValidAccount(%q) = nil", bad)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("New accepted the account %q", bad)
+				}
+			}()
+			New(WithKey(Key{Token: "x", Account: bad}))
+		}()
+	}
+}
+
 func FuzzParseKey(f *testing.F) {
-	for _, s := range []string{"k", "k:pro", "k:enterprise=1/1:read", "::", "k:enterprise=/", "k:free:write"} {
+	for _, s := range []string{"k", "k:pro", "k:enterprise=1/1:read", "::", "k:enterprise=/", "k:free:write", "k:free:write:acme", "k:pro:read:a/b", ":::"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
@@ -55,7 +116,7 @@ func FuzzParseKey(f *testing.F) {
 			return
 		}
 		// A parsed key is usable by New.
-		k.User, k.Account = "user_fuzz", "acct_fuzz"
+		k.User = AccountUser(k.Account)
 		if err := k.validate(); err != nil {
 			t.Fatalf("ParseKey(%q) = %v, which New rejects: %v", spec, k, err)
 		}

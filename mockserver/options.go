@@ -36,8 +36,10 @@ type config struct {
 func WithClock(c Clock) Option { return func(cf *config) { cf.clock = c } }
 
 // WithKey adds an API key the server accepts. It may be given many times.
-// Empty fields get defaults: Plan pro, Scope write, a generated Account and
-// User. When no key is given, New creates one (see [Server.DefaultKey]).
+// Empty fields get defaults: Plan pro, Scope write, a generated Account
+// ("acct_…"), and the User derived from the Account ([AccountUser]). New
+// panics on an invalid key (an Account that [ValidAccount] refuses, say).
+// When no key is given, New creates one (see [Server.DefaultKey]).
 func WithKey(k Key) Option { return func(cf *config) { cf.keys = append(cf.keys, k) } }
 
 // WithLogger sets the logger for recovered panics, delivery attempts (one

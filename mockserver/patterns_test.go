@@ -28,6 +28,7 @@ func TestDocumentPatternsAreTheServers(t *testing.T) {
 		"ContextID":     contextIDPattern,
 		"UserID":        userIDPattern,
 		"EventID":       eventIDPattern,
+		"AccountID":     accountPattern,
 	} {
 		if got := doc.Components.Schemas[name].Value.Pattern; got != want {
 			t.Errorf("%s: the document's pattern\n%s\nis not the server's\n%s", name, got, want)
@@ -187,6 +188,20 @@ func FuzzDurationPattern(f *testing.F) {
 		d, err := time.ParseDuration(raw)
 		if err != nil || d < 0 {
 			t.Fatalf("the pattern admits %q, which ParseDuration reads as %v, %v", raw, d, err)
+		}
+	})
+}
+
+// FuzzAccountPattern checks that ValidAccount takes exactly the names the
+// document's AccountID pattern admits.
+func FuzzAccountPattern(f *testing.F) {
+	for _, s := range []string{"default", "acme", "Team_2.eu-west", "", "a b", "acme/eu", "café", strings.Repeat("a", 64), strings.Repeat("a", 65), "a\n"} {
+		f.Add(s)
+	}
+	accounts := regexp.MustCompile(accountPattern)
+	f.Fuzz(func(t *testing.T, name string) {
+		if (ValidAccount(name) == nil) != accounts.MatchString(name) {
+			t.Fatalf("account %q: ValidAccount and the pattern disagree", name)
 		}
 	})
 }

@@ -181,23 +181,62 @@ type finishedEntry struct {
 // deliveryRecord is the engine's own record of a delivery. It is kept small:
 // 100,000 pending retries are 100,000 of these plus their heap entries.
 type deliveryRecord struct {
-	id        string
-	created   uint64     // creation order, the key of lists and their cursors
-	event     *eventBody // shared by every delivery of the event
-	webhookID string
+	id      string
+	created uint64     // creation order, the key of lists and their cursors
+	event   *eventBody // shared by every delivery of the event
+	// hook is the webhook delivered to: each attempt reads its url and
+	// secret as they are when the attempt starts.
+	hook *webhook
+	// url is where the latest attempt went (before any, the webhook's url
+	// when the delivery was created).
 	url       string
-	secret    string
 	attempts  []DeliveryAttempt // finished attempts; grows only on attempts
 	createdAt time.Time
-	dueAt     time.Time      // when the waiting attempt is due (valid while heapIndex >= 0)
-	seq       uint64         // order of scheduling, among equal dueAt
-	heapIndex int32          // index in deliverer.due, -1 when not waiting
-	retries   int32          // schedule delays used since creation or the last redeliver
-	status    deliveryStatus // pending, succeeded, failed
-	inFlight  bool           // an attempt is running
-	dropped   bool           // dropped from the history
-	inBacklog bool           // its first attempt has not started
-	gen       uint32         // counts the times it finished
+	dueAt     time.Time // when the waiting attempt is due (valid while heapIndex >= 0)
+	seq       uint64    // order of scheduling, among equal dueAt
+	// hookPrev and hookNext link the pending deliveries of hook.
+	hookPrev, hookNext *deliveryRecord
+	heapIndex          int32          // index in deliverer.due, -1 when not waiting
+	retries            int32          // schedule delays used since creation or the last redeliver
+	gen                uint32         // counts the times it finished
+	status             deliveryStatus // pending, succeeded, failed
+	failure            failureReason  // why it failed, when it did
+	inFlight           bool           // an attempt is running
+	dropped            bool           // dropped from the history
+	inBacklog          bool           // its first attempt has not started
+	linked             bool           // in hook's pending list
+}
+
+// failureReason says why a delivery is failed, in one byte.
+type failureReason uint8
+
+const (
+	failNone        failureReason = iota
+	failExhausted                 // every attempt of the retry schedule failed
+	failDeactivated               // its webhook was deactivated
+	failDeleted                   // its webhook was deleted
+)
+
+// text describes the reason for the admin API, naming the webhook.
+func (f failureReason) text(webhookID string) string {
+	switch f {
+	case failExhausted:
+		return "every attempt failed and the retry schedule has ended"
+	case failDeactivated:
+		return "webhook " + webhookID + " was deactivated: no further attempt is made"
+	case failDeleted:
+		return "webhook " + webhookID + " was deleted: no further attempt is made"
+	}
+	return ""
+}
+
+// failureFor is the reason a delivery to a webhook in state st ends: it
+// was deleted or deactivated.
+func failureFor(st *webhookState) failureReason {
+	if st.deleted {
+		return failDeleted
+	}
+	return failDeactivated
 }
 
 // dueHeap is a container/heap of the records that have an attempt waiting,
@@ -304,25 +343,31 @@ func newDeliveryHTTPClient(workers int, timeout time.Duration) *http.Client {
 	}
 }
 
-// enqueue records a delivery of an event to a webhook and makes its first
-// attempt due now. body is the event envelope's exact bytes; it is copied
-// once per event id and shared by all the deliveries of that event. secret
-// signs every attempt and is never logged nor returned. After close, the
-// delivery is recorded but stays pending: no attempt is made.
-func (d *deliverer) enqueue(eventID string, eventType contextsvc.EventType, body []byte, webhookID, url, secret string) Delivery {
-	return d.enqueueBody(eventID, eventType, body, true, webhookID, url, secret)
+// enqueueShared records a delivery of an event to a webhook and makes its
+// first attempt due now, and reports whether it did: a webhook that is no
+// longer active (or was deleted) gets no new delivery. body is the event
+// envelope's exact bytes, which the caller never changes (the server's
+// events): all the deliveries of the event share them. Each attempt is
+// signed with the webhook's secret as it is when the attempt starts, which
+// is never logged nor returned. After close, the delivery is recorded but
+// stays pending: no attempt is made.
+func (d *deliverer) enqueueShared(eventID string, eventType contextsvc.EventType, body []byte, hook *webhook) (Delivery, bool) {
+	return d.enqueueBody(eventID, eventType, body, false, hook)
 }
 
-// enqueueShared is enqueue for a body the caller never changes (the
-// server's events): the deliveries share it instead of copying it.
-func (d *deliverer) enqueueShared(eventID string, eventType contextsvc.EventType, body []byte, webhookID, url, secret string) Delivery {
-	return d.enqueueBody(eventID, eventType, body, false, webhookID, url, secret)
-}
-
-func (d *deliverer) enqueueBody(eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, webhookID, url, secret string) Delivery {
+// enqueueBody is enqueueShared, copying body once per event id when
+// copyBody is set.
+func (d *deliverer) enqueueBody(eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook *webhook) (Delivery, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.waitForRoomLocked()
+	// Checked under the engine's lock: a webhook deactivated before this
+	// gets nothing, and one deactivated after it has this delivery ended
+	// by retire, which takes the same lock.
+	st := hook.state.Load()
+	if !st.deliverable() {
+		return Delivery{}, false
+	}
 	ev := d.events[eventID]
 	if ev == nil || ev.typ != eventType || !bytes.Equal(ev.body, body) {
 		if copyBody {
@@ -337,21 +382,98 @@ func (d *deliverer) enqueueBody(eventID string, eventType contextsvc.EventType, 
 		id:        newID("dlv_"),
 		created:   d.created,
 		event:     ev,
-		webhookID: webhookID,
-		url:       url,
-		secret:    secret,
+		hook:      hook,
+		url:       st.url,
 		createdAt: now,
 		heapIndex: -1,
 	}
 	d.recs[rec.id] = rec
 	d.order.push(rec)
 	d.byEvent[eventID] = append(d.byEvent[eventID], rec)
+	d.linkLocked(rec)
 	rec.inBacklog = true
 	d.backlog++
 	d.pushLocked(rec, now)
 	d.notifyLocked(rec)
 	d.pumpLocked()
-	return d.snapshotLocked(rec)
+	return d.snapshotLocked(rec), true
+}
+
+// linkLocked adds rec, which has just become pending, to its webhook's
+// pending list.
+func (d *deliverer) linkLocked(rec *deliveryRecord) {
+	if rec.linked {
+		return
+	}
+	rec.linked = true
+	rec.hookPrev, rec.hookNext = nil, rec.hook.pending
+	if rec.hook.pending != nil {
+		rec.hook.pending.hookPrev = rec
+	}
+	rec.hook.pending = rec
+}
+
+// unlinkLocked takes rec, which is no longer pending, off its webhook's
+// pending list.
+func (d *deliverer) unlinkLocked(rec *deliveryRecord) {
+	if !rec.linked {
+		return
+	}
+	rec.linked = false
+	if rec.hookPrev != nil {
+		rec.hookPrev.hookNext = rec.hookNext
+	} else {
+		rec.hook.pending = rec.hookNext
+	}
+	if rec.hookNext != nil {
+		rec.hookNext.hookPrev = rec.hookPrev
+	}
+	rec.hookPrev, rec.hookNext = nil, nil
+}
+
+// retire ends the pending deliveries to hook, which has just been
+// deactivated or deleted (its state says which): each one waiting for an
+// attempt becomes failed at once, saying why; one whose attempt is running
+// ends when the attempt does (failed, unless the attempt succeeded). It
+// returns how many it ended now. Deliveries the webhook gets later are
+// refused by enqueue, and attempts that would start are checked again by
+// the workers.
+func (d *deliverer) retire(hook *webhook) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := hook.state.Load()
+	if st.deliverable() {
+		return 0 // reactivated meanwhile
+	}
+	reason := failureFor(st)
+	n := 0
+	for rec := hook.pending; rec != nil; {
+		next := rec.hookNext
+		if !rec.inFlight {
+			if rec.heapIndex >= 0 {
+				heap.Remove(&d.due, int(rec.heapIndex))
+			}
+			if rec.inBacklog {
+				rec.inBacklog = false
+				d.backlog-- // room for a waiting enqueue (notifyLocked wakes it)
+			}
+			d.failLocked(rec, reason)
+			n++
+		}
+		rec = next
+	}
+	d.pumpLocked()
+	return n
+}
+
+// failLocked ends rec, which has no attempt waiting or running, as failed
+// for reason.
+func (d *deliverer) failLocked(rec *deliveryRecord, reason failureReason) {
+	rec.status = statusFailed
+	rec.failure = reason
+	d.unlinkLocked(rec)
+	d.finishedLocked(rec)
+	d.notifyLocked(rec)
 }
 
 // waitForRoomLocked waits, in arrival order, until fewer than maxBacklog
@@ -379,7 +501,7 @@ func (d *deliverer) list(f DeliveryFilter) []Delivery {
 	defer d.mu.Unlock()
 	out := make([]Delivery, 0)
 	for _, rec := range d.candidatesLocked(f) {
-		if !rec.dropped && f.match(rec.event.id, rec.webhookID, rec.status.state()) {
+		if !rec.dropped && f.match(rec.event.id, rec.hook.id, rec.status.state()) {
 			out = append(out, d.snapshotLocked(rec))
 		}
 	}
@@ -408,7 +530,7 @@ func (d *deliverer) page(after uint64, limit int, f DeliveryFilter) (out []Deliv
 	out = make([]Delivery, 0, min(limit, len(src)-i))
 	for ; i < len(src); i++ {
 		rec := src[i]
-		if rec.dropped || !f.match(rec.event.id, rec.webhookID, rec.status.state()) {
+		if rec.dropped || !f.match(rec.event.id, rec.hook.id, rec.status.state()) {
 			continue
 		}
 		if len(out) == limit {
@@ -435,7 +557,8 @@ func (d *deliverer) get(id string) (Delivery, bool) {
 // retry schedule starts over: if the new attempt fails, the retries follow
 // the whole schedule again. A pending delivery waiting for a retry has that
 // retry moved to now. It fails with ErrDeliveryNotFound for an unknown id,
-// ErrDeliveryInFlight while an attempt of the delivery is running, and
+// ErrDeliveryInFlight while an attempt of the delivery is running,
+// ErrWebhookInactive when its webhook is inactive or deleted, and
 // ErrDeliveriesClosed after close.
 func (d *deliverer) redeliver(id string) (Delivery, error) {
 	d.mu.Lock()
@@ -449,6 +572,9 @@ func (d *deliverer) redeliver(id string) (Delivery, error) {
 	case rec.inFlight:
 		return Delivery{}, fmt.Errorf("%w: %s", ErrDeliveryInFlight, id)
 	}
+	if st := rec.hook.state.Load(); !st.deliverable() {
+		return Delivery{}, fmt.Errorf("%w: %s", ErrWebhookInactive, failureFor(st).text(rec.hook.id))
+	}
 	now := d.clock.Now()
 	if rec.status != statusPending {
 		// No longer finished: it leaves the history's count, and its entry
@@ -457,6 +583,8 @@ func (d *deliverer) redeliver(id string) (Delivery, error) {
 		rec.gen++
 	}
 	rec.status = statusPending
+	rec.failure = failNone
+	d.linkLocked(rec)
 	rec.retries = 0
 	if rec.heapIndex >= 0 {
 		rec.dueAt = now
@@ -553,6 +681,10 @@ func (d *deliverer) reset() {
 	for _, rec := range d.due {
 		rec.heapIndex = -1
 	}
+	// The webhooks' pending lists hold records that are now forgotten.
+	for _, rec := range d.recs {
+		rec.hook.pending = nil
+	}
 	d.recs = make(map[string]*deliveryRecord)
 	d.order, d.orderDead = queue[*deliveryRecord]{}, 0
 	d.byEvent = make(map[string][]*deliveryRecord)
@@ -629,14 +761,15 @@ func (d *deliverer) notifyLocked(rec *deliveryRecord) {
 // snapshotLocked returns a copy of rec that shares nothing with it.
 func (d *deliverer) snapshotLocked(rec *deliveryRecord) Delivery {
 	s := Delivery{
-		ID:        rec.id,
-		EventID:   rec.event.id,
-		EventType: rec.event.typ,
-		WebhookID: rec.webhookID,
-		URL:       rec.url,
-		State:     rec.status.state(),
-		Attempts:  make([]DeliveryAttempt, len(rec.attempts)),
-		CreatedAt: rec.createdAt,
+		ID:            rec.id,
+		EventID:       rec.event.id,
+		EventType:     rec.event.typ,
+		WebhookID:     rec.hook.id,
+		URL:           rec.url,
+		State:         rec.status.state(),
+		FailureReason: rec.failure.text(rec.hook.id),
+		Attempts:      make([]DeliveryAttempt, len(rec.attempts)),
+		CreatedAt:     rec.createdAt,
 	}
 	copy(s.Attempts, rec.attempts)
 	if rec.heapIndex >= 0 {
@@ -730,8 +863,8 @@ type attemptJob struct {
 	id          string
 	event       *eventBody
 	webhookID   string
-	url         string
-	secret      string
+	url         string // the webhook's url when the attempt starts
+	secret      string // the webhook's secret when the attempt starts
 	number      int
 	scheduledAt time.Time
 }
@@ -757,20 +890,30 @@ func (d *deliverer) work() {
 			rec.inBacklog = false
 			d.backlog-- // room for a waiting enqueue (notifyLocked wakes it)
 		}
+		// The url and secret of the webhook now: a change since the
+		// delivery was created (a rotated secret, a moved receiver) applies
+		// to this attempt. A webhook deactivated or deleted meanwhile gets
+		// no attempt (retire normally got there first).
+		st := rec.hook.state.Load()
+		if !st.deliverable() {
+			d.failLocked(rec, failureFor(st))
+			continue
+		}
 		// More is due: let another worker take it while this one sends.
 		if len(d.due) > 0 && !d.due[0].dueAt.After(now) && d.running < d.workers {
 			d.running++
 			go d.work()
 		}
 		rec.inFlight = true
+		rec.url = st.url
 		job := attemptJob{
 			ctx:         d.attemptCtx,
 			rec:         rec,
 			id:          rec.id,
 			event:       rec.event,
-			webhookID:   rec.webhookID,
-			url:         rec.url,
-			secret:      rec.secret,
+			webhookID:   rec.hook.id,
+			url:         st.url,
+			secret:      st.secret,
 			number:      len(rec.attempts) + 1,
 			scheduledAt: rec.dueAt,
 		}
@@ -802,11 +945,19 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 	}
 	rec.attempts = append(rec.attempts, a)
 	var outcome string
+	st := rec.hook.state.Load()
 	switch {
 	case a.Succeeded():
 		rec.status = statusSucceeded
+		d.unlinkLocked(rec)
 		d.finishedLocked(rec)
 		outcome = string(DeliverySucceeded)
+	case !st.deliverable():
+		// Deactivated or deleted while this attempt ran: no retry.
+		rec.status, rec.failure = statusFailed, failureFor(st)
+		d.unlinkLocked(rec)
+		d.finishedLocked(rec)
+		outcome = string(DeliveryFailed) + ": " + rec.failure.text(rec.hook.id)
 	case int(rec.retries) < len(d.schedule):
 		// The next attempt counts from when this one finished. On a fake
 		// clock attempts take no time, so that is also when it started.
@@ -816,7 +967,8 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 		d.pumpLocked()
 		outcome = "retry scheduled"
 	default:
-		rec.status = statusFailed
+		rec.status, rec.failure = statusFailed, failExhausted
+		d.unlinkLocked(rec)
 		d.finishedLocked(rec)
 		outcome = string(DeliveryFailed)
 	}

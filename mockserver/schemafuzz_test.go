@@ -113,6 +113,7 @@ type fuzzServer struct {
 	account  string
 	context  string
 	delivery string
+	webhook  string
 }
 
 func newFuzzServer(t *testing.T) *fuzzServer {
@@ -137,6 +138,7 @@ func newFuzzServer(t *testing.T) *fuzzServer {
 		s.ServeHTTP(httptest.NewRecorder(), httptestRequest("PUT", "/v1/contexts/"+fx.context, body, fx.key))
 	}
 	fx.delivery = s.Deliveries(DeliveryFilter{})[0].ID
+	fx.webhook = s.Webhooks()[0].ID
 	return fx
 }
 
@@ -195,7 +197,7 @@ func (fx *fuzzServer) send(req *fuzzRequest) (int, errorDetail) {
 // the server would have issued.
 var cursorKinds = map[string]byte{
 	"listContexts": cursorContexts, "listVersions": cursorVersions, "mockListEvents": cursorEvents,
-	"mockListDeliveries": cursorDeliveries, "mockListFaults": cursorFaults,
+	"mockListDeliveries": cursorDeliveries, "mockListFaults": cursorFaults, "mockListWebhooks": cursorWebhooks,
 }
 
 // build draws a valid request of op.
@@ -205,8 +207,11 @@ func (fx *fuzzServer) build(t *testing.T, op fuzzOp, r *rand.Rand) (*fuzzRequest
 		switch {
 		case p.In == openapi3.ParameterInPath:
 			id := fx.context
-			if strings.HasPrefix(op.path, "/_mock/deliveries/") {
+			switch {
+			case strings.HasPrefix(op.path, "/_mock/deliveries/"):
 				id = fx.delivery
+			case strings.HasPrefix(op.path, "/_mock/webhooks/"):
+				id = fx.webhook
 			}
 			if r.IntN(4) == 0 {
 				// Any segment names nothing, and is a 404; one with a '/'

@@ -43,6 +43,10 @@ type Server struct {
 	accounts    map[string]*account
 	accountList []*account
 
+	// hooks indexes every account's webhooks by id and registration order
+	// (webhooks.go). Its lock comes before an account's.
+	hooks webhookIndex
+
 	// cursorSalt makes cursors opaque and lets the server reject forged or
 	// corrupted ones. A state document carries it, so cursors outlive a
 	// restart; LoadState replaces it, hence the atomic pointer.
@@ -54,7 +58,7 @@ type Server struct {
 	// onEvent, when set (by the delivery engine), is called after each
 	// event is recorded, with the account's active webhooks subscribed to
 	// its type. It is called without any store lock held.
-	onEvent func(ev Event, targets []webhookTarget)
+	onEvent func(ev Event, targets []*webhook)
 
 	// deliveries is the webhook delivery engine, fed by onEvent.
 	deliveries *deliverer
@@ -123,6 +127,7 @@ func Open(opts ...Option) (*Server, error) {
 		clock: cf.clock, logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
 		requestLog:        cf.requestLog,
 		accounts:          make(map[string]*account),
+		hooks:             webhookIndex{byID: make(map[string]*webhook)},
 		events:            newEventLog(cf.historyLimit),
 		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
 		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
@@ -137,11 +142,11 @@ func Open(opts ...Option) (*Server, error) {
 		History:    cf.historyLimit,
 		MaxBacklog: cf.deliveryBacklog,
 	})
-	s.onEvent = func(ev Event, targets []webhookTarget) {
-		for _, t := range targets {
+	s.onEvent = func(ev Event, targets []*webhook) {
+		for _, w := range targets {
 			// The event's Body is never changed, so the deliveries share
 			// it with the event log instead of copying it.
-			s.deliveries.enqueueShared(ev.ID, ev.Type, ev.Body, t.ID, t.URL, t.Secret)
+			s.deliveries.enqueueShared(ev.ID, ev.Type, ev.Body, w)
 		}
 	}
 	salt := new([16]byte)
@@ -161,7 +166,7 @@ func Open(opts ...Option) (*Server, error) {
 			k.Account = newID("acct_")
 		}
 		if k.User == "" {
-			k.User = newID("user_")
+			k.User = AccountUser(k.Account)
 		}
 		if err := k.validate(); err != nil {
 			panic(err)
@@ -306,7 +311,7 @@ func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	allow := make([]string, 0, len(rt))
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		if _, ok := rt[m]; ok {
 			allow = append(allow, m)
 		}

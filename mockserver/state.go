@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"slices"
@@ -121,6 +122,7 @@ type stateSnapshot struct {
 	salt        [16]byte
 	eventSeq    uint64
 	deliverySeq uint64
+	webhookSeq  uint64
 	accounts    []savedAccount
 	deliveries  []savedDelivery
 }
@@ -129,7 +131,15 @@ type savedAccount struct {
 	id         string
 	contextSeq uint64
 	contexts   []savedContext
-	webhooks   []webhook
+	webhooks   []savedWebhook
+}
+
+// savedWebhook is a webhook as it was when copied.
+type savedWebhook struct {
+	id        string
+	seq       uint64
+	createdAt time.Time
+	state     webhookState
 }
 
 type savedContext struct {
@@ -139,15 +149,19 @@ type savedContext struct {
 }
 
 // snapshotState copies the state. The deliveries are copied first: each
-// names a webhook that existed when it was made, so a delivery whose
-// webhook is missing from the accounts copied after it lost its webhook
-// meanwhile (a reset) and is left out, as the server would end it; the
-// document never names a webhook it does not hold.
+// was made for a webhook that took deliveries then, so a delivery whose
+// webhook is missing from the accounts copied after it, or no longer takes
+// deliveries, lost it meanwhile (a delete, a deactivation, a reset), and
+// is left out, as the server ends it; the document never names a webhook
+// it does not hold, nor has a pending delivery to an inactive one.
 func (s *Server) snapshotState() *stateSnapshot {
 	snap := &stateSnapshot{savedAt: s.clock.Now(), salt: *s.cursorSalt.Load(), eventSeq: s.events.lastSeq()}
 	pending, dseq := s.deliveries.savePending()
 	snap.deliverySeq = dseq
-	hooks := make(map[string]bool)
+	s.hooks.mu.RLock()
+	snap.webhookSeq = s.hooks.seq
+	s.hooks.mu.RUnlock()
+	deliverable := make(map[string]bool)
 	for _, a := range s.accountList {
 		a.mu.RLock()
 		sa := savedAccount{id: a.id, contextSeq: a.nextSeq, contexts: make([]savedContext, len(a.order))}
@@ -155,13 +169,14 @@ func (s *Server) snapshotState() *stateSnapshot {
 			sa.contexts[i] = savedContext{id: c.id, seq: c.seq, versions: slices.Clip(c.versions)}
 		}
 		for _, w := range a.webhooks {
-			sa.webhooks = append(sa.webhooks, *w)
-			hooks[w.id] = true
+			st := w.state.Load()
+			sa.webhooks = append(sa.webhooks, savedWebhook{id: w.id, seq: w.seq, createdAt: w.createdAt, state: *st})
+			deliverable[w.id] = st.deliverable()
 		}
 		a.mu.RUnlock()
 		snap.accounts = append(snap.accounts, sa)
 	}
-	snap.deliveries = slices.DeleteFunc(pending, func(d savedDelivery) bool { return !hooks[d.webhookID] })
+	snap.deliveries = slices.DeleteFunc(pending, func(d savedDelivery) bool { return !deliverable[d.webhookID] })
 	return snap
 }
 
@@ -171,6 +186,7 @@ type loadedState struct {
 	salt        *[16]byte // nil: keep the server's
 	eventSeq    uint64
 	deliverySeq uint64
+	webhookSeq  uint64
 	accounts    []*loadedAccount
 	deliveries  []savedDelivery
 	// counts, for the log
@@ -185,10 +201,10 @@ type loadedAccount struct {
 }
 
 // installState makes st the server's state. Each account is swapped under
-// its own lock, with indexes built before; then the history is emptied
-// and the deliveries restored. addAccounts lets st hold accounts no key
-// belongs to (only before the server serves: the account map is read
-// without a lock).
+// its own lock, with indexes built before, and the webhook index with
+// them, as Reset does; then the history is emptied and the deliveries
+// restored. addAccounts lets st hold accounts no key belongs to (only
+// before the server serves: the account map is read without a lock).
 func (s *Server) installState(st *loadedState, addAccounts bool) {
 	byID := make(map[string]*loadedAccount, len(st.accounts))
 	for _, la := range st.accounts {
@@ -199,15 +215,34 @@ func (s *Server) installState(st *loadedState, addAccounts bool) {
 			s.accountList = append(s.accountList, a)
 		}
 	}
+	hooks := make(map[string]*webhook)
+	var hookOrder []*webhook
+	for _, la := range st.accounts {
+		for _, w := range la.webhooks {
+			hooks[w.id] = w
+			hookOrder = append(hookOrder, w)
+		}
+	}
+	slices.SortFunc(hookOrder, func(a, b *webhook) int { return cmp.Compare(a.seq, b.seq) })
+	s.hooks.mu.Lock()
+	// The webhooks replaced take no delivery from an event that read them
+	// just before (as after Reset).
+	for _, w := range s.hooks.order {
+		old := *w.state.Load()
+		old.deleted = true
+		w.state.Store(&old)
+	}
+	s.hooks.byID, s.hooks.order = hooks, hookOrder
+	s.hooks.seq = max(s.hooks.seq, st.webhookSeq)
 	for _, a := range s.accountList {
 		la := byID[a.id]
 		ids := make(map[string]*contextRec)
 		tags := make(map[string][]*contextRec)
 		var order []*contextRec
-		var hooks []*webhook
+		var accountHooks []*webhook
 		seq := uint64(0)
 		if la != nil {
-			order, hooks, seq = la.contexts, la.webhooks, la.contextSeq
+			order, accountHooks, seq = la.contexts, la.webhooks, la.contextSeq
 			ids = make(map[string]*contextRec, len(order))
 			for _, c := range order {
 				ids[c.id] = c
@@ -217,12 +252,13 @@ func (s *Server) installState(st *loadedState, addAccounts bool) {
 			}
 		}
 		a.mu.Lock()
-		a.byID, a.order, a.byTag, a.webhooks = ids, order, tags, hooks
+		a.byID, a.order, a.byTag, a.webhooks = ids, order, tags, accountHooks
 		if la != nil {
 			a.nextSeq = seq
 		}
 		a.mu.Unlock()
 	}
+	s.hooks.mu.Unlock()
 	if st.salt != nil {
 		s.cursorSalt.Store(st.salt)
 	}

@@ -23,15 +23,17 @@ var stateBenchContexts = flag.Int("state-contexts", 10_000,
 //     fsync, rename, fsync the directory), against save-baseline: the same
 //     bytes written the same atomic way, so the ratio is the cost of
 //     making the document;
+//
 //   - load: Open of a server on the file (read, check every field, build
 //     the indexes, analyze each context's Markdown), against
 //     load-baseline: os.ReadFile and json.Unmarshal of the same file into
 //     plain structs, with no check at all;
+//
 //   - heap-MB: the live heap the loaded state adds (after a GC), against
 //     the baseline's plain structs; text-MB is the text (names and
 //     contents of every version) the state holds.
 //
-//	go test ./mockserver -run '^$' -bench BenchmarkState -benchtime 3x -state-contexts 100000
+//     go test ./mockserver -run '^$' -bench BenchmarkState -benchtime 3x -state-contexts 100000
 func BenchmarkState(b *testing.B) {
 	n := *stateBenchContexts
 	path := filepath.Join(b.TempDir(), "state.json")

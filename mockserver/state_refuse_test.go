@@ -158,6 +158,10 @@ var badStates = []stateCase{
 	{name: "unknown event type", old: `"events":["context.created"]`, new: `"events":["context.exploded"]`, path: "accounts[0].webhooks[0].events", msg: `unknown event type "context.exploded"`},
 	{name: "empty secret", old: `"secret":"whsec_fixture"`, new: `"secret":""`, path: "accounts[0].webhooks[0].secret", msg: "1 to 256 characters"},
 	{name: "long secret", old: `"secret":"whsec_fixture"`, new: `"secret":"` + strings.Repeat("s", 257) + `"`, path: "accounts[0].webhooks[0].secret", msg: "1 to 256 characters"},
+	{name: "delivery to an inactive webhook", old: `"secret":"whsec_fixture",`, new: `"secret":"whsec_fixture","active":false,`, path: "deliveries[0].webhookId", msg: "is inactive"},
+	{name: "account name", old: `{"id":"team-a",`, new: `{"id":"team a",`, path: "accounts[0].id", msg: "may hold only"},
+	{name: "webhook seq twice", old: fxWebhook, new: strings.Replace(fxWebhook, `","url"`, `","seq":3,"url"`, 1) + "," +
+		strings.Replace(strings.Replace(fxWebhook, "wh_aaaa", "wh_bbbb", 1), `","url"`, `","seq":3,"url"`, 1), path: "accounts[0].webhooks[1].seq", msg: "another webhook's seq"},
 	{name: "active as a string", old: `"secret":"whsec_fixture",`, new: `"secret":"whsec_fixture","active":"yes",`, path: "accounts[0].webhooks[0].active", msg: "true or false"},
 	{name: "event id", old: `"id":"evt_aaaaaaaaaaaaaaaaaaaaaaaa","type"`, new: `"id":"evt_x","type"`, path: "events[0].id", msg: "is not a event id"},
 	{name: "event type with a space", old: `"type":"context.created"`, new: `"type":"context created"`, path: "events[0].type", msg: "printable ASCII"},

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -309,5 +312,89 @@ func TestStateFileMissingThenWritten(t *testing.T) {
 	ts.persist.mu.Unlock()
 	if armed && !ts.persist.dirty.Load() {
 		t.Error("a save is armed with nothing changed")
+	}
+}
+
+// TestStateWebhooksSurviveRestart: what webhook management changes lives
+// through a restart: an inactive webhook stays inactive, a deleted one and
+// its ended deliveries stay gone, a rotated secret signs the retries after
+// the restart, the webhook list's cursors go on, and a change made through
+// the Go methods alone reaches the file.
+func TestStateWebhooksSurviveRestart(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "state.json")
+	clock := NewFakeClock(dlvT0)
+	var mu sync.Mutex
+	var sigs []string // signature of each attempt, in order
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		sigs = append(sigs, r.Header.Get("X-Service-Signature")+" "+r.Header.Get("X-Service-Delivery-Attempt")+" "+hmacSignature(body, "whsec_new"))
+		mu.Unlock()
+		if r.Header.Get("X-Service-Delivery-Attempt") == "1" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(rc.Close)
+
+	ts1 := stateServer(t, clock, path)
+	kept := registerHook(t, ts1, rc.URL, "whsec_old", contextsvc.EventContextCreated)
+	paused := registerHook(t, ts1, rc.URL, "whsec_paused", contextsvc.EventContextCreated)
+	gone := registerHook(t, ts1, rc.URL, "whsec_gone", contextsvc.EventContextCreated)
+	create(t, ts1, `{"name":"Delivered thrice"}`)
+	idle(t, ts1) // attempt 1 of each of the three fails
+	if err := ts1.saveStateFile(); err != nil {
+		t.Fatal(err)
+	}
+	// Changes through the Go methods only, after the last write.
+	secret, off := "whsec_new", false
+	if _, err := ts1.UpdateWebhook(kept, WebhookUpdate{Secret: &secret}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts1.UpdateWebhook(paused, WebhookUpdate{Active: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts1.DeleteWebhook(gone); err != nil {
+		t.Fatal(err)
+	}
+	page1 := do(t, ts1, call{method: "GET", path: "/_mock/webhooks?limit=1", key: "-"})
+	var l struct{ NextCursor *string }
+	page1.json(t, &l)
+	page2 := do(t, ts1, call{method: "GET", path: "/_mock/webhooks?limit=1&cursor=" + *l.NextCursor, key: "-"})
+	hooks := ts1.Webhooks()
+	pending := ts1.Deliveries(DeliveryFilter{State: DeliveryPending})
+	stop(t, ts1)
+
+	ts2 := stateServer(t, clock, path)
+	if diff := cmp.Diff(hooks, ts2.Webhooks()); diff != "" {
+		t.Errorf("webhooks after restart (-before +after):\n%s", diff)
+	}
+	if len(hooks) != 2 || hooks[1].ID != paused || hooks[1].Active {
+		t.Errorf("webhooks before restart: %+v", hooks)
+	}
+	if _, ok := ts2.Webhook(gone); ok {
+		t.Error("the deleted webhook is back")
+	}
+	if diff := cmp.Diff(pending, ts2.Deliveries(DeliveryFilter{})); diff != "" || len(pending) != 1 || pending[0].WebhookID != kept {
+		t.Errorf("pending deliveries after restart: %d before, (-before +after):\n%s", len(pending), diff)
+	}
+	if got := do(t, ts2, call{method: "GET", path: "/_mock/webhooks?limit=1&cursor=" + *l.NextCursor, key: "-"}); !bytes.Equal(got.Body, page2.Body) {
+		t.Errorf("the webhook list's cursor after restart: %s\nbefore: %s", got.Body, page2.Body)
+	}
+	// The retry after the restart is signed with the rotated secret.
+	clock.Advance(time.Minute)
+	idle(t, ts2)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sigs) != 4 {
+		t.Fatalf("%d attempts, want 3 before the restart and 1 after: %q", len(sigs), sigs)
+	}
+	if f := strings.Fields(sigs[3]); f[1] != "2" || f[0] != f[2] {
+		t.Errorf("the attempt after the restart (signature, number, signature with the new secret): %v", f)
+	}
+	// A new webhook comes after every one of before in the list.
+	fresh := registerHook(t, ts2, rc.URL, "whsec_fresh", contextsvc.EventContextCreated)
+	if all := ts2.Webhooks(); all[len(all)-1].ID != fresh {
+		t.Errorf("webhooks after a registration: %v", all)
 	}
 }

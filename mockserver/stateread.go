@@ -38,6 +38,8 @@ type stateReader struct {
 	events          map[string]*eventBody
 	refs            []deliveryRef
 	lastDeliverySeq uint64
+	webhookSeqs     map[uint64]bool // registration order: each webhook's place is its own
+	lastWebhookSeq  uint64
 	envelope        []byte   // an event's bytes while it is read
 	tags            []string // a version's tags as read, reused
 
@@ -68,7 +70,7 @@ func (s *Server) readState(r io.Reader, addAccounts bool) (*loadedState, error) 
 	rd := &stateReader{
 		s: s, j: newJSONReader(r), addAccounts: addAccounts, now: s.clock.Now(), st: &loadedState{},
 		contextIDs: make(map[string]bool), accountIDs: make(map[string]bool), deliveryIDs: make(map[string]bool),
-		webhooks: make(map[string]*webhook), events: make(map[string]*eventBody),
+		webhooks: make(map[string]*webhook), events: make(map[string]*eventBody), webhookSeqs: make(map[uint64]bool),
 	}
 	err := rd.document()
 	if rd.analyses != nil {
@@ -160,7 +162,7 @@ func required(seen uint64, w where, fields []string, ks ...int) error {
 	return nil
 }
 
-var topFields = []string{"format", "version", "savedAt", "cursorSalt", "eventSeq", "deliverySeq", "accounts", "events", "deliveries"}
+var topFields = []string{"format", "version", "savedAt", "cursorSalt", "eventSeq", "deliverySeq", "webhookSeq", "accounts", "events", "deliveries"}
 
 const (
 	topFormat = iota
@@ -169,6 +171,7 @@ const (
 	topSalt
 	topEventSeq
 	topDeliverySeq
+	topWebhookSeq
 	topAccounts
 	topEvents
 	topDeliveries
@@ -205,12 +208,15 @@ func (rd *stateReader) document() error {
 			}
 			rd.st.salt = new([16]byte)
 			_, _ = hex.Decode(rd.st.salt[:], []byte(v))
-		case topEventSeq, topDeliverySeq:
+		case topEventSeq, topDeliverySeq, topWebhookSeq:
 			n, err := j.integer(root, topFields[k], 0, maxStateSeq)
-			if k == topEventSeq {
+			switch k {
+			case topEventSeq:
 				rd.st.eventSeq = uint64(n)
-			} else {
+			case topDeliverySeq:
 				rd.st.deliverySeq = uint64(n)
+			default:
+				rd.st.webhookSeq = uint64(n)
 			}
 			return err
 		case topAccounts:
@@ -329,9 +335,12 @@ func (rd *stateReader) account(w where) error {
 	if err := required(seen, w, accountFields, 0); err != nil {
 		return err
 	}
+	if err := ValidAccount(acct); err != nil {
+		return stateErr(w.field("id"), "%s", strings.TrimPrefix(err.Error(), "mockserver: "))
+	}
 	switch {
-	case acct == "":
-		return stateErr(w.field("id"), "must not be empty")
+	case len(la.webhooks) > MaxWebhooksPerAccount:
+		return stateErr(w.field("webhooks"), "%d webhooks: an account has at most %d", len(la.webhooks), MaxWebhooksPerAccount)
 	case rd.accountIDs[acct]:
 		return stateErr(w.field("id"), "account %q appears twice", acct)
 	case !rd.addAccounts && rd.s.accounts[acct] == nil:
@@ -514,62 +523,69 @@ func (rd *stateReader) changes(w where) (contextsvc.Changes, error) {
 	return ch, err
 }
 
-var webhookFields = []string{"id", "url", "events", "secret", "createdAt", "active"}
+var stateWebhookFields = []string{"id", "seq", "url", "events", "secret", "createdAt", "active"}
 
-// webhook reads a webhook, its fields held to registerWebhook's rules.
+// webhook reads a webhook, its fields held to the rules of registration
+// and of a change (PATCH /_mock/webhooks/{id}). Its account is set when
+// the account is read. A seq not given is the one after the highest so
+// far.
 func (rd *stateReader) webhook(w where) (*webhook, error) {
 	j := rd.j
-	wh := &webhook{active: true}
-	seen, err := j.object(w, webhookFields, func(k int) error {
+	wh := &webhook{}
+	st := &webhookState{active: true}
+	seq := -1
+	seen, err := j.object(w, stateWebhookFields, func(k int) error {
 		var err error
+		var e *apiError
 		switch k {
 		case 0:
 			if wh.id, err = rd.id(w, "id", webhookIDRegexp, "webhook", nil); err == nil && rd.webhooks[wh.id] != nil {
 				err = stateErr(w.field("id"), "webhook id %q appears twice", wh.id)
 			}
 		case 1:
-			if wh.url, err = j.str(w, "url", -1, strPlain); err == nil {
-				if e := rd.s.validWebhookURL(wh.url); e != nil {
-					err = apiErr(w.field("url"), e)
-				}
-			}
+			seq, err = j.integer(w, "seq", 1, maxStateSeq)
 		case 2:
-			var evs []string
-			if evs, err = rd.strs(w, "events", strPlain|strIntern, nil); err != nil {
-				return err
-			}
-			if len(evs) == 0 {
-				return stateErr(w.field("events"), "must name at least one event type")
-			}
-			for _, ev := range evs {
-				t := contextsvc.EventType(ev)
-				if !t.Known() {
-					return stateErr(w.field("events"), "unknown event type %q", ev)
-				}
-				if !slices.Contains(wh.events, t) {
-					wh.events = append(wh.events, t)
-				}
+			if st.url, err = j.str(w, "url", -1, strPlain); err == nil {
+				e = rd.s.validWebhookURL(st.url)
 			}
 		case 3:
-			// The messages never echo the secret.
-			if wh.secret, err = j.str(w, "secret", -1, strPlain); err == nil {
-				if n := utf8.RuneCountInString(wh.secret); n < 1 || n > maxSecretRunes {
-					err = stateErr(w.field("secret"), "secret must be 1 to %d characters", maxSecretRunes)
+			var evs []string
+			if evs, err = rd.strs(w, "events", strPlain|strIntern, nil); err == nil {
+				types := make([]contextsvc.EventType, len(evs))
+				for i, ev := range evs {
+					types[i] = contextsvc.EventType(ev)
 				}
+				st.events, e = validWebhookEvents(types)
 			}
 		case 4:
-			wh.createdAt, err = rd.time(w, "createdAt")
+			// The messages never repeat the secret.
+			if st.secret, err = j.str(w, "secret", -1, strPlain); err == nil {
+				e = validWebhookSecret(st.secret)
+			}
 		case 5:
-			wh.active, err = j.boolean(w, "active")
+			wh.createdAt, err = rd.time(w, "createdAt")
+		case 6:
+			st.active, err = j.boolean(w, "active")
+		}
+		if e != nil {
+			err = apiErr(w.field(stateWebhookFields[k]), e)
 		}
 		return err
 	})
 	if err == nil {
-		err = required(seen, w, webhookFields, 0, 1, 2, 3, 4)
+		err = required(seen, w, stateWebhookFields, 0, 2, 3, 4, 5)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if seq < 0 {
+		wh.seq = rd.lastWebhookSeq + 1
+	} else if wh.seq = uint64(seq); rd.webhookSeqs[wh.seq] {
+		return nil, stateErr(w.field("seq"), "%d is another webhook's seq too: each webhook has its own place in registration order", seq)
+	}
+	rd.webhookSeqs[wh.seq] = true
+	rd.lastWebhookSeq = max(rd.lastWebhookSeq, wh.seq)
+	wh.state.Store(st)
 	rd.webhooks[wh.id] = wh
 	rd.st.webhooks++
 	return wh, nil
@@ -735,8 +751,9 @@ func (rd *stateReader) attempt(w where, n int) (DeliveryAttempt, error) {
 	return a, err
 }
 
-// finish resolves each delivery's event and webhook; a delivery takes its
-// secret (and, when it gives none, its url) from its webhook.
+// finish resolves each delivery's event and webhook: its attempts read
+// the webhook's url and secret; when it gives no url (where its latest
+// attempt went), it is the webhook's.
 func (rd *stateReader) finish() error {
 	for _, ref := range rd.refs {
 		ev := rd.events[ref.eventID]
@@ -747,13 +764,18 @@ func (rd *stateReader) finish() error {
 		if wh == nil {
 			return stateErr(ref.w.field("webhookId"), "no webhook %q in any account", ref.d.webhookID)
 		}
+		st := wh.state.Load()
+		if !st.active {
+			return stateErr(ref.w.field("webhookId"), "webhook %q is inactive: an inactive webhook has no pending delivery", ref.d.webhookID)
+		}
 		d := ref.d
-		d.event, d.secret = ev, wh.secret
+		d.event, d.hook = ev, wh
 		if !ref.hasURL {
-			d.url = wh.url
+			d.url = st.url
 		}
 		rd.st.deliveries = append(rd.st.deliveries, d)
 	}
 	rd.st.deliverySeq = max(rd.st.deliverySeq, rd.lastDeliverySeq)
+	rd.st.webhookSeq = max(rd.st.webhookSeq, rd.lastWebhookSeq)
 	return nil
 }

@@ -87,6 +87,8 @@ func (snap *stateSnapshot) writeTo(w io.Writer) (int64, error) {
 	b = strconv.AppendUint(b, snap.eventSeq, 10)
 	b = append(b, `,"deliverySeq":`...)
 	b = strconv.AppendUint(b, snap.deliverySeq, 10)
+	b = append(b, `,"webhookSeq":`...)
+	b = strconv.AppendUint(b, snap.webhookSeq, 10)
 	b = append(b, `,"accounts":[`...)
 	sw.b = b
 	for i := range snap.accounts {
@@ -201,24 +203,26 @@ func appendStrings(b []byte, l []string) []byte {
 	return append(b, ']')
 }
 
-func (sw *stateWriter) webhook(w *webhook) {
+func (sw *stateWriter) webhook(w *savedWebhook) {
 	b := append(sw.b, `{"id":`...)
 	b = appendJSONString(b, w.id)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, w.seq, 10)
 	b = append(b, `,"url":`...)
-	b = appendJSONString(b, w.url)
+	b = appendJSONString(b, w.state.url)
 	b = append(b, `,"events":[`...)
-	for i, e := range w.events {
+	for i, e := range w.state.events {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = appendJSONString(b, string(e))
 	}
 	b = append(b, `],"secret":`...)
-	b = appendJSONString(b, w.secret)
+	b = appendJSONString(b, w.state.secret)
 	b = append(b, `,"createdAt":"`...)
 	b = w.createdAt.UTC().AppendFormat(b, timeFormat)
 	b = append(b, `","active":`...)
-	b = strconv.AppendBool(b, w.active)
+	b = strconv.AppendBool(b, w.state.active)
 	sw.b = append(b, '}')
 }
 

@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"slices"
 	"sort"
 	"sync"
@@ -292,8 +293,33 @@ type Webhook struct {
 	Events []contextsvc.EventType
 	// CreatedAt is when the webhook was registered.
 	CreatedAt time.Time
-	// Active tells whether deliveries are made to it.
+	// Active tells whether deliveries are made to it (see
+	// [Server.UpdateWebhook]).
 	Active bool
+}
+
+// mockWebhookJSON is a webhook as the admin API shows it: the /v1 shape
+// plus its account.
+type mockWebhookJSON struct {
+	ID        string                 `json:"id"`
+	Account   string                 `json:"account"`
+	URL       string                 `json:"url"`
+	Events    []contextsvc.EventType `json:"events"`
+	CreatedAt string                 `json:"createdAt"`
+	Active    bool                   `json:"active"`
+}
+
+// MarshalJSON encodes the webhook as the admin API shows it:
+// {"id","account","url","events","createdAt","active"}, the time in RFC
+// 3339 UTC with millisecond precision; never a secret (a Webhook has
+// none). The default decoding reads it back.
+func (w Webhook) MarshalJSON() ([]byte, error) {
+	events := w.Events
+	if events == nil {
+		events = []contextsvc.EventType{}
+	}
+	return json.Marshal(mockWebhookJSON{ID: w.ID, Account: w.Account, URL: w.URL, Events: events,
+		CreatedAt: formatTime(w.CreatedAt), Active: w.Active})
 }
 
 // Snapshot is a deep copy of everything the server stores (contexts with
@@ -369,5 +395,7 @@ func (s *Server) Contexts(accountID string) []StoredContext {
 	return out
 }
 
-// Webhooks returns every registered webhook, by account then creation.
+// Webhooks returns every registered webhook, by account (in key order)
+// then registration; [Server.AccountWebhooks] returns one account's, and
+// GET /_mock/webhooks pages through them in registration order.
 func (s *Server) Webhooks() []Webhook { return s.Snapshot().Webhooks }

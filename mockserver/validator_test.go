@@ -347,7 +347,7 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		}
 	case param == "account" && op == "mockEmitEvent":
 		return "an account the server does not have"
-	case param == "url" && op == "registerWebhook" && s.httpsOnly:
+	case param == "url" && (op == "registerWebhook" || op == "mockUpdateWebhook") && s.httpsOnly:
 		return "an http url on a server with https-only webhooks"
 	case op == "mockReplaceState" && (param == "accounts" || param == "events" || param == "deliveries"):
 		// The document lists these rules in words: ids unique, versions and
@@ -358,6 +358,8 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		return "a time that is no real date"
 	case op == "mockReplaceState" && strings.HasSuffix(errorMessage(ex), ": the field appears twice"):
 		return "a field given twice in one object"
+	case param == "" && op == "registerWebhook" && webhookLimitReached(ex):
+		return "an account that already has MaxWebhooksPerAccount webhooks"
 	}
 	return ""
 }
@@ -366,6 +368,13 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 func errorMessage(ex *exchange) string {
 	d, _ := ex.errorDetail()
 	return d.Message
+}
+
+// webhookLimitReached reports whether ex is the refusal of a registration
+// past MaxWebhooksPerAccount.
+func webhookLimitReached(ex *exchange) bool {
+	d, ok := ex.errorDetail()
+	return ok && strings.Contains(d.Message, fmt.Sprintf("already has %d webhooks", MaxWebhooksPerAccount))
 }
 
 // inexpressibleAcceptance says which rule, stated in the document's words

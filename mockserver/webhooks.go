@@ -2,32 +2,71 @@ package mockserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
-// webhook is a stored registration; secret never leaves the package except
-// to the delivery engine through webhookTarget.
+// MaxWebhooksPerAccount is how many webhooks one account may have. A
+// registration past it is a 400 (delete one first, DELETE
+// /_mock/webhooks/{id} or [Server.DeleteWebhook]): each event is delivered
+// to every subscribed webhook, so the number of webhooks multiplies the
+// deliveries an event makes.
+const MaxWebhooksPerAccount = 100
+
+// webhook is a stored registration. What can change (url, events, secret,
+// active, deleted) is a webhookState replaced as a whole, never changed in
+// place: the delivery engine reads a webhook's url and secret as they are
+// at each attempt with one atomic load, and lists read it without a lock.
+// The secret never leaves the package.
 type webhook struct {
 	id        string
-	url       string
-	events    []contextsvc.EventType
-	secret    string
-	createdAt time.Time
-	active    bool
 	account   string
+	createdAt time.Time
+	seq       uint64 // registration order: the admin list's order and cursor position
+	state     atomic.Pointer[webhookState]
+	// pending links the deliveries to this webhook that are pending (through
+	// deliveryRecord.hookNext), so that deactivating or deleting the webhook
+	// ends them without a scan of every delivery. It belongs to the
+	// delivery engine and changes only under the engine's lock.
+	pending *deliveryRecord
 }
 
+// webhookState is the changeable part of a webhook.
+type webhookState struct {
+	url     string
+	events  []contextsvc.EventType
+	secret  string
+	active  bool
+	deleted bool
+}
+
+// newWebhook returns an active webhook with the given settings.
+func newWebhook(id, account, url, secret string, events []contextsvc.EventType, createdAt time.Time) *webhook {
+	w := &webhook{id: id, account: account, createdAt: createdAt}
+	w.state.Store(&webhookState{url: url, events: events, secret: secret, active: true})
+	return w
+}
+
+// deliverable reports whether the webhook takes deliveries: it is active
+// and not deleted.
+func (st *webhookState) deliverable() bool { return st.active && !st.deleted }
+
 func (w *webhook) public() Webhook {
-	return Webhook{ID: w.id, Account: w.account, URL: w.url, Events: slices.Clone(w.events), CreatedAt: w.createdAt, Active: w.active}
+	st := w.state.Load()
+	return Webhook{ID: w.id, Account: w.account, URL: st.url, Events: slices.Clone(st.events), CreatedAt: w.createdAt, Active: st.active}
 }
 
 type webhookJSON struct {
@@ -38,67 +77,147 @@ type webhookJSON struct {
 	Active    bool                   `json:"active"`
 }
 
+// webhookIndex holds every account's webhooks by id and in registration
+// order, for the admin API and the Go methods that take a webhook id: a
+// lookup is a map access and a page starts with a binary search. Its lock
+// is taken before an account's lock, never after.
+type webhookIndex struct {
+	mu    sync.RWMutex
+	seq   uint64
+	byID  map[string]*webhook
+	order []*webhook // ascending seq
+}
+
 func (s *Server) registerWebhook(w http.ResponseWriter, r *http.Request, k *apiKey) {
-	wh, e := s.decodeWebhook(r)
+	f, e := s.decodeWebhook(r)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	wh.id, wh.account, wh.active = newID("wh_"), k.Account, true
-	a := k.acct
-	a.mu.Lock()
-	wh.createdAt = s.now()
-	a.webhooks = append(a.webhooks, wh)
-	a.mu.Unlock()
-	b, _ := json.Marshal(webhookJSON{ID: wh.id, URL: wh.url, Events: wh.events, CreatedAt: formatTime(wh.createdAt), Active: true})
+	wh, e := s.addWebhook(k.acct, f)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	st := wh.state.Load()
+	b, _ := json.Marshal(webhookJSON{ID: wh.id, URL: st.url, Events: st.events, CreatedAt: formatTime(wh.createdAt), Active: true})
 	writeJSON(w, http.StatusCreated, b)
 }
 
-func (s *Server) decodeWebhook(r *http.Request) (*webhook, *apiError) {
+// webhookFields are the validated fields of a registration.
+type webhookFields struct {
+	url    string
+	events []contextsvc.EventType
+	secret string
+}
+
+// addWebhook stores a new webhook of account a, unless a already has
+// MaxWebhooksPerAccount.
+func (s *Server) addWebhook(a *account, f webhookFields) (*webhook, *apiError) {
+	s.hooks.mu.Lock()
+	defer s.hooks.mu.Unlock()
+	a.mu.Lock()
+	if len(a.webhooks) >= MaxWebhooksPerAccount {
+		a.mu.Unlock()
+		return nil, badRequest("", fmt.Sprintf("this account already has %d webhooks, the most it may have: "+
+			"delete one first (DELETE /_mock/webhooks/{id}), or change one (PATCH /_mock/webhooks/{id})", MaxWebhooksPerAccount))
+	}
+	wh := newWebhook(newID("wh_"), a.id, f.url, f.secret, f.events, s.now())
+	s.hooks.seq++
+	wh.seq = s.hooks.seq
+	a.webhooks = append(a.webhooks, wh)
+	a.mu.Unlock()
+	s.hooks.byID[wh.id] = wh
+	s.hooks.order = append(s.hooks.order, wh)
+	return wh, nil
+}
+
+func (s *Server) decodeWebhook(r *http.Request) (webhookFields, *apiError) {
 	fields, e := readObject(r, "url", "events", "secret")
 	if e != nil {
-		return nil, e
+		return webhookFields{}, e
 	}
 	for _, f := range []string{"url", "events", "secret"} {
 		if _, ok := fields[f]; !ok {
-			return nil, badRequest(f, f+" is required")
+			return webhookFields{}, badRequest(f, f+" is required")
 		}
 	}
-	wh := &webhook{}
-	u, e := decodeString("url", fields["url"])
+	var wf webhookFields
+	if wf.url, e = s.decodeWebhookURL(fields["url"]); e != nil {
+		return webhookFields{}, e
+	}
+	if wf.events, e = decodeWebhookEvents(fields["events"]); e != nil {
+		return webhookFields{}, e
+	}
+	if wf.secret, e = decodeWebhookSecret(fields["secret"]); e != nil {
+		return webhookFields{}, e
+	}
+	return wf, nil
+}
+
+func (s *Server) decodeWebhookURL(raw json.RawMessage) (string, *apiError) {
+	u, e := decodeString("url", raw)
+	if e != nil {
+		return "", e
+	}
+	return u, s.validWebhookURL(u)
+}
+
+func decodeWebhookEvents(raw json.RawMessage) ([]contextsvc.EventType, *apiError) {
+	evs, e := decodeStrings("events", raw)
 	if e != nil {
 		return nil, e
 	}
-	if e := s.validWebhookURL(u); e != nil {
-		return nil, e
+	types := make([]contextsvc.EventType, len(evs))
+	for i, ev := range evs {
+		types[i] = contextsvc.EventType(ev)
 	}
-	wh.url = u
-	evs, e := decodeStrings("events", fields["events"])
+	return validWebhookEvents(types)
+}
+
+func decodeWebhookSecret(raw json.RawMessage) (string, *apiError) {
+	secret, e := decodeString("secret", raw)
 	if e != nil {
-		return nil, e
+		// decodeString's messages name what is wrong, never the value.
+		return "", e
 	}
-	if len(evs) == 0 {
+	return secret, validWebhookSecret(secret)
+}
+
+// validWebhookEvents checks a webhook's event types (at least one, each
+// one of the eight) and returns them without duplicates, first
+// occurrence first.
+func validWebhookEvents(types []contextsvc.EventType) ([]contextsvc.EventType, *apiError) {
+	if len(types) == 0 {
 		return nil, badRequest("events", "events must name at least one event type")
 	}
-	for _, ev := range evs {
-		t := contextsvc.EventType(ev)
+	out := make([]contextsvc.EventType, 0, len(types))
+	for _, t := range types {
 		if !t.Known() {
-			return nil, badRequest("events", "unknown event type "+ev)
+			return nil, badRequest("events", "unknown event type "+strconv.Quote(string(t)))
 		}
-		if !slices.Contains(wh.events, t) {
-			wh.events = append(wh.events, t)
+		if !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
-	secret, e := decodeString("secret", fields["secret"])
-	if e != nil {
-		return nil, e
+	return out, nil
+}
+
+// validWebhookSecret checks a secret: 1 to 256 characters of valid UTF-8,
+// no control characters. Its messages never repeat the secret.
+func validWebhookSecret(secret string) *apiError {
+	if !utf8.ValidString(secret) {
+		return badRequest("secret", "secret must be valid UTF-8")
 	}
 	if n := utf8.RuneCountInString(secret); n < 1 || n > maxSecretRunes {
-		// The message never echoes the secret.
-		return nil, badRequest("secret", "secret must be 1 to 256 characters")
+		return badRequest("secret", "secret must be 1 to 256 characters")
 	}
-	wh.secret = secret
-	return wh, nil
+	for _, r := range secret {
+		if unicode.IsControl(r) {
+			return badRequest("secret", "secret must not contain control characters")
+		}
+	}
+	return nil
 }
 
 // webhookURLPattern is the grammar of a webhook url, the same text as the

@@ -11,6 +11,12 @@
 // -secret flag, which other users of the machine can read in the process
 // list. SIGINT or SIGTERM stops it gracefully: deliveries being handled
 // finish first.
+//
+// Next to a mock server on a fake clock (contextsvc-mock -fake-clock) that
+// has been advanced, the events' timestamps are ahead of this machine's
+// clock, and the default replay window refuses them as "in the future"
+// (400). Run it with -replay-window 0 then: no time check (and no
+// deduplication, which needs a window).
 package main
 
 import (
@@ -42,6 +48,9 @@ type config struct {
 	path           string
 	secret         string
 	previousSecret string
+	// replayWindow is how old an event may be; 0 turns the time check
+	// (and the deduplication) off.
+	replayWindow time.Duration
 }
 
 func main() {
@@ -78,8 +87,14 @@ func parseConfig(args []string, getenv func(string) string, errOut io.Writer) (c
 	fs.StringVar(&cfg.path, "path", "/webhooks/contextsvc", "URL path of the webhook endpoint")
 	fs.StringVar(&cfg.secret, "secret", "", "signing secret (default $"+envSecret+")")
 	fs.StringVar(&cfg.previousSecret, "previous-secret", "", "secret being rotated out, also accepted (default $"+envPreviousSecret+")")
+	fs.DurationVar(&cfg.replayWindow, "replay-window", contextsvc.DefaultReplayWindow,
+		"how old a delivery's event may be (events more than 5 minutes in the future are refused too); 0 turns the time check off, "+
+			"and with it deduplication by event id: use 0 next to a mock server whose fake clock was advanced (-fake-clock), whose events are ahead of this clock")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
+	}
+	if cfg.replayWindow < 0 {
+		return config{}, fmt.Errorf("-replay-window %s is negative: give a duration, or 0 for no time check", cfg.replayWindow)
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -103,6 +118,8 @@ func newMux(cfg config, logger *slog.Logger) *http.ServeMux {
 	if cfg.previousSecret != "" {
 		opts = append(opts, contextsvc.WithWebhookSecrets(cfg.previousSecret))
 	}
+	// A window of 0 turns the time check and the deduplication off.
+	opts = append(opts, contextsvc.WithReplayWindow(cfg.replayWindow, contextsvc.DefaultFutureSkew))
 	// Refused deliveries (bad signature, replays) are logged by the handler
 	// itself, without secrets or bodies.
 	opts = append(opts, contextsvc.WithWebhookLogger(logger))
@@ -155,7 +172,10 @@ func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	logger.Info("receiving webhooks", "url", "http://"+ln.Addr().String()+cfg.path,
-		"rotation", cfg.previousSecret != "")
+		"rotation", cfg.previousSecret != "", "replayWindow", cfg.replayWindow)
+	if cfg.replayWindow == 0 {
+		logger.Warn("replay protection is off (-replay-window 0): events of any age are handled, and a redelivered event is handled again")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -29,10 +30,13 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"env secret, defaults", nil, map[string]string{envSecret: "whsec_env"},
-			config{addr: "127.0.0.1:9090", path: "/webhooks/contextsvc", secret: "whsec_env"}, ""},
-		{"flags win over env", []string{"-addr", ":0", "-secret", "whsec_flag", "-path", "/hook"},
+			config{addr: "127.0.0.1:9090", path: "/webhooks/contextsvc", secret: "whsec_env", replayWindow: contextsvc.DefaultReplayWindow}, ""},
+		{"flags win over env", []string{"-addr", ":0", "-secret", "whsec_flag", "-path", "/hook", "-replay-window", "48h"},
 			map[string]string{envSecret: "whsec_env", envPreviousSecret: "whsec_old"},
-			config{addr: ":0", path: "/hook", secret: "whsec_flag", previousSecret: "whsec_old"}, ""},
+			config{addr: ":0", path: "/hook", secret: "whsec_flag", previousSecret: "whsec_old", replayWindow: 48 * time.Hour}, ""},
+		{"no time check", []string{"-replay-window", "0"}, map[string]string{envSecret: "whsec_env"},
+			config{addr: "127.0.0.1:9090", path: "/webhooks/contextsvc", secret: "whsec_env"}, ""},
+		{"negative window", []string{"-replay-window", "-1h"}, map[string]string{envSecret: "whsec_env"}, config{}, "-replay-window -1h0m0s is negative"},
 		{"no secret", []string{"-addr", ":0"}, nil, config{}, "no signing secret"},
 		{"stray argument", []string{"-secret", "s", "extra"}, nil, config{}, "unexpected arguments"},
 		{"unknown flag", []string{"-port", "1"}, nil, config{}, "flag provided but not defined"},
@@ -88,7 +92,7 @@ func TestServe(t *testing.T) {
 	}
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	cfg := config{path: "/webhooks/contextsvc", secret: "whsec_new", previousSecret: "whsec_old"}
+	cfg := config{path: "/webhooks/contextsvc", secret: "whsec_new", previousSecret: "whsec_old", replayWindow: contextsvc.DefaultReplayWindow}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, ln, cfg, logger) }()
@@ -158,5 +162,49 @@ func TestServe(t *testing.T) {
 	}
 	if strings.Contains(out, "whsec_") {
 		t.Errorf("the log shows a secret:\n%s", out)
+	}
+}
+
+// TestReplayWindowFlag sends deliveries stamped a day ahead (a mock whose
+// fake clock was advanced) and a day and a half old: the default window
+// refuses both, -replay-window 0 handles both, and -replay-window 48h
+// handles the old one but still refuses the one from the future.
+func TestReplayWindowFlag(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC()
+	envelope := func(id string, at time.Time) string {
+		return fmt.Sprintf(`{"id":%q,"type":"context.deleted","timestamp":%q,"data":{"contextId":"ctx_1","name":"Gone","deletedBy":"user_1"}}`,
+			id, at.Format(time.RFC3339Nano))
+	}
+	future, old := envelope("evt_future", now.Add(24*time.Hour)), envelope("evt_old", now.Add(-36*time.Hour))
+	for _, tc := range []struct {
+		flag                string
+		wantFuture, wantOld int
+	}{
+		{"", http.StatusBadRequest, http.StatusBadRequest},
+		{"0", http.StatusOK, http.StatusOK},
+		{"48h", http.StatusBadRequest, http.StatusOK},
+	} {
+		args := []string{"-secret", "whsec_window"}
+		if tc.flag != "" {
+			args = append(args, "-replay-window", tc.flag)
+		}
+		cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := newMux(cfg, slog.New(slog.DiscardHandler))
+		for _, d := range []struct {
+			body string
+			want int
+		}{{future, tc.wantFuture}, {old, tc.wantOld}} {
+			req := httptest.NewRequest(http.MethodPost, cfg.path, strings.NewReader(d.body))
+			req.Header.Set(contextsvc.DefaultSignatureHeader, contextsvc.Sign([]byte(d.body), "whsec_window"))
+			rec := httptest.NewRecorder()
+			mux.ServeHTTP(rec, req)
+			if rec.Code != d.want {
+				t.Errorf("-replay-window %q: %.30s… answered %d, want %d", tc.flag, d.body, rec.Code, d.want)
+			}
+		}
 	}
 }

@@ -27,35 +27,47 @@ func TestParseFlags(t *testing.T) {
 	t.Parallel()
 	st, err := parseFlags([]string{
 		"-addr", "127.0.0.1:0", "-key", "sk_a", "-key", "sk_b:free:read", "-key", "sk_c:enterprise=600/20",
+		"-key", "sk_d:pro:write:acme", "-key", "sk_e:free:read:acme",
 		"-retry-schedule", "1s, 5s,30s,2m,24m", "-fake-clock", "-delivery-timeout", "2s", "-https-only",
 		"-admin=false", "-log-level", "WARN", "-shutdown-timeout", "3s", "-history-limit", "50",
-		"-read-header-timeout", "4s", "-read-body-timeout", "5s", "-idle-timeout", "6s",
+		"-read-header-timeout", "4s", "-read-body-timeout", "5s", "-idle-timeout", "6s", "-delivery-backlog", "7",
 	}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.addr != "127.0.0.1:0" || !st.fakeClock || st.deliveryTimeout != 2*time.Second || !st.httpsOnly || st.admin ||
 		st.logLevel != slog.LevelWarn || st.shutdownTimeout != 3*time.Second || st.historyLimit != 50 ||
-		st.headerTimeout != 4*time.Second || st.bodyTimeout != 5*time.Second || st.idleTimeout != 6*time.Second {
+		st.headerTimeout != 4*time.Second || st.bodyTimeout != 5*time.Second || st.idleTimeout != 6*time.Second ||
+		st.deliveryBacklog != 7 {
 		t.Errorf("settings %+v", st)
 	}
 	want := []time.Duration{time.Second, 5 * time.Second, 30 * time.Second, 2 * time.Minute, 24 * time.Minute}
 	if diff := cmp.Diff(want, st.schedule); diff != "" {
 		t.Errorf("schedule (-want +got):\n%s", diff)
 	}
-	if len(st.keys) != 3 || st.keys[1].Plan != mockserver.PlanFree || st.keys[1].Scope != mockserver.ScopeRead ||
-		st.keys[2].PerMinute != 600 || st.keys[2].Burst != 20 {
+	if len(st.keys) != 5 || st.keys[1].Plan != mockserver.PlanFree || st.keys[1].Scope != mockserver.ScopeRead ||
+		st.keys[2].PerMinute != 600 || st.keys[2].Burst != 20 || st.keys[4].Scope != mockserver.ScopeRead {
 		t.Fatalf("keys %v", st.keys)
 	}
-	for _, k := range st.keys {
-		if k.Account != st.keys[0].Account || k.User != st.keys[0].User || !strings.HasPrefix(k.Account, "acct_") || !strings.HasPrefix(k.User, "user_") {
-			t.Errorf("key %v: not the shared account and user", k)
-		}
-	}
-	// The settings make a valid server (New panics on a bad key).
+	// The settings make a valid server (New panics on a bad key). Keys
+	// without an account share "default"; those naming one share it. The
+	// ids are the names given and the users are derived from them, so both
+	// are the same at every start.
 	srv := mockserver.New(st.options(slog.New(slog.DiscardHandler))...)
 	if srv.DefaultKey().Token != "sk_a" {
 		t.Errorf("first key %v", srv.DefaultKey())
+	}
+	for i, k := range srv.Keys() {
+		want := mockserver.DefaultAccount
+		if i >= 3 {
+			want = "acme"
+		}
+		if k.Account != want || k.User != mockserver.AccountUser(want) {
+			t.Errorf("key %d: %v, want account %s and its user %s", i, k, want, mockserver.AccountUser(want))
+		}
+	}
+	if got := accountNames(srv.Keys()); got != "default,acme" {
+		t.Errorf("accountNames = %q", got)
 	}
 
 	st, err = parseFlags(nil, io.Discard)
@@ -63,11 +75,20 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.addr != "127.0.0.1:8080" || !st.admin || st.fakeClock || st.logLevel != slog.LevelInfo ||
-		st.deliveryTimeout != mockserver.DefaultDeliveryTimeout || len(st.keys) != 0 ||
+		st.deliveryTimeout != mockserver.DefaultDeliveryTimeout || len(st.keys) != 1 ||
 		st.historyLimit != mockserver.DefaultHistoryLimit || st.headerTimeout != mockserver.DefaultReadHeaderTimeout ||
 		st.bodyTimeout != mockserver.DefaultReadBodyTimeout || st.idleTimeout != mockserver.DefaultIdleTimeout ||
+		st.deliveryBacklog != mockserver.DefaultDeliveryBacklog ||
 		!cmp.Equal(st.schedule, mockserver.DefaultRetrySchedule()) {
 		t.Errorf("defaults %+v", st)
+	}
+	// Without -key: one random key, in the account every such run shares.
+	if k := st.keys[0]; !strings.HasPrefix(k.Token, "sk_test_") || len(k.Token) < 28 || k.Account != mockserver.DefaultAccount ||
+		k.Plan != mockserver.PlanBusiness || k.Scope != mockserver.ScopeWrite {
+		t.Errorf("the key made without -key: %v", k)
+	}
+	if again, _ := parseFlags(nil, io.Discard); again.keys[0].Token == st.keys[0].Token {
+		t.Error("two runs without -key made the same token")
 	}
 	if st, _ := parseFlags([]string{"-retry-schedule", ""}, io.Discard); st == nil || st.schedule == nil || len(st.schedule) != 0 {
 		t.Errorf("empty schedule: %+v", st)
@@ -93,7 +114,11 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-delivery-timeout", "ten"}, "invalid value"},
 		{[]string{"-read-body-timeout", "0s"}, "must be positive"},
 		{[]string{"-idle-timeout", "-1s"}, "must be positive"},
-		{[]string{"-history-limit", "0"}, "-history-limit must be positive"},
+		{[]string{"-history-limit", "0"}, "-history-limit and -delivery-backlog must be positive"},
+		{[]string{"-delivery-backlog", "-5"}, "-history-limit and -delivery-backlog must be positive"},
+		{[]string{"-key", "k:pro:write:acme/eu"}, "-key #1: an account may hold only A-Z, a-z, 0-9"},
+		{[]string{"-key", "k:pro:write:"}, "-key #1: an account must be 1 to 64 characters"},
+		{[]string{"-key", "k:pro:write:acme:x"}, "more than KEY:plan:scope:account"},
 		{[]string{"serve"}, `unexpected argument "serve"`},
 	} {
 		var stderr bytes.Buffer
@@ -104,9 +129,12 @@ func TestBadFlags(t *testing.T) {
 	// A refused -key never echoes its token (the flag package would quote
 	// the whole value if Set refused it).
 	var keyErr bytes.Buffer
-	if code := run(t.Context(), []string{"-key", "sk_secret_token_123:gold"}, io.Discard, &keyErr); code != exitUsage ||
-		strings.Contains(keyErr.String(), "sk_secret_token_123") || !strings.Contains(keyErr.String(), "-key #1") {
-		t.Errorf("bad -key: exit %d, stderr %q; want exit %d, the flag named by position, no token", code, keyErr.String(), exitUsage)
+	for _, spec := range []string{"sk_secret_token_123:gold", "sk_secret_token_123:pro:write:no/slash", "sk_secret_token_123:pro:write:" + strings.Repeat("a", 65)} {
+		keyErr.Reset()
+		if code := run(t.Context(), []string{"-key", "sk_ok", "-key", spec}, io.Discard, &keyErr); code != exitUsage ||
+			strings.Contains(keyErr.String(), "sk_secret_token_123") || !strings.Contains(keyErr.String(), "-key #2") {
+			t.Errorf("bad -key: exit %d, stderr %q; want exit %d, the flag named by position, no token", code, keyErr.String(), exitUsage)
+		}
 	}
 	// An address it cannot listen on is no usage error: exit 1, said why.
 	var stderr bytes.Buffer
@@ -221,6 +249,10 @@ func TestRunInProcess(t *testing.T) {
 	log := stderr.String()
 	if !strings.Contains(log, "method=POST path=/v1/contexts status=201") || strings.Contains(log, key) {
 		t.Errorf("log:\n%s", log)
+	}
+	// On a fake clock, the start says what real receivers need.
+	if !strings.Contains(log, "refuse them as in the future") || !strings.Contains(log, "-replay-window 0") || !strings.Contains(log, "WithWebhookClock") {
+		t.Errorf("the fake clock's start line does not say what receivers need:\n%s", log)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ type settings struct {
 	logLevel        slog.Level
 	shutdownTimeout time.Duration
 	historyLimit    int
+	deliveryBacklog int
 	headerTimeout   time.Duration
 	bodyTimeout     time.Duration
 	idleTimeout     time.Duration
@@ -135,7 +137,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		level    = levelFlag{level: slog.LevelInfo}
 	)
 	fs.StringVar(&st.addr, "addr", "127.0.0.1:8080", "`address` to listen on (port 0 picks a free port; the actual address is printed)")
-	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read. All keys share one account and user. Without it a random key is made. The first key is printed.")
+	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope[:account]]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read; account 1 to 64 characters of A-Z a-z 0-9 _ . - (default \""+mockserver.DefaultAccount+"\"). Keys naming one account share its contexts and webhooks, and are one user (user_… derived from the account name); another account's contexts are 404s. Without -key a random key is made (plan business, account \""+mockserver.DefaultAccount+"\"). The first key is printed.")
 	fs.Var(&schedule, "retry-schedule", "comma-separated `delays` between webhook delivery attempts, e.g. 1s,5s,30s,2m,24m; empty for a single attempt")
 	fs.BoolVar(&st.fakeClock, "fake-clock", false, "run on a fake clock that moves only by POST /_mock/clock/advance (timestamps, retries and rate-limit refills all follow it)")
 	fs.DurationVar(&st.deliveryTimeout, "delivery-timeout", mockserver.DefaultDeliveryTimeout, "time-out of each webhook delivery attempt")
@@ -144,6 +146,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.Var(&level, "log-level", "`level` of the log on stderr: debug, info (default: every request and delivery attempt), warn or error")
 	fs.DurationVar(&st.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long running requests and webhook deliveries may take to finish")
 	fs.IntVar(&st.historyLimit, "history-limit", mockserver.DefaultHistoryLimit, "how many events, and how many finished webhook deliveries, are kept (the oldest go first; pending deliveries are always kept)")
+	fs.IntVar(&st.deliveryBacklog, "delivery-backlog", mockserver.DefaultDeliveryBacklog, "how many webhook deliveries may wait for their first attempt; past it, requests that fire events wait for room (about 1 KB of memory a delivery)")
 	fs.DurationVar(&st.headerTimeout, "read-header-timeout", mockserver.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers before its connection is closed")
 	fs.DurationVar(&st.bodyTimeout, "read-body-timeout", mockserver.DefaultReadBodyTimeout, "how long a client may take to send a request's body before it gets a 400 and its connection is closed")
 	fs.DurationVar(&st.idleTimeout, "idle-timeout", mockserver.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request before it is closed")
@@ -164,8 +167,8 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
-	if st.historyLimit <= 0 {
-		err := errors.New("-history-limit must be positive")
+	if st.historyLimit <= 0 || st.deliveryBacklog <= 0 {
+		err := errors.New("-history-limit and -delivery-backlog must be positive")
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
@@ -174,19 +177,15 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
-	// Every command-line key belongs to one account and user, so any of
-	// them sees what another created.
-	account, user := "acct_"+randomID(), "user_"+randomID()
-	for i := range parsed {
-		parsed[i].Account, parsed[i].User = account, user
+	if len(parsed) == 0 {
+		// A random token, but the account every run without -key shares,
+		// so the data of one run (a state file) is the next run's too.
+		parsed = []mockserver.Key{{Token: "sk_test_" + strings.ToLower(rand.Text()), Plan: mockserver.PlanBusiness,
+			Scope: mockserver.ScopeWrite, Account: mockserver.DefaultAccount}}
 	}
 	st.keys, st.schedule, st.logLevel = parsed, schedule.delays, level.level
 	return &st, nil
 }
-
-// randomID is 26 lowercase base32 characters from crypto/rand, the shape
-// of the mock server's own ids.
-func randomID() string { return strings.ToLower(rand.Text()) }
 
 // options turns the settings into the server's options.
 func (st *settings) options(logger *slog.Logger) []mockserver.Option {
@@ -198,6 +197,7 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 		mockserver.WithHTTPSOnlyWebhooks(st.httpsOnly),
 		mockserver.WithAdmin(st.admin),
 		mockserver.WithHistoryLimit(st.historyLimit),
+		mockserver.WithDeliveryBacklog(st.deliveryBacklog),
 		mockserver.WithReadHeaderTimeout(st.headerTimeout),
 		mockserver.WithReadBodyTimeout(st.bodyTimeout),
 		mockserver.WithIdleTimeout(st.idleTimeout),
@@ -209,6 +209,18 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 		opts = append(opts, mockserver.WithKey(k))
 	}
 	return opts
+}
+
+// accountNames lists the accounts of keys, each once, in the order of
+// their first key (names only: a token is never logged).
+func accountNames(keys []mockserver.Key) string {
+	var names []string
+	for _, k := range keys {
+		if !slices.Contains(names, k.Account) {
+			names = append(names, k.Account)
+		}
+	}
+	return strings.Join(names, ",")
 }
 
 // run is the whole command: it serves until ctx is done, then shuts down
@@ -238,8 +250,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	// stdout carries only these two lines, so a script can read them.
 	fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
-	logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()),
+	logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()), "accounts", accountNames(srv.Keys()),
 		"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String())
+	if st.fakeClock {
+		// The fake clock starts at the real time; advanced, it stamps
+		// events ahead of every receiver's clock.
+		logger.Info("fake clock: time moves only by POST /_mock/clock/advance (GET /_mock/clock reads it). " +
+			"Once advanced, events are stamped ahead of real time and receivers that check an event's age refuse them as in the future " +
+			"(contextsvc.NewWebhookHandler allows 5 minutes): run examples/receiver with -replay-window 0, " +
+			"or give a Go receiver contextsvc.WithWebhookClock with the mock's time")
+	}
 
 	code := exitOK
 	select {

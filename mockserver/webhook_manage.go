@@ -1,0 +1,253 @@
+package mockserver
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// This file is webhook management, which the reference shows no /v1
+// endpoint for: the Go methods, which the admin API's /_mock/webhooks
+// endpoints (admin.go) are a thin layer over.
+
+// Errors of the webhook management methods. Test them with errors.Is; the
+// admin API answers them with 404 and 400.
+var (
+	// ErrWebhookNotFound: no webhook has the given id (or it was deleted).
+	ErrWebhookNotFound = errors.New("mockserver: webhook not found")
+	// ErrInvalidWebhook: a change a webhook cannot take (a url, events or
+	// secret that registration would refuse, or nothing to change). The
+	// error names the field and never repeats a secret.
+	ErrInvalidWebhook = errors.New("mockserver: invalid webhook change")
+)
+
+// WebhookUpdate is a change to a webhook: each field that is set replaces
+// what the webhook has, and a nil one leaves it. At least one must be set.
+// URL, Events and Secret are checked as registration checks them.
+type WebhookUpdate struct {
+	// URL is where deliveries go from now on, retries of earlier events
+	// included.
+	URL *string
+	// Events are the event types the webhook receives from now on (nil:
+	// unchanged; non-nil: at least one, duplicates dropped). Deliveries
+	// of earlier events of a type it no longer receives go on.
+	Events []contextsvc.EventType
+	// Active false stops deliveries: the webhook gets no new ones, and
+	// its pending ones end failed at once (one whose attempt is running
+	// ends with the attempt); true starts new deliveries again.
+	Active *bool
+	// Secret signs every attempt from now on, retries of earlier events
+	// included. It is never returned nor logged.
+	Secret *string
+}
+
+// String describes the update without its secret, so it is safe to log.
+func (u WebhookUpdate) String() string {
+	var parts []string
+	if u.URL != nil {
+		parts = append(parts, "URL:"+redactURL(*u.URL))
+	}
+	if u.Events != nil {
+		parts = append(parts, fmt.Sprintf("Events:%v", u.Events))
+	}
+	if u.Active != nil {
+		parts = append(parts, fmt.Sprintf("Active:%t", *u.Active))
+	}
+	if u.Secret != nil {
+		parts = append(parts, "Secret:[redacted]")
+	}
+	return "WebhookUpdate{" + strings.Join(parts, " ") + "}"
+}
+
+// GoString is String, so %#v does not print the secret either.
+func (u WebhookUpdate) GoString() string { return u.String() }
+
+// redactURL drops the password of a url, for logs.
+func redactURL(raw string) string {
+	if p, err := url.Parse(raw); err == nil {
+		return p.Redacted()
+	}
+	return "(unparsable url)"
+}
+
+// Webhook returns the webhook with the given id, whatever its account, and
+// whether it exists. A deleted webhook does not.
+func (s *Server) Webhook(id string) (Webhook, bool) {
+	s.hooks.mu.RLock()
+	defer s.hooks.mu.RUnlock()
+	w, ok := s.hooks.byID[id]
+	if !ok {
+		return Webhook{}, false
+	}
+	return w.public(), true
+}
+
+// AccountWebhooks returns the webhooks of an account in registration
+// order (at most [MaxWebhooksPerAccount]); nil for an unknown account.
+func (s *Server) AccountWebhooks(account string) []Webhook {
+	a := s.accounts[account]
+	if a == nil {
+		return nil
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	out := make([]Webhook, 0, len(a.webhooks))
+	for _, w := range a.webhooks {
+		out = append(out, w.public())
+	}
+	return out
+}
+
+// webhookPage returns up to limit webhooks registered after position after
+// (0: from the first), of account when it is not "", and the position to
+// continue from when more follow (0 when none do). It starts with a binary
+// search, so its cost does not grow with its depth.
+func (s *Server) webhookPage(after uint64, limit int, account string) (out []Webhook, next uint64) {
+	s.hooks.mu.RLock()
+	defer s.hooks.mu.RUnlock()
+	src := s.hooks.order
+	i := sort.Search(len(src), func(i int) bool { return src[i].seq > after })
+	out = make([]Webhook, 0, min(limit, len(src)-i))
+	for ; i < len(src); i++ {
+		w := src[i]
+		if account != "" && w.account != account {
+			continue
+		}
+		if len(out) == limit {
+			return out, src[i-1].seq
+		}
+		out = append(out, w.public())
+	}
+	return out, 0
+}
+
+// UpdateWebhook changes a webhook in place (see [WebhookUpdate]) and
+// returns it as it now is. Changing the secret this way rotates it with
+// no duplicate delivery: there is still one webhook, every attempt from
+// now on (retries of earlier events included) is signed with the new
+// secret, and a receiver that accepts both secrets meanwhile
+// ([contextsvc.WithWebhookSecrets]) verifies every attempt. It fails with
+// an error wrapping [ErrWebhookNotFound] or [ErrInvalidWebhook].
+func (s *Server) UpdateWebhook(id string, u WebhookUpdate) (Webhook, error) {
+	w, e := s.updateWebhook(id, u)
+	if e != nil {
+		return Webhook{}, webhookError(e)
+	}
+	return w, nil
+}
+
+// DeleteWebhook removes a webhook: it gets no new deliveries, and its
+// pending ones end failed at once, saying so (one whose attempt is running
+// ends with the attempt). Its deliveries stay in the history. It fails
+// with an error wrapping [ErrWebhookNotFound].
+func (s *Server) DeleteWebhook(id string) error {
+	if e := s.deleteWebhook(id); e != nil {
+		return webhookError(e)
+	}
+	return nil
+}
+
+// webhookError turns a webhook method's API error into a Go error.
+func webhookError(e *apiError) error {
+	if e.status == http.StatusNotFound {
+		return fmt.Errorf("%w: %s", ErrWebhookNotFound, e.message)
+	}
+	if e.param != "" {
+		return fmt.Errorf("%w: %s: %s", ErrInvalidWebhook, e.param, e.message)
+	}
+	return fmt.Errorf("%w: %s", ErrInvalidWebhook, e.message)
+}
+
+func webhookNotFound(id string) *apiError {
+	return notFound("no webhook with id " + fmt.Sprintf("%q", id))
+}
+
+// updateWebhook is UpdateWebhook with the admin API's errors.
+func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *apiError) {
+	if u.URL == nil && u.Events == nil && u.Active == nil && u.Secret == nil {
+		return Webhook{}, badRequest("", "the change must carry at least one of url, events, active, secret")
+	}
+	var events []contextsvc.EventType
+	if u.URL != nil {
+		if e := s.validWebhookURL(*u.URL); e != nil {
+			return Webhook{}, e
+		}
+	}
+	if u.Events != nil {
+		var e *apiError
+		if events, e = validWebhookEvents(u.Events); e != nil {
+			return Webhook{}, e
+		}
+	}
+	if u.Secret != nil {
+		if e := validWebhookSecret(*u.Secret); e != nil {
+			return Webhook{}, e
+		}
+	}
+
+	s.hooks.mu.Lock()
+	w, ok := s.hooks.byID[id]
+	if !ok {
+		s.hooks.mu.Unlock()
+		return Webhook{}, webhookNotFound(id)
+	}
+	old := w.state.Load()
+	st := *old
+	if u.URL != nil {
+		st.url = *u.URL
+	}
+	if events != nil {
+		st.events = events
+	}
+	if u.Active != nil {
+		st.active = *u.Active
+	}
+	if u.Secret != nil {
+		st.secret = *u.Secret
+	}
+	// A new state, never a change to the old one: an attempt that read
+	// the old one sends with it, the next reads this one.
+	w.state.Store(&st)
+	pub := w.public()
+	s.hooks.mu.Unlock()
+
+	s.stateChanged()
+	ended := 0
+	if old.deliverable() && !st.deliverable() {
+		ended = s.deliveries.retire(w)
+	}
+	s.logger.Info("webhook changed", "webhook", id, "change", u.String(), "endedDeliveries", ended)
+	return pub, nil
+}
+
+// deleteWebhook is DeleteWebhook with the admin API's errors.
+func (s *Server) deleteWebhook(id string) *apiError {
+	s.hooks.mu.Lock()
+	w, ok := s.hooks.byID[id]
+	if !ok {
+		s.hooks.mu.Unlock()
+		return webhookNotFound(id)
+	}
+	delete(s.hooks.byID, id)
+	i := sort.Search(len(s.hooks.order), func(i int) bool { return s.hooks.order[i].seq >= w.seq })
+	s.hooks.order = slices.Delete(s.hooks.order, i, i+1)
+	a := s.accounts[w.account]
+	a.mu.Lock()
+	a.webhooks = slices.DeleteFunc(a.webhooks, func(x *webhook) bool { return x == w })
+	a.mu.Unlock()
+	st := *w.state.Load()
+	st.deleted = true
+	w.state.Store(&st)
+	s.hooks.mu.Unlock()
+
+	s.stateChanged()
+	ended := s.deliveries.retire(w)
+	s.logger.Info("webhook deleted", "webhook", id, "endedDeliveries", ended)
+	return nil
+}
