@@ -118,7 +118,8 @@ func (s *Server) saveStateFile() error {
 	}
 	p.mu.Unlock()
 	if err != nil {
-		s.logger.Error("mockserver: cannot write the state file; trying again later", "path", p.path, "error", err)
+		err = &StateFileError{Path: p.path, Err: fmt.Errorf("cannot write it: %w", err)}
+		s.logger.Error("cannot write the state file; trying again later", "path", p.path, "error", err)
 		if !p.dirty.Swap(true) {
 			p.arm(s)
 		}
@@ -158,18 +159,25 @@ func (s *Server) closeState() error {
 	return s.saveStateFile()
 }
 
-// stateFileError is a failure to load a state file: it names the file, and
-// unwraps to the cause (a *StateError, or the read error).
-type stateFileError struct {
-	path string
-	err  error
+// StateFileError is a failure to load or write the state file of
+// [WithStateFile]: [Open] returns one for a file it cannot load,
+// [Server.Close] for a last write that failed. It unwraps to the cause: a
+// [*StateError] for a document that is not valid, or the file system's
+// error.
+type StateFileError struct {
+	// Path is the state file.
+	Path string
+	// Err says what is wrong.
+	Err error
 }
 
-func (e *stateFileError) Error() string {
-	return "mockserver: state file " + e.path + ": " + strings.TrimPrefix(e.err.Error(), "mockserver: ")
+// Error returns "mockserver: state file PATH: what is wrong".
+func (e *StateFileError) Error() string {
+	return "mockserver: state file " + e.Path + ": " + strings.TrimPrefix(e.Err.Error(), "mockserver: ")
 }
 
-func (e *stateFileError) Unwrap() error { return e.err }
+// Unwrap returns the cause.
+func (e *StateFileError) Unwrap() error { return e.Err }
 
 // loadStateFile loads the state file at start, before the server serves:
 // a missing file is a first start; anything else that fails is an error,
@@ -178,7 +186,7 @@ func (e *stateFileError) Unwrap() error { return e.err }
 func (s *Server) loadStateFile() error {
 	p := s.persist
 	fail := func(format string, args ...any) error {
-		return &stateFileError{path: p.path, err: fmt.Errorf(format, args...)}
+		return &StateFileError{Path: p.path, Err: fmt.Errorf(format, args...)}
 	}
 	if err := removeStaleTemps(p.path); err != nil {
 		return fail("cannot clear what an interrupted write left: %w", err)
@@ -205,7 +213,7 @@ func (s *Server) loadStateFile() error {
 	if err != nil {
 		var se *StateError
 		if errors.As(err, &se) {
-			return &stateFileError{path: p.path, err: err}
+			return &StateFileError{Path: p.path, Err: err}
 		}
 		return fail("cannot read it: %w", err)
 	}
