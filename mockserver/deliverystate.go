@@ -76,3 +76,11 @@ func (d *deliverer) restore(saved []savedDelivery, seq uint64) {
 	d.created = max(d.created, seq)
 	d.pumpLocked()
 }
+
+// setOnChange sets the hook told of every change of a record. It takes the
+// lock: restored deliveries may already be running.
+func (d *deliverer) setOnChange(f func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.onChange = f
+}

@@ -210,7 +210,7 @@ func Open(opts ...Option) (*Server, error) {
 		}
 		// Every change of a delivery is a change of the state; the store's
 		// changes are noted where requests and Go methods make them.
-		s.deliveries.onChange = s.stateChanged
+		s.deliveries.setOnChange(s.stateChanged)
 	}
 	return s, nil
 }

@@ -149,7 +149,7 @@ func killHelper(path string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if err := s.LoadState(bytes.NewReader(bigStateDoc(2000, 2, 3000))); err != nil {
+	if err := s.LoadState(bytes.NewReader(bigStateDoc(700, 2, 3000))); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
