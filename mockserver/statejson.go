@@ -416,11 +416,12 @@ func controlChar(b []byte, text bool) (int, rune) {
 // Raw bytes are copied as they are: the caller checks UTF-8.
 func (j *jsonReader) stringBytes(dst []byte) (out []byte, lone string, err error) {
 	for {
-		chunk, err := j.r.Peek(1)
-		if err != nil {
+		// Peek(1) fills the buffer when it is empty; then the whole buffer
+		// is scanned at once.
+		if _, err := j.r.Peek(1); err != nil {
 			return dst, lone, j.ioErr(err)
 		}
-		chunk, _ = j.r.Peek(j.r.Buffered())
+		chunk, _ := j.r.Peek(j.r.Buffered())
 		i := 0
 		for i < len(chunk) {
 			if c := chunk[i]; c == '"' || c == '\\' || c < 0x20 {
