@@ -128,6 +128,11 @@ func TestStateSurvivesRestart(t *testing.T) {
 	versions1.json(t, &vl)
 	versions2 := do(t, ts1, call{method: "GET", path: "/v1/contexts/" + ids[0] + "/versions?limit=2&cursor=" + *vl.NextCursor})
 
+	dpage1 := do(t, ts1, call{method: "GET", path: "/_mock/deliveries?limit=4", key: "-"})
+	var dl struct{ NextCursor *string }
+	dpage1.json(t, &dl)
+	dpage2 := do(t, ts1, call{method: "GET", path: "/_mock/deliveries?limit=4&cursor=" + *dl.NextCursor, key: "-"})
+
 	snap, pending := ts1.Snapshot(), ts1.Deliveries(DeliveryFilter{State: DeliveryPending})
 	if len(pending) != 9 { // 5 creations to rc, 3 updates and a delete to down
 		t.Fatalf("%d pending deliveries before the restart, want 9", len(pending))
@@ -158,6 +163,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 	}{
 		{"/v1/contexts?limit=2&cursor=" + cursor, page2},
 		{"/v1/contexts/" + ids[0] + "/versions?limit=2&cursor=" + *vl.NextCursor, versions2},
+		{"/_mock/deliveries?limit=4&cursor=" + *dl.NextCursor, dpage2},
 	} {
 		if got := do(t, ts2, call{method: "GET", path: c.path}); got.Status != 200 || !bytes.Equal(got.Body, c.want.Body) {
 			t.Errorf("GET %s after restart: %d %s\nbefore: %s", c.path, got.Status, got.Body, c.want.Body)
