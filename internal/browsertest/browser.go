@@ -4,7 +4,8 @@
 // no way to reach any host but this one, and stopped by its PID.
 //
 // Tests use it through [Main], [New] and the helpers over the tab New
-// returns: [Messages] and [NoErrors] for the console. Each test gets a tab of its own in a browser context of its
+// returns: [Messages] and [NoErrors] for the console, [Screenshot] and
+// [PageTiming]. Each test gets a tab of its own in a browser context of its
 // own (its own cookies, storage and cache), closed when the test ends; the
 // browser is shared by every test of the binary and stopped by Main. Where
 // chromium is not installed the tests skip and say how to install it; with

@@ -1,11 +1,15 @@
 package browsertest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/color"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -302,6 +306,70 @@ func TestServerSentEvents(t *testing.T) {
 		t.Errorf("window.marker = %q, %v: the page reloaded", marker, err)
 	}
 	NoErrors(t, ctx)
+}
+
+// TestScreenshot: the PNG holds the whole page, beyond the viewport, at
+// the window's width: red at the top, blue at the bottom 3000 px down.
+func TestScreenshot(t *testing.T) {
+	t.Parallel()
+	srv := pageServer(t, map[string]string{"tall": `
+		<style>body { margin: 0 } div { height: 1500px }</style>
+		<div style="background: #f00"></div><div style="background: #00f"></div>`})
+	ctx := New(t)
+	tctx := timeout(t, ctx)
+	path := filepath.Join(t.TempDir(), "page.png")
+	if err := chromedp.Do(tctx, chromedp.Navigate(srv.URL+"/tall"), Screenshot(path)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s is no PNG: %v", path, err)
+	}
+	size := img.Bounds().Size()
+	if size.X != 1280 || size.Y != 3000 {
+		t.Errorf("the screenshot is %dx%d, want 1280x3000 (the window's width, the page's height)", size.X, size.Y)
+	}
+	rgba := func(x, y int) color.RGBA {
+		r, g, b, a := img.At(x, y).RGBA()
+		return color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), uint8(a >> 8)}
+	}
+	for _, p := range []struct {
+		x, y int
+		want color.RGBA
+	}{
+		{10, 10, color.RGBA{255, 0, 0, 255}},
+		{size.X - 10, size.Y - 10, color.RGBA{0, 0, 255, 255}},
+	} {
+		if got := rgba(p.x, p.y); got != p.want {
+			t.Errorf("pixel (%d, %d) is %v, want %v", p.x, p.y, got, p.want)
+		}
+	}
+	NoErrors(t, ctx)
+}
+
+// TestPageTiming: the Performance API's figures arrive, and in the order
+// a load has them.
+func TestPageTiming(t *testing.T) {
+	t.Parallel()
+	srv := pageServer(t, map[string]string{"text": `<h1>Deliveries</h1><p>Nothing failed.</p>`})
+	ctx := New(t)
+	tctx := timeout(t, ctx)
+	if err := chromedp.Do(tctx, chromedp.Navigate(srv.URL+"/text")); err != nil {
+		t.Fatal(err)
+	}
+	tm, err := chromedp.Run(tctx, PageTiming())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", tm)
+	if tm.ResponseEnd <= 0 || tm.DOMContentLoaded < tm.ResponseEnd || tm.Load < tm.DOMContentLoaded ||
+		tm.FirstPaint <= 0 || tm.FirstContentfulPaint < tm.FirstPaint || tm.FirstContentfulPaint > 20*time.Second {
+		t.Errorf("timing %+v: want 0 < responseEnd <= domContentLoaded <= load and 0 < firstPaint <= firstContentfulPaint", tm)
+	}
 }
 
 // TestHermetic: no host name resolves, so nothing the browser or a page

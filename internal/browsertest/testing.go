@@ -66,7 +66,7 @@ func Shared(tb testing.TB) *Browser {
 // New opens a tab in the shared browser, in a browser context of its own
 // (cookies, storage and cache no other test sees), and returns its
 // chromedp context: pass it to chromedp.Run and chromedp.Do, and to
-// [Messages] and [NoErrors]. The tab's console
+// [Messages], [NoErrors], [Screenshot] and [PageTiming]. The tab's console
 // is recorded from the start. When the test ends the tab and its browser
 // context are closed, and if the test failed the console is logged.
 //
