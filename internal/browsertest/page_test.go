@@ -38,6 +38,16 @@ func pageServer(t testing.TB, pages map[string]string) *httptest.Server {
 	return srv
 }
 
+// skipShort skips t under -short, which keeps to one browser and the
+// harness's core tests (a click, the console, live events): each other
+// test opens a tab of its own, about half a second on a busy 2-core
+// machine.
+func skipShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens a tab of its own (about half a second); -short runs the core tests only")
+	}
+}
+
 // timeout bounds one test's waits, so a page that never does what a test
 // waits for fails the test instead of hanging the binary.
 func timeout(t *testing.T, ctx context.Context) context.Context {
@@ -311,6 +321,7 @@ func TestServerSentEvents(t *testing.T) {
 // TestScreenshot: the PNG holds the whole page, beyond the viewport, at
 // the window's width: red at the top, blue at the bottom 3000 px down.
 func TestScreenshot(t *testing.T) {
+	skipShort(t)
 	t.Parallel()
 	srv := pageServer(t, map[string]string{"tall": `
 		<style>body { margin: 0 } div { height: 1500px }</style>
@@ -354,6 +365,7 @@ func TestScreenshot(t *testing.T) {
 // TestPageTiming: the Performance API's figures arrive, and in the order
 // a load has them.
 func TestPageTiming(t *testing.T) {
+	skipShort(t)
 	t.Parallel()
 	srv := pageServer(t, map[string]string{"text": `<h1>Deliveries</h1><p>Nothing failed.</p>`})
 	ctx := New(t)
@@ -376,6 +388,7 @@ func TestPageTiming(t *testing.T) {
 // tries to fetch leaves this machine (on a machine with internet, too);
 // localhost and 127.0.0.1 still work.
 func TestHermetic(t *testing.T) {
+	skipShort(t)
 	t.Parallel()
 	srv := pageServer(t, map[string]string{"here": `<p>here</p>`})
 	ctx := New(t)
@@ -397,6 +410,7 @@ func TestHermetic(t *testing.T) {
 // TestTabsAreIsolated: each tab has a browser context of its own, so a
 // cookie or a localStorage item one test sets is not there for another.
 func TestTabsAreIsolated(t *testing.T) {
+	skipShort(t)
 	t.Parallel()
 	srv := pageServer(t, map[string]string{"store": `<p>store</p>`})
 	const read = `document.cookie + '|' + (localStorage.getItem('k') || '')`
