@@ -185,6 +185,12 @@ func IsError(m chromedp.ConsoleMessage) bool {
 // NoErrors fails tb (without stopping it) for each error ([IsError]) the
 // tab of ctx has written so far, saying where it came from, and when the
 // console cannot be read completely.
+//
+// A page that links no icon makes the browser ask for /favicon.ico after
+// the load, and a 404 there is a console error, as in a desktop browser's
+// console, that comes before or after the check depending on timing: a
+// page under test serves an icon, or links an empty one
+// (<link rel="icon" href="data:,">).
 func NoErrors(tb testing.TB, ctx context.Context) {
 	tb.Helper()
 	msgs, err := Messages(ctx)
