@@ -188,9 +188,10 @@
 // be the server's (a key's); a state file at start may also hold accounts
 // no key has, which are kept, unreachable through /v1, and written back
 // (a warning says which). Loading works out each context's Markdown
-// analysis (for its next update's changes) on every core; 100,000
-// contexts of three 1 KB versions (a 348 MB file) load in about 10 s and
-// save in about 2.5 s (BENCHMARKS.md).
+// analysis (for its next update's changes) on every core. 100,000
+// contexts of three 1 KB versions (a 348 MB file) load in about 6.5 s and
+// save in about 1.5 s on two free cores, about what a bare json.Unmarshal
+// and a plain write of the file take (BENCHMARKS.md).
 //
 // # Time-outs
 //
