@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -59,6 +60,7 @@ func (s *Server) adminRoutes() {
 	admin("/_mock/clock/advance", route{http.MethodPost: s.adminAdvanceClock})
 	admin("/_mock/reset", route{http.MethodPost: s.adminReset})
 	admin("/_mock/faults", route{http.MethodGet: s.adminListFaults, http.MethodPost: s.adminAddFault, http.MethodDelete: s.adminClearFaults})
+	admin("/_mock/state", route{http.MethodGet: s.adminGetState, http.MethodPut: s.adminPutState})
 }
 
 // readAdminObject caps the body at the API's limit and decodes it as
@@ -569,4 +571,54 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 func (s *Server) adminClearFaults(w http.ResponseWriter, r *http.Request) {
 	s.ClearFaults()
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// maxStateBody bounds the body of PUT /_mock/state: a state document holds
+// many contexts of up to 1,000,000 bytes each, so the API's 2 MiB would
+// not do. A larger state goes through a state file (-state-file), which
+// has no limit.
+const maxStateBody = 256 << 20
+
+// adminGetState sends the state document (SaveState), written as it is
+// made.
+func (s *Server) adminGetState(w http.ResponseWriter, r *http.Request) {
+	w.Header()["Content-Type"] = []string{"application/json"}
+	w.WriteHeader(http.StatusOK)
+	// A write error means the client went away; there is no one to tell.
+	_ = s.SaveState(w)
+}
+
+// adminPutState replaces the state with the document in the body
+// (LoadState): a document that breaks a rule is a 400 whose param is the
+// top-level field it is in and whose message says where, and changes
+// nothing.
+func (s *Server) adminPutState(w http.ResponseWriter, r *http.Request) {
+	tooBig := &apiError{status: http.StatusRequestEntityTooLarge, typ: errPayloadTooLarge,
+		message: "a state document may be at most 256 MiB here; load a larger one with a state file (-state-file)"}
+	if r.ContentLength > maxStateBody {
+		writeError(w, tooBig)
+		return
+	}
+	err := s.LoadState(http.MaxBytesReader(w, r.Body, maxStateBody))
+	var se *StateError
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case err == nil:
+		w.WriteHeader(http.StatusNoContent)
+	case errors.As(err, &se):
+		msg := se.Message
+		if se.Path != "" {
+			msg = se.Path + ": " + msg
+		}
+		writeError(w, badRequest(se.field(), msg))
+	case errors.As(err, &mbe):
+		writeError(w, tooBig)
+	case errors.As(err, &ne) && ne.Timeout():
+		writeError(w, &apiError{status: http.StatusBadRequest, typ: errInvalidRequest, closeConn: true,
+			message: "the request body did not arrive in time (the server's read-body time-out)"})
+	default:
+		writeError(w, &apiError{status: http.StatusBadRequest, typ: errInvalidRequest, closeConn: true,
+			message: "could not read the request body"})
+	}
 }

@@ -285,7 +285,13 @@ func (s *Server) Publish(ctx context.Context, contextID string) (Event, error) {
 		c, ok := a.byID[contextID]
 		var d contextPublishedData
 		if ok {
-			d = contextPublishedData{ContextID: c.id, Name: c.name, Version: c.version, PublishedBy: a.users[0]}
+			// An account a state file brought, with no key, publishes as
+			// the context's last author.
+			by := c.versions[len(c.versions)-1].v.CreatedBy
+			if len(a.users) > 0 {
+				by = a.users[0]
+			}
+			d = contextPublishedData{ContextID: c.id, Name: c.name, Version: c.version, PublishedBy: by}
 		}
 		a.mu.RUnlock()
 		if ok {

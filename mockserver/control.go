@@ -57,7 +57,18 @@ func (s *Server) WaitForDelivery(ctx context.Context, match func(Delivery) bool)
 // they are canceled and Close returns ctx's error. The API keeps answering
 // (the Server is only a handler; stop its http.Server first). Calling
 // Close again waits again.
-func (s *Server) Close(ctx context.Context) error { return s.deliveries.close(ctx) }
+//
+// With [WithStateFile], Close then writes the state file a last time (if
+// the state changed since it was written), with the deliveries as they
+// ended; a failure to write it is returned too. Stop the http.Server
+// first, so no request changes the state after that write.
+func (s *Server) Close(ctx context.Context) error {
+	err := s.deliveries.close(ctx)
+	if serr := s.closeState(); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
 
 // Reset empties the server as if it were new: contexts, webhooks, events,
 // deliveries (running attempts are canceled and forgotten), faults,
@@ -92,6 +103,7 @@ func (s *Server) Reset() {
 			k.limiter.Store(rate.NewLimiter(rate.Limit(float64(k.perMinute)/60), k.burst))
 		}
 	}
+	s.stateChanged()
 }
 
 // ErrUnknownAccount is wrapped by the error [Server.EmitEvent] returns for

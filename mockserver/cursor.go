@@ -34,7 +34,7 @@ func (s *Server) encodeCursor(kind byte, pos uint64) string {
 
 func (s *Server) cursorMAC(b []byte) [32]byte {
 	h := sha256.New()
-	h.Write(s.cursorSalt[:])
+	h.Write(s.cursorSalt.Load()[:])
 	h.Write(b)
 	var out [32]byte
 	h.Sum(out[:0])

@@ -25,6 +25,9 @@ type config struct {
 	readHeaderTimeout time.Duration
 	readBodyTimeout   time.Duration
 	idleTimeout       time.Duration
+
+	stateFile     string
+	stateInterval time.Duration
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit

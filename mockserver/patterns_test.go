@@ -24,10 +24,25 @@ func TestDocumentPatternsAreTheServers(t *testing.T) {
 		"WebhookURL":    webhookURLPattern,
 		"MockDuration":  durationPattern,
 		"MockEventType": eventTypePattern,
+		"Timestamp":     timestampPattern,
+		"ContextID":     contextIDPattern,
+		"UserID":        userIDPattern,
+		"EventID":       eventIDPattern,
 		"AccountID":     accountPattern,
 	} {
 		if got := doc.Components.Schemas[name].Value.Pattern; got != want {
 			t.Errorf("%s: the document's pattern\n%s\nis not the server's\n%s", name, got, want)
+		}
+	}
+	// The state document's own patterns.
+	for _, p := range []struct{ schema, property, want string }{
+		{"MockState", "cursorSalt", saltPattern},
+		{"MockStateWebhook", "id", webhookIDPattern},
+		{"MockStateDelivery", "id", deliveryIDPattern},
+		{"MockStateDelivery", "webhookId", webhookIDPattern},
+	} {
+		if got := doc.Components.Schemas[p.schema].Value.Properties[p.property].Value.Pattern; got != p.want {
+			t.Errorf("%s.%s: the document's pattern\n%s\nis not the server's\n%s", p.schema, p.property, got, p.want)
 		}
 	}
 }

@@ -140,6 +140,9 @@ type deliverer struct {
 	attemptCtx    context.Context
 	cancelAttempt context.CancelFunc
 	waiters       []*deliveryWaiter
+	// onChange, when set (by a server with a state file), is called under
+	// mu on every change of a record; it must not block.
+	onChange func()
 }
 
 // eventBody is what all deliveries of one event share: its id, its type and
@@ -748,6 +751,9 @@ func (d *deliverer) idleLocked() bool {
 func (d *deliverer) notifyLocked(rec *deliveryRecord) {
 	for _, w := range d.waiters {
 		w.changed = append(w.changed, rec)
+	}
+	if d.onChange != nil {
+		d.onChange()
 	}
 	d.changed.Broadcast()
 }

@@ -48,8 +48,9 @@ type Server struct {
 	hooks webhookIndex
 
 	// cursorSalt makes cursors opaque and lets the server reject forged or
-	// corrupted ones.
-	cursorSalt [16]byte
+	// corrupted ones. A state document carries it, so cursors outlive a
+	// restart; LoadState replaces it, hence the atomic pointer.
+	cursorSalt atomic.Pointer[[16]byte]
 
 	// events is the event history (the last historyLimit events).
 	events *eventLog
@@ -70,6 +71,9 @@ type Server struct {
 	// idem holds the POSTs' idempotency keys (idempotency.go).
 	idem idempotencyStore
 
+	// persist writes the state file (statefile.go); nil without one.
+	persist *statePersister
+
 	mux *http.ServeMux
 	// handler serves every request: serve, or (in this package's tests
 	// only) serve wrapped by testHandler.
@@ -84,8 +88,25 @@ var testHandler func(s *Server, next http.Handler) http.Handler
 
 // New returns a Server configured by opts. Without a WithKey option it
 // creates one key (plan business, scope write), see [Server.DefaultKey].
-// It panics on an invalid key, as a configuration error.
+// It panics on an invalid key, as a configuration error, and when the
+// file of [WithStateFile] cannot be loaded; [Open] returns that error
+// instead.
 func New(opts ...Option) *Server {
+	s, err := Open(opts...)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Open is [New] for a server that may fail to start: with [WithStateFile],
+// it loads the state file (a missing one is a first start, and the server
+// starts empty) and returns an error naming the file and what is wrong
+// when it cannot be read, is not a valid state document (the error wraps
+// [ErrInvalidState]), or its directory cannot take a new file; the file is
+// then left as it is. Without a state file it never fails. Like New, it
+// panics on an invalid key.
+func Open(opts ...Option) (*Server, error) {
 	cf := config{clock: RealClock{}, admin: true}
 	for _, o := range opts {
 		o(&cf)
@@ -128,7 +149,9 @@ func New(opts ...Option) *Server {
 			s.deliveries.enqueueShared(ev.ID, ev.Type, ev.Body, w)
 		}
 	}
-	_, _ = rand.Read(s.cursorSalt[:])
+	salt := new([16]byte)
+	_, _ = rand.Read(salt[:])
+	s.cursorSalt.Store(salt)
 	if len(cf.keys) == 0 {
 		cf.keys = []Key{{Token: "sk_test_" + strings.TrimPrefix(newID("k_"), "k_"), Plan: PlanBusiness, Scope: ScopeWrite}}
 	}
@@ -177,7 +200,19 @@ func New(opts ...Option) *Server {
 	if testHandler != nil {
 		s.handler = testHandler(s, s.handler)
 	}
-	return s
+	if cf.stateFile != "" {
+		s.persist = &statePersister{path: cf.stateFile, interval: cf.stateInterval}
+		if s.persist.interval <= 0 {
+			s.persist.interval = DefaultStateInterval
+		}
+		if err := s.loadStateFile(); err != nil {
+			return nil, err
+		}
+		// Every change of a delivery is a change of the state; the store's
+		// changes are noted where requests and Go methods make them.
+		s.deliveries.setOnChange(s.stateChanged)
+	}
+	return s, nil
 }
 
 // HTTPServer returns an http.Server that serves s on addr with the
@@ -316,6 +351,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(rw, notFound("no such path: "+r.URL.Path))
 	} else {
 		s.mux.ServeHTTP(rw, r)
+	}
+	// Any request but a read may have changed the state (a fault in mode
+	// after answers a 5xx for one that did): the state file is written
+	// once its interval has passed. Go methods that change the state note
+	// it themselves.
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.stateChanged()
 	}
 	// Only the method and path are logged: never a header (the
 	// Authorization header carries the key) nor the query.

@@ -28,9 +28,14 @@ type TestServer struct {
 //
 //	ts := mockserver.NewTestServer(t)
 //	// send requests to ts.URL with "Authorization: Bearer " + ts.APIKey
+//
+// With [WithStateFile], a file that cannot be loaded fails the test.
 func NewTestServer(t testing.TB, opts ...Option) *TestServer {
 	t.Helper()
-	s := New(opts...)
+	s, err := Open(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if testServerStarted != nil {
 		testServerStarted(t, s)
 	}

@@ -349,10 +349,25 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		return "an account the server does not have"
 	case param == "url" && (op == "registerWebhook" || op == "mockUpdateWebhook") && s.httpsOnly:
 		return "an http url on a server with https-only webhooks"
+	case op == "mockReplaceState" && (param == "accounts" || param == "events" || param == "deliveries"):
+		// The document lists these rules in words: ids unique, versions and
+		// attempts numbered, references that resolve, the server's
+		// accounts, and the API's own unwritable rules.
+		return "a rule of the state document stated in words"
+	case op == "mockReplaceState" && param == "savedAt":
+		return "a time that is no real date"
+	case op == "mockReplaceState" && strings.HasSuffix(errorMessage(ex), ": the field appears twice"):
+		return "a field given twice in one object"
 	case param == "" && op == "registerWebhook" && webhookLimitReached(ex):
 		return "an account that already has MaxWebhooksPerAccount webhooks"
 	}
 	return ""
+}
+
+// errorMessage is the message of ex's error body, if it is one.
+func errorMessage(ex *exchange) string {
+	d, _ := ex.errorDetail()
+	return d.Message
 }
 
 // webhookLimitReached reports whether ex is the refusal of a registration

@@ -217,6 +217,7 @@ func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *apiError) 
 	pub := w.public()
 	s.hooks.mu.Unlock()
 
+	s.stateChanged()
 	ended := 0
 	if old.deliverable() && !st.deliverable() {
 		ended = s.deliveries.retire(w)
@@ -245,6 +246,7 @@ func (s *Server) deleteWebhook(id string) *apiError {
 	w.state.Store(&st)
 	s.hooks.mu.Unlock()
 
+	s.stateChanged()
 	ended := s.deliveries.retire(w)
 	s.logger.Info("webhook deleted", "webhook", id, "endedDeliveries", ended)
 	return nil

@@ -14,6 +14,14 @@
 // flags. On SIGINT or SIGTERM it stops accepting requests, lets running
 // webhook deliveries finish until -shutdown-timeout, and exits 0; a second
 // signal ends it at once. Bad flags exit 2; a failure to listen exits 1.
+//
+// With -state-file PATH, the contexts, webhooks and pending deliveries
+// survive a restart: the file is loaded at start, written every
+// -state-interval while they change and at shutdown (atomically, mode
+// 0600: it holds webhook secrets). A file that cannot be loaded exits 1
+// at start, naming it and what is wrong, and is left as it is; a last
+// write that fails exits 1 too. GET and PUT /_mock/state download and
+// replace the same document.
 package main
 
 import (

@@ -19,7 +19,7 @@ import (
 // Exit codes.
 const (
 	exitOK    = 0
-	exitError = 1 // could not listen or serve
+	exitError = 1 // could not load the state file, listen, serve or write the state file
 	exitUsage = 2 // bad flags
 )
 
@@ -39,6 +39,8 @@ type settings struct {
 	headerTimeout   time.Duration
 	bodyTimeout     time.Duration
 	idleTimeout     time.Duration
+	stateFile       string
+	stateInterval   time.Duration
 }
 
 // keyFlags collects the repeatable -key flag. The specs are parsed after
@@ -150,6 +152,10 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.DurationVar(&st.headerTimeout, "read-header-timeout", mockserver.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers before its connection is closed")
 	fs.DurationVar(&st.bodyTimeout, "read-body-timeout", mockserver.DefaultReadBodyTimeout, "how long a client may take to send a request's body before it gets a 400 and its connection is closed")
 	fs.DurationVar(&st.idleTimeout, "idle-timeout", mockserver.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request before it is closed")
+	fs.StringVar(&st.stateFile, "state-file", "", "keep the contexts (with every version), webhooks (with their secrets) and pending deliveries in this `file`, so they survive a restart: "+
+		"loaded at start (a missing file is a first start; one that cannot be read or is not a state document stops the start, and is left as it is), "+
+		"written at most every -state-interval while they change and at shutdown, atomically, mode 0600. The event log and finished deliveries are not kept")
+	fs.DurationVar(&st.stateInterval, "state-interval", mockserver.DefaultStateInterval, "with -state-file, how long after a change the file is written (the changes of that time together)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -162,8 +168,8 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
-	if st.deliveryTimeout <= 0 || st.shutdownTimeout <= 0 || st.headerTimeout <= 0 || st.bodyTimeout <= 0 || st.idleTimeout <= 0 {
-		err := errors.New("-delivery-timeout, -shutdown-timeout, -read-header-timeout, -read-body-timeout and -idle-timeout must be positive")
+	if st.deliveryTimeout <= 0 || st.shutdownTimeout <= 0 || st.headerTimeout <= 0 || st.bodyTimeout <= 0 || st.idleTimeout <= 0 || st.stateInterval <= 0 {
+		err := errors.New("-delivery-timeout, -shutdown-timeout, -read-header-timeout, -read-body-timeout, -idle-timeout and -state-interval must be positive")
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
@@ -208,7 +214,18 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 	for _, k := range st.keys {
 		opts = append(opts, mockserver.WithKey(k))
 	}
+	if st.stateFile != "" {
+		opts = append(opts, mockserver.WithStateFile(st.stateFile), mockserver.WithStateInterval(st.stateInterval))
+	}
 	return opts
+}
+
+// stateFileText is the start line's word on the state file.
+func stateFileText(st *settings) string {
+	if st.stateFile == "" {
+		return "none (nothing survives a restart; -state-file keeps it)"
+	}
+	return st.stateFile + " (written every " + st.stateInterval.String() + " while it changes, and at shutdown)"
 }
 
 // accountNames lists the accounts of keys, each once, in the order of
@@ -234,7 +251,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: st.logLevel}))
-	srv := mockserver.New(st.options(logger)...)
+	srv, err := mockserver.Open(st.options(logger)...)
+	if err != nil {
+		// The error names the file and what is wrong with it; the file is
+		// left as it is.
+		logger.Error("cannot start: the state file cannot be loaded", "error", err)
+		return exitError
+	}
 
 	ln, err := net.Listen("tcp", st.addr)
 	if err != nil {
@@ -251,7 +274,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// stdout carries only these two lines, so a script can read them.
 	fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
 	logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()), "accounts", accountNames(srv.Keys()),
-		"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String())
+		"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String(), "stateFile", stateFileText(st))
 	if st.fakeClock {
 		// The fake clock starts at the real time; advanced, it stamps
 		// events ahead of every receiver's clock.
@@ -274,8 +297,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := hs.Shutdown(sctx); err != nil {
 		logger.Warn("requests still running at the deadline were cut off", "error", err)
 	}
-	if err := srv.Close(sctx); err != nil {
-		logger.Warn("webhook delivery attempts still running at the deadline were canceled", "error", err)
+	err = srv.Close(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		logger.Warn("webhook delivery attempts still running at the deadline were canceled", "error", sctx.Err())
+	}
+	var sfe *mockserver.StateFileError
+	if errors.As(err, &sfe) {
+		logger.Error("the state at shutdown is lost: the state file could not be written", "error", sfe)
+		code = exitError
 	}
 	pending := len(srv.Deliveries(mockserver.DeliveryFilter{State: mockserver.DeliveryPending}))
 	logger.Info("stopped", "pendingDeliveries", pending)

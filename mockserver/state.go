@@ -1,0 +1,286 @@
+package mockserver
+
+import (
+	"cmp"
+	"errors"
+	"io"
+	"slices"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// This file is the Go side of the state document: what the server keeps
+// across a restart (contexts with all their versions, webhooks with their
+// secrets, pending deliveries with their schedules), written by SaveState
+// and read back by LoadState. The document's encoding and its validation
+// are in statecodec.go, the file that holds it (-state-file) in
+// statefile.go, and the delivery engine's part in deliverystate.go.
+
+// StateFormatVersion is the version of the state document this server
+// writes and the newest it reads. A document of a newer version is refused
+// (the error wraps [ErrStateTooNew]) rather than read wrongly.
+const StateFormatVersion = 1
+
+// stateFormatName is the value of a state document's "format" field, so a
+// JSON file that is not one is told apart with a clear error.
+const stateFormatName = "contextsvc-mock-state"
+
+// ErrInvalidState is wrapped by every error of [Server.LoadState] (and of
+// [Open] for a state file) about the document itself: malformed JSON, a
+// field that breaks a rule, a newer format. The error is a [*StateError]
+// saying where.
+var ErrInvalidState = errors.New("mockserver: invalid state document")
+
+// ErrStateTooNew is wrapped, besides [ErrInvalidState], by the error for a
+// state document of a newer format version than [StateFormatVersion].
+var ErrStateTooNew = errors.New("mockserver: state document of a newer format")
+
+// StateError is why a state document was refused. Nothing of it was
+// applied.
+type StateError struct {
+	// Path is where in the document, as "accounts[0].contexts[3].versions[1].name";
+	// empty when the document as a whole is at fault (malformed JSON, not an object).
+	Path string
+	// Message says what is wrong, in words.
+	Message string
+
+	tooNew bool
+}
+
+// Error returns "mockserver: state document: PATH: MESSAGE".
+func (e *StateError) Error() string {
+	if e.Path == "" {
+		return "mockserver: state document: " + e.Message
+	}
+	return "mockserver: state document: " + e.Path + ": " + e.Message
+}
+
+// Is makes errors.Is match [ErrInvalidState], and [ErrStateTooNew] for a
+// newer format.
+func (e *StateError) Is(target error) bool {
+	return target == ErrInvalidState || (e.tooNew && target == ErrStateTooNew)
+}
+
+// field returns the document's top-level field that Path is in ("accounts"
+// for "accounts[0].contexts[3].name"), the param of the admin API's 400.
+func (e *StateError) field() string {
+	for i, c := range e.Path {
+		if c == '[' || c == '.' {
+			return e.Path[:i]
+		}
+	}
+	return e.Path
+}
+
+// SaveState writes the server's state document to w: every account's
+// contexts with all their versions, its webhooks with their secrets, and
+// the pending webhook deliveries with their attempts and due times (see
+// "State that survives a restart" in the package documentation). The
+// event log, finished deliveries, faults, idempotency keys and rate-limit
+// buckets are not part of it. It holds webhook secrets: keep it private.
+//
+// The copy is taken a little at a time (each account under its own lock,
+// then the deliveries), so requests are held up only while pointers are
+// copied; the text is written after. GET /_mock/state serves the same
+// document.
+func (s *Server) SaveState(w io.Writer) error {
+	_, err := s.snapshotState().writeTo(w)
+	return err
+}
+
+// LoadState replaces the server's state with the document read from r, as
+// [Server.SaveState] writes it: contexts, webhooks and pending deliveries
+// become the document's, the event log and finished deliveries are
+// emptied (running attempts are canceled and forgotten), and so are the
+// idempotency keys, whose answers named the old contexts; the cursor salt
+// becomes the document's, so its cursors keep working. Keys, faults,
+// rate-limit buckets, options and the clock stay.
+//
+// Every field is held to the API's rules (names, content, tags, webhook
+// urls and secrets, ids, times) and references must resolve; the first
+// fault found is returned as a [*StateError] (wrapping [ErrInvalidState],
+// and [ErrStateTooNew] for a newer format) and nothing is changed. An error
+// reading r is returned as it is. Every account of the document must be
+// one of the server's (a key's, or one its state file held when it
+// started). PUT /_mock/state does the same over HTTP.
+func (s *Server) LoadState(r io.Reader) error {
+	st, err := s.readState(r, false)
+	if err != nil {
+		return err
+	}
+	s.installState(st, false)
+	s.stateChanged()
+	return nil
+}
+
+// stateSnapshot is a consistent-enough copy of what the document holds,
+// taken under the locks and written without them: strings and recorded
+// versions never change once stored, so it shares them with the server.
+type stateSnapshot struct {
+	savedAt     time.Time
+	salt        [16]byte
+	eventSeq    uint64
+	deliverySeq uint64
+	webhookSeq  uint64
+	accounts    []savedAccount
+	deliveries  []savedDelivery
+}
+
+type savedAccount struct {
+	id         string
+	contextSeq uint64
+	contexts   []savedContext
+	webhooks   []savedWebhook
+}
+
+// savedWebhook is a webhook as it was when copied.
+type savedWebhook struct {
+	id        string
+	seq       uint64
+	createdAt time.Time
+	state     webhookState
+}
+
+type savedContext struct {
+	id       string
+	seq      uint64
+	versions []*versionRec
+}
+
+// snapshotState copies the state. The deliveries are copied first: each
+// was made for a webhook that took deliveries then, so a delivery whose
+// webhook is missing from the accounts copied after it, or no longer takes
+// deliveries, lost it meanwhile (a delete, a deactivation, a reset), and
+// is left out, as the server ends it; the document never names a webhook
+// it does not hold, nor has a pending delivery to an inactive one.
+func (s *Server) snapshotState() *stateSnapshot {
+	snap := &stateSnapshot{savedAt: s.clock.Now(), salt: *s.cursorSalt.Load(), eventSeq: s.events.lastSeq()}
+	pending, dseq := s.deliveries.savePending()
+	snap.deliverySeq = dseq
+	s.hooks.mu.RLock()
+	snap.webhookSeq = s.hooks.seq
+	s.hooks.mu.RUnlock()
+	deliverable := make(map[string]bool)
+	for _, a := range s.accountList {
+		a.mu.RLock()
+		sa := savedAccount{id: a.id, contextSeq: a.nextSeq, contexts: make([]savedContext, len(a.order))}
+		for i, c := range a.order {
+			sa.contexts[i] = savedContext{id: c.id, seq: c.seq, versions: slices.Clip(c.versions)}
+		}
+		for _, w := range a.webhooks {
+			st := w.state.Load()
+			sa.webhooks = append(sa.webhooks, savedWebhook{id: w.id, seq: w.seq, createdAt: w.createdAt, state: *st})
+			deliverable[w.id] = st.deliverable()
+		}
+		a.mu.RUnlock()
+		snap.accounts = append(snap.accounts, sa)
+	}
+	snap.deliveries = slices.DeleteFunc(pending, func(d savedDelivery) bool { return !deliverable[d.webhookID] })
+	return snap
+}
+
+// loadedState is a validated state document, ready to install: the
+// contexts are built (indexes aside), the deliveries carry their secrets.
+type loadedState struct {
+	salt        *[16]byte // nil: keep the server's
+	eventSeq    uint64
+	deliverySeq uint64
+	webhookSeq  uint64
+	accounts    []*loadedAccount
+	deliveries  []savedDelivery
+	// counts, for the log
+	contexts, versions, webhooks int
+}
+
+type loadedAccount struct {
+	id         string
+	contextSeq uint64
+	contexts   []*contextRec // ascending seq
+	webhooks   []*webhook
+}
+
+// installState makes st the server's state. Each account is swapped under
+// its own lock, with indexes built before, and the webhook index with
+// them, as Reset does; then the history is emptied and the deliveries
+// restored. addAccounts lets st hold accounts no key belongs to (only
+// before the server serves: the account map is read without a lock).
+func (s *Server) installState(st *loadedState, addAccounts bool) {
+	byID := make(map[string]*loadedAccount, len(st.accounts))
+	for _, la := range st.accounts {
+		byID[la.id] = la
+		if addAccounts && s.accounts[la.id] == nil {
+			a := newAccount(la.id)
+			s.accounts[la.id] = a
+			s.accountList = append(s.accountList, a)
+		}
+	}
+	hooks := make(map[string]*webhook)
+	var hookOrder []*webhook
+	for _, la := range st.accounts {
+		for _, w := range la.webhooks {
+			hooks[w.id] = w
+			hookOrder = append(hookOrder, w)
+		}
+	}
+	slices.SortFunc(hookOrder, func(a, b *webhook) int { return cmp.Compare(a.seq, b.seq) })
+	s.hooks.mu.Lock()
+	// The webhooks replaced take no delivery from an event that read them
+	// just before (as after Reset).
+	for _, w := range s.hooks.order {
+		old := *w.state.Load()
+		old.deleted = true
+		w.state.Store(&old)
+	}
+	s.hooks.byID, s.hooks.order = hooks, hookOrder
+	s.hooks.seq = max(s.hooks.seq, st.webhookSeq)
+	for _, a := range s.accountList {
+		la := byID[a.id]
+		ids := make(map[string]*contextRec)
+		tags := make(map[string][]*contextRec)
+		var order []*contextRec
+		var accountHooks []*webhook
+		seq := uint64(0)
+		if la != nil {
+			order, accountHooks, seq = la.contexts, la.webhooks, la.contextSeq
+			ids = make(map[string]*contextRec, len(order))
+			for _, c := range order {
+				ids[c.id] = c
+				for _, t := range c.tags {
+					tags[t] = append(tags[t], c) // ascending seq, as order is
+				}
+			}
+		}
+		a.mu.Lock()
+		a.byID, a.order, a.byTag, a.webhooks = ids, order, tags, accountHooks
+		if la != nil {
+			a.nextSeq = seq
+		}
+		a.mu.Unlock()
+	}
+	s.hooks.mu.Unlock()
+	if st.salt != nil {
+		s.cursorSalt.Store(st.salt)
+	}
+	s.events.resetTo(st.eventSeq)
+	s.idem.reset()
+	s.deliveries.restore(st.deliveries, st.deliverySeq)
+}
+
+// lastSeq returns the sequence number of the newest event recorded, which
+// the events list's cursors count in.
+func (l *eventLog) lastSeq() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.seq
+}
+
+// resetTo empties the log, and numbers the next event after seq at least,
+// so a cursor from before a restart never skips the events after it.
+func (l *eventLog) resetTo(seq uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.all = queue[*eventRec]{}
+	l.byType = make(map[contextsvc.EventType]*queue[*eventRec])
+	l.seq = max(l.seq, seq)
+}

@@ -1,0 +1,157 @@
+package mockserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+var stateBenchContexts = flag.Int("state-contexts", 10_000,
+	"BenchmarkState: contexts in the state, each with 3 versions of about 1 KB of Markdown (BENCHMARKS.md: 100000)")
+
+// BenchmarkState measures the state file at scale: -state-contexts
+// contexts of 3 versions each (about 1 KB of Markdown in three sections
+// a version; the default 10,000, BENCHMARKS.md's 100,000), as the server
+// writes them. Each figure has its baseline in the same run:
+//
+//   - save: the whole saveStateFile (copy under the locks, encode, write,
+//     fsync, rename, fsync the directory), against save-baseline: the same
+//     bytes written the same atomic way, so the ratio is the cost of
+//     making the document;
+//
+//   - load: Open of a server on the file (read, check every field, build
+//     the indexes, analyze each context's Markdown), against
+//     load-baseline: os.ReadFile and json.Unmarshal of the same file into
+//     plain structs, with no check at all;
+//
+//   - heap-MB: the live heap the loaded state adds (after a GC), against
+//     the baseline's plain structs; text-MB is the text (names and
+//     contents of every version) the state holds.
+//
+//     go test ./mockserver -run '^$' -bench 'BenchmarkState$' -benchtime 1x -benchmem -state-contexts 100000 -timeout 30m
+func BenchmarkState(b *testing.B) {
+	n := *stateBenchContexts
+	path := filepath.Join(b.TempDir(), "state.json")
+	// No periodic write: only the save sub-benchmark writes (one running
+	// during another sub-benchmark would be measured by it).
+	src, err := Open(append([]Option{WithStateFile(path), WithStateInterval(time.Hour)}, stateKeys...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := src.LoadState(bytes.NewReader(bigStateDoc(n, 3, 1000))); err != nil {
+		b.Fatal(err)
+	}
+	if err := src.saveStateFile(); err != nil {
+		b.Fatal(err)
+	}
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := int64(len(doc))
+	var text int64
+	for _, c := range src.Contexts("team-a") {
+		for _, v := range c.Versions {
+			text += int64(len(v.Name) + len(v.Content))
+		}
+	}
+	b.Logf("%d contexts, %d versions: a %.1f MB file, %.1f MB of text", n, 3*n, float64(size)/1e6, float64(text)/1e6)
+
+	b.Run("save", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			if err := src.saveStateFile(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("save-baseline", func(b *testing.B) {
+		b.SetBytes(size)
+		other := filepath.Join(filepath.Dir(path), "baseline.json")
+		for b.Loop() {
+			if _, err := writeFileAtomic(other, func(w io.Writer) (int64, error) {
+				n, err := w.Write(doc)
+				return int64(n), err
+			}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	doc = nil
+	b.Run("load", func(b *testing.B) {
+		b.SetBytes(size)
+		var s *Server
+		before := liveHeap()
+		for b.Loop() {
+			s = nil
+			if s, err = Open(append([]Option{WithStateFile(path)}, stateKeys...)...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		reportHeap(b, before, text)
+		runtime.KeepAlive(s)
+	})
+	b.Run("load-baseline", func(b *testing.B) {
+		b.SetBytes(size)
+		type version struct {
+			Version              int
+			Name, Content        string
+			Tags                 []string
+			CreatedAt, CreatedBy string
+			Changes              struct {
+				SectionsModified []string `json:"sections_modified"`
+				WordCountDelta   int      `json:"word_count_delta"`
+			}
+		}
+		type state struct {
+			Format   string
+			Version  int
+			Accounts []struct {
+				ID         string
+				ContextSeq int
+				Contexts   []struct {
+					ID       string
+					Seq      int
+					Versions []version
+				}
+			}
+		}
+		var st *state
+		before := liveHeap()
+		for b.Loop() {
+			st = nil
+			data, err := os.ReadFile(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			st = new(state)
+			if err := json.Unmarshal(data, st); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		reportHeap(b, before, text)
+		runtime.KeepAlive(st)
+	})
+}
+
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// reportHeap reports the live heap added since before, and the text it
+// holds.
+func reportHeap(b *testing.B, before, text int64) {
+	b.ReportMetric(float64(liveHeap()-before)/1e6, "heap-MB")
+	b.ReportMetric(float64(text)/1e6, "text-MB")
+}

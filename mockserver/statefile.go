@@ -1,0 +1,335 @@
+package mockserver
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultStateInterval is how often, at most, a server with a state file
+// ([WithStateFile]) writes it while its state changes.
+const DefaultStateInterval = 10 * time.Second
+
+// WithStateFile keeps the server's state in the file at path, so it
+// survives a restart: [Open] (or [New]) loads it if it exists; the server
+// writes it again at most every [WithStateInterval] while its state
+// changes, and [Server.Close] writes it a last time. Each write replaces
+// the file atomically (a temporary file in the same directory, written,
+// synced, renamed over it, the directory synced), so a crash at any moment
+// leaves the previous file or the new one, whole; the file is mode 0600,
+// as it holds webhook secrets. A file that cannot be read or is not a
+// valid state document stops the start with an error naming the path and
+// what is wrong, and is left as it is. The document is the one
+// [Server.SaveState] writes; see the package documentation. Run one server
+// per file.
+func WithStateFile(path string) Option { return func(cf *config) { cf.stateFile = path } }
+
+// WithStateInterval sets how long, at least, a server with a state file
+// waits after a change before it writes the file (the changes of that
+// time are written together); <= 0 means [DefaultStateInterval]. A write
+// that took long (a large state) makes the next wait at least ten times as
+// long, so writing never takes more than a tenth of the time.
+func WithStateInterval(d time.Duration) Option { return func(cf *config) { cf.stateInterval = d } }
+
+// statePersister writes a server's state file: after a change, once the
+// interval has passed, and at Close. Between changes no timer is armed
+// and no goroutine runs.
+type statePersister struct {
+	path     string
+	interval time.Duration
+
+	// dirty is set by every change (stateChanged) and cleared when a save
+	// takes its copy; the change that sets it arms the timer.
+	dirty atomic.Bool
+
+	saveMu sync.Mutex // one save at a time
+
+	mu       sync.Mutex
+	timer    *time.Timer
+	armed    bool
+	closed   bool          // Close has stopped the timer
+	current  bool          // the file holds the state as of the last save or load
+	lastCost time.Duration // how long the last save took
+
+	// saved, when set (by this package's tests), is told of each save's
+	// outcome.
+	saved func(error)
+}
+
+// stateWriteHook, when set (by this package's tests only), is called with
+// the bytes written so far each time a state file write makes progress,
+// so a test can kill the process in the middle of a write.
+var stateWriteHook func(written int64)
+
+// stateChanged notes that the state changed: the state file is written
+// once the interval has passed. It is cheap when nothing is pending.
+func (s *Server) stateChanged() {
+	if p := s.persist; p != nil && !p.dirty.Swap(true) {
+		p.arm(s)
+	}
+}
+
+// arm starts the timer of the next save, unless one is armed or the
+// server is closed.
+func (p *statePersister) arm(s *Server) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.armed || p.closed {
+		return
+	}
+	p.armed = true
+	p.timer = time.AfterFunc(max(p.interval, 10*p.lastCost), func() { s.periodicSave() })
+}
+
+// periodicSave is the timer's save.
+func (s *Server) periodicSave() {
+	p := s.persist
+	p.mu.Lock()
+	p.armed = false
+	closed := p.closed
+	p.mu.Unlock()
+	if !closed {
+		_ = s.saveStateFile() // logged; a failed save is tried again
+	}
+}
+
+// saveStateFile writes the state file now.
+func (s *Server) saveStateFile() error {
+	p := s.persist
+	p.saveMu.Lock()
+	defer p.saveMu.Unlock()
+	p.dirty.Store(false) // a change from now on is a change after this copy
+	start := time.Now()
+	snap := s.snapshotState()
+	n, err := writeFileAtomic(p.path, snap.writeTo)
+	cost := time.Since(start)
+	p.mu.Lock()
+	p.lastCost = cost
+	if err == nil {
+		p.current = true
+	}
+	p.mu.Unlock()
+	if err != nil {
+		err = &StateFileError{Path: p.path, Err: fmt.Errorf("cannot write it: %w", err)}
+		s.logger.Error("cannot write the state file; trying again later", "path", p.path, "error", err)
+		if !p.dirty.Swap(true) {
+			p.arm(s)
+		}
+	} else {
+		nc, nw := 0, 0
+		for _, a := range snap.accounts {
+			nc += len(a.contexts)
+			nw += len(a.webhooks)
+		}
+		s.logger.Info("state saved", "path", p.path, "bytes", n, "contexts", nc, "webhooks", nw,
+			"pendingDeliveries", len(snap.deliveries), "duration", cost)
+	}
+	if p.saved != nil {
+		p.saved(err)
+	}
+	return err
+}
+
+// closeState stops the timer and writes the file a last time if the state
+// changed since it was written (or it was never written).
+func (s *Server) closeState() error {
+	p := s.persist
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	p.closed = true
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	p.armed = false
+	current := p.current
+	p.mu.Unlock()
+	if current && !p.dirty.Load() {
+		return nil
+	}
+	return s.saveStateFile()
+}
+
+// StateFileError is a failure to load or write the state file of
+// [WithStateFile]: [Open] returns one for a file it cannot load,
+// [Server.Close] for a last write that failed. It unwraps to the cause: a
+// [*StateError] for a document that is not valid, or the file system's
+// error.
+type StateFileError struct {
+	// Path is the state file.
+	Path string
+	// Err says what is wrong.
+	Err error
+}
+
+// Error returns "mockserver: state file PATH: what is wrong".
+func (e *StateFileError) Error() string {
+	return "mockserver: state file " + e.Path + ": " + strings.TrimPrefix(e.Err.Error(), "mockserver: ")
+}
+
+// Unwrap returns the cause.
+func (e *StateFileError) Unwrap() error { return e.Err }
+
+// loadStateFile loads the state file at start, before the server serves:
+// a missing file is a first start; anything else that fails is an error,
+// and the file is left as it is. The directory must take a new file, or
+// every save would fail later.
+func (s *Server) loadStateFile() error {
+	p := s.persist
+	fail := func(format string, args ...any) error {
+		return &StateFileError{Path: p.path, Err: fmt.Errorf(format, args...)}
+	}
+	if err := removeStaleTemps(p.path); err != nil {
+		return fail("cannot clear what an interrupted write left: %w", err)
+	}
+	start := time.Now()
+	f, err := os.Open(p.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := checkWritableDir(p.path); err != nil {
+			return fail("cannot write a file in its directory: %w", err)
+		}
+		s.logger.Info("no state file yet: starting empty; it is written once the state changes", "path", p.path)
+		return nil
+	case err != nil:
+		return fail("cannot read it: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return fail("cannot read it: %w", err)
+	} else if fi.IsDir() {
+		return fail("it is a directory, not a file")
+	}
+	st, err := s.readState(bufio.NewReaderSize(f, 1<<20), true)
+	if err != nil {
+		var se *StateError
+		if errors.As(err, &se) {
+			return &StateFileError{Path: p.path, Err: err}
+		}
+		return fail("cannot read it: %w", err)
+	}
+	if err := checkWritableDir(p.path); err != nil {
+		return fail("cannot write a file in its directory: %w", err)
+	}
+	s.installState(st, true)
+	p.current = true
+	var unreachable []string
+	for _, la := range st.accounts {
+		if !s.hasKeyFor(la.id) {
+			unreachable = append(unreachable, la.id)
+		}
+	}
+	s.logger.Info("state loaded", "path", p.path, "contexts", st.contexts, "versions", st.versions,
+		"webhooks", st.webhooks, "pendingDeliveries", len(st.deliveries), "duration", time.Since(start))
+	if len(unreachable) > 0 {
+		s.logger.Warn("the state file holds accounts no key belongs to: their data is kept (and saved again) but no request reaches it; "+
+			"give them keys to use them", "path", p.path, "accounts", unreachable)
+	}
+	return nil
+}
+
+// hasKeyFor reports whether a key of the server belongs to the account.
+func (s *Server) hasKeyFor(account string) bool {
+	for _, k := range s.keys {
+		if k.Account == account {
+			return true
+		}
+	}
+	return false
+}
+
+// tempPrefix is the name prefix of the temporary files of path's writes.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
+// removeStaleTemps removes the temporary files that writes of path
+// interrupted by a crash left beside it.
+func removeStaleTemps(path string) error {
+	dir := filepath.Dir(path)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // reported as the directory's problem by the caller
+	}
+	if err != nil {
+		return err
+	}
+	prefix := tempPrefix(path)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) && e.Type().IsRegular() {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkWritableDir makes sure a temporary file can be made beside path.
+func checkWritableDir(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}
+
+// writeFileAtomic replaces the file at path with what write writes, so
+// that at every moment path holds either the old file or the new one,
+// whole: write into a temporary file in the same directory (mode 0600),
+// sync it, rename it over path, sync the directory so the rename itself
+// survives a crash. On failure the temporary file is removed and path is
+// untouched.
+func writeFileAtomic(path string, write func(io.Writer) (int64, error)) (n int64, err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, tempPrefix(path)+"*")
+	if err != nil {
+		return 0, err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return 0, err
+	}
+	var w io.Writer = f
+	if hook := stateWriteHook; hook != nil {
+		w = writerFunc(func(p []byte) (int, error) {
+			k, err := f.Write(p)
+			n += int64(k)
+			hook(n)
+			return k, err
+		})
+	}
+	if n, err = write(w); err != nil {
+		return 0, err
+	}
+	if err := f.Sync(); err != nil {
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return 0, err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return n, err
+	}
+	defer d.Close()
+	return n, d.Sync()
+}
