@@ -142,8 +142,8 @@ func (s *Server) createContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	v := c.view()
 	a.mu.Unlock()
 
-	s.emit(a.id, contextsvc.EventContextCreated, contextCreatedData{ContextID: c.id, Name: c.name, Version: 1, Tags: c.tags, CreatedBy: k.User})
-	s.emit(a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: c.id, Version: 1, CreatedBy: k.User})
+	s.emit(r.Context(), a.id, contextsvc.EventContextCreated, contextCreatedData{ContextID: c.id, Name: c.name, Version: 1, Tags: c.tags, CreatedBy: k.User})
+	s.emit(r.Context(), a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: c.id, Version: 1, CreatedBy: k.User})
 	writeContext(w, http.StatusCreated, &v)
 }
 
@@ -206,8 +206,8 @@ func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	id, version := c.id, c.version
 	a.mu.Unlock()
 
-	s.emit(a.id, contextsvc.EventContextUpdated, contextUpdatedData{ContextID: id, Name: name, Version: version, UpdatedBy: k.User, Changes: changes})
-	s.emit(a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: id, Version: version, CreatedBy: k.User})
+	s.emit(r.Context(), a.id, contextsvc.EventContextUpdated, contextUpdatedData{ContextID: id, Name: name, Version: version, UpdatedBy: k.User, Changes: changes})
+	s.emit(r.Context(), a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: id, Version: version, CreatedBy: k.User})
 	writeContext(w, http.StatusOK, &v)
 }
 
@@ -222,7 +222,7 @@ func (s *Server) deleteContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	}
 	a.remove(c)
 	a.mu.Unlock()
-	s.emit(a.id, contextsvc.EventContextDeleted, contextDeletedData{ContextID: c.id, Name: c.name, DeletedBy: k.User})
+	s.emit(r.Context(), a.id, contextsvc.EventContextDeleted, contextDeletedData{ContextID: c.id, Name: c.name, DeletedBy: k.User})
 	b, _ := json.Marshal(struct {
 		ID      string `json:"id"`
 		Deleted bool   `json:"deleted"`
@@ -278,7 +278,8 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey)
 // contextID (the mock's stand-in for the dashboard action, which has no
 // public endpoint), as published by the first user of its account. It
 // reports an error wrapping [ErrContextNotFound] when no such context
-// exists. ctx is unused today; it is there for the delivery hook's sake.
+// exists. ctx bounds the wait for room when the delivery backlog is full
+// (see [WithDeliveryBacklog]).
 func (s *Server) Publish(ctx context.Context, contextID string) (Event, error) {
 	for _, a := range s.accountList {
 		a.mu.RLock()
@@ -289,7 +290,7 @@ func (s *Server) Publish(ctx context.Context, contextID string) (Event, error) {
 		}
 		a.mu.RUnlock()
 		if ok {
-			return s.emit(a.id, contextsvc.EventContextPublished, d), nil
+			return s.emit(ctx, a.id, contextsvc.EventContextPublished, d), nil
 		}
 	}
 	return Event{}, fmt.Errorf("%w: %q", ErrContextNotFound, contextID)

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -423,7 +424,7 @@ func TestPublishAndHook(t *testing.T) {
 		targets []*webhook
 	}
 	ch := make(chan got, 10)
-	ts.onEvent = func(ev Event, targets []*webhook) { ch <- got{ev.Type, targets} }
+	ts.onEvent = func(_ context.Context, ev Event, targets []*webhook) { ch <- got{ev.Type, targets} }
 	do(t, ts, call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://example.com/h","events":["context.published"],"secret":"k"}`})
 	c := create(t, ts, `{"name":"Doc"}`)
 	if g := <-ch; g.typ != contextsvc.EventContextCreated || len(g.targets) != 0 {

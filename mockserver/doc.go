@@ -107,6 +107,8 @@
 //     [DefaultDeliveryBacklog] (20,000; [WithDeliveryBacklog]) may wait for
 //     their first attempt: past that, a request that fires an event waits
 //     for room, so an API faster than its receivers slows to their pace.
+//     The wait ends with the request: a delivery whose request was given
+//     up first is kept as failed, with no attempt and the reason.
 //     Retries waiting for their time do not count, and are kept until their
 //     schedule ends.
 //   - Webhooks: kept until deleted or [Server.Reset], at most

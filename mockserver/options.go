@@ -87,7 +87,11 @@ func WithDeliveryWorkers(n int) Option { return func(cf *config) { cf.deliveryWo
 // first attempt before a request that fires an event waits for room (see
 // [DefaultDeliveryBacklog], 20,000, the default when n <= 0). Raise it to
 // let a burst of events run ahead of slow receivers, at about 1 KB of
-// memory a delivery.
+// memory a delivery. The wait ends with the request (or the context given
+// to [Server.EmitEvent] or [Server.Publish]): a client that gives up frees
+// its request at once, and the delivery it would have made is recorded
+// failed, with no attempt and the reason, so it can be redelivered by
+// hand.
 func WithDeliveryBacklog(n int) Option { return func(cf *config) { cf.deliveryBacklog = n } }
 
 // WithHistoryLimit sets how many events the server keeps (the oldest are

@@ -125,7 +125,10 @@ type deliverer struct {
 	backlog   int // deliveries whose first attempt has not started
 	// tickets and serving make the enqueues that wait for room go in
 	// arrival order: each takes a ticket, and goes when it is served.
+	// gaveUp holds the tickets of enqueues that stopped waiting (their
+	// context ended) before being served: serving skips them.
 	tickets, serving uint64
+	gaveUp           map[uint64]struct{}
 	due              dueHeap // waiting attempts, earliest first
 	seq              uint64  // tie-break of equal due times: first scheduled, first sent
 
@@ -212,6 +215,7 @@ const (
 	failExhausted                 // every attempt of the retry schedule failed
 	failDeactivated               // its webhook was deactivated
 	failDeleted                   // its webhook was deleted
+	failNoRoom                    // its request gave up waiting for room in the backlog
 )
 
 // text describes the reason for the admin API, naming the webhook.
@@ -223,6 +227,9 @@ func (f failureReason) text(webhookID string) string {
 		return "webhook " + webhookID + " was deactivated: no further attempt is made"
 	case failDeleted:
 		return "webhook " + webhookID + " was deleted: no further attempt is made"
+	case failNoRoom:
+		return "not attempted: the request that fired the event ended while it waited for room in the delivery backlog " +
+			"(too many deliveries waiting for their first attempt; see -delivery-backlog); redeliver it by hand"
 	}
 	return ""
 }
@@ -348,16 +355,21 @@ func newDeliveryHTTPClient(workers int, timeout time.Duration) *http.Client {
 // signed with the webhook's secret as it is when the attempt starts, which
 // is never logged nor returned. After close, the delivery is recorded but
 // stays pending: no attempt is made.
-func (d *deliverer) enqueueShared(eventID string, eventType contextsvc.EventType, body []byte, hook *webhook) (Delivery, bool) {
-	return d.enqueueBody(eventID, eventType, body, false, hook)
+//
+// When the backlog is full, it waits for room until ctx (the request that
+// fired the event) is done; then the delivery is recorded failed, with no
+// attempt and the reason, so a client that gives up frees its request at
+// once, and memory stays bounded.
+func (d *deliverer) enqueueShared(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, hook *webhook) (Delivery, bool) {
+	return d.enqueueBody(ctx, eventID, eventType, body, false, hook)
 }
 
 // enqueueBody is enqueueShared, copying body once per event id when
 // copyBody is set.
-func (d *deliverer) enqueueBody(eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook *webhook) (Delivery, bool) {
+func (d *deliverer) enqueueBody(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook *webhook) (Delivery, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.waitForRoomLocked()
+	room := d.waitForRoomLocked(ctx)
 	// Checked under the engine's lock: a webhook deactivated before this
 	// gets nothing, and one deactivated after it has this delivery ended
 	// by retire, which takes the same lock.
@@ -387,6 +399,10 @@ func (d *deliverer) enqueueBody(eventID string, eventType contextsvc.EventType, 
 	d.recs[rec.id] = rec
 	d.order.push(rec)
 	d.byEvent[eventID] = append(d.byEvent[eventID], rec)
+	if !room {
+		d.failLocked(rec, failNoRoom)
+		return d.snapshotLocked(rec), true
+	}
 	d.linkLocked(rec)
 	rec.inBacklog = true
 	d.backlog++
@@ -474,22 +490,51 @@ func (d *deliverer) failLocked(rec *deliveryRecord, reason failureReason) {
 }
 
 // waitForRoomLocked waits, in arrival order, until fewer than maxBacklog
-// deliveries wait for their first attempt. After close (no attempt will
-// make room) or a reset (which empties the backlog) it returns at once.
-func (d *deliverer) waitForRoomLocked() {
+// deliveries wait for their first attempt, and reports true. After close
+// (no attempt will make room) or a reset (which empties the backlog) it
+// returns true at once. When ctx is done first it gives up its place in
+// the order and reports false.
+func (d *deliverer) waitForRoomLocked(ctx context.Context) bool {
 	if d.closed || (d.backlog < d.maxBacklog && d.tickets == d.serving) {
-		return
+		return true
 	}
 	ticket := d.tickets
 	d.tickets++
 	d.changed.Broadcast() // one more waiting: a change like any other
+	stop := context.AfterFunc(ctx, d.wake)
+	defer stop()
 	for ticket >= d.serving && !d.closed && (ticket != d.serving || d.backlog >= d.maxBacklog) {
+		if ctx.Err() != nil {
+			if ticket == d.serving {
+				d.serveNextLocked()
+			} else {
+				if d.gaveUp == nil {
+					d.gaveUp = make(map[uint64]struct{})
+				}
+				d.gaveUp[ticket] = struct{}{}
+			}
+			return false
+		}
 		d.changed.Wait()
 	}
 	if ticket == d.serving {
-		d.serving++
-		d.changed.Broadcast() // the next ticket may go too
+		d.serveNextLocked()
 	}
+	return true
+}
+
+// serveNextLocked moves the turn to the next waiting enqueue that has not
+// given up.
+func (d *deliverer) serveNextLocked() {
+	d.serving++
+	for {
+		if _, ok := d.gaveUp[d.serving]; !ok {
+			break
+		}
+		delete(d.gaveUp, d.serving)
+		d.serving++
+	}
+	d.changed.Broadcast() // the next ticket may go too
 }
 
 // list returns copies of the kept deliveries that match f, oldest first.
@@ -688,6 +733,7 @@ func (d *deliverer) reset() {
 	d.events = make(map[string]*eventBody)
 	d.finished, d.nFinished = queue[finishedEntry]{}, 0
 	d.backlog, d.serving = 0, d.tickets // every waiting enqueue may go
+	clear(d.gaveUp)
 	d.due = nil
 	d.stopTimerLocked()
 	for _, w := range d.waiters {
