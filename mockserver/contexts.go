@@ -29,11 +29,6 @@ func appendListEnd(b []byte, hasMore bool, next string) []byte {
 
 func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey) {
 	q := r.URL.Query()
-	limit, after, e := s.pageParams(q, cursorContexts)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
 	var tags []string
 	for _, t := range q["tag"] {
 		if t == "" {
@@ -48,6 +43,14 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 		}
 	}
 	a := k.acct
+	// A cursor continues the account's list with the same tags, in any
+	// order.
+	scope := listScope(append([]string{a.id}, slices.Sorted(slices.Values(tags))...)...)
+	limit, after, e := s.pageParams(q, cursorContexts, scope)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	a.mu.RLock()
 	page, hasMore := a.page(after, limit, tags)
 	views := make([]contextView, len(page))
@@ -57,7 +60,7 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 	a.mu.RUnlock()
 	next := ""
 	if hasMore {
-		next = s.encodeCursor(cursorContexts, page[len(page)-1].seq)
+		next = s.encodeCursor(cursorContexts, page[len(page)-1].seq, scope)
 	}
 	// The page is encoded after the lock is released: writers never wait
 	// for a page of large contexts.
@@ -231,12 +234,13 @@ func (s *Server) deleteContext(w http.ResponseWriter, r *http.Request, k *apiKey
 }
 
 func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey) {
-	limit, after, e := s.pageParams(r.URL.Query(), cursorVersions)
+	a := k.acct
+	scope := listScope(a.id, r.PathValue("id"))
+	limit, after, e := s.pageParams(r.URL.Query(), cursorVersions, scope)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	a := k.acct
 	a.mu.RLock()
 	c, e := found(a, r)
 	if e != nil {
@@ -259,7 +263,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey)
 	a.mu.RUnlock()
 	next := ""
 	if hasMore {
-		next = s.encodeCursor(cursorVersions, uint64(end))
+		next = s.encodeCursor(cursorVersions, uint64(end), scope)
 	}
 	buf := getBuffer()
 	b := append((*buf)[:0], `{"data":[`...)

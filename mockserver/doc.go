@@ -40,7 +40,9 @@
 //   - An update that changes only the name or tags records a version whose
 //     changes are {"sections_modified":[],"word_count_delta":0}.
 //   - Cursors are opaque, carry a MAC keyed per server, and are bound to
-//     their list (a versions cursor is a 400 on the contexts list).
+//     their list: its kind, account, context and filters (tags in any
+//     order). A versions cursor, or one of another tag filter or context,
+//     is a 400.
 //   - A repeated limit, cursor, format or version query parameter is a 400
 //     (limit, cursor) or uses the first value (format, version).
 //   - Export: the markdown format is the stored text as is; text is the
