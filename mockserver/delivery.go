@@ -68,9 +68,11 @@ type Delivery struct {
 	// FailureReason says why a failed delivery failed: every attempt of
 	// the retry schedule failed (the attempts' errors say how), its
 	// webhook was deactivated or deleted, which ends its waiting retries at
-	// once, or the request that fired its event ended while it waited for
+	// once, the request that fired its event ended while it waited for
 	// room in the delivery backlog ([WithDeliveryBacklog]), so no attempt
-	// was made. It is empty unless State is failed.
+	// was made, or an attempt failed while too many deliveries waited for
+	// a retry ([WithRetryLimit]), so none was scheduled. It is empty unless
+	// State is failed.
 	FailureReason string `json:"failureReason,omitempty"`
 	// Attempts are the finished attempts, oldest first. An attempt that is
 	// still running is not listed yet.

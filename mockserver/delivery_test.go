@@ -1487,3 +1487,52 @@ func TestDeliveryBacklogWaitEnds(t *testing.T) {
 		t.Errorf("redelivered: %s with %d attempts", got.State, len(got.Attempts))
 	}
 }
+
+// TestDeliveryRetryLimit: at most RetryLimit deliveries wait for a retry.
+// A delivery whose attempt fails while that many wait gets no retry: it
+// ends failed at once, saying why, and can be redelivered by hand; a
+// delivery that succeeds needs no room. As retries end, room comes back.
+func TestDeliveryRetryLimit(t *testing.T) {
+	t.Parallel()
+	d, clock := newTestDeliverer(t, deliveryConfig{Workers: 1, RetryLimit: 2, Schedule: []time.Duration{time.Minute}})
+	failing := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	healthy := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {})
+	typ := contextsvc.EventContextCreated
+	send := func(i int, url string) Delivery {
+		id := fmt.Sprint("evt_", i)
+		dl := d.enqueue(id, typ, dlvEnvelope(id, typ), "wh_"+url, url, "s")
+		waitDeliveriesIdle(t, d)
+		got, _ := d.get(dl.ID)
+		return got
+	}
+	for i := range 2 {
+		if dl := send(i, failing.URL); dl.State != DeliveryPending || dl.NextAttemptAt.IsZero() {
+			t.Fatalf("delivery %d: %s, next attempt %v; want a retry waiting", i, dl.State, dl.NextAttemptAt)
+		}
+	}
+	full := send(2, failing.URL)
+	if full.State != DeliveryFailed || len(full.Attempts) != 1 || !strings.Contains(full.FailureReason, "retry") {
+		t.Errorf("past the limit: %s with %d attempts, reason %q; want failed after its one attempt, saying why",
+			full.State, len(full.Attempts), full.FailureReason)
+	}
+	if dl := send(3, healthy.URL); dl.State != DeliverySucceeded {
+		t.Errorf("a delivery to a healthy receiver: %s", dl.State)
+	}
+	// The two retries run (and fail for good, the schedule is over): room
+	// for retries again.
+	clock.Advance(time.Minute)
+	waitDeliveriesIdle(t, d)
+	if dl := send(4, failing.URL); dl.State != DeliveryPending || dl.NextAttemptAt.IsZero() {
+		t.Errorf("after the retries ended: %s, next attempt %v; want a retry waiting", dl.State, dl.NextAttemptAt)
+	}
+	// By hand, the one refused a retry gets its attempt.
+	if dl, err := d.redeliver(full.ID); err != nil || dl.State != DeliveryPending {
+		t.Fatalf("redeliver: %+v %v", dl, err)
+	}
+	waitDeliveriesIdle(t, d)
+	if dl, _ := d.get(full.ID); len(dl.Attempts) != 2 {
+		t.Errorf("redelivered: %d attempts", len(dl.Attempts))
+	}
+}

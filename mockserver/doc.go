@@ -111,7 +111,10 @@
 //     for room, so an API faster than its receivers slows to their pace.
 //     The wait ends with the request: a delivery whose request was given
 //     up first is kept as failed, with no attempt and the reason.
-//     Retries waiting for their time do not count, and are kept until their
+//     At most [DefaultRetryLimit] (100,000; [WithRetryLimit]) may wait for
+//     a retry: a delivery whose attempt fails past that gets none and is
+//     kept as failed, saying why (a receiver that answers the first
+//     attempt never needs the room); those waiting are kept until their
 //     schedule ends.
 //   - Webhooks: kept until deleted or [Server.Reset], at most
 //     [MaxWebhooksPerAccount] (100) per account. Faults: at most

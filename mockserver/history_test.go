@@ -481,3 +481,31 @@ func TestServerDeliveryBacklogRequestEnds(t *testing.T) {
 		t.Errorf("%d contexts, want the one created", n)
 	}
 }
+
+// TestServerRetryLimit checks the Server's wiring of the retry limit: with
+// room for one waiting retry and a receiver that always fails, the second
+// event's delivery ends failed after its first attempt instead of waiting.
+func TestServerRetryLimit(t *testing.T) {
+	t.Parallel()
+	ts, clock := newFakeTestServer(t, WithRetryLimit(1), WithRetrySchedule([]time.Duration{time.Minute}))
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	registerHook(t, ts, rc.URL, "s", contextsvc.EventTeamMemberAdded)
+	var states []DeliveryState
+	for range 2 {
+		ev, err := ts.EmitEvent(t.Context(), "", contextsvc.EventTeamMemberAdded, json.RawMessage(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.WaitIdle(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ts.Deliveries(DeliveryFilter{EventID: ev.ID}) {
+			states = append(states, d.State)
+		}
+	}
+	if d := cmp.Diff([]DeliveryState{DeliveryPending, DeliveryFailed}, states); d != "" {
+		t.Errorf("states (-want +got):\n%s", d)
+	}
+}

@@ -20,6 +20,7 @@ type config struct {
 	deliveryTimeout time.Duration
 	deliveryWorkers int
 	deliveryBacklog int
+	retryLimit      int
 	historyLimit    int
 
 	readHeaderTimeout time.Duration
@@ -93,6 +94,13 @@ func WithDeliveryWorkers(n int) Option { return func(cf *config) { cf.deliveryWo
 // failed, with no attempt and the reason, so it can be redelivered by
 // hand.
 func WithDeliveryBacklog(n int) Option { return func(cf *config) { cf.deliveryBacklog = n } }
+
+// WithRetryLimit sets how many webhook deliveries may wait for a retry at
+// once (see [DefaultRetryLimit], 100,000, the default when n <= 0): a
+// delivery whose attempt fails while that many wait gets no retry and ends
+// failed, saying why, so a failing receiver cannot grow the pending
+// deliveries without bound. About 1 KB of memory a waiting retry.
+func WithRetryLimit(n int) Option { return func(cf *config) { cf.retryLimit = n } }
 
 // WithHistoryLimit sets how many events the server keeps (the oldest are
 // dropped first) and how many finished (succeeded or failed) webhook

@@ -122,6 +122,7 @@ func New(opts ...Option) *Server {
 		Logger:     cf.logger,
 		History:    cf.historyLimit,
 		MaxBacklog: cf.deliveryBacklog,
+		RetryLimit: cf.retryLimit,
 	})
 	s.onEvent = func(ctx context.Context, ev Event, targets []*webhook) {
 		for _, w := range targets {
