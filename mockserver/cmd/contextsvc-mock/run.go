@@ -148,7 +148,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.DurationVar(&st.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long running requests and webhook deliveries may take to finish")
 	fs.IntVar(&st.historyLimit, "history-limit", mockserver.DefaultHistoryLimit, "how many events, and how many finished webhook deliveries, are kept (the oldest go first; pending deliveries are always kept)")
 	fs.IntVar(&st.deliveryBacklog, "delivery-backlog", mockserver.DefaultDeliveryBacklog, "how many webhook deliveries may wait for their first attempt; past it, requests that fire events wait for room (about 1 KB of memory a delivery)")
-	fs.IntVar(&st.retryLimit, "retry-limit", mockserver.DefaultRetryLimit, "how many webhook deliveries may wait for a retry; past it, a failed attempt gets no retry and its delivery ends failed (about 1 KB of memory a delivery)")
+	fs.IntVar(&st.retryLimit, "retry-limit", mockserver.DefaultRetryLimit, "how many webhook deliveries may wait for a retry; past it, a failed attempt gets no retry and its delivery ends failed (1 to 3 KB of memory a waiting retry)")
 	fs.DurationVar(&st.headerTimeout, "read-header-timeout", mockserver.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers before its connection is closed")
 	fs.DurationVar(&st.bodyTimeout, "read-body-timeout", mockserver.DefaultReadBodyTimeout, "how long a client may take to send a request's body before it gets a 400 and its connection is closed")
 	fs.DurationVar(&st.idleTimeout, "idle-timeout", mockserver.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request before it is closed")
