@@ -65,6 +65,7 @@ func TestBadInput(t *testing.T) {
 		{"JSON null body", call{method: "POST", path: cp, body: `null`}, 400, "invalid_request", ""},
 		{"empty body", call{method: "POST", path: cp}, 400, "invalid_request", ""},
 		{"trailing data", call{method: "POST", path: cp, body: `{"name":"a"} {}`}, 400, "invalid_request", ""},
+		{"byte order mark", call{method: "POST", path: cp, body: "\ufeff" + `{"name":"a"}`}, 400, "invalid_request", ""},
 		{"name wrong type", call{method: "POST", path: cp, body: `{"name":5}`}, 400, "invalid_request", "name"},
 		{"name null", call{method: "POST", path: cp, body: `{"name":null}`}, 400, "invalid_request", "name"},
 		{"content null", call{method: "POST", path: cp, body: `{"name":"a","content":null}`}, 400, "invalid_request", "content"},
@@ -220,5 +221,19 @@ func TestBodyLimitWithoutLength(t *testing.T) {
 	}
 	if len(ts.Snapshot().Contexts) != 0 {
 		t.Fatal("a context was stored")
+	}
+}
+
+// TestByteOrderMark: a body that starts with a UTF-8 byte order mark (as
+// some tools write) is refused, with a message that names the mark rather
+// than calling the JSON object no object.
+func TestByteOrderMark(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	r := do(t, ts, call{method: "POST", path: "/v1/contexts", body: "\ufeff" + `{"name":"a"}`})
+	var e errorBody
+	r.json(t, &e)
+	if r.Status != 400 || !strings.Contains(e.Error.Message, "byte order mark") {
+		t.Errorf("%d %s", r.Status, r.Body)
 	}
 }

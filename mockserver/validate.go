@@ -47,6 +47,9 @@ func readObject(r *http.Request, allowed ...string) (map[string]json.RawMessage,
 			message: "could not read the request body"}
 	}
 	trimmed := bytes.TrimSpace(body)
+	if bytes.HasPrefix(trimmed, []byte("\ufeff")) {
+		return nil, badRequest("", "the request body starts with a byte order mark (U+FEFF): send the JSON object without it")
+	}
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, badRequest("", "the request body must be a JSON object")
 	}
