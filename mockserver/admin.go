@@ -85,8 +85,9 @@ func writeValue(w http.ResponseWriter, status int, v any) {
 
 // writePage writes the /v1 list shape {"data":[…],"hasMore":…,
 // "nextCursor":…} of items, each encoded as its MarshalJSON gives it, and
-// the cursor for position next when next > 0 (more follow).
-func writePage[T json.Marshaler](w http.ResponseWriter, s *Server, kind byte, items []T, next uint64) {
+// the cursor of the list (kind, scope) for position next when next > 0
+// (more follow).
+func writePage[T json.Marshaler](w http.ResponseWriter, s *Server, kind byte, scope string, items []T, next uint64) {
 	buf := getBuffer()
 	b := append((*buf)[:0], `{"data":[`...)
 	for i, it := range items {
@@ -103,7 +104,7 @@ func writePage[T json.Marshaler](w http.ResponseWriter, s *Server, kind byte, it
 	}
 	cursor := ""
 	if next > 0 {
-		cursor = s.encodeCursor(kind, next)
+		cursor = s.encodeCursor(kind, next, scope)
 	}
 	*buf = appendListEnd(b, next > 0, cursor)
 	writeJSON(w, http.StatusOK, *buf)
@@ -127,11 +128,6 @@ func filterParam(q url.Values, name string) (string, *apiError) {
 // /v1 lists (limit, cursor), optionally of one type.
 func (s *Server) adminListEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit, after, e := s.pageParams(q, cursorEvents)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
 	typ, e := filterParam(q, "type")
 	if e != nil {
 		writeError(w, e)
@@ -143,6 +139,12 @@ func (s *Server) adminListEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	scope := listScope(typ)
+	limit, after, e := s.pageParams(q, cursorEvents, scope)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	recs, hasMore := s.events.page(after, limit, contextsvc.EventType(typ))
 	items := make([]Event, len(recs))
 	var next uint64
@@ -153,7 +155,7 @@ func (s *Server) adminListEvents(w http.ResponseWriter, r *http.Request) {
 	if !hasMore {
 		next = 0
 	}
-	writePage(w, s, cursorEvents, items, next)
+	writePage(w, s, cursorEvents, scope, items, next)
 }
 
 func (s *Server) adminEmitEvent(w http.ResponseWriter, r *http.Request) {
@@ -204,13 +206,9 @@ func (s *Server) adminEmitEvent(w http.ResponseWriter, r *http.Request) {
 // like the /v1 lists (limit, cursor), optionally filtered.
 func (s *Server) adminListDeliveries(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit, after, e := s.pageParams(q, cursorDeliveries)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
 	var f DeliveryFilter
 	var state string
+	var e *apiError
 	for _, p := range []struct {
 		name string
 		v    *string
@@ -227,8 +225,14 @@ func (s *Server) adminListDeliveries(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("state", fmt.Sprintf("state must be pending, succeeded or failed, got %q", f.State)))
 		return
 	}
+	scope := listScope(f.EventID, f.WebhookID, state)
+	limit, after, e := s.pageParams(q, cursorDeliveries, scope)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	items, next := s.deliveries.page(after, limit, f)
-	writePage(w, s, cursorDeliveries, items, next)
+	writePage(w, s, cursorDeliveries, scope, items, next)
 }
 
 func (s *Server) adminGetDelivery(w http.ResponseWriter, r *http.Request) {
@@ -266,11 +270,6 @@ func (s *Server) adminRedeliver(w http.ResponseWriter, r *http.Request) {
 // the /v1 lists (limit, cursor), optionally of one account.
 func (s *Server) adminListWebhooks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit, after, e := s.pageParams(q, cursorWebhooks)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
 	account, e := filterParam(q, "account")
 	if e != nil {
 		writeError(w, e)
@@ -282,8 +281,14 @@ func (s *Server) adminListWebhooks(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	scope := listScope(account)
+	limit, after, e := s.pageParams(q, cursorWebhooks, scope)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	items, next := s.webhookPage(after, limit, account)
-	writePage(w, s, cursorWebhooks, items, next)
+	writePage(w, s, cursorWebhooks, scope, items, next)
 }
 
 func (s *Server) adminGetWebhook(w http.ResponseWriter, r *http.Request) {
@@ -493,7 +498,7 @@ func toFaultJSON(f Fault) faultJSON {
 // adminListFaults pages through the active faults, oldest first, like the
 // /v1 lists (limit, cursor).
 func (s *Server) adminListFaults(w http.ResponseWriter, r *http.Request) {
-	limit, after, e := s.pageParams(r.URL.Query(), cursorFaults)
+	limit, after, e := s.pageParams(r.URL.Query(), cursorFaults, "")
 	if e != nil {
 		writeError(w, e)
 		return
@@ -503,7 +508,7 @@ func (s *Server) adminListFaults(w http.ResponseWriter, r *http.Request) {
 	for i, f := range fs {
 		items[i] = toFaultJSON(f)
 	}
-	writePage(w, s, cursorFaults, items, next)
+	writePage(w, s, cursorFaults, "", items, next)
 }
 
 func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {

@@ -219,6 +219,7 @@ func TestAdminClock(t *testing.T) {
 		{"huge seconds", `{"seconds":1e300}`, "seconds"},
 		{"duration number", `{"duration":5}`, "duration"},
 		{"unknown field", `{"minutes":5}`, "minutes"},
+		{"seconds given twice", `{"seconds":1,"seconds":2}`, "seconds"},
 		{"empty duration", `{"duration":""}`, "duration"},
 		{"a unit twice", `{"duration":"1h1h"}`, "duration"},
 		{"units out of order", `{"duration":"5s1m"}`, "duration"},

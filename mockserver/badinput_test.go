@@ -65,12 +65,16 @@ func TestBadInput(t *testing.T) {
 		{"JSON null body", call{method: "POST", path: cp, body: `null`}, 400, "invalid_request", ""},
 		{"empty body", call{method: "POST", path: cp}, 400, "invalid_request", ""},
 		{"trailing data", call{method: "POST", path: cp, body: `{"name":"a"} {}`}, 400, "invalid_request", ""},
+		{"byte order mark", call{method: "POST", path: cp, body: "\ufeff" + `{"name":"a"}`}, 400, "invalid_request", ""},
 		{"name wrong type", call{method: "POST", path: cp, body: `{"name":5}`}, 400, "invalid_request", "name"},
 		{"name null", call{method: "POST", path: cp, body: `{"name":null}`}, 400, "invalid_request", "name"},
 		{"content null", call{method: "POST", path: cp, body: `{"name":"a","content":null}`}, 400, "invalid_request", "content"},
 		{"tags null", call{method: "POST", path: cp, body: `{"name":"a","tags":null}`}, 400, "invalid_request", "tags"},
 		{"content wrong type", call{method: "POST", path: cp, body: `{"name":"a","content":{"x":1}}`}, 400, "invalid_request", "content"},
 		{"unknown field", call{method: "POST", path: cp, body: `{"name":"a","contnet":"x"}`}, 400, "invalid_request", "contnet"},
+		{"field given twice", call{method: "POST", path: cp, body: `{"name":"a","name":"b"}`}, 400, "invalid_request", "name"},
+		{"field given twice, once escaped", call{method: "POST", path: cp, body: `{"name":"a","content":"x","n\u0061me":"b"}`}, 400, "invalid_request", "name"},
+		{"field given twice, once invalid", call{method: "POST", path: cp, body: `{"name":1,"name":"b"}`}, 400, "invalid_request", "name"},
 		{"missing name", call{method: "POST", path: cp, body: `{"content":"x"}`}, 400, "invalid_request", "name"},
 		{"empty name", call{method: "POST", path: cp, body: `{"name":""}`}, 400, "invalid_request", "name"},
 		{"white space name", call{method: "POST", path: cp, body: `{"name":" \t\n\u00a0 "}`}, 400, "invalid_request", "name"},
@@ -89,6 +93,7 @@ func TestBadInput(t *testing.T) {
 		{"body over 2 MiB", call{method: "POST", path: cp, body: `{"name":"a","content":"` + long(2<<20) + `"}`}, 413, "payload_too_large", ""},
 		{"update empty object", call{method: "PUT", path: one, body: `{}`}, 400, "invalid_request", ""},
 		{"update unknown field", call{method: "PUT", path: one, body: `{"title":"x"}`}, 400, "invalid_request", "title"},
+		{"update field given twice", call{method: "PUT", path: one, body: `{"content":"new","tags":[],"content":"old"}`}, 400, "invalid_request", "content"},
 		{"update name null", call{method: "PUT", path: one, body: `{"name":null}`}, 400, "invalid_request", "name"},
 		{"update over-long name", call{method: "PUT", path: one, body: `{"name":"` + long(201) + `"}`}, 400, "invalid_request", "name"},
 		{"update array body", call{method: "PUT", path: one, body: `[]`}, 400, "invalid_request", ""},
@@ -119,6 +124,7 @@ func TestBadInput(t *testing.T) {
 		{"webhook missing events", call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://example.com/h","secret":"s"}`}, 400, "invalid_request", "events"},
 		{"webhook empty secret", call{method: "POST", path: "/v1/webhooks", body: hook(`"https://example.com/h"`, `["context.created"]`, `""`)}, 400, "invalid_request", "secret"},
 		{"webhook 257-character secret", call{method: "POST", path: "/v1/webhooks", body: hook(`"https://example.com/h"`, `["context.created"]`, `"`+long(257)+`"`)}, 400, "invalid_request", "secret"},
+		{"webhook field given twice", call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://example.com/h","events":["context.created"],"secret":"s","secret":"t"}`}, 400, "invalid_request", "secret"},
 		{"webhook unknown field", call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://example.com/h","events":["context.created"],"secret":"s","active":false}`}, 400, "invalid_request", "active"},
 		{"no Authorization", call{method: "GET", path: cp, key: "-"}, 401, "unauthorized", ""},
 		{"Basic scheme", call{method: "GET", path: cp, key: "-", header: map[string]string{"Authorization": "Basic d3JpdGVyOg=="}}, 401, "unauthorized", ""},
@@ -215,5 +221,19 @@ func TestBodyLimitWithoutLength(t *testing.T) {
 	}
 	if len(ts.Snapshot().Contexts) != 0 {
 		t.Fatal("a context was stored")
+	}
+}
+
+// TestByteOrderMark: a body that starts with a UTF-8 byte order mark (as
+// some tools write) is refused, with a message that names the mark rather
+// than calling the JSON object no object.
+func TestByteOrderMark(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	r := do(t, ts, call{method: "POST", path: "/v1/contexts", body: "\ufeff" + `{"name":"a"}`})
+	var e errorBody
+	r.json(t, &e)
+	if r.Status != 400 || !strings.Contains(e.Error.Message, "byte order mark") {
+		t.Errorf("%d %s", r.Status, r.Body)
 	}
 }

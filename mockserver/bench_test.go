@@ -55,7 +55,11 @@ func BenchmarkListPage(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			q := bc.query
 			if bc.after > 0 {
-				q += "&cursor=" + url.QueryEscape(s.encodeCursor(cursorContexts, bc.after))
+				scope := listScope(s.DefaultKey().Account)
+				if strings.Contains(q, "tag=") {
+					scope = listScope(s.DefaultKey().Account, "all", "ten")
+				}
+				q += "&cursor=" + url.QueryEscape(s.encodeCursor(cursorContexts, bc.after, scope))
 			}
 			req := httptest.NewRequest("GET", "/v1/contexts?"+q, nil)
 			req.Header.Set("Authorization", "Bearer bench")
@@ -228,17 +232,18 @@ func BenchmarkAdminListPage(b *testing.B) {
 	for _, bc := range []struct {
 		name, path string
 		kind       byte
+		scope      string // the unfiltered list's
 		after      uint64
 	}{
-		{"events/page=1", "/_mock/events", cursorEvents, 0},
-		{"events/page=500", "/_mock/events", cursorEvents, 9980},
-		{"deliveries/page=1", "/_mock/deliveries", cursorDeliveries, 0},
-		{"deliveries/page=500", "/_mock/deliveries", cursorDeliveries, 9980},
+		{"events/page=1", "/_mock/events", cursorEvents, listScope(""), 0},
+		{"events/page=500", "/_mock/events", cursorEvents, listScope(""), 9980},
+		{"deliveries/page=1", "/_mock/deliveries", cursorDeliveries, listScope("", "", ""), 0},
+		{"deliveries/page=500", "/_mock/deliveries", cursorDeliveries, listScope("", "", ""), 9980},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			q := "?limit=20"
 			if bc.after > 0 {
-				q += "&cursor=" + url.QueryEscape(s.encodeCursor(bc.kind, bc.after))
+				q += "&cursor=" + url.QueryEscape(s.encodeCursor(bc.kind, bc.after, bc.scope))
 			}
 			req := httptest.NewRequest("GET", bc.path+q, nil)
 			b.ReportAllocs()

@@ -29,11 +29,6 @@ func appendListEnd(b []byte, hasMore bool, next string) []byte {
 
 func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey) {
 	q := r.URL.Query()
-	limit, after, e := s.pageParams(q, cursorContexts)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
 	var tags []string
 	for _, t := range q["tag"] {
 		if t == "" {
@@ -48,6 +43,14 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 		}
 	}
 	a := k.acct
+	// A cursor continues the account's list with the same tags, in any
+	// order.
+	scope := listScope(append([]string{a.id}, slices.Sorted(slices.Values(tags))...)...)
+	limit, after, e := s.pageParams(q, cursorContexts, scope)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	a.mu.RLock()
 	page, hasMore := a.page(after, limit, tags)
 	views := make([]contextView, len(page))
@@ -57,7 +60,7 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 	a.mu.RUnlock()
 	next := ""
 	if hasMore {
-		next = s.encodeCursor(cursorContexts, page[len(page)-1].seq)
+		next = s.encodeCursor(cursorContexts, page[len(page)-1].seq, scope)
 	}
 	// The page is encoded after the lock is released: writers never wait
 	// for a page of large contexts.
@@ -142,8 +145,8 @@ func (s *Server) createContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	v := c.view()
 	a.mu.Unlock()
 
-	s.emit(a.id, contextsvc.EventContextCreated, contextCreatedData{ContextID: c.id, Name: c.name, Version: 1, Tags: c.tags, CreatedBy: k.User})
-	s.emit(a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: c.id, Version: 1, CreatedBy: k.User})
+	s.emit(r.Context(), a.id, contextsvc.EventContextCreated, contextCreatedData{ContextID: c.id, Name: c.name, Version: 1, Tags: c.tags, CreatedBy: k.User})
+	s.emit(r.Context(), a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: c.id, Version: 1, CreatedBy: k.User})
 	writeContext(w, http.StatusCreated, &v)
 }
 
@@ -206,8 +209,8 @@ func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	id, version := c.id, c.version
 	a.mu.Unlock()
 
-	s.emit(a.id, contextsvc.EventContextUpdated, contextUpdatedData{ContextID: id, Name: name, Version: version, UpdatedBy: k.User, Changes: changes})
-	s.emit(a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: id, Version: version, CreatedBy: k.User})
+	s.emit(r.Context(), a.id, contextsvc.EventContextUpdated, contextUpdatedData{ContextID: id, Name: name, Version: version, UpdatedBy: k.User, Changes: changes})
+	s.emit(r.Context(), a.id, contextsvc.EventContextVersionCreated, versionCreatedData{ContextID: id, Version: version, CreatedBy: k.User})
 	writeContext(w, http.StatusOK, &v)
 }
 
@@ -222,7 +225,7 @@ func (s *Server) deleteContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	}
 	a.remove(c)
 	a.mu.Unlock()
-	s.emit(a.id, contextsvc.EventContextDeleted, contextDeletedData{ContextID: c.id, Name: c.name, DeletedBy: k.User})
+	s.emit(r.Context(), a.id, contextsvc.EventContextDeleted, contextDeletedData{ContextID: c.id, Name: c.name, DeletedBy: k.User})
 	b, _ := json.Marshal(struct {
 		ID      string `json:"id"`
 		Deleted bool   `json:"deleted"`
@@ -231,12 +234,13 @@ func (s *Server) deleteContext(w http.ResponseWriter, r *http.Request, k *apiKey
 }
 
 func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey) {
-	limit, after, e := s.pageParams(r.URL.Query(), cursorVersions)
+	a := k.acct
+	scope := listScope(a.id, r.PathValue("id"))
+	limit, after, e := s.pageParams(r.URL.Query(), cursorVersions, scope)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	a := k.acct
 	a.mu.RLock()
 	c, e := found(a, r)
 	if e != nil {
@@ -259,7 +263,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey)
 	a.mu.RUnlock()
 	next := ""
 	if hasMore {
-		next = s.encodeCursor(cursorVersions, uint64(end))
+		next = s.encodeCursor(cursorVersions, uint64(end), scope)
 	}
 	buf := getBuffer()
 	b := append((*buf)[:0], `{"data":[`...)
@@ -278,7 +282,8 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey)
 // contextID (the mock's stand-in for the dashboard action, which has no
 // public endpoint), as published by the first user of its account. It
 // reports an error wrapping [ErrContextNotFound] when no such context
-// exists. ctx is unused today; it is there for the delivery hook's sake.
+// exists. ctx bounds the wait for room when the delivery backlog is full
+// (see [WithDeliveryBacklog]).
 func (s *Server) Publish(ctx context.Context, contextID string) (Event, error) {
 	for _, a := range s.accountList {
 		a.mu.RLock()
@@ -295,7 +300,7 @@ func (s *Server) Publish(ctx context.Context, contextID string) (Event, error) {
 		}
 		a.mu.RUnlock()
 		if ok {
-			return s.emit(a.id, contextsvc.EventContextPublished, d), nil
+			return s.emit(ctx, a.id, contextsvc.EventContextPublished, d), nil
 		}
 	}
 	return Event{}, fmt.Errorf("%w: %q", ErrContextNotFound, contextID)

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -260,6 +261,61 @@ func TestListPaginationAndTags(t *testing.T) {
 	}
 }
 
+// TestCursorsBelongToTheirList: a nextCursor continues only the list
+// that issued it (the document: "valid only as the nextCursor of the same
+// list; any other is a 400"): the same account, the same context's
+// versions, the same filters (tags in any order); any other list refuses
+// it with param cursor.
+func TestCursorsBelongToTheirList(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t, WithKey(Key{Token: "a", Account: "acme"}), WithKey(Key{Token: "b", Account: "globex"}))
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, create(t, ts, mustJSON(map[string]any{"name": fmt.Sprint("c", i), "tags": []string{"x", "y"}})).ID)
+		do(t, ts, call{method: "PUT", path: "/v1/contexts/" + ids[i], body: `{"content":"v2"}`, key: "a"})
+	}
+	create(t, ts, `{"name":"other"}`)
+	cursorOf := func(key, path string) string {
+		t.Helper()
+		var lb struct{ NextCursor *string }
+		r := do(t, ts, call{method: "GET", path: path, key: key})
+		r.json(t, &lb)
+		if r.Status != 200 || lb.NextCursor == nil {
+			t.Fatalf("%s: %d %s", path, r.Status, r.Body)
+		}
+		return url.QueryEscape(*lb.NextCursor)
+	}
+	cx := cursorOf("a", "/v1/contexts?limit=1&tag=x")
+	cxy := cursorOf("a", "/v1/contexts?limit=1&tag=x&tag=y")
+	call0 := cursorOf("a", "/v1/contexts?limit=1")
+	cv := cursorOf("a", "/v1/contexts/"+ids[0]+"/versions?limit=1")
+	ce := cursorOf("-", "/_mock/events?limit=1&type=context.created")
+	for _, tc := range []struct {
+		key, path string
+		status    int
+	}{
+		{"a", "/v1/contexts?tag=x&cursor=" + cx, 200},
+		{"a", "/v1/contexts?tag=y&tag=x&cursor=" + cxy, 200}, // the same filter
+		{"a", "/v1/contexts?tag=x&tag=x&tag=y&cursor=" + cxy, 200},
+		{"a", "/v1/contexts?cursor=" + call0, 200},
+		{"a", "/v1/contexts?tag=y&cursor=" + cx, 400},
+		{"a", "/v1/contexts?cursor=" + cx, 400},
+		{"a", "/v1/contexts?tag=x&cursor=" + cxy, 400},
+		{"a", "/v1/contexts?tag=x&cursor=" + call0, 400},
+		{"b", "/v1/contexts?cursor=" + call0, 400}, // another account's list
+		{"a", "/v1/contexts/" + ids[0] + "/versions?cursor=" + cv, 200},
+		{"a", "/v1/contexts/" + ids[1] + "/versions?cursor=" + cv, 400},
+		{"-", "/_mock/events?type=context.created&cursor=" + ce, 200},
+		{"-", "/_mock/events?type=context.updated&cursor=" + ce, 400},
+		{"-", "/_mock/events?cursor=" + ce, 400},
+	} {
+		r := do(t, ts, call{method: "GET", path: tc.path, key: tc.key})
+		if _, param := r.errorOf(t); r.Status != tc.status || (tc.status == 400 && param != "cursor") {
+			t.Errorf("%s (key %s): %d %.200s, want %d", tc.path, tc.key, r.Status, r.Body, tc.status)
+		}
+	}
+}
+
 func TestAccountsAreIsolated(t *testing.T) {
 	t.Parallel()
 	a1 := Key{Token: "tok-a1", Account: "acct_a", Plan: PlanBusiness}
@@ -423,7 +479,7 @@ func TestPublishAndHook(t *testing.T) {
 		targets []*webhook
 	}
 	ch := make(chan got, 10)
-	ts.onEvent = func(ev Event, targets []*webhook) { ch <- got{ev.Type, targets} }
+	ts.onEvent = func(_ context.Context, ev Event, targets []*webhook) { ch <- got{ev.Type, targets} }
 	do(t, ts, call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://example.com/h","events":["context.published"],"secret":"k"}`})
 	c := create(t, ts, `{"name":"Doc"}`)
 	if g := <-ch; g.typ != contextsvc.EventContextCreated || len(g.targets) != 0 {

@@ -130,8 +130,8 @@ const eventTypePattern = `^[!-~]{1,100}$`
 // [ErrInvalidEvent]. typ need not be one of the eight known types, but
 // webhooks subscribe only to those, so an event of another type is
 // recorded and delivered nowhere. data is not checked against the type's
-// shape, so malformed payloads can be sent on purpose. ctx is not used
-// today (emitting never blocks).
+// shape, so malformed payloads can be sent on purpose. ctx bounds the wait
+// for room when the delivery backlog is full (see [WithDeliveryBacklog]).
 func (s *Server) EmitEvent(ctx context.Context, account string, typ contextsvc.EventType, data json.RawMessage) (Event, error) {
 	if account == "" {
 		account = s.defaultKey.Account
@@ -147,7 +147,7 @@ func (s *Server) EmitEvent(ctx context.Context, account string, typ contextsvc.E
 	if len(trimmed) == 0 || trimmed[0] != '{' || json.Compact(&buf, trimmed) != nil {
 		return Event{}, fmt.Errorf("%w: data must be a JSON object", ErrInvalidEvent)
 	}
-	return s.emit(account, typ, json.RawMessage(buf.Bytes())), nil
+	return s.emit(ctx, account, typ, json.RawMessage(buf.Bytes())), nil
 }
 
 func validEventType(t string) error {

@@ -19,44 +19,61 @@ const (
 	cursorWebhooks   byte = 'w' // admin: GET /_mock/webhooks
 )
 
-// encodeCursor makes an opaque cursor for "after position pos": the kind,
-// pos, and a short MAC keyed with the server's salt, base64url. Positions
-// are sequence numbers (contexts) or version numbers, so a page starts by
-// binary search, whatever its depth.
-func (s *Server) encodeCursor(kind byte, pos uint64) string {
+// encodeCursor makes an opaque cursor for "after position pos" in the list
+// of the given kind and scope: the kind, pos, and a short MAC keyed with
+// the server's salt, base64url. Positions are sequence numbers (contexts)
+// or version numbers, so a page starts by binary search, whatever its
+// depth. The scope names the list among those of its kind (its account,
+// context and filters, see listScope) and is not in the cursor: the MAC
+// covers it, so a cursor continues only the list that issued it.
+func (s *Server) encodeCursor(kind byte, pos uint64, scope string) string {
 	var b [15]byte
 	b[0] = kind
 	binary.BigEndian.PutUint64(b[1:9], pos)
-	mac := s.cursorMAC(b[:9])
+	mac := s.cursorMAC(b[:9], scope)
 	copy(b[9:], mac[:6])
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-func (s *Server) cursorMAC(b []byte) [32]byte {
+func (s *Server) cursorMAC(b []byte, scope string) [32]byte {
 	h := sha256.New()
 	h.Write(s.cursorSalt.Load()[:])
 	h.Write(b)
+	h.Write([]byte(scope))
 	var out [32]byte
 	h.Sum(out[:0])
 	return out
 }
 
-// decodeCursor validates a cursor of the given kind and returns its
-// position.
-func (s *Server) decodeCursor(kind byte, c string) (uint64, bool) {
+// decodeCursor validates a cursor of the given kind and scope and returns
+// its position.
+func (s *Server) decodeCursor(kind byte, c, scope string) (uint64, bool) {
 	b, err := base64.RawURLEncoding.Strict().DecodeString(c)
 	if err != nil || len(b) != 15 || b[0] != kind {
 		return 0, false
 	}
-	mac := s.cursorMAC(b[:9])
+	mac := s.cursorMAC(b[:9], scope)
 	if subtle.ConstantTimeCompare(mac[:6], b[9:]) != 1 {
 		return 0, false
 	}
 	return binary.BigEndian.Uint64(b[1:9]), true
 }
 
-// pageParams reads limit (1 to 100, default 20) and cursor of a list.
-func (s *Server) pageParams(q url.Values, kind byte) (limit int, after uint64, e *apiError) {
+// listScope names one list among those of its kind, for a cursor's MAC:
+// its parts (account, context id, filter values), each after its length,
+// so that no two lists share a scope.
+func listScope(parts ...string) string {
+	var b []byte
+	for _, p := range parts {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	return string(b)
+}
+
+// pageParams reads limit (1 to 100, default 20) and cursor of a list; the
+// cursor must be one the list of this kind and scope issued.
+func (s *Server) pageParams(q url.Values, kind byte, scope string) (limit int, after uint64, e *apiError) {
 	limit = 20
 	if vs, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(vs[0])
@@ -66,7 +83,7 @@ func (s *Server) pageParams(q url.Values, kind byte) (limit int, after uint64, e
 		limit = n
 	}
 	if vs, ok := q["cursor"]; ok {
-		p, ok := s.decodeCursor(kind, vs[0])
+		p, ok := s.decodeCursor(kind, vs[0], scope)
 		if !ok || len(vs) > 1 {
 			return 0, 0, badRequest("cursor", "cursor is not one this list returned")
 		}

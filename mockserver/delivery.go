@@ -66,9 +66,13 @@ type Delivery struct {
 	// State is pending, succeeded or failed.
 	State DeliveryState `json:"state"`
 	// FailureReason says why a failed delivery failed: every attempt of
-	// the retry schedule failed (the attempts' errors say how), or its
+	// the retry schedule failed (the attempts' errors say how), its
 	// webhook was deactivated or deleted, which ends its waiting retries at
-	// once. It is empty unless State is failed.
+	// once, the request that fired its event ended while it waited for
+	// room in the delivery backlog ([WithDeliveryBacklog]), so no attempt
+	// was made, or an attempt failed while too many deliveries waited for
+	// a retry ([WithRetryLimit]), so none was scheduled. It is empty unless
+	// State is failed.
 	FailureReason string `json:"failureReason,omitempty"`
 	// Attempts are the finished attempts, oldest first. An attempt that is
 	// still running is not listed yet.

@@ -80,7 +80,12 @@ func engineHook(d *deliverer, id, url, secret string) *webhook {
 // url and secret (see engineHook), its body copied, as the engine tests
 // write it.
 func (d *deliverer) enqueue(eventID string, eventType contextsvc.EventType, body []byte, webhookID, url, secret string) Delivery {
-	dl, _ := d.enqueueBody(eventID, eventType, body, true, engineHook(d, webhookID, url, secret))
+	return d.enqueueCtx(context.Background(), eventID, eventType, body, webhookID, url, secret)
+}
+
+// enqueueCtx is enqueue whose wait for room in the backlog ends with ctx.
+func (d *deliverer) enqueueCtx(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, webhookID, url, secret string) Delivery {
+	dl, _ := d.enqueueBody(ctx, eventID, eventType, body, true, engineHook(d, webhookID, url, secret))
 	return dl
 }
 
@@ -1405,5 +1410,129 @@ func TestDeliveryBacklog(t *testing.T) {
 	go func() { _ = d.close(context.Background()) }()
 	if i := <-done; i != 8 {
 		t.Fatalf("after close: enqueue %d", i)
+	}
+}
+
+// TestDeliveryBacklogWaitEnds: an enqueue waiting for room in a full
+// backlog stops waiting when its context ends (the request that fired the
+// event was given up): the delivery is recorded failed, saying why, with
+// no attempt, and the enqueues that came after it still go in order once
+// room appears.
+func TestDeliveryBacklogWaitEnds(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	started := make(chan struct{}, 16)
+	d, clock := newTestDeliverer(t, deliveryConfig{Workers: 1, MaxBacklog: 1, Schedule: []time.Duration{}})
+	rc := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {
+		started <- struct{}{}
+		<-release
+	})
+	t.Cleanup(func() { close(release) })
+	typ := contextsvc.EventContextCreated
+	enqueue := func(ctx context.Context, i int) Delivery {
+		id := fmt.Sprint("evt_", i)
+		return d.enqueueCtx(ctx, id, typ, dlvEnvelope(id, typ), "wh", rc.URL, "s")
+	}
+	// within fails the test when ch does not deliver in 20 s of real time
+	// (a wait that never ends, not a slow one).
+	within := func(ch <-chan Delivery, what string) Delivery {
+		t.Helper()
+		select {
+		case dl := <-ch:
+			return dl
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: still waiting after 20 s", what)
+			return Delivery{}
+		}
+	}
+	enqueue(t.Context(), 0)
+	<-started               // in flight
+	enqueue(t.Context(), 1) // the backlog is full
+	ctx, cancel := context.WithCancel(t.Context())
+	given, later := make(chan Delivery, 1), make(chan Delivery, 1)
+	go func() { given <- enqueue(ctx, 2) }()
+	waitEnqueuesWaiting(t, d, 1)
+	go func() { later <- enqueue(t.Context(), 3) }()
+	waitEnqueuesWaiting(t, d, 2)
+
+	cancel()
+	dl := within(given, "the enqueue whose context ended")
+	if dl.State != DeliveryFailed || len(dl.Attempts) != 0 || !strings.Contains(dl.FailureReason, "backlog") {
+		t.Errorf("given-up delivery: state %s, %d attempts, reason %q; want failed, none, saying why", dl.State, len(dl.Attempts), dl.FailureReason)
+	}
+	if got, ok := d.get(dl.ID); !ok || got.State != DeliveryFailed {
+		t.Errorf("given-up delivery is not kept as failed: %+v, %v", got, ok)
+	}
+	select {
+	case dl := <-later:
+		t.Fatalf("enqueue 3 went without room: %+v", dl)
+	default:
+	}
+	release <- struct{}{} // attempt 0 ends; 1 starts, making room
+	<-started
+	if dl := within(later, "the enqueue after the one given up"); dl.EventID != "evt_3" || dl.State != DeliveryPending {
+		t.Errorf("enqueue 3: %+v", dl)
+	}
+	// A given-up delivery can be sent by hand.
+	release <- struct{}{}
+	<-started // 3 is in flight
+	if _, err := d.redeliver(dl.ID); err != nil {
+		t.Fatal(err)
+	}
+	release <- struct{}{}
+	<-started // the redelivery
+	release <- struct{}{}
+	waitDeliveriesIdle(t, d)
+	if got, _ := d.get(dl.ID); got.State != DeliverySucceeded || len(got.Attempts) != 1 {
+		t.Errorf("redelivered: %s with %d attempts", got.State, len(got.Attempts))
+	}
+}
+
+// TestDeliveryRetryLimit: at most RetryLimit deliveries wait for a retry.
+// A delivery whose attempt fails while that many wait gets no retry: it
+// ends failed at once, saying why, and can be redelivered by hand; a
+// delivery that succeeds needs no room. As retries end, room comes back.
+func TestDeliveryRetryLimit(t *testing.T) {
+	t.Parallel()
+	d, clock := newTestDeliverer(t, deliveryConfig{Workers: 1, RetryLimit: 2, Schedule: []time.Duration{time.Minute}})
+	failing := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	healthy := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {})
+	typ := contextsvc.EventContextCreated
+	send := func(i int, url string) Delivery {
+		id := fmt.Sprint("evt_", i)
+		dl := d.enqueue(id, typ, dlvEnvelope(id, typ), "wh_"+url, url, "s")
+		waitDeliveriesIdle(t, d)
+		got, _ := d.get(dl.ID)
+		return got
+	}
+	for i := range 2 {
+		if dl := send(i, failing.URL); dl.State != DeliveryPending || dl.NextAttemptAt.IsZero() {
+			t.Fatalf("delivery %d: %s, next attempt %v; want a retry waiting", i, dl.State, dl.NextAttemptAt)
+		}
+	}
+	full := send(2, failing.URL)
+	if full.State != DeliveryFailed || len(full.Attempts) != 1 || !strings.Contains(full.FailureReason, "retry") {
+		t.Errorf("past the limit: %s with %d attempts, reason %q; want failed after its one attempt, saying why",
+			full.State, len(full.Attempts), full.FailureReason)
+	}
+	if dl := send(3, healthy.URL); dl.State != DeliverySucceeded {
+		t.Errorf("a delivery to a healthy receiver: %s", dl.State)
+	}
+	// The two retries run (and fail for good, the schedule is over): room
+	// for retries again.
+	clock.Advance(time.Minute)
+	waitDeliveriesIdle(t, d)
+	if dl := send(4, failing.URL); dl.State != DeliveryPending || dl.NextAttemptAt.IsZero() {
+		t.Errorf("after the retries ended: %s, next attempt %v; want a retry waiting", dl.State, dl.NextAttemptAt)
+	}
+	// By hand, the one refused a retry gets its attempt.
+	if dl, err := d.redeliver(full.ID); err != nil || dl.State != DeliveryPending {
+		t.Fatalf("redeliver: %+v %v", dl, err)
+	}
+	waitDeliveriesIdle(t, d)
+	if dl, _ := d.get(full.ID); len(dl.Attempts) != 2 {
+		t.Errorf("redelivered: %d attempts", len(dl.Attempts))
 	}
 }

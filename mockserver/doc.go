@@ -40,7 +40,9 @@
 //   - An update that changes only the name or tags records a version whose
 //     changes are {"sections_modified":[],"word_count_delta":0}.
 //   - Cursors are opaque, carry a MAC keyed per server, and are bound to
-//     their list (a versions cursor is a 400 on the contexts list).
+//     their list: its kind, account, context and filters (tags in any
+//     order). A versions cursor, or one of another tag filter or context,
+//     is a 400.
 //   - A repeated limit, cursor, format or version query parameter is a 400
 //     (limit, cursor) or uses the first value (format, version).
 //   - Export: the markdown format is the stored text as is; text is the
@@ -108,7 +110,12 @@
 //     [DefaultDeliveryBacklog] (20,000; [WithDeliveryBacklog]) may wait for
 //     their first attempt: past that, a request that fires an event waits
 //     for room, so an API faster than its receivers slows to their pace.
-//     Retries waiting for their time do not count, and are kept until their
+//     The wait ends with the request: a delivery whose request was given
+//     up first is kept as failed, with no attempt and the reason.
+//     At most [DefaultRetryLimit] (100,000; [WithRetryLimit]) may wait for
+//     a retry: a delivery whose attempt fails past that gets none and is
+//     kept as failed, saying why (a receiver that answers the first
+//     attempt never needs the room); those waiting are kept until their
 //     schedule ends.
 //   - Webhooks: kept until deleted or [Server.Reset], at most
 //     [MaxWebhooksPerAccount] (100) per account. Faults: at most

@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"slices"
 	"time"
@@ -70,8 +71,10 @@ type (
 // emit records an event of typ for accountID with data (any value that
 // encodes to a JSON object, or a compact json.RawMessage) at the clock's
 // now, then calls the onEvent hook with the account's active webhooks
-// subscribed to typ. Call it without holding the account's lock.
-func (s *Server) emit(accountID string, typ contextsvc.EventType, data any) Event {
+// subscribed to typ. ctx is the request's (or the Go call's): it bounds
+// the wait for room when the delivery backlog is full. Call it without
+// holding any lock.
+func (s *Server) emit(ctx context.Context, accountID string, typ contextsvc.EventType, data any) Event {
 	raw, ok := data.(json.RawMessage)
 	if !ok {
 		raw, _ = json.Marshal(data)
@@ -80,7 +83,7 @@ func (s *Server) emit(accountID string, typ contextsvc.EventType, data any) Even
 	ev := newEvent(newID("evt_"), typ, now, accountID, raw)
 	s.events.add(ev)
 	if s.onEvent != nil {
-		s.onEvent(ev, s.targets(accountID, typ))
+		s.onEvent(ctx, ev, s.targets(accountID, typ))
 	}
 	return ev
 }

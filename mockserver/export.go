@@ -84,7 +84,7 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	h["Content-Type"] = []string{f.contentType}
 	h["Content-Disposition"] = []string{fmt.Sprintf(`attachment; filename="%s-v%d.%s"`, slug(d.name), d.version, f.ext)}
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	s.emit(a.id, contextsvc.EventExportCompleted, exportCompletedData{
+	s.emit(r.Context(), a.id, contextsvc.EventExportCompleted, exportCompletedData{
 		ExportID: newID("exp_"), ContextID: d.id, Version: d.version, Format: f.name, SizeBytes: len(body),
 	})
 	w.WriteHeader(http.StatusOK)

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -423,4 +424,88 @@ func TestServerDeliveryBacklog(t *testing.T) {
 	release <- struct{}{}
 	<-started
 	<-done
+}
+
+// TestServerDeliveryBacklogRequestEnds: a request waiting for room in a
+// full backlog stops waiting when its client gives up, instead of holding
+// its goroutine until the receivers catch up: the context is created (the
+// answer was lost, as with any request cut short), and its event's
+// delivery is failed without an attempt, saying why.
+func TestServerDeliveryBacklogRequestEnds(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	started := make(chan struct{}, 8)
+	ts, clock := newFakeTestServer(t, WithDeliveryBacklog(1), WithDeliveryWorkers(1), WithRetrySchedule([]time.Duration{}))
+	rc := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {
+		started <- struct{}{}
+		<-release
+	})
+	t.Cleanup(func() { close(release) })
+	registerHook(t, ts, rc.URL, "s", contextsvc.EventTeamMemberAdded, contextsvc.EventContextCreated)
+	for range 2 { // one in flight, one waiting: the backlog is full
+		if _, err := ts.EmitEvent(t.Context(), "", contextsvc.EventTeamMemberAdded, json.RawMessage(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-started
+
+	ctx, cancel := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.HTTP.URL+"/v1/contexts", strings.NewReader(`{"name":"waits"}`))
+	req.Header.Set("Authorization", "Bearer "+ts.APIKey)
+	req.Header.Set("Content-Type", "application/json")
+	errc := make(chan error, 1)
+	go func() {
+		res, err := ts.HTTP.Client().Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		errc <- err
+	}()
+	waitEnqueuesWaiting(t, ts.deliveries, 1)
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("the request was answered while the backlog was full")
+	}
+	wctx, wcancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer wcancel()
+	dl, err := ts.WaitForDelivery(wctx, func(d Delivery) bool {
+		return d.EventType == contextsvc.EventContextCreated && d.State == DeliveryFailed
+	})
+	if err != nil {
+		t.Fatalf("the request's delivery did not end when its client gave up: %v", err)
+	}
+	if len(dl.Attempts) != 0 || !strings.Contains(dl.FailureReason, "backlog") {
+		t.Errorf("delivery: %d attempts, reason %q", len(dl.Attempts), dl.FailureReason)
+	}
+	if n := len(ts.Snapshot().Contexts); n != 1 {
+		t.Errorf("%d contexts, want the one created", n)
+	}
+}
+
+// TestServerRetryLimit checks the Server's wiring of the retry limit: with
+// room for one waiting retry and a receiver that always fails, the second
+// event's delivery ends failed after its first attempt instead of waiting.
+func TestServerRetryLimit(t *testing.T) {
+	t.Parallel()
+	ts, clock := newFakeTestServer(t, WithRetryLimit(1), WithRetrySchedule([]time.Duration{time.Minute}))
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusInternalServerError)
+	})
+	registerHook(t, ts, rc.URL, "s", contextsvc.EventTeamMemberAdded)
+	var states []DeliveryState
+	for range 2 {
+		ev, err := ts.EmitEvent(t.Context(), "", contextsvc.EventTeamMemberAdded, json.RawMessage(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.WaitIdle(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ts.Deliveries(DeliveryFilter{EventID: ev.ID}) {
+			states = append(states, d.State)
+		}
+	}
+	if d := cmp.Diff([]DeliveryState{DeliveryPending, DeliveryFailed}, states); d != "" {
+		t.Errorf("states (-want +got):\n%s", d)
+	}
 }

@@ -178,6 +178,10 @@ var hostileInputs = []hostileInput{
 	{"long-word", func(n int) string { return repeatTo(n, "x", "") }},
 	{"tiny-paragraphs", func(n int) string { return repeatTo(n, "a\n\n", "") }},
 	{"list-items", func(n int) string { return repeatTo(n, "- a\n", "") }},
+	// Each line a list of its own (the marker changes): three blocks a
+	// line, the most AST per byte found (issue 11's review).
+	{"list-marker-switch", func(n int) string { return repeatTo(n, "- a\n* b\n+ c\n", "") }},
+	{"ordered-switch", func(n int) string { return repeatTo(n, "1. a\n1) b\n", "") }},
 	{"table-like", func(n int) string { return repeatTo(n, "| a | b | c |\n|---|---|---|\n", "") }},
 	{"thematic-breaks", func(n int) string { return repeatTo(n, "***\n", "") }},
 	{"hard-breaks", func(n int) string { return repeatTo(n, "a  \n", "") }},

@@ -198,22 +198,29 @@ func FuzzCreateBody(f *testing.F) {
 }
 
 // FuzzDecodeCursor checks that no string crashes cursor decoding, that
-// only cursors the server made are accepted, and that they round-trip.
+// only cursors the server made are accepted, and that they round-trip
+// within their list and nowhere else.
 func FuzzDecodeCursor(f *testing.F) {
 	s := New()
-	f.Add(s.encodeCursor(cursorContexts, 42), uint64(7))
-	f.Add("", uint64(0))
-	f.Add("AAAAAAAAAAAAAAAAAAAA", uint64(1<<63))
-	f.Fuzz(func(t *testing.T, c string, pos uint64) {
-		if p, ok := s.decodeCursor(cursorContexts, c); ok && s.encodeCursor(cursorContexts, p) != c {
+	scope := listScope("acct", "ctx_1")
+	f.Add(s.encodeCursor(cursorContexts, 42, scope), uint64(7), "acct")
+	f.Add("", uint64(0), "")
+	f.Add("AAAAAAAAAAAAAAAAAAAA", uint64(1<<63), "ctx_1")
+	f.Fuzz(func(t *testing.T, c string, pos uint64, part string) {
+		if p, ok := s.decodeCursor(cursorContexts, c, scope); ok && s.encodeCursor(cursorContexts, p, scope) != c {
 			t.Fatalf("accepted %q, which the server would not make", c)
 		}
-		enc := s.encodeCursor(cursorVersions, pos)
-		if p, ok := s.decodeCursor(cursorVersions, enc); !ok || p != pos {
+		enc := s.encodeCursor(cursorVersions, pos, scope)
+		if p, ok := s.decodeCursor(cursorVersions, enc, scope); !ok || p != pos {
 			t.Fatalf("round trip of %d: %d %v", pos, p, ok)
 		}
-		if _, ok := s.decodeCursor(cursorContexts, enc); ok {
+		if _, ok := s.decodeCursor(cursorContexts, enc, scope); ok {
 			t.Fatal("a versions cursor passed as a contexts cursor")
+		}
+		if other := listScope("acct", "ctx_1", part); other != scope {
+			if _, ok := s.decodeCursor(cursorVersions, enc, other); ok {
+				t.Fatalf("a cursor of list %q passed in list %q", scope, other)
+			}
 		}
 	})
 }

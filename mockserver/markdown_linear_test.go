@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 )
@@ -200,6 +201,7 @@ func TestCommonMarkSpecParity(t *testing.T) {
 			t.Errorf("example %d %q:\n got %q\nwant %q", ex.Example, ex.Markdown, got, want)
 		}
 		checkTextOracle(t, ex.Markdown)
+		checkAnalyzeParity(t, ex.Markdown)
 	}
 }
 
@@ -236,6 +238,7 @@ func TestHostileParity(t *testing.T) {
 			if got, want := convert(t, md, src), convert(t, stockMarkdown, src); got != want {
 				t.Errorf("%s at %d bytes %q:\n got %q\nwant %q", h.name, n, src, got, want)
 			}
+			checkAnalyzeParity(t, src)
 		}
 	}
 	if compared < 100 {
@@ -264,7 +267,35 @@ func FuzzMarkdownParity(f *testing.F) {
 		if got, want := convert(t, md, src), convert(t, stockMarkdown, src); got != want {
 			t.Errorf("%q:\n got %q\nwant %q", src, got, want)
 		}
+		checkAnalyzeParity(t, src)
 	})
+}
+
+// checkAnalyzeParity checks what events report of src (its section names
+// and word count) against the same analysis of goldmark's own parse: the
+// linear parser must change neither. Section bodies are fingerprints of
+// source lines, compared only between two parses of one parser, so they
+// are left out.
+func checkAnalyzeParity(t testing.TB, src string) {
+	t.Helper()
+	got := analyze([]byte(src))
+	doc := stockMarkdown.Parser().Parse(text.NewReader([]byte(src)))
+	var c wordCounter
+	countBlockWords(&c, doc, []byte(src))
+	want := mdInfo{sections: sectionsOf(doc, []byte(src)), words: c.n}
+	names := func(info mdInfo) []string {
+		var out []string
+		for _, s := range info.sections {
+			out = append(out, s.name)
+		}
+		return out
+	}
+	if d := cmp.Diff(names(want), names(got)); d != "" {
+		t.Errorf("sections of %q (-goldmark +linear):\n%s", src, d)
+	}
+	if got.words != want.words {
+		t.Errorf("word count of %q: %d, goldmark's parse gives %d", src, got.words, want.words)
+	}
 }
 
 // checkTextOracle checks the linear text export and word count against

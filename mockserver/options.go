@@ -20,6 +20,7 @@ type config struct {
 	deliveryTimeout time.Duration
 	deliveryWorkers int
 	deliveryBacklog int
+	retryLimit      int
 	historyLimit    int
 
 	readHeaderTimeout time.Duration
@@ -90,8 +91,21 @@ func WithDeliveryWorkers(n int) Option { return func(cf *config) { cf.deliveryWo
 // first attempt before a request that fires an event waits for room (see
 // [DefaultDeliveryBacklog], 20,000, the default when n <= 0). Raise it to
 // let a burst of events run ahead of slow receivers, at about 1 KB of
-// memory a delivery.
+// memory a delivery. The wait ends with the request (or the context given
+// to [Server.EmitEvent] or [Server.Publish]): a client that gives up frees
+// its request at once, and the delivery it would have made is recorded
+// failed, with no attempt and the reason, so it can be redelivered by
+// hand.
 func WithDeliveryBacklog(n int) Option { return func(cf *config) { cf.deliveryBacklog = n } }
+
+// WithRetryLimit sets how many webhook deliveries may wait for a retry at
+// once (see [DefaultRetryLimit], 100,000, the default when n <= 0): a
+// delivery whose attempt fails while that many wait gets no retry and ends
+// failed, saying why, so a failing receiver cannot grow the pending
+// deliveries without bound. A waiting retry takes 1 to 3 KB of resident
+// memory (its event, its attempts so far, the collector's headroom): the
+// soak with a failing receiver levels off at 250 to 350 MB.
+func WithRetryLimit(n int) Option { return func(cf *config) { cf.retryLimit = n } }
 
 // WithHistoryLimit sets how many events the server keeps (the oldest are
 // dropped first) and how many finished (succeeded or failed) webhook

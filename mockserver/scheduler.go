@@ -61,6 +61,10 @@ type deliveryConfig struct {
 	// MaxBacklog is how many deliveries may wait for their first attempt;
 	// past it, enqueue waits for room. <= 0 means DefaultDeliveryBacklog.
 	MaxBacklog int
+	// RetryLimit is how many deliveries may wait for a retry; past it, a
+	// failed attempt schedules none and its delivery ends failed. <= 0
+	// means DefaultRetryLimit.
+	RetryLimit int
 }
 
 // DefaultDeliveryBacklog is how many webhook deliveries may wait for their
@@ -68,8 +72,17 @@ type deliveryConfig struct {
 // receivers (or the cores) cannot keep up with the events, the API slows
 // down to the deliveries' pace instead of queueing them without bound.
 // Retries waiting for their time do not count: they wait on the clock, not
-// on the senders.
+// on the senders (DefaultRetryLimit bounds them).
 const DefaultDeliveryBacklog = 20_000
+
+// DefaultRetryLimit is how many webhook deliveries may wait for a retry at
+// once. A delivery whose attempt fails while that many wait gets no retry:
+// it ends failed at once, saying why, and can be redelivered by hand.
+// Without a bound, a receiver that fails (or a fake clock that never
+// reaches the retries) would keep every delivery of the last 26 hours
+// pending: at load-test speed, gigabytes within the hour. Deliveries to
+// receivers that answer their first attempt never need the room.
+const DefaultRetryLimit = 100_000
 
 // deliverer is the mock server's webhook delivery engine: it records
 // deliveries, POSTs their attempts, and schedules retries on the server's
@@ -103,6 +116,7 @@ type deliverer struct {
 
 	history    int // finished deliveries kept
 	maxBacklog int // deliveries waiting for their first attempt, at most
+	retryLimit int // deliveries waiting for a retry, at most
 
 	mu      sync.Mutex
 	changed sync.Cond // on mu; broadcast on every state change
@@ -123,9 +137,13 @@ type deliverer struct {
 	finished  queue[finishedEntry]
 	nFinished int // kept deliveries that are succeeded or failed
 	backlog   int // deliveries whose first attempt has not started
+	retrying  int // deliveries whose waiting attempt is a scheduled retry
 	// tickets and serving make the enqueues that wait for room go in
 	// arrival order: each takes a ticket, and goes when it is served.
+	// gaveUp holds the tickets of enqueues that stopped waiting (their
+	// context ended) before being served: serving skips them.
 	tickets, serving uint64
+	gaveUp           map[uint64]struct{}
 	due              dueHeap // waiting attempts, earliest first
 	seq              uint64  // tie-break of equal due times: first scheduled, first sent
 
@@ -204,6 +222,7 @@ type deliveryRecord struct {
 	inFlight           bool           // an attempt is running
 	dropped            bool           // dropped from the history
 	inBacklog          bool           // its first attempt has not started
+	inRetry            bool           // its waiting attempt is a scheduled retry
 	linked             bool           // in hook's pending list
 }
 
@@ -215,6 +234,8 @@ const (
 	failExhausted                 // every attempt of the retry schedule failed
 	failDeactivated               // its webhook was deactivated
 	failDeleted                   // its webhook was deleted
+	failNoRoom                    // its request gave up waiting for room in the backlog
+	failNoRetry                   // an attempt failed while retryLimit deliveries waited for a retry
 )
 
 // text describes the reason for the admin API, naming the webhook.
@@ -226,6 +247,12 @@ func (f failureReason) text(webhookID string) string {
 		return "webhook " + webhookID + " was deactivated: no further attempt is made"
 	case failDeleted:
 		return "webhook " + webhookID + " was deleted: no further attempt is made"
+	case failNoRoom:
+		return "not attempted: the request that fired the event ended while it waited for room in the delivery backlog " +
+			"(too many deliveries waiting for their first attempt; see -delivery-backlog); redeliver it by hand"
+	case failNoRetry:
+		return "its attempt failed while too many deliveries already waited for a retry (see -retry-limit), " +
+			"so no retry was scheduled; redeliver it by hand"
 	}
 	return ""
 }
@@ -287,6 +314,7 @@ func newDeliverer(cfg deliveryConfig) *deliverer {
 		log:        cfg.Logger,
 		history:    cfg.History,
 		maxBacklog: cfg.MaxBacklog,
+		retryLimit: cfg.RetryLimit,
 		recs:       make(map[string]*deliveryRecord),
 		byEvent:    make(map[string][]*deliveryRecord),
 		events:     make(map[string]*eventBody),
@@ -296,6 +324,9 @@ func newDeliverer(cfg deliveryConfig) *deliverer {
 	}
 	if d.maxBacklog <= 0 {
 		d.maxBacklog = DefaultDeliveryBacklog
+	}
+	if d.retryLimit <= 0 {
+		d.retryLimit = DefaultRetryLimit
 	}
 	if d.clock == nil {
 		d.clock = RealClock{}
@@ -351,16 +382,21 @@ func newDeliveryHTTPClient(workers int, timeout time.Duration) *http.Client {
 // signed with the webhook's secret as it is when the attempt starts, which
 // is never logged nor returned. After close, the delivery is recorded but
 // stays pending: no attempt is made.
-func (d *deliverer) enqueueShared(eventID string, eventType contextsvc.EventType, body []byte, hook *webhook) (Delivery, bool) {
-	return d.enqueueBody(eventID, eventType, body, false, hook)
+//
+// When the backlog is full, it waits for room until ctx (the request that
+// fired the event) is done; then the delivery is recorded failed, with no
+// attempt and the reason, so a client that gives up frees its request at
+// once, and memory stays bounded.
+func (d *deliverer) enqueueShared(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, hook *webhook) (Delivery, bool) {
+	return d.enqueueBody(ctx, eventID, eventType, body, false, hook)
 }
 
 // enqueueBody is enqueueShared, copying body once per event id when
 // copyBody is set.
-func (d *deliverer) enqueueBody(eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook *webhook) (Delivery, bool) {
+func (d *deliverer) enqueueBody(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook *webhook) (Delivery, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.waitForRoomLocked()
+	room := d.waitForRoomLocked(ctx)
 	// Checked under the engine's lock: a webhook deactivated before this
 	// gets nothing, and one deactivated after it has this delivery ended
 	// by retire, which takes the same lock.
@@ -390,6 +426,10 @@ func (d *deliverer) enqueueBody(eventID string, eventType contextsvc.EventType, 
 	d.recs[rec.id] = rec
 	d.order.push(rec)
 	d.byEvent[eventID] = append(d.byEvent[eventID], rec)
+	if !room {
+		d.failLocked(rec, failNoRoom)
+		return d.snapshotLocked(rec), true
+	}
 	d.linkLocked(rec)
 	rec.inBacklog = true
 	d.backlog++
@@ -457,6 +497,7 @@ func (d *deliverer) retire(hook *webhook) int {
 				rec.inBacklog = false
 				d.backlog-- // room for a waiting enqueue (notifyLocked wakes it)
 			}
+			d.leaveRetryLocked(rec)
 			d.failLocked(rec, reason)
 			n++
 		}
@@ -464,6 +505,15 @@ func (d *deliverer) retire(hook *webhook) int {
 	}
 	d.pumpLocked()
 	return n
+}
+
+// leaveRetryLocked notes that rec, just taken off the heap, no longer
+// waits for a retry.
+func (d *deliverer) leaveRetryLocked(rec *deliveryRecord) {
+	if rec.inRetry {
+		rec.inRetry = false
+		d.retrying--
+	}
 }
 
 // failLocked ends rec, which has no attempt waiting or running, as failed
@@ -477,22 +527,51 @@ func (d *deliverer) failLocked(rec *deliveryRecord, reason failureReason) {
 }
 
 // waitForRoomLocked waits, in arrival order, until fewer than maxBacklog
-// deliveries wait for their first attempt. After close (no attempt will
-// make room) or a reset (which empties the backlog) it returns at once.
-func (d *deliverer) waitForRoomLocked() {
+// deliveries wait for their first attempt, and reports true. After close
+// (no attempt will make room) or a reset (which empties the backlog) it
+// returns true at once. When ctx is done first it gives up its place in
+// the order and reports false.
+func (d *deliverer) waitForRoomLocked(ctx context.Context) bool {
 	if d.closed || (d.backlog < d.maxBacklog && d.tickets == d.serving) {
-		return
+		return true
 	}
 	ticket := d.tickets
 	d.tickets++
 	d.changed.Broadcast() // one more waiting: a change like any other
+	stop := context.AfterFunc(ctx, d.wake)
+	defer stop()
 	for ticket >= d.serving && !d.closed && (ticket != d.serving || d.backlog >= d.maxBacklog) {
+		if ctx.Err() != nil {
+			if ticket == d.serving {
+				d.serveNextLocked()
+			} else {
+				if d.gaveUp == nil {
+					d.gaveUp = make(map[uint64]struct{})
+				}
+				d.gaveUp[ticket] = struct{}{}
+			}
+			return false
+		}
 		d.changed.Wait()
 	}
 	if ticket == d.serving {
-		d.serving++
-		d.changed.Broadcast() // the next ticket may go too
+		d.serveNextLocked()
 	}
+	return true
+}
+
+// serveNextLocked moves the turn to the next waiting enqueue that has not
+// given up.
+func (d *deliverer) serveNextLocked() {
+	d.serving++
+	for {
+		if _, ok := d.gaveUp[d.serving]; !ok {
+			break
+		}
+		delete(d.gaveUp, d.serving)
+		d.serving++
+	}
+	d.changed.Broadcast() // the next ticket may go too
 }
 
 // list returns copies of the kept deliveries that match f, oldest first.
@@ -691,6 +770,8 @@ func (d *deliverer) reset() {
 	d.events = make(map[string]*eventBody)
 	d.finished, d.nFinished = queue[finishedEntry]{}, 0
 	d.backlog, d.serving = 0, d.tickets // every waiting enqueue may go
+	d.retrying = 0
+	clear(d.gaveUp)
 	d.due = nil
 	d.stopTimerLocked()
 	for _, w := range d.waiters {
@@ -890,6 +971,7 @@ func (d *deliverer) work() {
 			rec.inBacklog = false
 			d.backlog-- // room for a waiting enqueue (notifyLocked wakes it)
 		}
+		d.leaveRetryLocked(rec)
 		// The url and secret of the webhook now: a change since the
 		// delivery was created (a rotated secret, a moved receiver) applies
 		// to this attempt. A webhook deactivated or deleted meanwhile gets
@@ -958,14 +1040,23 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 		d.unlinkLocked(rec)
 		d.finishedLocked(rec)
 		outcome = string(DeliveryFailed) + ": " + rec.failure.text(rec.hook.id)
-	case int(rec.retries) < len(d.schedule):
+	case int(rec.retries) < len(d.schedule) && d.retrying < d.retryLimit:
 		// The next attempt counts from when this one finished. On a fake
 		// clock attempts take no time, so that is also when it started.
 		at := d.clock.Now().Add(d.schedule[rec.retries])
 		rec.retries++
+		rec.inRetry = true
+		d.retrying++
 		d.pushLocked(rec, at)
 		d.pumpLocked()
 		outcome = "retry scheduled"
+	case int(rec.retries) < len(d.schedule):
+		// No room for another waiting retry: memory stays bounded, and the
+		// delivery says why it ended early.
+		rec.status, rec.failure = statusFailed, failNoRetry
+		d.unlinkLocked(rec)
+		d.finishedLocked(rec)
+		outcome = string(DeliveryFailed) + ": no room for a retry"
 	default:
 		rec.status, rec.failure = statusFailed, failExhausted
 		d.unlinkLocked(rec)

@@ -200,9 +200,46 @@ var cursorKinds = map[string]byte{
 	"mockListDeliveries": cursorDeliveries, "mockListFaults": cursorFaults, "mockListWebhooks": cursorWebhooks,
 }
 
+// listScopeOf names the list that a request of op (with the path id id
+// and the query query) reads, as the server scopes its cursors: the
+// account and the distinct tags in any order, the account and the
+// context, or the admin list's filters.
+func (fx *fuzzServer) listScopeOf(op, id string, query []queryPair) string {
+	var values []string
+	first := func(name string) string {
+		for _, q := range query {
+			if q.name == name {
+				return q.value
+			}
+		}
+		return ""
+	}
+	switch op {
+	case "listContexts":
+		for _, q := range query {
+			if q.name == "tag" && !slices.Contains(values, q.value) {
+				values = append(values, q.value)
+			}
+		}
+		slices.Sort(values)
+		return listScope(append([]string{fx.account}, values...)...)
+	case "listVersions":
+		return listScope(fx.account, id)
+	case "mockListEvents":
+		return listScope(first("type"))
+	case "mockListDeliveries":
+		return listScope(first("eventId"), first("webhookId"), first("state"))
+	case "mockListWebhooks":
+		return listScope(first("account"))
+	}
+	return ""
+}
+
 // build draws a valid request of op.
 func (fx *fuzzServer) build(t *testing.T, op fuzzOp, r *rand.Rand) (*fuzzRequest, bool) {
 	req := &fuzzRequest{method: op.method, path: op.path}
+	var pathID string
+	withCursor := false
 	for _, p := range op.params {
 		switch {
 		case p.In == openapi3.ParameterInPath:
@@ -218,11 +255,10 @@ func (fx *fuzzServer) build(t *testing.T, op fuzzOp, r *rand.Rand) (*fuzzRequest
 				// or a dot segment would be another path.
 				id, req.randomID = url.PathEscape(genMatchingPattern(`^[A-Za-z0-9_~é日-]{1,30}$`, r)), true
 			}
+			pathID, _ = url.PathUnescape(id)
 			req.path = strings.Replace(req.path, "{"+p.Name+"}", id, 1)
 		case p.Name == "cursor":
-			if r.IntN(2) == 0 {
-				req.query = append(req.query, queryPair{"cursor", fx.s.encodeCursor(cursorKinds[op.id], uint64(r.IntN(5)))})
-			}
+			withCursor = r.IntN(2) == 0
 		case p.Required || r.IntN(2) == 0:
 			v, ok := drawValid(p.Schema.Value, r)
 			if !ok {
@@ -230,6 +266,12 @@ func (fx *fuzzServer) build(t *testing.T, op fuzzOp, r *rand.Rand) (*fuzzRequest
 			}
 			req.query = append(req.query, queryValues(p.Name, v)...)
 		}
+	}
+	if withCursor {
+		// Minted once the filters are drawn: a cursor continues only its
+		// own list.
+		scope := fx.listScopeOf(op.id, pathID, req.query)
+		req.query = append(req.query, queryPair{"cursor", fx.s.encodeCursor(cursorKinds[op.id], uint64(r.IntN(5)), scope)})
 	}
 	if op.op.RequestBody == nil {
 		return req, true

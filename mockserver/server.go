@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
@@ -57,8 +58,9 @@ type Server struct {
 
 	// onEvent, when set (by the delivery engine), is called after each
 	// event is recorded, with the account's active webhooks subscribed to
-	// its type. It is called without any store lock held.
-	onEvent func(ev Event, targets []*webhook)
+	// its type and the context of the request (or Go call) that fired it.
+	// It is called without any store lock held.
+	onEvent func(ctx context.Context, ev Event, targets []*webhook)
 
 	// deliveries is the webhook delivery engine, fed by onEvent.
 	deliveries *deliverer
@@ -141,12 +143,13 @@ func Open(opts ...Option) (*Server, error) {
 		Logger:     cf.logger,
 		History:    cf.historyLimit,
 		MaxBacklog: cf.deliveryBacklog,
+		RetryLimit: cf.retryLimit,
 	})
-	s.onEvent = func(ev Event, targets []*webhook) {
+	s.onEvent = func(ctx context.Context, ev Event, targets []*webhook) {
 		for _, w := range targets {
 			// The event's Body is never changed, so the deliveries share
 			// it with the event log instead of copying it.
-			s.deliveries.enqueueShared(ev.ID, ev.Type, ev.Body, w)
+			s.deliveries.enqueueShared(ctx, ev.ID, ev.Type, ev.Body, w)
 		}
 	}
 	salt := new([16]byte)

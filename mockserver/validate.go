@@ -47,6 +47,9 @@ func readObject(r *http.Request, allowed ...string) (map[string]json.RawMessage,
 			message: "could not read the request body"}
 	}
 	trimmed := bytes.TrimSpace(body)
+	if bytes.HasPrefix(trimmed, []byte("\ufeff")) {
+		return nil, badRequest("", "the request body starts with a byte order mark (U+FEFF): send the JSON object without it")
+	}
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, badRequest("", "the request body must be a JSON object")
 	}
@@ -68,12 +71,48 @@ func readObject(r *http.Request, allowed ...string) (map[string]json.RawMessage,
 		sort.Strings(unknown)
 		return nil, badRequest(unknown[0], fmt.Sprintf("unknown field %q (allowed: %s)", unknown[0], strings.Join(allowed, ", ")))
 	}
+	if name, twice := repeatedField(trimmed, len(fields)); twice {
+		return nil, badRequest(name, fmt.Sprintf("field %q is given more than once; give it once", name))
+	}
 	for _, k := range allowed {
 		if v, ok := fields[k]; ok && string(v) == "null" {
 			return nil, badRequest(k, k+" must not be null")
 		}
 	}
 	return fields, nil
+}
+
+// repeatedField returns the first top-level field of obj, a valid JSON
+// object whose fields have n distinct names, that is given more than once
+// (names compared after unescaping). encoding/json keeps the last of
+// them without a word, so {"content":"new","content":"old"} would store
+// "old": such a body is refused instead, as an unknown field is. The scan
+// is linear, and skipped when obj cannot hold more than n fields.
+func repeatedField(obj []byte, n int) (string, bool) {
+	if bytes.Count(obj, []byte{':'}) <= n {
+		return "", false // every field has its ':', so there are n of them
+	}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil { // '{'
+		return "", false
+	}
+	seen := make(map[string]bool, n)
+	var skip json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		name, _ := tok.(string)
+		if seen[name] {
+			return name, true
+		}
+		seen[name] = true
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // decodeString decodes a field that must be a JSON string of valid UTF-8

@@ -340,6 +340,8 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		return "an Idempotency-Key used before with another method, path or body"
 	case fields[param] != nil && loneSurrogate(fields[param]) >= 0:
 		return "a lone surrogate escape"
+	case fields[param] != nil && topLevelCount(ex.reqBody, param) > 1:
+		return "a field given more than once"
 	case param == "content" && (op == "createContext" || op == "updateContext"):
 		var c string
 		if json.Unmarshal(fields["content"], &c) == nil && len(c) > maxContentLen {
@@ -368,6 +370,30 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 func errorMessage(ex *exchange) string {
 	d, _ := ex.errorDetail()
 	return d.Message
+}
+
+// topLevelCount counts the top-level fields of the JSON object body named
+// name (after unescaping); 0 when body is no JSON object.
+func topLevelCount(body []byte, name string) int {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return 0
+	}
+	n := 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return 0
+		}
+		if tok == name {
+			n++
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return 0
+		}
+	}
+	return n
 }
 
 // webhookLimitReached reports whether ex is the refusal of a registration

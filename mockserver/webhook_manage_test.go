@@ -84,7 +84,7 @@ func TestAdminWebhooks(t *testing.T) {
 		want  []string
 	}{
 		{"?account=globex", []string{ids[1], ids[3]}},
-		{"?account=acme&limit=1&cursor=" + ts.encodeCursor(cursorWebhooks, webhookSeq(t, ts, ids[0])), []string{ids[2]}},
+		{"?account=acme&limit=1&cursor=" + ts.encodeCursor(cursorWebhooks, webhookSeq(t, ts, ids[0]), listScope("acme")), []string{ids[2]}},
 		{"?account=nobody", nil},
 	} {
 		var page webhookListPage
@@ -100,7 +100,7 @@ func TestAdminWebhooks(t *testing.T) {
 	if diff := cmp.Diff([]string{ids[1], ids[3]}, idsOf(ts.AccountWebhooks("globex"))); diff != "" {
 		t.Errorf("AccountWebhooks (-want +got):\n%s", diff)
 	}
-	for _, q := range []string{"?account=", "?account=a/b", "?account=acme&account=globex", "?cursor=" + ts.encodeCursor(cursorDeliveries, 1)} {
+	for _, q := range []string{"?account=", "?account=a/b", "?account=acme&account=globex", "?cursor=" + ts.encodeCursor(cursorDeliveries, 1, listScope("")), "?account=globex&cursor=" + ts.encodeCursor(cursorWebhooks, 1, listScope("acme"))} {
 		r := admin(t, ts, "GET", "/_mock/webhooks"+q, "")
 		if typ, _ := r.errorOf(t); r.Status != 400 || typ != "invalid_request" {
 			t.Errorf("%s: %d %s", q, r.Status, r.Body)

@@ -32,6 +32,7 @@ func TestParseFlags(t *testing.T) {
 		"-admin=false", "-log-level", "WARN", "-shutdown-timeout", "3s", "-history-limit", "50",
 		"-read-header-timeout", "4s", "-read-body-timeout", "5s", "-idle-timeout", "6s", "-delivery-backlog", "7",
 		"-state-file", filepath.Join(t.TempDir(), "state.json"), "-state-interval", "8s",
+		"-retry-limit", "8",
 	}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +40,7 @@ func TestParseFlags(t *testing.T) {
 	if st.addr != "127.0.0.1:0" || !st.fakeClock || st.deliveryTimeout != 2*time.Second || !st.httpsOnly || st.admin ||
 		st.logLevel != slog.LevelWarn || st.shutdownTimeout != 3*time.Second || st.historyLimit != 50 ||
 		st.headerTimeout != 4*time.Second || st.bodyTimeout != 5*time.Second || st.idleTimeout != 6*time.Second ||
-		st.deliveryBacklog != 7 || !strings.HasSuffix(st.stateFile, "state.json") || st.stateInterval != 8*time.Second {
+		st.deliveryBacklog != 7 || st.retryLimit != 8 || !strings.HasSuffix(st.stateFile, "state.json") || st.stateInterval != 8*time.Second {
 		t.Errorf("settings %+v", st)
 	}
 	want := []time.Duration{time.Second, 5 * time.Second, 30 * time.Second, 2 * time.Minute, 24 * time.Minute}
@@ -79,7 +80,7 @@ func TestParseFlags(t *testing.T) {
 		st.deliveryTimeout != mockserver.DefaultDeliveryTimeout || len(st.keys) != 1 ||
 		st.historyLimit != mockserver.DefaultHistoryLimit || st.headerTimeout != mockserver.DefaultReadHeaderTimeout ||
 		st.bodyTimeout != mockserver.DefaultReadBodyTimeout || st.idleTimeout != mockserver.DefaultIdleTimeout ||
-		st.deliveryBacklog != mockserver.DefaultDeliveryBacklog || st.stateFile != "" || st.stateInterval != mockserver.DefaultStateInterval ||
+		st.deliveryBacklog != mockserver.DefaultDeliveryBacklog || st.retryLimit != mockserver.DefaultRetryLimit || st.stateFile != "" || st.stateInterval != mockserver.DefaultStateInterval ||
 		!cmp.Equal(st.schedule, mockserver.DefaultRetrySchedule()) {
 		t.Errorf("defaults %+v", st)
 	}
@@ -116,8 +117,9 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-read-body-timeout", "0s"}, "must be positive"},
 		{[]string{"-idle-timeout", "-1s"}, "must be positive"},
 		{[]string{"-state-interval", "0s"}, "-state-interval must be positive"},
-		{[]string{"-history-limit", "0"}, "-history-limit and -delivery-backlog must be positive"},
-		{[]string{"-delivery-backlog", "-5"}, "-history-limit and -delivery-backlog must be positive"},
+		{[]string{"-history-limit", "0"}, "-history-limit, -delivery-backlog and -retry-limit must be positive"},
+		{[]string{"-delivery-backlog", "-5"}, "-history-limit, -delivery-backlog and -retry-limit must be positive"},
+		{[]string{"-retry-limit", "0"}, "-history-limit, -delivery-backlog and -retry-limit must be positive"},
 		{[]string{"-key", "k:pro:write:acme/eu"}, "-key #1: an account may hold only A-Z, a-z, 0-9"},
 		{[]string{"-key", "k:pro:write:"}, "-key #1: an account must be 1 to 64 characters"},
 		{[]string{"-key", "k:pro:write:acme:x"}, "more than KEY:plan:scope:account"},

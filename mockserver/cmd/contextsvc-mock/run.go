@@ -36,6 +36,7 @@ type settings struct {
 	shutdownTimeout time.Duration
 	historyLimit    int
 	deliveryBacklog int
+	retryLimit      int
 	headerTimeout   time.Duration
 	bodyTimeout     time.Duration
 	idleTimeout     time.Duration
@@ -149,6 +150,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.DurationVar(&st.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long running requests and webhook deliveries may take to finish")
 	fs.IntVar(&st.historyLimit, "history-limit", mockserver.DefaultHistoryLimit, "how many events, and how many finished webhook deliveries, are kept (the oldest go first; pending deliveries are always kept)")
 	fs.IntVar(&st.deliveryBacklog, "delivery-backlog", mockserver.DefaultDeliveryBacklog, "how many webhook deliveries may wait for their first attempt; past it, requests that fire events wait for room (about 1 KB of memory a delivery)")
+	fs.IntVar(&st.retryLimit, "retry-limit", mockserver.DefaultRetryLimit, "how many webhook deliveries may wait for a retry; past it, a failed attempt gets no retry and its delivery ends failed (1 to 3 KB of memory a waiting retry)")
 	fs.DurationVar(&st.headerTimeout, "read-header-timeout", mockserver.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers before its connection is closed")
 	fs.DurationVar(&st.bodyTimeout, "read-body-timeout", mockserver.DefaultReadBodyTimeout, "how long a client may take to send a request's body before it gets a 400 and its connection is closed")
 	fs.DurationVar(&st.idleTimeout, "idle-timeout", mockserver.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request before it is closed")
@@ -173,8 +175,8 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
-	if st.historyLimit <= 0 || st.deliveryBacklog <= 0 {
-		err := errors.New("-history-limit and -delivery-backlog must be positive")
+	if st.historyLimit <= 0 || st.deliveryBacklog <= 0 || st.retryLimit <= 0 {
+		err := errors.New("-history-limit, -delivery-backlog and -retry-limit must be positive")
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
@@ -204,6 +206,7 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 		mockserver.WithAdmin(st.admin),
 		mockserver.WithHistoryLimit(st.historyLimit),
 		mockserver.WithDeliveryBacklog(st.deliveryBacklog),
+		mockserver.WithRetryLimit(st.retryLimit),
 		mockserver.WithReadHeaderTimeout(st.headerTimeout),
 		mockserver.WithReadBodyTimeout(st.bodyTimeout),
 		mockserver.WithIdleTimeout(st.idleTimeout),

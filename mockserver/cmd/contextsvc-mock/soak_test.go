@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -25,6 +26,7 @@ var (
 	soakDuration = flag.Duration("soak", 0, "how long BenchmarkSoak loads the command (60s, 10m…); 0 skips it")
 	soakBinary   = flag.String("soak-bin", "", "BenchmarkSoak: a contextsvc-mock binary to soak instead of building this one (to measure another build)")
 	soakWorkers  = flag.Int("soak-workers", 16, "BenchmarkSoak: concurrent clients")
+	soakStatus   = flag.Int("soak-receiver-status", http.StatusNoContent, "BenchmarkSoak: the status the webhook receiver answers (500: every delivery fails and waits for its retries)")
 )
 
 // BenchmarkSoak runs the command as a separate process (so the resident
@@ -32,8 +34,10 @@ var (
 // it at full speed for -soak: each of -soak-workers clients creates a
 // context, updates it, exports it (the five formats in turn), lists a
 // page and deletes it, again and again, while two webhooks subscribed to
-// every event type get their deliveries from it on a loopback receiver.
-// Every second it samples the server's VmRSS. It reports requests per
+// every event type get their deliveries from it on a loopback receiver
+// (answering -soak-receiver-status). Each POST carries a fresh
+// Idempotency-Key, as the SDK's do, so the idempotency store fills as it
+// would under the SDK. Every second it samples the server's VmRSS. It reports requests per
 // second, the slowest request, and the peak RSS of the second window
 // against that of the last, a window being a sixth of the run, at most a
 // minute (so a 10-minute run compares the second minute with the last).
@@ -54,7 +58,7 @@ func BenchmarkSoak(b *testing.B) {
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		received.Add(1)
-		w.WriteHeader(http.StatusNoContent)
+		w.WriteHeader(*soakStatus)
 	}))
 	defer receiver.Close()
 
@@ -84,6 +88,9 @@ func BenchmarkSoak(b *testing.B) {
 		req.Header.Set("Authorization", "Bearer "+key)
 		if body != "" {
 			req.Header.Set("Content-Type", "application/json")
+		}
+		if method == http.MethodPost {
+			req.Header.Set("Idempotency-Key", rand.Text())
 		}
 		start := time.Now()
 		res, err := client.Do(req)
