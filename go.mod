@@ -11,6 +11,7 @@ require (
 	github.com/jarcoal/httpmock v1.4.2
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/yuin/goldmark v1.8.7
+	golang.org/x/image v0.40.0
 	golang.org/x/time v0.16.0
 )
 
@@ -25,5 +26,5 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/text v0.14.0 // indirect
+	golang.org/x/text v0.37.0 // indirect
 )
