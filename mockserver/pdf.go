@@ -24,12 +24,13 @@ import (
 // writer for every page (0.1 to 0.3 ms each), which would double the time
 // of a long document (1 MB of headings is 10,000 pages).
 //
-// fpdf parses a font (about 3 ms for a Go font, 20 ms for the CJK one)
-// and subsets it in every document that uses it, and offers no way to
-// share a parsed font between documents (the parsed font is private to
-// the document and its output step changes it), so each font is added to
-// a document only when the document first prints with it: a document
-// without code, quotes or CJK text parses two fonts.
+// fpdf parses a font and subsets it in every document that uses it
+// (together about 7 ms for a Go font and 40 ms for the CJK one on the
+// development machine; BENCHMARKS.md), and offers no way to share a parsed
+// font between documents (the parsed font is private to the document, and
+// its output step changes it), so each font is added to a document only
+// when the document first prints with it: a document without code, quotes
+// or CJK text parses two fonts.
 func renderPDF(d exportDoc) ([]byte, error) {
 	pdf := fpdf.New("P", "mm", "A4", "")
 	pdf.SetCreationDate(d.updatedAt)
