@@ -118,7 +118,8 @@ func TestExportPDFMissing(t *testing.T) {
 
 // TestPDFFontCoverage: the fast path of appendText takes printable ASCII
 // to be in every Go face, and the layout's bullet and the missing mark are
-// there too; the CJK face has the three scripts.
+// there too, with the whole of Latin-1 and Latin Extended-A, Greek and
+// Cyrillic; the CJK face has the three scripts.
 func TestPDFFontCoverage(t *testing.T) {
 	t.Parallel()
 	cov := coverage()
@@ -128,7 +129,12 @@ func TestPDFFontCoverage(t *testing.T) {
 				t.Errorf("face %d lacks %q", f, r)
 			}
 		}
-		for _, r := range bullet + string(pdfMissing) + "ÀÿĀſΑωАяё€" {
+		for _, r := range bullet + string(pdfMissing) + "ΑωάώАяёЇґ€→≤─" {
+			if !cov.has(f, r) {
+				t.Errorf("face %d lacks %q", f, r)
+			}
+		}
+		for r := rune(0xA0); r < 0x180; r++ { // Latin-1 Supplement, Latin Extended-A
 			if !cov.has(f, r) {
 				t.Errorf("face %d lacks %q", f, r)
 			}

@@ -17,11 +17,12 @@ import (
 // The PDF export prints with TrueType fonts embedded in the binary, so
 // every character one of them covers survives (fpdf embeds the subset a
 // document uses):
-//   - the Go fonts (golang.org/x/image/font/gofont): Latin (Basic, Latin-1,
-//     Extended-A and most of Extended-B), Greek, Cyrillic (Russian,
-//     Ukrainian, Belarusian, Serbian, Macedonian, Bulgarian…), punctuation,
-//     arrows, math and box-drawing symbols; Regular for text, Bold for the
-//     title and headings, Italic for block quotes, Mono for code;
+//   - the Go fonts (golang.org/x/image/font/gofont): Latin (Basic, Latin-1
+//     Supplement and Extended-A whole, a little of Extended-B), modern
+//     Greek, Cyrillic (Russian, Ukrainian, Belarusian, Serbian, Macedonian,
+//     Bulgarian), punctuation, currency, arrows, math and box-drawing
+//     symbols; Regular for text, Bold for the title and headings, Italic
+//     for block quotes, Mono for code;
 //   - Droid Sans Fallback (fonts/, Apache-2.0) for Chinese, Japanese and
 //     Korean: the CJK Unified Ideographs, kana, Hangul syllables, CJK
 //     punctuation and full-width forms, in every style.
