@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // unicodeText is text in every script the embedded fonts cover, one
@@ -113,6 +115,43 @@ func TestExportPDFMissing(t *testing.T) {
 	got := strings.TrimPrefix(pdfText(t, bin, pdf), "Missing ")
 	if w := strings.Join(want, " "); got != w {
 		t.Errorf("the PDF reads back as\n%s\nwant\n%s", got, w)
+	}
+}
+
+// TestAppendText: the text a block prints and the face of each run.
+func TestAppendText(t *testing.T) {
+	t.Parallel()
+	type run struct {
+		Face face
+		Text string
+	}
+	for _, tc := range []struct {
+		base face
+		in   string
+		code bool
+		want []run
+	}{
+		{faceRegular, "plain ASCII", false, []run{{faceRegular, "plain ASCII"}}},
+		{faceBold, "Straße Ελλάδα Київ €", false, []run{{faceBold, "Straße Ελλάδα Київ €"}}},
+		{faceRegular, "Go 语言 API", false, []run{{faceRegular, "Go "}, {faceCJK, "语言 "}, {faceRegular, "API"}}},
+		// Korean spaces its words: the spaces stay in the CJK face.
+		{faceItalic, "나는 유리를 먹을", false, []run{{faceCJK, "나는 유리를 먹을"}}},
+		{faceRegular, "a😀b‍️c­de", false, []run{{faceRegular, "a\uFFFDbcde"}}},
+		{faceRegular, "a\tb", false, []run{{faceRegular, "a b"}}},
+		// In code a tab goes to the next multiple of 4 columns, and spaces
+		// after CJK keep Go Mono's width.
+		{faceMono, "a\tb\n\tc\nabcd\te", true, []run{{faceMono, "a   b\n    c\nabcd    e"}}},
+		{faceMono, "日\tb", true, []run{{faceCJK, "日"}, {faceMono, "   b"}}},
+	} {
+		p := &pdfWriter{cov: coverage()}
+		p.appendText(tc.base, []byte(tc.in), tc.code)
+		var got []run
+		for _, r := range p.runs {
+			got = append(got, run{r.face, string(p.cell[r.start:r.end])})
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("appendText(%q) (-want +got):\n%s", tc.in, d)
+		}
 	}
 }
 

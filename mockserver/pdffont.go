@@ -140,8 +140,9 @@ func (p *pdfWriter) appendText(base face, s []byte, code bool) {
 		}
 		if j > i {
 			// Spaces after CJK stay in the CJK face (it has a space), so
-			// Korean, which spaces its words, needs no font change.
-			if n := len(p.runs); n > 0 && p.runs[n-1].face == faceCJK {
+			// Korean, which spaces its words, needs no font change; not in
+			// code, whose spaces keep Go Mono's width.
+			if n := len(p.runs); !code && n > 0 && p.runs[n-1].face == faceCJK {
 				k := i
 				for k < j && s[k] == ' ' {
 					k++
