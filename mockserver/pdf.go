@@ -195,6 +195,9 @@ func (p *pdfWriter) blocks(parent ast.Node, left float64, base face) {
 			p.trimNewlines()
 			pdf.SetFillColor(235, 235, 235)
 			p.flow(faceMono, 9, 4.5, true)
+			// Back to the text color: while the fill color differs, fpdf
+			// wraps every later text in a color change of its own.
+			pdf.SetFillColor(pdf.GetTextColor())
 			pdf.Ln(2)
 		case *ast.List:
 			num := n.Start
@@ -404,6 +407,7 @@ func (p *pdfWriter) drawLines(txt string, size, lineH float64, fill bool, left, 
 	_, bottom := pdf.GetAutoPageBreak()
 	trigger := pageH - bottom
 	baseline := lineH/2 + 0.3*size/pdf.GetConversionRatio()
+	fillR, fillG, fillB := pdf.GetFillColor()
 	page, start := 0, 0
 	for i, end := range p.lineEnds {
 		pdf.SetX(left)
@@ -416,7 +420,11 @@ func (p *pdfWriter) drawLines(txt string, size, lineH float64, fill bool, left, 
 			for i+n < len(p.lineEnds) && next+lineH <= trigger {
 				n, next = n+1, next+lineH
 			}
+			pdf.SetFillColor(fillR, fillG, fillB)
 			pdf.Rect(left, y, lineW, float64(n)*lineH, "F")
+			// The text's own color as fill color, so that fpdf does not
+			// wrap each run in a color change.
+			pdf.SetFillColor(pdf.GetTextColor())
 		}
 		runs := p.lineRuns[start:end]
 		start = end
