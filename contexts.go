@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // ContextsService holds the operations on contexts, their versions and
@@ -170,8 +171,11 @@ type Export struct {
 	// ContentType is the media type with its parameters, e.g.
 	// "text/markdown; charset=utf-8".
 	ContentType string
-	// Filename is the name suggested by Content-Disposition (without any
-	// directory part), or empty when none was given.
+	// Filename is the name suggested by Content-Disposition: its UTF-8
+	// filename* (RFC 6266, "Ünïcödé Straße-v1.pdf") when present, else its
+	// filename ("unicode-strasse-v1.pdf"); without any directory part,
+	// control or format characters, so it can be saved as it is. Empty
+	// when none was given.
 	Filename string
 	// ContentLength is the size in bytes, or -1 when unknown.
 	ContentLength int64
@@ -384,9 +388,12 @@ func (s *ContextsService) Export(ctx context.Context, id string, opts ExportOpti
 
 var headerAcceptAny = []string{"*/*"}
 
-// dispositionFilename returns the file name of a Content-Disposition value,
-// reduced to its last path element so that saving it cannot escape the
-// caller's directory.
+// dispositionFilename returns the file name of a Content-Disposition value:
+// mime.ParseMediaType gives filename* (RFC 2231/5987, decoded) in
+// preference to filename. Invalid UTF-8 becomes U+FFFD, control and format
+// characters (a right-to-left override could disguise an extension) are
+// dropped, and the name is reduced to its last path element so that
+// saving it cannot escape the caller's directory.
 func dispositionFilename(cd string) string {
 	if cd == "" {
 		return ""
@@ -395,7 +402,13 @@ func dispositionFilename(cd string) string {
 	if err != nil {
 		return ""
 	}
-	name := path.Base(strings.ReplaceAll(params["filename"], `\`, "/"))
+	name := strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(params["filename"], "\uFFFD"))
+	name = path.Base(strings.ReplaceAll(name, `\`, "/"))
 	if name == "." || name == "/" || name == ".." {
 		return ""
 	}

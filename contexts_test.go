@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jarcoal/httpmock"
@@ -298,6 +300,21 @@ func TestExport(t *testing.T) {
 			ctype: "text/plain; charset=utf-8", cd: `attachment; filename="../../etc/passwd"`, wantName: "passwd", wantBytes: "Hi"},
 		{name: "bad disposition", opts: ExportOptions{Format: ExportJSON}, query: "format=json",
 			ctype: "application/json", cd: `attachment; filename=`, wantBytes: "{}"},
+		// RFC 6266: filename* (UTF-8, percent-encoded) wins over filename,
+		// in either order.
+		{name: "filename* preferred", opts: ExportOptions{Format: ExportPDF}, query: "format=pdf", ctype: "application/pdf",
+			cd:       `attachment; filename="unicode-strasse-v1.pdf"; filename*=UTF-8''%C3%9Cn%C3%AFc%C3%B6d%C3%A9%20Stra%C3%9Fe-v1.pdf`,
+			wantName: "Ünïcödé Straße-v1.pdf", wantBytes: "%PDF"},
+		{name: "filename* first", opts: ExportOptions{Format: ExportText}, query: "format=text", ctype: "text/plain",
+			cd: `attachment; filename*=utf-8'el'%CE%9D%CF%8C%CF%84%CE%B5%CF%82-v2.txt; filename="context-v2.txt"`, wantName: "Νότες-v2.txt", wantBytes: "x"},
+		{name: "filename* in an unknown charset falls back", opts: ExportOptions{Format: ExportText}, query: "format=text", ctype: "text/plain",
+			cd: `attachment; filename="cafe-v1.txt"; filename*=ISO-8859-1''caf%E9-v1.txt`, wantName: "cafe-v1.txt", wantBytes: "x"},
+		{name: "path in filename* is dropped", opts: ExportOptions{Format: ExportText}, query: "format=text", ctype: "text/plain",
+			cd: `attachment; filename="x.txt"; filename*=UTF-8''..%2F..%2F%C3%A9tc%5Cpasswd`, wantName: "passwd", wantBytes: "x"},
+		{name: "control and format characters are dropped", opts: ExportOptions{Format: ExportText}, query: "format=text", ctype: "text/plain",
+			cd: `attachment; filename="x.txt"; filename*=UTF-8''evil%0A%E2%80%AEfdp.exe`, wantName: "evilfdp.exe", wantBytes: "x"},
+		{name: "invalid UTF-8 in filename*", opts: ExportOptions{Format: ExportText}, query: "format=text", ctype: "text/plain",
+			cd: `attachment; filename="x.txt"; filename*=UTF-8''a%FFb.txt`, wantName: "a\uFFFDb.txt", wantBytes: "x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -490,13 +507,17 @@ func TestRegisterWebhookRequestRedactsSecret(t *testing.T) {
 }
 
 func FuzzDispositionFilename(f *testing.F) {
-	for _, s := range []string{`attachment; filename="a-v1.md"`, `attachment; filename="../x"`, `inline`, `attachment; filename*=UTF-8''%e2%82%ac.txt`, `;;`, ``} {
+	for _, s := range []string{`attachment; filename="a-v1.md"`, `attachment; filename="../x"`, `inline`, `attachment; filename*=UTF-8''%e2%82%ac.txt`, `;;`, ``,
+		`attachment; filename="a"; filename*=UTF-8''%FF%0A%E2%80%AE..%2F`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cd string) {
 		name := dispositionFilename(cd)
 		if strings.ContainsAny(name, `/\`) || name == ".." || name == "." {
 			t.Errorf("dispositionFilename(%q) = %q, a path", cd, name)
+		}
+		if !utf8.ValidString(name) || strings.IndexFunc(name, func(r rune) bool { return unicode.In(r, unicode.Cc, unicode.Cf) }) >= 0 {
+			t.Errorf("dispositionFilename(%q) = %q, not a printable name", cd, name)
 		}
 	})
 }

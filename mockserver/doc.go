@@ -48,8 +48,17 @@
 //   - Export: the markdown format is the stored text as is; text is the
 //     rendered plain text with "- " and "N. " list markers; html shows raw
 //     HTML escaped (as text, inline or in a <pre> block), so it never runs;
-//     text and pdf leave it out. The PDF uses core fonts, so characters
-//     outside cp1252 print as '.'.
+//     text and pdf leave it out. The PDF embeds the Go fonts (Latin,
+//     Greek, Cyrillic, symbols) and Droid Sans Fallback (Chinese, Japanese
+//     kana, Korean Hangul), so every character they cover survives; any
+//     other (emoji, Arabic, Hebrew, Indic and Thai scripts, CJK Extension
+//     A, anything beyond U+FFFF) prints as U+FFFD, and invisible format
+//     characters (joiners, variation selectors, soft hyphens) as nothing.
+//     The file name comes twice (RFC 6266): filename, the ASCII fallback
+//     "<slug>-v<N>.<ext>" with Latin letters transliterated
+//     ("unicode-strasse-v1.pdf"), and filename*, the name itself as a safe
+//     file name, UTF-8 ("Ünïcödé Straße-v1.pdf": no / \ < > : " | ? *,
+//     control or format characters, trimmed, at most 200 bytes).
 //   - The history is bounded (see "What is kept, and for how long"); the
 //     Go lists ([Server.Events], [Server.Deliveries]) return all that is
 //     kept, the admin lists page through it.

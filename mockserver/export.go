@@ -82,7 +82,7 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	}
 	h := w.Header()
 	h["Content-Type"] = []string{f.contentType}
-	h["Content-Disposition"] = []string{fmt.Sprintf(`attachment; filename="%s-v%d.%s"`, slug(d.name), d.version, f.ext)}
+	h["Content-Disposition"] = []string{contentDisposition(d.name, d.version, f.ext)}
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	s.emit(r.Context(), a.id, contextsvc.EventExportCompleted, exportCompletedData{
 		ExportID: newID("exp_"), ContextID: d.id, Version: d.version, Format: f.name, SizeBytes: len(body),
@@ -124,29 +124,3 @@ func renderHTML(d exportDoc) ([]byte, error) {
 var htmlReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;")
 
 func htmlEscape(s string) string { return htmlReplacer.Replace(s) }
-
-// slug makes a file name from a context name: lowercase ASCII letters and
-// digits, other runs become one '-', at most 60 characters; "context" when
-// nothing is left.
-func slug(name string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(name) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-			if b.Len() >= 60 {
-				break
-			}
-		} else {
-			dash = true
-		}
-	}
-	if b.Len() == 0 {
-		return "context"
-	}
-	return b.String()
-}

@@ -204,4 +204,13 @@ var hostileInputs = []hostileInput{
 	{"mixed-deep", func(n int) string {
 		return cycleTo(n, "> ", "- ", "1. ", "* ", "> ", "+ ", "x\n")
 	}},
+	// Text beyond Latin, for the PDF's fonts (pdffont.go): one paragraph
+	// of CJK (a possible line break at every character), a font change at
+	// every character, Greek, Cyrillic and CJK words, characters no font
+	// has, code with CJK and tabs.
+	{"cjk", func(n int) string { return repeatTo(n, "我能吞下玻璃而不伤身体。", "") }},
+	{"cjk-alternating", func(n int) string { return repeatTo(n, "a日", "") }},
+	{"scripts-words", func(n int) string { return repeatTo(n, "Καλημέρα мир 漢字 café ", "") }},
+	{"uncovered", func(n int) string { return repeatTo(n, "😀", "") }},
+	{"cjk-code", func(n int) string { return "```\n" + repeatTo(n-4, "a日\tb\n", "") }},
 }

@@ -4,40 +4,49 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/go-pdf/fpdf"
+	"codeberg.org/go-pdf/fpdf"
 	"github.com/yuin/goldmark/ast"
 )
 
-// renderPDF lays the context out with fpdf's core fonts: the name as the
-// title, then headings, paragraphs, lists (nested, with markers), code
-// blocks in Courier on a grey band, block quotes in italics. Text is
-// translated from UTF-8 to cp1252 so pdftotext recovers the words; runes
-// cp1252 lacks print as '.'. A heading or paragraph without text takes no
-// space. Dates come from the context, so the same version always gives the
-// same bytes.
+// renderPDF lays the context out with the embedded Unicode fonts
+// (pdffont.go): the name as the title, then headings, paragraphs, lists
+// (nested, with markers), code blocks in Go Mono on a grey band, block
+// quotes in italics. Every character an embedded font covers is printed,
+// and pdftotext recovers it; any other prints as pdfMissing. A line whose
+// characters need two fonts (Latin and CJK) switches font per run of text.
+// A heading or paragraph without text takes no space. Dates come from the
+// context, so the same version always gives the same bytes.
 //
 // Its cost is linear in the content: one fpdf cell per block or wrapped
-// line. Pages are compressed only up to maxCompressedPages, because fpdf
-// starts a new zlib writer for every page (0.1 to 0.3 ms each), which
-// would double the time of a long document (1 MB of headings is 10,000
-// pages).
+// line (per run of one font on a line that mixes fonts). Pages are
+// compressed only up to maxCompressedPages, because fpdf starts a new zlib
+// writer for every page (0.1 to 0.3 ms each), which would double the time
+// of a long document (1 MB of headings is 10,000 pages).
+//
+// fpdf parses a font and subsets it in every document that uses it
+// (together about 7 ms for a Go font and 40 ms for the CJK one on the
+// development machine; BENCHMARKS.md), and offers no way to share a parsed
+// font between documents (the parsed font is private to the document, and
+// its output step changes it), so each font is added to a document only
+// when the document first prints with it: a document without code, quotes
+// or CJK text parses two fonts.
 func renderPDF(d exportDoc) ([]byte, error) {
 	pdf := fpdf.New("P", "mm", "A4", "")
 	pdf.SetCreationDate(d.updatedAt)
 	pdf.SetModificationDate(d.updatedAt)
 	pdf.SetCatalogSort(true)
-	pdf.SetTitle(d.name, true)
 	pdf.SetMargins(20, 20, 20)
 	pdf.SetAutoPageBreak(true, 20)
+	p := &pdfWriter{pdf: pdf, cov: coverage(), src: []byte(d.content)}
+	// The title in the document's information as printed on its page
+	// (fpdf encodes only the Basic Multilingual Plane).
+	p.appendText(faceBold, []byte(d.name), false)
+	pdf.SetTitle(string(p.cell), true)
 	pdf.AddPage()
-	p := &pdfWriter{pdf: pdf, tr: pdf.UnicodeTranslatorFromDescriptor(""), src: []byte(d.content)}
-	p.bullet = p.tr("•")
-	p.setFont("Helvetica", "B", 20)
-	pdf.MultiCell(0, 9, p.tr(d.name), "", "L", false)
+	p.text(faceBold, 20, 9, []byte(d.name))
 	pdf.Ln(4)
-	p.blocks(parseMarkdown(p.src), 20, "")
+	p.blocks(parseMarkdown(p.src), 20, faceRegular)
 	pdf.SetCompression(pdf.PageCount() <= maxCompressedPages)
 	var out bytes.Buffer
 	if err := pdf.Output(&out); err != nil {
@@ -60,32 +69,56 @@ const maxLeft = 80
 // indent is the left margin of a nested list item or block quote.
 func indent(left float64) float64 { return min(left+6, maxLeft) }
 
+// bullet is an unordered list item's marker.
+const bullet = "•"
+
 type pdfWriter struct {
 	pdf *fpdf.Fpdf
-	tr  func(string) string
+	cov *fontCoverage
 	src []byte
-	// marker is a list item's marker (in cp1252) waiting for the item's
-	// first line. It is written in the same cell as the text so that text
-	// extraction keeps marker and item together.
+	// marker is a list item's marker waiting for the item's first line.
+	// It is written in the same cell as the text so that text extraction
+	// keeps marker and item together.
 	marker string
-	bullet string // "•" in cp1252
+	// added records the faces added to the document so far.
+	added [numFaces]bool
 	// font is the font set last: fpdf writes a font change to the page
 	// even when the font is the same.
 	font pdfFont
-	// inline and cell are reused for each block's text.
+	// inline, cell and runs are reused for each block's text: inline
+	// holds it as parsed, cell as printed (appendText), runs its faces.
+	// col is the column after cell's last line break.
 	inline inlineBuffer
 	cell   []byte
+	runs   []textRun
+	col    int
+	// toks, line, lineRuns and lineEnds are reused by mixed.
+	toks     []textToken
+	line     []textToken
+	lineRuns []lineRun
+	lineEnds []int
 }
 
 type pdfFont struct {
-	family, style string
-	size          float64
+	face face
+	size float64
 }
 
-func (p *pdfWriter) setFont(family, style string, size float64) {
-	if f := (pdfFont{family, style, size}); f != p.font {
-		p.font = f
-		p.pdf.SetFont(family, style, size)
+// setFont selects face f at size pt, adding the face to the document
+// first if it is not yet there. fpdf gets its own copy of the font: while
+// subsetting it, fpdf writes into the bytes it was given (getMetrics
+// appends to a slice of them), which would change the embedded font for
+// later documents and race with concurrent exports.
+func (p *pdfWriter) setFont(f face, size float64) {
+	if !p.added[f] {
+		p.added[f] = true
+		ff := faceFonts[f]
+		p.pdf.AddUTF8FontFromBytes(ff.family, ff.style, bytes.Clone(ff.ttf))
+	}
+	if pf := (pdfFont{f, size}); pf != p.font {
+		p.font = pf
+		ff := faceFonts[f]
+		p.pdf.SetFont(ff.family, ff.style, size)
 	}
 }
 
@@ -97,40 +130,44 @@ func (p *pdfWriter) inlineText(n ast.Node) []byte {
 	return bytes.TrimSpace(p.inline)
 }
 
-// text writes s (after a waiting list marker) as a paragraph, translated
-// to cp1252; it reports whether anything was written.
-func (p *pdfWriter) text(style string, size, lineH float64, s []byte) bool {
-	p.cell = p.cell[:0]
+// reset empties the block text buffer.
+func (p *pdfWriter) reset() {
+	p.cell, p.runs, p.col = p.cell[:0], p.runs[:0], 0
+}
+
+// text writes s (after a waiting list marker) as a paragraph in face f; it
+// reports whether anything was written.
+func (p *pdfWriter) text(f face, size, lineH float64, s []byte) bool {
+	p.reset()
 	if p.marker != "" {
-		p.cell = append(append(p.cell, p.marker...), ' ')
+		p.appendText(f, []byte(p.marker), false)
+		p.appendRun(f, []byte{' '})
 		p.marker = ""
 	}
-	if ascii(s) {
-		p.cell = append(p.cell, s...)
-	} else {
-		p.cell = append(p.cell, p.tr(string(s))...)
-	}
+	p.appendText(f, s, false)
 	if len(p.cell) == 0 {
 		return false
 	}
-	p.setFont("Helvetica", style, size)
-	p.pdf.MultiCell(0, lineH, string(p.cell), "", "L", false)
+	p.flow(f, size, lineH, false)
 	return true
 }
 
-// ascii reports whether s is ASCII, which cp1252 leaves as it is.
-func ascii(s []byte) bool {
-	for _, c := range s {
-		if c >= utf8.RuneSelf {
-			return false
-		}
+// flow writes p.cell, wrapped to the margins, with line height lineH and
+// the current fill color as background if fill: with fpdf's MultiCell
+// when it is all in one Go face, else with mixed. (MultiCell breaks lines
+// between CJK characters, but drops the character it breaks before.)
+func (p *pdfWriter) flow(f face, size, lineH float64, fill bool) {
+	if len(p.runs) > 1 || len(p.runs) == 1 && p.runs[0].face == faceCJK {
+		p.mixed(size, lineH, fill)
+		return
 	}
-	return true
+	p.setFont(f, size)
+	p.pdf.MultiCell(0, lineH, string(p.cell), "", "L", fill)
 }
 
-// blocks writes the children of parent with left margin left; style is
-// the font style inherited from a block quote.
-func (p *pdfWriter) blocks(parent ast.Node, left float64, style string) {
+// blocks writes the children of parent with left margin left; base is the
+// text face, italic in a block quote.
+func (p *pdfWriter) blocks(parent ast.Node, left float64, base face) {
 	pdf := p.pdf
 	for n := parent.FirstChild(); n != nil; n = n.NextSibling() {
 		pdf.SetLeftMargin(left)
@@ -139,42 +176,45 @@ func (p *pdfWriter) blocks(parent ast.Node, left float64, style string) {
 		case *ast.Heading:
 			if t := p.inlineText(n); len(t) > 0 || p.marker != "" {
 				pdf.Ln(2)
-				p.text("B", max(18-2*float64(n.Level-1), 11), 8, t)
+				p.text(faceBold, max(18-2*float64(n.Level-1), 11), 8, t)
 				pdf.Ln(1)
 			}
 		case *ast.Paragraph:
-			if p.text(style, 11, 5.5, p.inlineText(n)) {
+			if p.text(base, 11, 5.5, p.inlineText(n)) {
 				pdf.Ln(2)
 			}
 		case *ast.TextBlock:
-			p.text(style, 11, 5.5, p.inlineText(n))
+			p.text(base, 11, 5.5, p.inlineText(n))
 		case *ast.FencedCodeBlock, *ast.CodeBlock:
-			var b strings.Builder
+			p.reset()
 			l := n.Lines()
 			for i := 0; i < l.Len(); i++ {
 				seg := l.At(i)
-				b.Write(seg.Value(p.src))
+				p.appendText(faceMono, seg.Value(p.src), true)
 			}
-			p.setFont("Courier", "", 9)
+			p.trimNewlines()
 			pdf.SetFillColor(235, 235, 235)
-			pdf.MultiCell(0, 4.5, p.tr(strings.TrimRight(b.String(), "\n")), "", "L", true)
+			p.flow(faceMono, 9, 4.5, true)
+			// Back to the text color: while the fill color differs, fpdf
+			// wraps every later text in a color change of its own.
+			pdf.SetFillColor(pdf.GetTextColor())
 			pdf.Ln(2)
 		case *ast.List:
 			num := n.Start
 			for it := n.FirstChild(); it != nil; it = it.NextSibling() {
-				marker := p.bullet
+				marker := bullet
 				if n.IsOrdered() {
 					marker = strconv.Itoa(num) + "."
 					num++
 				}
 				p.marker = marker
-				p.blocks(it, indent(left), style)
+				p.blocks(it, indent(left), base)
 				p.marker = ""
 			}
 			pdf.SetLeftMargin(left)
 			pdf.Ln(2)
 		case *ast.Blockquote:
-			p.blocks(n, indent(left), "I")
+			p.blocks(n, indent(left), faceItalic)
 		case *ast.ThematicBreak:
 			y := pdf.GetY() + 2
 			w, _ := pdf.GetPageSize()
@@ -183,8 +223,234 @@ func (p *pdfWriter) blocks(parent ast.Node, left float64, style string) {
 		case *ast.HTMLBlock:
 			// Raw HTML is not rendered, as in the html export.
 		default:
-			p.blocks(n, left, style)
+			p.blocks(n, left, base)
 		}
 	}
 	pdf.SetLeftMargin(left)
+}
+
+// trimNewlines drops the line breaks that end p.cell (a code block's
+// last line's).
+func (p *pdfWriter) trimNewlines() {
+	n := len(bytes.TrimRight(p.cell, "\n"))
+	p.cell = p.cell[:n]
+	for len(p.runs) > 0 && p.runs[len(p.runs)-1].start >= n {
+		p.runs = p.runs[:len(p.runs)-1]
+	}
+	if k := len(p.runs); k > 0 {
+		p.runs[k-1].end = n
+	}
+}
+
+// textToken is a unit of mixed's line breaking: a word in one face, a run
+// of spaces, a line break, or one CJK character (each may start a line).
+type textToken struct {
+	face       face
+	kind       tokenKind
+	start, end int     // bytes of the block's text
+	w          float64 // width in mm
+}
+
+type tokenKind uint8
+
+// lineRun is a run of one face on a line of mixed, and where it starts.
+type lineRun struct {
+	face       face
+	start, end int
+	x          float64
+}
+
+// maxLineRuns is the most runs of one face a line of mixed writes in
+// reading order.
+const maxLineRuns = 16
+
+const (
+	tokenWord tokenKind = iota
+	tokenSpace
+	tokenBreak
+)
+
+// mixed writes p.cell, whose runs are in more than one face or in the
+// CJK face, wrapped as MultiCell wraps text in one face: at spaces,
+// between CJK characters and where the face changes, a word wider than
+// the line at any character, explicit line breaks kept, one cell per run
+// of one face on each line. CJK closing punctuation does not start a
+// line: it hangs past the line's end. Each token is measured once and
+// each character is written once, so it is linear in the text.
+func (p *pdfWriter) mixed(size, lineH float64, fill bool) {
+	pdf := p.pdf
+	txt := string(p.cell)
+	p.toks = p.toks[:0]
+	for _, r := range p.runs {
+		for i := r.start; i < r.end; {
+			j, kind := i+1, tokenWord
+			switch c := txt[i]; {
+			case c == '\n':
+				kind = tokenBreak
+			case c == ' ':
+				kind = tokenSpace
+				for j < r.end && txt[j] == ' ' {
+					j++
+				}
+			case r.face == faceCJK:
+				for j < r.end && txt[j]&0xC0 == 0x80 {
+					j++ // one character
+				}
+			default:
+				for j < r.end && txt[j] != ' ' && txt[j] != '\n' {
+					j++
+				}
+			}
+			p.toks = append(p.toks, textToken{face: r.face, kind: kind, start: i, end: j})
+			i = j
+		}
+	}
+	// Measure, one face at a time: fpdf measures with the current font.
+	var present [numFaces]bool
+	for _, t := range p.toks {
+		present[t.face] = true
+	}
+	for f := range numFaces {
+		if !present[f] {
+			continue
+		}
+		p.setFont(f, size)
+		for i := range p.toks {
+			if t := &p.toks[i]; t.face == f && t.kind != tokenBreak {
+				t.w = pdf.GetStringWidth(txt[t.start:t.end])
+			}
+		}
+	}
+
+	cm := pdf.GetCellMargin()
+	pageW, _ := pdf.GetPageSize()
+	left, _, right, _ := pdf.GetMargins()
+	lineW := pageW - right - left
+	wmax := lineW - 2*cm
+
+	// emit ends a line: its runs of one face, each with its place, go to
+	// p.lineRuns, and the line's end to p.lineEnds.
+	p.lineRuns, p.lineEnds = p.lineRuns[:0], p.lineEnds[:0]
+	emit := func(line []textToken) {
+		for len(line) > 0 && line[len(line)-1].kind == tokenSpace {
+			line = line[:len(line)-1]
+		}
+		x := left + cm
+		for i := 0; i < len(line); {
+			r := lineRun{face: line[i].face, start: line[i].start, end: line[i].end, x: x}
+			x += line[i].w
+			for i++; i < len(line) && line[i].face == r.face && line[i].start == r.end; i++ {
+				r.end, x = line[i].end, x+line[i].w
+			}
+			p.lineRuns = append(p.lineRuns, r)
+		}
+		p.lineEnds = append(p.lineEnds, len(p.lineRuns))
+	}
+
+	line, width, wrapped, hung := p.line[:0], 0.0, false, false
+	for _, t := range p.toks {
+		switch {
+		case t.kind == tokenBreak:
+			emit(line)
+			line, width, wrapped, hung = line[:0], 0, false, false
+			continue
+		case t.kind == tokenSpace && wrapped && len(line) == 0:
+			continue // a wrapped line starts with its first word
+		case len(line) > 0 && width+t.w > wmax:
+			if !hung && t.face == faceCJK && line[len(line)-1].kind == tokenWord && closesCJK(txt[t.start:t.end]) {
+				hung = true
+				break
+			}
+			emit(line)
+			line, width, wrapped, hung = line[:0], 0, true, false
+			if t.kind == tokenSpace {
+				continue // the space the line broke at
+			}
+		}
+		if t.w <= wmax {
+			line, width = append(line, t), width+t.w
+			continue
+		}
+		// A word wider than the line: as many characters as fit on each
+		// line, the rest starting the next.
+		p.setFont(t.face, size)
+		piece := textToken{face: t.face, kind: tokenWord, start: t.start, end: t.start}
+		for _, c := range txt[t.start:t.end] {
+			cw := pdf.GetStringWidth(string(c))
+			if piece.end > piece.start && piece.w+cw > wmax {
+				emit(append(line, piece))
+				line, wrapped, hung = line[:0], true, false
+				piece.start, piece.w = piece.end, 0
+			}
+			piece.end += len(string(c))
+			piece.w += cw
+		}
+		line, width = append(line, piece), piece.w
+	}
+	emit(line)
+	p.line = line[:0]
+	p.drawLines(txt, size, lineH, fill, left, lineW)
+}
+
+// drawLines writes the lines mixed laid out. Each line is a cell of the
+// line's width without text (the page break, if one is due), then its
+// runs, each at its place on the baseline MultiCell's cells use. With fill,
+// one rectangle per page is the background of the lines on that page. On
+// a line of more than maxLineRuns runs (only text that changes script at
+// almost every character has them), the runs are written one face after
+// the other, so the font changes once per face, not per run: the page
+// looks the same, and text extraction, which orders characters by
+// position, reads the same, at half the cost.
+func (p *pdfWriter) drawLines(txt string, size, lineH float64, fill bool, left, lineW float64) {
+	pdf := p.pdf
+	_, pageH := pdf.GetPageSize()
+	_, bottom := pdf.GetAutoPageBreak()
+	trigger := pageH - bottom
+	baseline := lineH/2 + 0.3*size/pdf.GetConversionRatio()
+	fillR, fillG, fillB := pdf.GetFillColor()
+	page, start := 0, 0
+	for i, end := range p.lineEnds {
+		pdf.SetX(left)
+		pdf.CellFormat(lineW, lineH, "", "", 0, "L", false, 0, "")
+		y := pdf.GetY()
+		if fill && pdf.PageNo() != page {
+			// The lines that fit on this page, as fpdf will break them.
+			page = pdf.PageNo()
+			n, next := 1, y+lineH
+			for i+n < len(p.lineEnds) && next+lineH <= trigger {
+				n, next = n+1, next+lineH
+			}
+			pdf.SetFillColor(fillR, fillG, fillB)
+			pdf.Rect(left, y, lineW, float64(n)*lineH, "F")
+			// The text's own color as fill color, so that fpdf does not
+			// wrap each run in a color change.
+			pdf.SetFillColor(pdf.GetTextColor())
+		}
+		runs := p.lineRuns[start:end]
+		start = end
+		if len(runs) <= maxLineRuns {
+			for _, r := range runs {
+				p.setFont(r.face, size)
+				pdf.Text(r.x, y+baseline, txt[r.start:r.end])
+			}
+		} else {
+			first := p.font.face // the current face first
+			for k := range numFaces {
+				f := (first + k) % numFaces
+				for _, r := range runs {
+					if r.face == f {
+						p.setFont(f, size)
+						pdf.Text(r.x, y+baseline, txt[r.start:r.end])
+					}
+				}
+			}
+		}
+		pdf.Ln(lineH)
+	}
+}
+
+// closesCJK reports whether s is CJK closing punctuation, which must not
+// start a line (Japanese kinsoku, Chinese and Korean alike).
+func closesCJK(s string) bool {
+	return len(s) == 3 && strings.Contains("、。，．：；？！）］｝〕〉》」』】〙〗〟・", s)
 }

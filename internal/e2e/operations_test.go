@@ -275,20 +275,20 @@ func TestExportEveryFormat(t *testing.T) {
 		format      contextsvc.ExportFormat
 		version     int
 		contentType string
-		filename    string
+		filename    string // the name itself, from Content-Disposition's filename*
 		check       func(t *testing.T, body []byte)
 	}{
-		{"", 0, "text/markdown; charset=utf-8", "release-notes-v2.md", func(t *testing.T, b []byte) {
+		{"", 0, "text/markdown; charset=utf-8", "Release Notes-v2.md", func(t *testing.T, b []byte) {
 			if string(b) != sc.Content {
 				t.Errorf("markdown export != stored content:\n%s", cmp.Diff(sc.Content, string(b)))
 			}
 		}},
-		{contextsvc.ExportMarkdown, 1, "text/markdown; charset=utf-8", "release-notes-v1.md", func(t *testing.T, b []byte) {
+		{contextsvc.ExportMarkdown, 1, "text/markdown; charset=utf-8", "Release Notes-v1.md", func(t *testing.T, b []byte) {
 			if string(b) != sc.Versions[0].Content {
 				t.Errorf("markdown export of version 1 != stored version 1:\n%s", cmp.Diff(sc.Versions[0].Content, string(b)))
 			}
 		}},
-		{contextsvc.ExportHTML, 0, "text/html; charset=utf-8", "release-notes-v2.html", func(t *testing.T, b []byte) {
+		{contextsvc.ExportHTML, 0, "text/html; charset=utf-8", "Release Notes-v2.html", func(t *testing.T, b []byte) {
 			for _, want := range []string{"<h1>Setup</h1>", "<em>exports</em>"} {
 				if !bytes.Contains(b, []byte(want)) {
 					t.Errorf("HTML export lacks %q:\n%s", want, b)
@@ -298,12 +298,12 @@ func TestExportEveryFormat(t *testing.T) {
 				t.Errorf("HTML export lets raw <script> through:\n%s", b)
 			}
 		}},
-		{contextsvc.ExportText, 0, "text/plain; charset=utf-8", "release-notes-v2.txt", func(t *testing.T, b []byte) {
+		{contextsvc.ExportText, 0, "text/plain; charset=utf-8", "Release Notes-v2.txt", func(t *testing.T, b []byte) {
 			if !bytes.Contains(b, []byte("Call it twice a day.")) || bytes.Contains(b, []byte("# Setup")) {
 				t.Errorf("text export is not the rendered text:\n%s", b)
 			}
 		}},
-		{contextsvc.ExportJSON, 0, "application/json", "release-notes-v2.json", func(t *testing.T, b []byte) {
+		{contextsvc.ExportJSON, 0, "application/json", "Release Notes-v2.json", func(t *testing.T, b []byte) {
 			var got contextsvc.Context
 			if err := json.Unmarshal(b, &got); err != nil {
 				t.Fatalf("json export: %v", err)
@@ -312,7 +312,7 @@ func TestExportEveryFormat(t *testing.T) {
 				t.Errorf("json export != stored (-stored +export):\n%s", diff)
 			}
 		}},
-		{contextsvc.ExportJSON, 1, "application/json", "release-notes-v1.json", func(t *testing.T, b []byte) {
+		{contextsvc.ExportJSON, 1, "application/json", "Release Notes-v1.json", func(t *testing.T, b []byte) {
 			var got contextsvc.Context
 			if err := json.Unmarshal(b, &got); err != nil {
 				t.Fatalf("json export: %v", err)
@@ -321,7 +321,7 @@ func TestExportEveryFormat(t *testing.T) {
 				t.Errorf("json export of version 1: version %d, content %q", got.Version, got.Content)
 			}
 		}},
-		{contextsvc.ExportPDF, 0, "application/pdf", "release-notes-v2.pdf", func(t *testing.T, b []byte) {
+		{contextsvc.ExportPDF, 0, "application/pdf", "Release Notes-v2.pdf", func(t *testing.T, b []byte) {
 			if !bytes.HasPrefix(b, []byte("%PDF-")) || !bytes.Contains(b, []byte("%%EOF")) {
 				t.Errorf("pdf export is no PDF document (%d bytes, starts %q)", len(b), b[:min(len(b), 8)])
 			}

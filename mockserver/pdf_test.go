@@ -1,0 +1,261 @@
+package mockserver
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha256"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// unicodeText is text in every script the embedded fonts cover, one
+// paragraph each: Latin with accents (Latin-1 and Extended-A), Greek,
+// Cyrillic, symbols, Chinese, Japanese, Korean.
+var unicodeText = []string{
+	"Ünïcödé Straße: naïve café, Ærøskøbing, Łódź, œuvre, þorn, đak, Ğüzel, Ŵales, ĳssel.",
+	"Ελληνικά: Καλημέρα κόσμε, ξεσκεπάζω την ψυχοφθόρα βδελυγμία.",
+	"Кириллица: Съешь же ещё этих мягких французских булок, да выпей чаю. Їжак ґанок.",
+	"Symbols: → ← ↑ ↓ ≤ ≥ ≠ ≈ ∞ ± × ÷ √ ∑ ∫ € £ ¥ © ® ™ § ¶ † ‡ • … ‰ ′ ″ « » „ “ ” ─ │ ┌ ┐",
+	"中文：我能吞下玻璃而不伤身体。",
+	"日本語：私はガラスを食べられます。それは私を傷つけません。",
+	"한국어: 나는 유리를 먹을 수 있어요. 그래도 아프지 않아요.",
+}
+
+// TestExportPDFUnicode reads back with pdftotext a PDF of text in every
+// covered script, in every place the layout has (title, heading,
+// paragraph, list, quote, code, a paragraph mixing scripts in one line),
+// and finds every character again, as often as it was written.
+func TestExportPDFUnicode(t *testing.T) {
+	t.Parallel()
+	bin := pdftotext(t)
+	ts := NewTestServer(t)
+	mixed := strings.Repeat("Go 语言 and Ελληνικά with 日本語 and 한국어 text ", 12)
+	long := strings.Repeat("漢字かなカナ한글", 40) // wraps over several lines with no space
+	content := "# " + unicodeText[1] + "\n\n" + strings.Join(unicodeText, "\n\n") +
+		"\n\n- " + unicodeText[2] + "\n  - " + unicodeText[5] +
+		"\n\n> " + unicodeText[6] + "\n\n```\n" + unicodeText[4] + "\n\tκώδικας 代码\n```\n\n" + mixed + "\n\n" + long + "\n"
+	name := "Ünïcödé Straße 中文"
+	c := create(t, ts, mustJSON(map[string]any{"name": name, "content": content}))
+	r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?format=pdf"})
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	text := pdfText(t, bin, r.Body)
+	for _, s := range append([]string{name, "Go 语言 and Ελληνικά with 日本語 and 한국어 text", "κώδικας 代码"}, unicodeText...) {
+		// A line break in the middle of CJK text reads back as a space.
+		if !strings.Contains(strings.ReplaceAll(text, " ", ""), strings.ReplaceAll(s, " ", "")) {
+			t.Errorf("pdftotext output lacks %q", s)
+		}
+	}
+	want := runeCounts(name + content)
+	for _, marker := range "#->`" { // Markdown syntax, not text
+		delete(want, marker)
+	}
+	got := runeCounts(text)
+	for r, n := range want {
+		if got[r] < n {
+			t.Errorf("%q (U+%04X) comes back %d times, want %d", r, r, got[r], n)
+		}
+	}
+	if strings.ContainsRune(text, pdfMissing) {
+		t.Errorf("a covered character printed as %q:\n%s", pdfMissing, text)
+	}
+	// Same version, same bytes, with the CJK font too.
+	r2 := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?format=pdf"})
+	if !bytes.Equal(r.Body, r2.Body) {
+		t.Error("two exports of one version differ")
+	}
+}
+
+// runeCounts counts the characters of s that are not white space.
+func runeCounts(s string) map[rune]int {
+	m := map[rune]int{}
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			m[r]++
+		}
+	}
+	return m
+}
+
+// TestExportPDFMissing: a character no embedded font covers prints as the
+// visible mark U+FFFD, once per character; invisible format characters
+// (joiners, variation selectors, soft hyphens) print as nothing.
+func TestExportPDFMissing(t *testing.T) {
+	t.Parallel()
+	bin := pdftotext(t)
+	var in, want []string
+	for _, tc := range []struct{ in, want string }{
+		{"emoji 😀 end", "emoji � end"},
+		{"thumbs 👍🏽 up", "thumbs �� up"}, // the emoji and its skin tone
+		{"heart ❤\ufe0f end", "heart � end"},
+		{"family 👨\u200d👩\u200d👧 end", "family ��� end"},
+		{"Arabic مرحبا Hebrew שלום", "Arabic ����� Hebrew ����"},
+		{"Thai สวัสดี Devanagari नमस्ते", "Thai ������ Devanagari ������"},
+		{"Extension A 㐀 and a CJK 中 together", "Extension A � and a CJK 中 together"},
+		{"zero\u200bwidth soft\u00adhyphen", "zerowidth softhyphen"},
+		{"in code:\n\n```\nx := \"😀\" // 中\n```\n", "in code: x := \"�\" // 中"},
+	} {
+		// One document per case would cost a font parse each: the cases
+		// go in one, one paragraph each, and come back in order.
+		in = append(in, tc.in)
+		want = append(want, tc.want)
+	}
+	pdf, err := renderPDF(exportDoc{name: "Missing", content: strings.Join(in, "\n\n"), updatedAt: time.Unix(0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.TrimPrefix(pdfText(t, bin, pdf), "Missing ")
+	if w := strings.Join(want, " "); got != w {
+		t.Errorf("the PDF reads back as\n%s\nwant\n%s", got, w)
+	}
+}
+
+// TestAppendText: the text a block prints and the face of each run.
+func TestAppendText(t *testing.T) {
+	t.Parallel()
+	type run struct {
+		Face face
+		Text string
+	}
+	for _, tc := range []struct {
+		base face
+		in   string
+		code bool
+		want []run
+	}{
+		{faceRegular, "plain ASCII", false, []run{{faceRegular, "plain ASCII"}}},
+		{faceBold, "Straße Ελλάδα Київ €", false, []run{{faceBold, "Straße Ελλάδα Київ €"}}},
+		{faceRegular, "Go 语言 API", false, []run{{faceRegular, "Go "}, {faceCJK, "语言 "}, {faceRegular, "API"}}},
+		// Korean spaces its words: the spaces stay in the CJK face.
+		{faceItalic, "나는 유리를 먹을", false, []run{{faceCJK, "나는 유리를 먹을"}}},
+		{faceRegular, "a😀b‍️c­de", false, []run{{faceRegular, "a\uFFFDbcde"}}},
+		{faceRegular, "a\tb", false, []run{{faceRegular, "a b"}}},
+		// In code a tab goes to the next multiple of 4 columns, and spaces
+		// after CJK keep Go Mono's width.
+		{faceMono, "a\tb\n\tc\nabcd\te", true, []run{{faceMono, "a   b\n    c\nabcd    e"}}},
+		{faceMono, "日\tb", true, []run{{faceCJK, "日"}, {faceMono, "   b"}}},
+	} {
+		p := &pdfWriter{cov: coverage()}
+		p.appendText(tc.base, []byte(tc.in), tc.code)
+		var got []run
+		for _, r := range p.runs {
+			got = append(got, run{r.face, string(p.cell[r.start:r.end])})
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("appendText(%q) (-want +got):\n%s", tc.in, d)
+		}
+	}
+}
+
+// TestPDFFontCoverage: the fast path of appendText takes printable ASCII
+// to be in every Go face, and the layout's bullet and the missing mark are
+// there too, with the whole of Latin-1 and Latin Extended-A, Greek and
+// Cyrillic; the CJK face has the three scripts.
+func TestPDFFontCoverage(t *testing.T) {
+	t.Parallel()
+	cov := coverage()
+	for f := range faceCJK {
+		for r := rune(0x20); r < 0x7F; r++ {
+			if !cov.has(f, r) {
+				t.Errorf("face %d lacks %q", f, r)
+			}
+		}
+		for _, r := range bullet + string(pdfMissing) + "ΑωάώАяёЇґ€→≤─" {
+			if !cov.has(f, r) {
+				t.Errorf("face %d lacks %q", f, r)
+			}
+		}
+		for r := rune(0xA0); r < 0x180; r++ { // Latin-1 Supplement, Latin Extended-A
+			if !cov.has(f, r) {
+				t.Errorf("face %d lacks %q", f, r)
+			}
+		}
+	}
+	for _, r := range "中文字日本語ひらがなカタカナ한국어、。" {
+		if !cov.has(faceCJK, r) {
+			t.Errorf("the CJK face lacks %q", r)
+		}
+	}
+	for _, r := range "😀ابשא\U00020000" {
+		if cov.has(faceRegular, r) || cov.has(faceCJK, r) {
+			t.Errorf("%q is covered, but no font has it", r)
+		}
+	}
+}
+
+// TestPDFEmbeddedFontsUnchanged: fpdf writes into the font bytes it is
+// given while subsetting; the embedded fonts must stay as they are, or
+// the next export would differ (and concurrent ones would race).
+func TestPDFEmbeddedFontsUnchanged(t *testing.T) {
+	t.Parallel()
+	var before [numFaces][32]byte
+	for f := range numFaces {
+		before[f] = sha256.Sum256(faceFonts[f].ttf)
+	}
+	content := strings.Join(unicodeText, "\n\n") + "\n\n> " + unicodeText[0] + "\n\n```\n" + unicodeText[2] + " 中\n```\n\n# " + unicodeText[6]
+	if _, err := renderPDF(exportDoc{name: unicodeText[1], content: content}); err != nil {
+		t.Fatal(err)
+	}
+	for f := range numFaces {
+		if sha256.Sum256(faceFonts[f].ttf) != before[f] {
+			t.Errorf("rendering changed the bytes of face %d (%s)", f, faceFonts[f].family)
+		}
+	}
+}
+
+// TestPDFMixedLinesDrawOnce: a line that changes script at every word (more
+// than maxLineRuns runs, written face by face) draws each run once, at its
+// place: the page content holds each CJK character as often as the text
+// does, and pdftotext reads the line in order.
+func TestPDFMixedLinesDrawOnce(t *testing.T) {
+	t.Parallel()
+	bin := pdftotext(t)
+	const n = 60
+	content := strings.Repeat("abc 漢字 ", n)
+	pdf, err := renderPDF(exportDoc{name: "Mixed", content: content, updatedAt: time.Unix(0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := pageContent(t, pdf)
+	for _, r := range "漢字" {
+		if got := bytes.Count(pc, utf16BE(string(r))); got != n {
+			t.Errorf("the page content draws %c %d times, want %d", r, got, n)
+		}
+	}
+	text := strings.ReplaceAll(pdfText(t, bin, pdf), "漢 字", "漢字") // a line may break between the two
+	if want := "Mixed " + strings.TrimSpace(content); text != want {
+		t.Errorf("pdftotext reads\n%s\nwant\n%s", text, want)
+	}
+}
+
+// pageContent returns the content streams of pdf's pages, decompressed,
+// one after the other (fpdf writes them as "<</Filter /FlateDecode
+// /Length n>>", or "<</Length n>>" uncompressed; font streams put /Length
+// first).
+func pageContent(t *testing.T, pdf []byte) []byte {
+	t.Helper()
+	var out []byte
+	for _, m := range regexp.MustCompile(`<<(/Filter /FlateDecode )?/Length (\d+)>>\nstream\n`).FindAllSubmatchIndex(pdf, -1) {
+		n, _ := strconv.Atoi(string(pdf[m[4]:m[5]]))
+		data := pdf[m[1] : m[1]+n]
+		if m[2] >= 0 {
+			zr, err := zlib.NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = append(out, data...)
+	}
+	return out
+}
