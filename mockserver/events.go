@@ -79,6 +79,7 @@ func (s *Server) emit(accountID string, typ contextsvc.EventType, data any) Even
 	now := s.now()
 	ev := newEvent(newID("evt_"), typ, now, accountID, raw)
 	s.events.add(ev)
+	s.changes.publish(change{Kind: changeEvent, ID: ev.ID, Action: "created", Account: accountID, Type: string(typ)})
 	if s.onEvent != nil {
 		s.onEvent(ev, s.targets(accountID, typ))
 	}

@@ -70,6 +70,10 @@ type Server struct {
 	// idem holds the POSTs' idempotency keys (idempotency.go).
 	idem idempotencyStore
 
+	// changes fans the server's changes out to the dashboard's streams
+	// (changes.go, stream.go).
+	changes changeHub
+
 	mux *http.ServeMux
 	// handler serves every request: serve, or (in this package's tests
 	// only) serve wrapped by testHandler.
@@ -121,6 +125,10 @@ func New(opts ...Option) *Server {
 		History:    cf.historyLimit,
 		MaxBacklog: cf.deliveryBacklog,
 	})
+	s.deliveries.onChange = s.changes.publish
+	if c, ok := cf.clock.(interface{ watch(func(time.Time)) }); ok {
+		c.watch(func(now time.Time) { s.changes.publish(change{Kind: changeClock, Now: formatTime(now)}) })
+	}
 	s.onEvent = func(ev Event, targets []*webhook) {
 		for _, w := range targets {
 			// The event's Body is never changed, so the deliveries share
@@ -189,15 +197,27 @@ func New(opts ...Option) *Server {
 //	log.Fatal(srv.HTTPServer("127.0.0.1:8080").ListenAndServe())
 //
 // Shut it down with its Shutdown, then stop deliveries with [Server.Close].
+// Its Shutdown also ends the dashboard's event streams (GET
+// /_mock/stream), which would otherwise keep it waiting.
 func (s *Server) HTTPServer(addr string) *http.Server {
-	return &http.Server{
+	hs := &http.Server{
 		Addr:              addr,
 		Handler:           s,
 		ReadHeaderTimeout: s.readHeaderTimeout,
 		IdleTimeout:       s.idleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
+	hs.RegisterOnShutdown(s.CloseStreams)
+	return hs
 }
+
+// CloseStreams ends the dashboard's open event streams (GET
+// /_mock/stream) and refuses new ones (503). An http.Server's Shutdown
+// waits for every running request, and a stream runs until its page
+// closes: [Server.HTTPServer] and [NewTestServer] call it on shutdown; a
+// program serving s on an http.Server of its own calls it before, or
+// registers it with RegisterOnShutdown.
+func (s *Server) CloseStreams() { s.changes.closeAll() }
 
 // armBodyDeadline gives the client readBodyTimeout from now to send r's
 // body, if it has one: past it a read of the body fails, and the server
