@@ -42,6 +42,8 @@ type change struct {
 	WebhookID string `json:"webhookId,omitempty"`
 	// EventID is a delivery's event.
 	EventID string `json:"eventId,omitempty"`
+	// ContextID is the context an event of the API is about.
+	ContextID string `json:"contextId,omitempty"`
 	// Now is the clock's time after it moved.
 	Now string `json:"now,omitempty"`
 }
