@@ -16,6 +16,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/contextsvc/contextsvc-go/internal/browsertest"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 )
@@ -33,7 +34,9 @@ import (
 func TestMain(m *testing.M) {
 	testHandler = validatingHandler
 	testServerStarted = exchanges.bind
-	code := m.Run()
+	// browsertest.Main runs the tests, then stops the browser the
+	// dashboard's tests shared (if any ran).
+	code := browsertest.Main(m)
 	if v := exchanges.unbound(); len(v) > 0 {
 		fmt.Fprintf(os.Stderr, "--- FAIL: servers made with New (no test to fail) answered %d exchanges that do not match openapi.yaml:\n%s\n",
 			len(v), strings.Join(v, "\n"))
