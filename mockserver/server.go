@@ -124,6 +124,7 @@ func New(opts ...Option) *Server {
 		Logger:     cf.logger,
 		History:    cf.historyLimit,
 		MaxBacklog: cf.deliveryBacklog,
+		HTTPClient: cf.deliveryClient,
 	})
 	s.deliveries.onChange = s.changes.publish
 	if c, ok := cf.clock.(interface{ watch(func(time.Time)) }); ok {
