@@ -34,9 +34,6 @@ type deliveryIndex struct {
 
 func (ix *deliveryIndex) push(rec *deliveryRecord) { ix.q.push(rec) }
 
-// len counts the entries, tombstones included.
-func (ix *deliveryIndex) len() int { return ix.q.len() }
-
 // live counts the kept deliveries in the index.
 func (ix *deliveryIndex) live() int { return ix.q.len() - ix.dead }
 
