@@ -30,19 +30,7 @@ func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
 // command's -admin=false) turns them off. Each one is a thin layer over a
 // method of *Server.
 func (s *Server) adminRoutes() {
-	// Every admin handler first refuses a malformed query string.
-	admin := func(pattern string, rt route) {
-		for m, h := range rt {
-			rt[m] = func(w http.ResponseWriter, r *http.Request) {
-				if e := checkQuery(r); e != nil {
-					writeError(w, e)
-					return
-				}
-				h(w, r)
-			}
-		}
-		s.mux.Handle(pattern, rt)
-	}
+	admin := s.handleAdmin
 	admin("/_mock/openapi.yaml", route{http.MethodGet: func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h["Content-Type"] = []string{"application/yaml"}
@@ -61,6 +49,37 @@ func (s *Server) adminRoutes() {
 	admin("/_mock/reset", route{http.MethodPost: s.adminReset})
 	admin("/_mock/faults", route{http.MethodGet: s.adminListFaults, http.MethodPost: s.adminAddFault, http.MethodDelete: s.adminClearFaults})
 	admin("/_mock/state", route{http.MethodGet: s.adminGetState, http.MethodPut: s.adminPutState})
+	s.dashboardRoutes()
+}
+
+// crossOrigin refuses the state-changing admin requests (every method
+// but GET, HEAD and OPTIONS) that a browser sends from another site: a
+// page elsewhere must not reset the mock or redeliver through the
+// user's browser. It trusts the browser's Sec-Fetch-Site header, and
+// without it compares Origin with the request's Host; a request with
+// neither (curl, Go's client, tests) is no cross-site browser request and
+// passes.
+var crossOrigin = http.NewCrossOriginProtection()
+
+// handleAdmin registers an admin route. Every admin handler first refuses
+// a cross-site browser request that would change something (403) and a
+// malformed query string (400).
+func (s *Server) handleAdmin(pattern string, rt route) {
+	for m, h := range rt {
+		rt[m] = func(w http.ResponseWriter, r *http.Request) {
+			if err := crossOrigin.Check(r); err != nil {
+				writeError(w, &apiError{status: http.StatusForbidden, typ: errForbidden,
+					message: "cross-site request refused: a page of another origin may not change the mock server (" + err.Error() + ")"})
+				return
+			}
+			if e := checkQuery(r); e != nil {
+				writeError(w, e)
+				return
+			}
+			h(w, r)
+		}
+	}
+	s.mux.Handle(pattern, rt)
 }
 
 // readAdminObject caps the body at the API's limit and decodes it as
@@ -124,36 +143,56 @@ func filterParam(q url.Values, name string) (string, *apiError) {
 	return vs[0], nil
 }
 
+// accountFilter reads the optional ?account= of an admin list: one valid
+// account name (an account the server does not have lists nothing).
+func accountFilter(q url.Values) (string, *apiError) {
+	account, e := filterParam(q, "account")
+	if e != nil || account == "" {
+		return "", e
+	}
+	if err := ValidAccount(account); err != nil {
+		return "", badRequest("account", strings.TrimPrefix(err.Error(), "mockserver: "))
+	}
+	return account, nil
+}
+
+// typeFilter reads the optional ?type= of an admin list: an event type as
+// POST /_mock/events takes it.
+func typeFilter(q url.Values) (contextsvc.EventType, *apiError) {
+	typ, e := filterParam(q, "type")
+	if e != nil || typ == "" {
+		return "", e
+	}
+	if err := validEventType(typ); err != nil {
+		return "", badRequest("type", strings.TrimPrefix(err.Error(), ErrInvalidEvent.Error()+": "))
+	}
+	return contextsvc.EventType(typ), nil
+}
+
 // adminListEvents pages through the kept events, oldest first, like the
 // /v1 lists (limit, cursor), optionally of one type.
 func (s *Server) adminListEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	typ, e := filterParam(q, "type")
+	typ, e := typeFilter(q)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	if typ != "" {
-		if err := validEventType(typ); err != nil {
-			writeError(w, badRequest("type", strings.TrimPrefix(err.Error(), ErrInvalidEvent.Error()+": ")))
-			return
-		}
-	}
-	scope := listScope(typ)
-	limit, after, e := s.pageParams(q, cursorEvents, scope)
+	account, e := accountFilter(q)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	recs, hasMore := s.events.page(after, limit, contextsvc.EventType(typ))
+	scope := listScope(string(typ), account)
+	limit, start, e := s.listParams(q, cursorEvents, scope)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	recs, next := s.events.page(start, limit, typ, account)
 	items := make([]Event, len(recs))
-	var next uint64
 	for i, rec := range recs {
 		items[i] = rec.ev
-		next = rec.seq
-	}
-	if !hasMore {
-		next = 0
 	}
 	writePage(w, s, cursorEvents, scope, items, next)
 }
@@ -225,13 +264,21 @@ func (s *Server) adminListDeliveries(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("state", fmt.Sprintf("state must be pending, succeeded or failed, got %q", f.State)))
 		return
 	}
-	scope := listScope(f.EventID, f.WebhookID, state)
-	limit, after, e := s.pageParams(q, cursorDeliveries, scope)
+	if f.Account, e = accountFilter(q); e != nil {
+		writeError(w, e)
+		return
+	}
+	if f.EventType, e = typeFilter(q); e != nil {
+		writeError(w, e)
+		return
+	}
+	scope := listScope(f.EventID, f.WebhookID, state, f.Account, string(f.EventType))
+	limit, start, e := s.listParams(q, cursorDeliveries, scope)
 	if e != nil {
 		writeError(w, e)
 		return
 	}
-	items, next := s.deliveries.page(after, limit, f)
+	items, next := s.deliveries.page(start, limit, f)
 	writePage(w, s, cursorDeliveries, scope, items, next)
 }
 
@@ -270,16 +317,10 @@ func (s *Server) adminRedeliver(w http.ResponseWriter, r *http.Request) {
 // the /v1 lists (limit, cursor), optionally of one account.
 func (s *Server) adminListWebhooks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	account, e := filterParam(q, "account")
+	account, e := accountFilter(q)
 	if e != nil {
 		writeError(w, e)
 		return
-	}
-	if account != "" {
-		if err := ValidAccount(account); err != nil {
-			writeError(w, badRequest("account", strings.TrimPrefix(err.Error(), "mockserver: ")))
-			return
-		}
 	}
 	scope := listScope(account)
 	limit, after, e := s.pageParams(q, cursorWebhooks, scope)
@@ -377,10 +418,12 @@ func (s *Server) adminPublish(w http.ResponseWriter, r *http.Request) {
 	writeValue(w, http.StatusCreated, ev)
 }
 
-// clockJSON is the admin API's view of the server's clock.
+// clockJSON is the admin API's view of the server's clock, with when the
+// next delivery attempt is due.
 type clockJSON struct {
-	Now  string `json:"now"`
-	Fake bool   `json:"fake"`
+	Now       string `json:"now"`
+	Fake      bool   `json:"fake"`
+	NextDueAt string `json:"nextDueAt,omitempty"`
 }
 
 // advancer is a clock the admin API can move: a *FakeClock, or a test's
@@ -389,7 +432,11 @@ type advancer interface{ Advance(time.Duration) }
 
 func (s *Server) clockState() clockJSON {
 	_, fake := s.clock.(advancer)
-	return clockJSON{Now: formatTime(s.clock.Now()), Fake: fake}
+	c := clockJSON{Now: formatTime(s.clock.Now()), Fake: fake}
+	if at, ok := s.NextAttemptAt(); ok {
+		c.NextDueAt = formatTime(at)
+	}
+	return c
 }
 
 func (s *Server) adminGetClock(w http.ResponseWriter, r *http.Request) {
@@ -413,7 +460,7 @@ const durationPattern = `^(?:0|(?:[0-9]{1,6}(?:\.[0-9]{0,9})?h)?(?:[0-9]{1,7}(?:
 var durationRegexp = regexp.MustCompile(durationPattern)
 
 func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
-	f, e := readAdminObject(w, r, "duration", "seconds")
+	f, e := readAdminObject(w, r, "duration", "seconds", "toNextDue")
 	if e != nil {
 		writeError(w, e)
 		return
@@ -421,10 +468,30 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 	var d time.Duration
 	rawD, hasD := f["duration"]
 	rawS, hasS := f["seconds"]
+	rawN, hasN := f["toNextDue"]
+	given := 0
+	for _, has := range []bool{hasD, hasS, hasN} {
+		if has {
+			given++
+		}
+	}
+	adv, canAdvance := s.clock.(advancer)
 	switch {
-	case hasD == hasS:
-		writeError(w, badRequest("", `give exactly one of "duration" (a Go duration such as "90s" or "1h30m") and "seconds" (a number)`))
+	case given != 1:
+		writeError(w, badRequest("", `give exactly one of "duration" (a Go duration such as "90s" or "1h30m"), "seconds" (a number) and "toNextDue" (true)`))
 		return
+	case hasN:
+		if string(rawN) != "true" {
+			writeError(w, badRequest("toNextDue", "toNextDue must be true"))
+			return
+		}
+		at, ok := s.NextAttemptAt()
+		if !ok && canAdvance {
+			writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
+				message: "no delivery attempt is waiting, so there is no next due time to advance to"})
+			return
+		}
+		d = max(at.Sub(s.clock.Now()), 0)
 	case hasD:
 		str, e := decodeString("duration", rawD)
 		if e != nil {
@@ -458,13 +525,16 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 		}
 		d = time.Duration(secs * float64(time.Second))
 	}
-	adv, ok := s.clock.(advancer)
-	if !ok {
+	if !canAdvance {
 		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
 			message: "the server runs on the real clock, which cannot be advanced; start it with a fake clock (the command's -fake-clock, or mockserver.WithClock(mockserver.NewFakeClock(t)))"})
 		return
 	}
 	adv.Advance(d)
+	if _, watched := s.clock.(interface{ watch(func(time.Time)) }); !watched {
+		// A FakeClock tells the dashboards itself, whoever moves it.
+		s.changes.publish(change{Kind: changeClock, Now: formatTime(s.clock.Now())})
+	}
 	writeValue(w, http.StatusOK, s.clockState())
 }
 

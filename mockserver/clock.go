@@ -40,6 +40,17 @@ type FakeClock struct {
 	now    time.Time
 	seq    uint64
 	timers map[uint64]*fakeTimer
+	// watchers are told the new time after each move (the servers on
+	// this clock publish it to their dashboards).
+	watchers []func(time.Time)
+}
+
+// watch calls f with the new time after every Advance or Set that moves
+// the clock, once its due timers have fired.
+func (c *FakeClock) watch(f func(time.Time)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchers = append(c.watchers, f)
 }
 
 // NewFakeClock returns a FakeClock that reads start until advanced.
@@ -98,10 +109,22 @@ func (c *FakeClock) Advance(d time.Duration) {
 // Set moves the clock to t (never backwards) and fires the due timers as
 // Advance does.
 func (c *FakeClock) Set(t time.Time) {
+	moved := false
+	defer func() {
+		if moved {
+			c.mu.Lock()
+			now, watchers := c.now, c.watchers
+			c.mu.Unlock()
+			for _, f := range watchers {
+				f(now)
+			}
+		}
+	}()
 	for {
 		c.mu.Lock()
 		if t.After(c.now) {
 			c.now = t
+			moved = true
 		}
 		due := make([]*fakeTimer, 0)
 		for _, tm := range c.timers {

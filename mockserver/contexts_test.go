@@ -290,6 +290,9 @@ func TestCursorsBelongToTheirList(t *testing.T) {
 	call0 := cursorOf("a", "/v1/contexts?limit=1")
 	cv := cursorOf("a", "/v1/contexts/"+ids[0]+"/versions?limit=1")
 	ce := cursorOf("-", "/_mock/events?limit=1&type=context.created")
+	cea := cursorOf("-", "/_mock/events?limit=1&account=acme")
+	cma := cursorOf("-", "/_mock/contexts?limit=1&account=acme")
+	cmv := cursorOf("-", "/_mock/contexts/"+ids[0]+"/versions?limit=1")
 	for _, tc := range []struct {
 		key, path string
 		status    int
@@ -308,6 +311,16 @@ func TestCursorsBelongToTheirList(t *testing.T) {
 		{"-", "/_mock/events?type=context.created&cursor=" + ce, 200},
 		{"-", "/_mock/events?type=context.updated&cursor=" + ce, 400},
 		{"-", "/_mock/events?cursor=" + ce, 400},
+		// The dashboard's filters and lists: the same rule.
+		{"-", "/_mock/events?account=acme&cursor=" + cea, 200},
+		{"-", "/_mock/events?account=acme&order=desc&cursor=" + cea, 200}, // the order is no filter
+		{"-", "/_mock/events?account=globex&cursor=" + cea, 400},
+		{"-", "/_mock/events?cursor=" + cea, 400},
+		{"-", "/_mock/contexts?account=acme&cursor=" + cma, 200},
+		{"-", "/_mock/contexts?account=globex&cursor=" + cma, 400},
+		{"-", "/_mock/contexts?cursor=" + cma, 400},
+		{"-", "/_mock/contexts/" + ids[0] + "/versions?cursor=" + cmv, 200},
+		{"-", "/_mock/contexts/" + ids[1] + "/versions?cursor=" + cmv, 400},
 	} {
 		r := do(t, ts, call{method: "GET", path: tc.path, key: tc.key})
 		if _, param := r.errorOf(t); r.Status != tc.status || (tc.status == 400 && param != "cursor") {

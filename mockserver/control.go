@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"golang.org/x/time/rate"
@@ -28,6 +29,12 @@ func (s *Server) Deliveries(f DeliveryFilter) []Delivery { return s.deliveries.l
 // Delivery returns a copy of the delivery with the given id, and whether
 // it exists.
 func (s *Server) Delivery(id string) (Delivery, bool) { return s.deliveries.get(id) }
+
+// NextAttemptAt returns when the earliest waiting delivery attempt is due
+// on the server's clock, and false when none is waiting (or deliveries
+// are closed). A time at or before the clock's now is an attempt due now,
+// waiting for a sender.
+func (s *Server) NextAttemptAt() (time.Time, bool) { return s.deliveries.nextDue() }
 
 // Redeliver makes a new attempt of a delivery due now (any state) and puts
 // it back to pending; attempt numbers continue and the retry schedule
@@ -96,7 +103,7 @@ func (s *Server) Reset() {
 	s.hooks.mu.Unlock()
 	s.events.reset()
 	s.deliveries.reset()
-	s.ClearFaults()
+	s.clearFaults(false)
 	s.idem.reset()
 	for _, k := range s.keys {
 		if k.limiter.Load() != nil {
@@ -104,6 +111,7 @@ func (s *Server) Reset() {
 		}
 	}
 	s.stateChanged()
+	s.changes.publish(change{Kind: changeReset})
 }
 
 // ErrUnknownAccount is wrapped by the error [Server.EmitEvent] returns for

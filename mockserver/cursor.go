@@ -91,3 +91,26 @@ func (s *Server) pageParams(q url.Values, kind byte, scope string) (limit int, a
 	}
 	return limit, after, nil
 }
+
+// listParams reads limit and cursor as pageParams does, and order: asc
+// (the default, oldest first) or desc (newest first). A cursor is a
+// position in its list, so it continues a page in either order (the
+// order is not part of the scope).
+func (s *Server) listParams(q url.Values, kind byte, scope string) (limit int, start pageStart, e *apiError) {
+	limit, pos, e := s.pageParams(q, kind, scope)
+	if e != nil {
+		return 0, pageStart{}, e
+	}
+	desc := false
+	if vs, ok := q["order"]; ok {
+		if len(vs) > 1 || (vs[0] != "asc" && vs[0] != "desc") {
+			return 0, pageStart{}, badRequest("order", "order must be one of asc (oldest first, the default) and desc (newest first)")
+		}
+		desc = vs[0] == "desc"
+	}
+	start = firstPage(desc)
+	if _, ok := q["cursor"]; ok {
+		start.pos = pos
+	}
+	return limit, start, nil
+}

@@ -58,6 +58,8 @@ type Delivery struct {
 	EventType contextsvc.EventType `json:"eventType"`
 	// WebhookID is the webhook the event is delivered to.
 	WebhookID string `json:"webhookId"`
+	// Account owns the webhook, and the event.
+	Account string `json:"account"`
 	// URL is where the latest attempt was POSTed; before the first, the
 	// webhook's url when the delivery was created. Each attempt goes to
 	// the webhook's url as it is when the attempt starts, so a retry after
@@ -105,7 +107,9 @@ type DeliveryAttempt struct {
 	// Error says why the attempt failed; empty when it succeeded.
 	Error string `json:"error,omitempty"`
 	// ResponseSnippet is the start of the receiver's response body, cut to
-	// a small limit (1 KiB).
+	// 4 KiB while the attempt is its delivery's latest, to 1 KiB once a
+	// later attempt has finished (what a delivery keeps stays bounded;
+	// see the package's "What is kept").
 	ResponseSnippet string `json:"responseSnippet,omitempty"`
 }
 
@@ -124,11 +128,19 @@ type DeliveryFilter struct {
 	WebhookID string
 	// State keeps the deliveries in this state.
 	State DeliveryState
+	// Account keeps the deliveries of this account's events (to its
+	// webhooks).
+	Account string
+	// EventType keeps the deliveries of events of this type.
+	EventType contextsvc.EventType
 }
 
 // Match reports whether d passes the filter. It suits
 // [Server.WaitForDelivery]: srv.WaitForDelivery(ctx, filter.Match).
-func (f DeliveryFilter) Match(d Delivery) bool { return f.match(d.EventID, d.WebhookID, d.State) }
+func (f DeliveryFilter) Match(d Delivery) bool {
+	return f.match(d.EventID, d.WebhookID, d.State) && (f.Account == "" || f.Account == d.Account) &&
+		(f.EventType == "" || f.EventType == d.EventType)
+}
 
 // match is Match over a delivery's fields, so the engine filters its
 // records without copying them first.
@@ -161,6 +173,7 @@ type deliveryJSON struct {
 	EventID       string               `json:"eventId"`
 	EventType     contextsvc.EventType `json:"eventType"`
 	WebhookID     string               `json:"webhookId"`
+	Account       string               `json:"account"`
 	URL           string               `json:"url"`
 	State         DeliveryState        `json:"state"`
 	FailureReason string               `json:"failureReason,omitempty"`
@@ -174,7 +187,7 @@ type deliveryJSON struct {
 // zero and attempts is always an array. The default decoding reads it back.
 func (d Delivery) MarshalJSON() ([]byte, error) {
 	j := deliveryJSON{
-		ID: d.ID, EventID: d.EventID, EventType: d.EventType, WebhookID: d.WebhookID, URL: d.URL,
+		ID: d.ID, EventID: d.EventID, EventType: d.EventType, WebhookID: d.WebhookID, Account: d.Account, URL: d.URL,
 		State: d.State, FailureReason: d.FailureReason, Attempts: d.Attempts, CreatedAt: formatTime(d.CreatedAt),
 	}
 	if j.Attempts == nil {

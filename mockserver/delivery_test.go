@@ -20,6 +20,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
@@ -276,7 +277,7 @@ func TestDeliveryRetrySchedule(t *testing.T) {
 			}
 			want := Delivery{
 				ID: dl.ID, EventID: "evt_schedule", EventType: contextsvc.EventContextUpdated,
-				WebhookID: "wh_1", URL: rc.URL, State: tt.wantState, CreatedAt: dlvT0,
+				WebhookID: "wh_1", Account: "acct_engine", URL: rc.URL, State: tt.wantState, CreatedAt: dlvT0,
 			}
 			if tt.wantState == DeliveryFailed {
 				want.FailureReason = "every attempt failed and the retry schedule has ended"
@@ -517,19 +518,19 @@ func TestDeliveryFailedAttempts(t *testing.T) {
 }
 
 // TestDeliveryResponseSnippet checks that the start of the response body is
-// kept, cut to 1 KiB and never in the middle of a UTF-8 character.
+// kept, cut to 4 KiB and never in the middle of a UTF-8 character.
 func TestDeliveryResponseSnippet(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("0123456789", 500)
-	accents := "x" + strings.Repeat("é", 1000) // a 2-byte rune straddles byte 1024
+	accents := "x" + strings.Repeat("é", 3000) // a 2-byte rune straddles byte 4096
 	tests := []struct {
 		name, body, want string
 	}{
 		{"empty", "", ""},
 		{"short", `{"ok":true}`, `{"ok":true}`},
-		{"exactly the limit", long[:1024], long[:1024]},
-		{"long, cut", long, long[:1024]},
-		{"cut before a split rune", accents, accents[:1023]},
+		{"exactly the limit", long[:4096], long[:4096]},
+		{"long, cut", long, long[:4096]},
+		{"cut before a split rune", accents, accents[:4095]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -545,6 +546,36 @@ func TestDeliveryResponseSnippet(t *testing.T) {
 				t.Fatalf("got %+v, want one succeeded attempt with snippet of %d bytes", got, len(tt.want))
 			}
 		})
+	}
+}
+
+// TestDeliveryOlderSnippetsCut: once a later attempt has finished, an
+// attempt keeps 1 KiB of its answer (cut at a rune's start), the latest
+// 4 KiB, so a delivery's answers stay bounded.
+func TestDeliveryOlderSnippetsCut(t *testing.T) {
+	t.Parallel()
+	accents := "x" + strings.Repeat("é", 3000) // a 2-byte rune straddles bytes 1024 and 4096
+	d, clock := newTestDeliverer(t, deliveryConfig{})
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, accents)
+	})
+	dl := d.enqueue("evt_older", contextsvc.EventContextDeleted, dlvEnvelope("evt_older", contextsvc.EventContextDeleted), "wh_o", rc.URL, "s")
+	waitDeliveriesIdle(t, d)
+	for _, step := range []time.Duration{time.Minute, 5 * time.Minute} {
+		clock.Advance(step)
+		waitDeliveriesIdle(t, d)
+	}
+	got, _ := d.get(dl.ID)
+	var lens []int
+	for _, a := range got.Attempts {
+		lens = append(lens, len(a.ResponseSnippet))
+		if !utf8.ValidString(a.ResponseSnippet) || !strings.HasPrefix(accents, a.ResponseSnippet) {
+			t.Errorf("attempt %d: snippet is not a valid start of the answer", a.Number)
+		}
+	}
+	if diff := cmp.Diff([]int{1023, 1023, 4095}, lens); diff != "" {
+		t.Errorf("snippet lengths (-want +got):\n%s", diff)
 	}
 }
 
@@ -1066,7 +1097,7 @@ func TestDeliveryWorkersBounded(t *testing.T) {
 func TestDeliveryJSON(t *testing.T) {
 	t.Parallel()
 	dl := Delivery{
-		ID: "dlv_1", EventID: "evt_1", EventType: contextsvc.EventContextCreated, WebhookID: "wh_1",
+		ID: "dlv_1", EventID: "evt_1", EventType: contextsvc.EventContextCreated, WebhookID: "wh_1", Account: "acme",
 		URL: "https://example.com/hook", State: DeliveryPending, CreatedAt: dlvT0, NextAttemptAt: dlvT0.Add(time.Minute),
 		Attempts: []DeliveryAttempt{{Number: 1, ScheduledAt: dlvT0, StartedAt: dlvT0, Duration: time.Millisecond,
 			StatusCode: 500, Error: "receiver answered 500 Internal Server Error", ResponseSnippet: "oops"}},
@@ -1080,7 +1111,7 @@ func TestDeliveryJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"id": "dlv_1", "eventId": "evt_1", "eventType": "context.created", "webhookId": "wh_1",
+		"id": "dlv_1", "eventId": "evt_1", "eventType": "context.created", "webhookId": "wh_1", "account": "acme",
 		"url": "https://example.com/hook", "state": "pending", "createdAt": "2026-11-21T12:00:00.000Z",
 		"nextAttemptAt": "2026-11-21T12:01:00.000Z",
 		"attempts": []any{map[string]any{"number": 1.0, "scheduledAt": "2026-11-21T12:00:00.000Z", "startedAt": "2026-11-21T12:00:00.000Z",

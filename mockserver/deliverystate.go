@@ -30,7 +30,7 @@ type savedDelivery struct {
 func (d *deliverer) savePending() ([]savedDelivery, uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]savedDelivery, 0, d.order.len()-d.orderDead-d.nFinished)
+	out := make([]savedDelivery, 0, d.order.live()-d.nFinished)
 	for _, rec := range d.order.all() {
 		if rec.dropped || rec.status != statusPending {
 			continue
@@ -63,7 +63,7 @@ func (d *deliverer) restore(saved []savedDelivery, seq uint64) {
 		d.linkLocked(rec)
 		d.events[sd.event.id] = sd.event
 		d.recs[rec.id] = rec
-		d.order.push(rec)
+		d.indexLocked(rec)
 		d.byEvent[sd.event.id] = append(d.byEvent[sd.event.id], rec)
 		if len(rec.attempts) == 0 {
 			rec.inBacklog = true
@@ -71,16 +71,8 @@ func (d *deliverer) restore(saved []savedDelivery, seq uint64) {
 		}
 		d.pushLocked(rec, sd.dueAt)
 		d.created = max(d.created, sd.seq)
-		d.notifyLocked(rec)
+		d.notifyLocked(rec, "created")
 	}
 	d.created = max(d.created, seq)
 	d.pumpLocked()
-}
-
-// setOnChange sets the hook told of every change of a record. It takes the
-// lock: restored deliveries may already be running.
-func (d *deliverer) setOnChange(f func()) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.onChange = f
 }

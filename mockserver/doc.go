@@ -278,6 +278,46 @@
 // https-only) it says in words. Admin errors use the contract's error body, with
 // two types of the mock's own: conflict (409) and unavailable (503).
 //
+// The dashboard reads more: GET /_mock/accounts (keys with their tokens
+// masked, [MaskToken]), GET /_mock/contexts (every account's, ?account=),
+// /_mock/contexts/{id} with its content, /versions and /diff?from=&to=
+// (a line diff of two versions' content, bounded in time and size),
+// GET /_mock/events/{id} and GET /_mock/summary (counts). Deliveries also
+// filter by ?account= and ?type=, events by ?account=, and the lists take
+// order=desc (newest first). POST /_mock/clock/advance takes
+// {"toNextDue":true}, and GET /_mock/clock says when the next attempt is
+// due (nextDueAt). Every request but GET, HEAD and OPTIONS from a browser
+// page of another origin is a 403 (Sec-Fetch-Site, else Origin against
+// Host), so a page elsewhere cannot act on the mock through its user's
+// browser.
+//
+// # Dashboard
+//
+// GET /_mock/ui/ (served with the admin routes, off with them) is a web
+// page for a developer watching the mock: accounts and their masked keys;
+// contexts with their versions and the diff of any two; webhooks (never
+// their secret), to enable, disable or delete; the event log, and a form
+// to emit an event; every delivery with its state, each attempt (when,
+// the status or error, how long, the receiver's answer cut to a few KiB)
+// and when the next retry is due, with a redeliver button; the clock, to
+// advance to the next due attempt or by a duration; faults to add and
+// clear; publish and reset. Lists filter by account, event type, webhook
+// and state, and are paged, so the page stays fast with 100,000
+// deliveries. Every action is a call of the admin API above, so the page
+// and the API never disagree.
+//
+// It is live without polling: GET /_mock/stream sends the server's
+// changes as Server-Sent Events as they happen (each subscriber's buffer
+// bounded; a page too slow for a burst is told to reload instead), and
+// the page reloads only what a change touches. Its files (HTML, CSS,
+// JavaScript modules, no build step) are embedded and load nothing from
+// elsewhere, so it works offline. Every string it shows is written as
+// text, never as HTML, under a Content-Security-Policy without inline
+// script: a context named <img src=x onerror=alert(1)> shows as those
+// characters. The admin routes have no authentication: the command
+// contextsvc-mock listens on 127.0.0.1 by default and warns at start
+// when it listens where other machines reach it.
+//
 // # Faults
 //
 // [Server.AddFault] (POST /_mock/faults) makes the next matching /v1

@@ -68,6 +68,17 @@ type (
 	}
 )
 
+// contextOf is the context an event's data is about, for the dashboard's
+// change notifications.
+type contextOf interface{ contextOf() string }
+
+func (d contextCreatedData) contextOf() string   { return d.ContextID }
+func (d contextUpdatedData) contextOf() string   { return d.ContextID }
+func (d contextDeletedData) contextOf() string   { return d.ContextID }
+func (d contextPublishedData) contextOf() string { return d.ContextID }
+func (d versionCreatedData) contextOf() string   { return d.ContextID }
+func (d exportCompletedData) contextOf() string  { return d.ContextID }
+
 // emit records an event of typ for accountID with data (any value that
 // encodes to a JSON object, or a compact json.RawMessage) at the clock's
 // now, then calls the onEvent hook with the account's active webhooks
@@ -82,6 +93,11 @@ func (s *Server) emit(ctx context.Context, accountID string, typ contextsvc.Even
 	now := s.now()
 	ev := newEvent(newID("evt_"), typ, now, accountID, raw)
 	s.events.add(ev)
+	c := change{Kind: changeEvent, ID: ev.ID, Action: "created", Account: accountID, Type: string(typ)}
+	if d, ok := data.(contextOf); ok {
+		c.ContextID = d.contextOf()
+	}
+	s.changes.publish(c)
 	if s.onEvent != nil {
 		s.onEvent(ctx, ev, s.targets(accountID, typ))
 	}

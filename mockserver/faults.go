@@ -176,6 +176,7 @@ func (s *Server) AddFault(f Fault) error {
 	s.faultSeq++
 	s.faults = append(s.faults, &faultRule{Fault: f, seq: s.faultSeq})
 	s.hasFaults.Store(true)
+	s.changes.publish(change{Kind: changeFaults, Action: "added"})
 	return nil
 }
 
@@ -209,11 +210,18 @@ func (s *Server) Faults() []Fault {
 }
 
 // ClearFaults removes every fault.
-func (s *Server) ClearFaults() {
+func (s *Server) ClearFaults() { s.clearFaults(true) }
+
+// clearFaults removes every fault, and tells the dashboards when notify
+// is set (Reset tells them of everything at once).
+func (s *Server) clearFaults(notify bool) {
 	s.faultMu.Lock()
 	s.faults = nil
 	s.hasFaults.Store(false)
 	s.faultMu.Unlock()
+	if notify {
+		s.changes.publish(change{Kind: changeFaults, Action: "cleared"})
+	}
 }
 
 // takeFault finds the oldest fault matching r and counts it down.
@@ -230,6 +238,7 @@ func (s *Server) takeFault(r *http.Request) (Fault, bool) {
 			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 			s.hasFaults.Store(len(s.faults) > 0)
 		}
+		s.changes.publish(change{Kind: changeFaults, Action: "used"})
 		return got, true
 	}
 	return Fault{}, false

@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"sort"
 	"sync"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
@@ -75,19 +74,50 @@ type eventRec struct {
 }
 
 // eventLog is the server's event history: the last limit events, oldest
-// first, in one queue and in one queue per type (so a page filtered by type
-// walks only that type's events). Recording an event past the limit drops
-// the oldest, from both.
+// first, in one queue, in one queue per type and in one per account (so a
+// page filtered by type or account walks only those events), and by id.
+// Recording an event past the limit drops the oldest, from all of them.
 type eventLog struct {
-	mu     sync.RWMutex
-	limit  int
-	seq    uint64
-	all    queue[*eventRec]
-	byType map[contextsvc.EventType]*queue[*eventRec]
+	mu        sync.RWMutex
+	limit     int
+	seq       uint64
+	all       queue[*eventRec]
+	byType    map[contextsvc.EventType]*queue[*eventRec]
+	byAccount map[string]*queue[*eventRec]
+	byID      map[string]*eventRec
 }
 
 func newEventLog(limit int) *eventLog {
-	return &eventLog{limit: limit, byType: make(map[contextsvc.EventType]*queue[*eventRec])}
+	l := &eventLog{limit: limit}
+	l.clear()
+	return l
+}
+
+func (l *eventLog) clear() {
+	l.all = queue[*eventRec]{}
+	l.byType = make(map[contextsvc.EventType]*queue[*eventRec])
+	l.byAccount = make(map[string]*queue[*eventRec])
+	l.byID = make(map[string]*eventRec)
+}
+
+// pushTo appends rec to key's queue in m, made on first use.
+func pushTo[K comparable](m map[K]*queue[*eventRec], key K, rec *eventRec) {
+	q := m[key]
+	if q == nil {
+		q = &queue[*eventRec]{}
+		m[key] = q
+	}
+	q.push(rec)
+}
+
+// popFrom pops the oldest of key's queue in m (the oldest event of all is
+// the oldest of its type and of its account), forgetting an emptied queue.
+func popFrom[K comparable](m map[K]*queue[*eventRec], key K) {
+	q := m[key]
+	q.popFront()
+	if q.len() == 0 {
+		delete(m, key)
+	}
 }
 
 // add records ev, dropping the oldest event if the log is full.
@@ -97,38 +127,61 @@ func (l *eventLog) add(ev Event) {
 	l.seq++
 	rec := &eventRec{seq: l.seq, ev: ev}
 	l.all.push(rec)
-	tq := l.byType[ev.Type]
-	if tq == nil {
-		tq = &queue[*eventRec]{}
-		l.byType[ev.Type] = tq
-	}
-	tq.push(rec)
+	pushTo(l.byType, ev.Type, rec)
+	pushTo(l.byAccount, ev.Account, rec)
+	l.byID[ev.ID] = rec
 	for l.all.len() > l.limit {
 		old := l.all.popFront()
-		oq := l.byType[old.ev.Type]
-		oq.popFront() // the oldest of all is the oldest of its type
-		if oq.len() == 0 {
-			delete(l.byType, old.ev.Type)
-		}
+		popFrom(l.byType, old.ev.Type)
+		popFrom(l.byAccount, old.ev.Account)
+		delete(l.byID, old.ev.ID)
 	}
 }
 
-// page returns up to limit events recorded after position after (0: from
-// the oldest kept), of type typ unless typ is empty, and whether more
-// follow. It costs a binary search and the page, whatever its depth. The
-// events share their bytes with the log, which never changes them.
-func (l *eventLog) page(after uint64, limit int, typ contextsvc.EventType) (out []*eventRec, hasMore bool) {
+// get returns the kept event with the given id.
+func (l *eventLog) get(id string) (Event, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	var src []*eventRec
-	if typ == "" {
-		src = l.all.all()
-	} else if tq := l.byType[typ]; tq != nil {
-		src = tq.all()
+	rec, ok := l.byID[id]
+	if !ok {
+		return Event{}, false
 	}
-	i := sort.Search(len(src), func(i int) bool { return src[i].seq > after })
-	end := min(i+limit, len(src))
-	return append([]*eventRec(nil), src[i:end]...), end < len(src)
+	return rec.ev, true
+}
+
+// page returns up to limit events from start (after its position, or
+// before it when descending), of type typ and of account unless they are
+// empty, and the position to continue from when more may follow (0 when
+// none do). One filter walks its own queue; with both, the smaller is
+// walked and the other tested, at most maxFilterScan events past the
+// last match, so a page costs the same at any depth. The events share
+// their bytes with the log, which never changes them.
+func (l *eventLog) page(start pageStart, limit int, typ contextsvc.EventType, account string) (out []*eventRec, next uint64) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	src := l.all.all()
+	if typ != "" {
+		q := l.byType[typ]
+		if q == nil {
+			return nil, 0
+		}
+		src = q.all()
+	}
+	if account != "" {
+		q := l.byAccount[account]
+		if q == nil {
+			return nil, 0
+		}
+		if q.len() < len(src) {
+			src = q.all()
+		}
+	}
+	next = walkPage(src, func(r *eventRec) uint64 { return r.seq }, start, limit, maxFilterScan,
+		func(r *eventRec) bool {
+			return (typ == "" || r.ev.Type == typ) && (account == "" || r.ev.Account == account)
+		},
+		func(r *eventRec) { out = append(out, r) })
+	return out, next
 }
 
 // events returns copies of every kept event, oldest first.
@@ -145,6 +198,5 @@ func (l *eventLog) events() []Event {
 func (l *eventLog) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.all = queue[*eventRec]{}
-	l.byType = make(map[contextsvc.EventType]*queue[*eventRec])
+	l.clear()
 }

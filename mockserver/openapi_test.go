@@ -23,6 +23,11 @@ var spec = sync.OnceValues(func() (*openapi3.T, error) {
 	openapi3filter.RegisterBodyDecoder("text/markdown", openapi3filter.PlainBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("application/pdf", openapi3filter.FileBodyDecoder)
+	// The dashboard's files and stream are checked as strings; the
+	// stream's events are checked one by one (validator_test.go).
+	for _, ct := range []string{"text/javascript", "text/css", "image/svg+xml", "text/event-stream"} {
+		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
+	}
 	doc, err := openapi3.NewLoader().LoadFromData(openAPIDocument)
 	if err != nil {
 		return nil, err

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -24,8 +23,11 @@ const (
 	// defaultDeliveryWorkers bounds how many attempts run at once.
 	defaultDeliveryWorkers = 8
 	// responseSnippetLimit is how much of a receiver's response body an
-	// attempt keeps.
-	responseSnippetLimit = 1 << 10
+	// attempt keeps while it is a delivery's latest; olderSnippetLimit is
+	// what it keeps once a later attempt has finished (see
+	// finishLocked).
+	responseSnippetLimit = 4 << 10
+	olderSnippetLimit    = 1 << 10
 	// responseDrainLimit is how much more of a response body is read (and
 	// dropped) so its connection can be reused; past it the connection is
 	// closed instead.
@@ -122,11 +124,13 @@ type deliverer struct {
 	changed sync.Cond // on mu; broadcast on every state change
 	recs    map[string]*deliveryRecord
 	// order holds the kept deliveries in creation order (ascending
-	// created), for lists: a page starts with a binary search. Dropped
-	// records stay in it as tombstones until it is compacted (orderDead
-	// counts them; those at its front are popped at once).
-	order     queue[*deliveryRecord]
-	orderDead int
+	// created), for lists: a page starts with a binary search. byHook,
+	// byAccount and byType hold those of one webhook, account and event
+	// type, so a filtered page walks only them (delivery_index.go).
+	order     deliveryIndex
+	byHook    map[string]*deliveryIndex
+	byAccount map[string]*deliveryIndex
+	byType    map[contextsvc.EventType]*deliveryIndex
 	created   uint64 // creation counter
 	// byEvent holds the kept deliveries of each event, in creation order;
 	// an event's body is dropped with its last delivery.
@@ -136,6 +140,7 @@ type deliverer struct {
 	// is stale once its record is redelivered (gen moved on) or dropped.
 	finished  queue[finishedEntry]
 	nFinished int // kept deliveries that are succeeded or failed
+	nFailed   int // kept deliveries that are failed
 	backlog   int // deliveries whose first attempt has not started
 	retrying  int // deliveries whose waiting attempt is a scheduled retry
 	// tickets and serving make the enqueues that wait for room go in
@@ -158,9 +163,11 @@ type deliverer struct {
 	attemptCtx    context.Context
 	cancelAttempt context.CancelFunc
 	waiters       []*deliveryWaiter
-	// onChange, when set (by a server with a state file), is called under
-	// mu on every change of a record; it must not block.
-	onChange func()
+
+	// onChange, when set, is told of every change of a delivery (the
+	// server's change notifications and its state file). It is called
+	// with mu held and must not block.
+	onChange func(change)
 }
 
 // eventBody is what all deliveries of one event share: its id, its type and
@@ -319,6 +326,7 @@ func newDeliverer(cfg deliveryConfig) *deliverer {
 		byEvent:    make(map[string][]*deliveryRecord),
 		events:     make(map[string]*eventBody),
 	}
+	d.byHook, d.byAccount, d.byType = newIndexMaps()
 	if d.history <= 0 {
 		d.history = DefaultHistoryLimit
 	}
@@ -424,7 +432,7 @@ func (d *deliverer) enqueueBody(ctx context.Context, eventID string, eventType c
 		heapIndex: -1,
 	}
 	d.recs[rec.id] = rec
-	d.order.push(rec)
+	d.indexLocked(rec)
 	d.byEvent[eventID] = append(d.byEvent[eventID], rec)
 	if !room {
 		d.failLocked(rec, failNoRoom)
@@ -434,7 +442,7 @@ func (d *deliverer) enqueueBody(ctx context.Context, eventID string, eventType c
 	rec.inBacklog = true
 	d.backlog++
 	d.pushLocked(rec, now)
-	d.notifyLocked(rec)
+	d.notifyLocked(rec, "created")
 	d.pumpLocked()
 	return d.snapshotLocked(rec), true
 }
@@ -523,7 +531,7 @@ func (d *deliverer) failLocked(rec *deliveryRecord, reason failureReason) {
 	rec.failure = reason
 	d.unlinkLocked(rec)
 	d.finishedLocked(rec)
-	d.notifyLocked(rec)
+	d.notifyLocked(rec, "ended")
 }
 
 // waitForRoomLocked waits, in arrival order, until fewer than maxBacklog
@@ -580,44 +588,11 @@ func (d *deliverer) list(f DeliveryFilter) []Delivery {
 	defer d.mu.Unlock()
 	out := make([]Delivery, 0)
 	for _, rec := range d.candidatesLocked(f) {
-		if !rec.dropped && f.match(rec.event.id, rec.hook.id, rec.status.state()) {
+		if !rec.dropped && f.matchRec(rec) {
 			out = append(out, d.snapshotLocked(rec))
 		}
 	}
 	return out
-}
-
-// candidatesLocked returns the records a filtered list walks, in creation
-// order: the event's own deliveries when f names one, else all (with
-// tombstones, which the caller skips).
-func (d *deliverer) candidatesLocked(f DeliveryFilter) []*deliveryRecord {
-	if f.EventID != "" {
-		return d.byEvent[f.EventID]
-	}
-	return d.order.all()
-}
-
-// page returns copies of up to limit kept deliveries created after
-// position after (0: from the oldest) that match f, and the position to
-// continue from when more follow (0 when none do). It starts with a binary
-// search, so its cost does not grow with its depth.
-func (d *deliverer) page(after uint64, limit int, f DeliveryFilter) (out []Delivery, next uint64) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	src := d.candidatesLocked(f)
-	i := sort.Search(len(src), func(i int) bool { return src[i].created > after })
-	out = make([]Delivery, 0, min(limit, len(src)-i))
-	for ; i < len(src); i++ {
-		rec := src[i]
-		if rec.dropped || !f.match(rec.event.id, rec.hook.id, rec.status.state()) {
-			continue
-		}
-		if len(out) == limit {
-			return out, src[i-1].created
-		}
-		out = append(out, d.snapshotLocked(rec))
-	}
-	return out, 0
 }
 
 // get returns a copy of the delivery with the given id.
@@ -659,6 +634,9 @@ func (d *deliverer) redeliver(id string) (Delivery, error) {
 		// No longer finished: it leaves the history's count, and its entry
 		// in the finished list is stale from now on.
 		d.nFinished--
+		if rec.status == statusFailed {
+			d.nFailed--
+		}
 		rec.gen++
 	}
 	rec.status = statusPending
@@ -673,7 +651,7 @@ func (d *deliverer) redeliver(id string) (Delivery, error) {
 	} else {
 		d.pushLocked(rec, now)
 	}
-	d.notifyLocked(rec)
+	d.notifyLocked(rec, "redelivered")
 	d.pumpLocked()
 	return d.snapshotLocked(rec), nil
 }
@@ -715,7 +693,7 @@ func (d *deliverer) waitFor(ctx context.Context, match func(Delivery) bool) (Del
 	stop := context.AfterFunc(ctx, d.wake)
 	defer stop()
 
-	snaps := make([]Delivery, 0, d.order.len()-d.orderDead)
+	snaps := make([]Delivery, 0, d.order.live())
 	for _, rec := range d.order.all() {
 		if !rec.dropped {
 			snaps = append(snaps, d.snapshotLocked(rec))
@@ -765,10 +743,11 @@ func (d *deliverer) reset() {
 		rec.hook.pending = nil
 	}
 	d.recs = make(map[string]*deliveryRecord)
-	d.order, d.orderDead = queue[*deliveryRecord]{}, 0
+	d.order = deliveryIndex{}
+	d.byHook, d.byAccount, d.byType = newIndexMaps()
 	d.byEvent = make(map[string][]*deliveryRecord)
 	d.events = make(map[string]*eventBody)
-	d.finished, d.nFinished = queue[finishedEntry]{}, 0
+	d.finished, d.nFinished, d.nFailed = queue[finishedEntry]{}, 0, 0
 	d.backlog, d.serving = 0, d.tickets // every waiting enqueue may go
 	d.retrying = 0
 	clear(d.gaveUp)
@@ -828,15 +807,17 @@ func (d *deliverer) idleLocked() bool {
 	return d.closed || len(d.due) == 0 || d.due[0].dueAt.After(d.clock.Now())
 }
 
-// notifyLocked tells the waiters that rec changed.
-func (d *deliverer) notifyLocked(rec *deliveryRecord) {
+// notifyLocked tells the waiters, and the server's change notifications,
+// that rec changed and how (the change's action).
+func (d *deliverer) notifyLocked(rec *deliveryRecord, action string) {
 	for _, w := range d.waiters {
 		w.changed = append(w.changed, rec)
 	}
-	if d.onChange != nil {
-		d.onChange()
-	}
 	d.changed.Broadcast()
+	if d.onChange != nil {
+		d.onChange(change{Kind: changeDelivery, ID: rec.id, Action: action, Account: rec.hook.account,
+			Type: string(rec.event.typ), State: rec.status.state(), WebhookID: rec.hook.id, EventID: rec.event.id})
+	}
 }
 
 // snapshotLocked returns a copy of rec that shares nothing with it.
@@ -846,6 +827,7 @@ func (d *deliverer) snapshotLocked(rec *deliveryRecord) Delivery {
 		EventID:       rec.event.id,
 		EventType:     rec.event.typ,
 		WebhookID:     rec.hook.id,
+		Account:       rec.hook.account,
 		URL:           rec.url,
 		State:         rec.status.state(),
 		FailureReason: rec.failure.text(rec.hook.id),
@@ -999,7 +981,7 @@ func (d *deliverer) work() {
 			number:      len(rec.attempts) + 1,
 			scheduledAt: rec.dueAt,
 		}
-		d.notifyLocked(rec)
+		d.notifyLocked(rec, "attemptStarted")
 		d.mu.Unlock()
 
 		a := d.attempt(job)
@@ -1024,6 +1006,16 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 	if d.recs[rec.id] != rec {
 		d.changed.Broadcast()
 		return ""
+	}
+	if n := len(rec.attempts); n > 0 {
+		// Only the latest attempt keeps a long answer: the earlier ones
+		// keep olderSnippetLimit, so a delivery holds at most
+		// responseSnippetLimit + olderSnippetLimit per earlier attempt
+		// of answers (doc.go, "What is kept").
+		prev := &rec.attempts[n-1]
+		if len(prev.ResponseSnippet) > olderSnippetLimit {
+			prev.ResponseSnippet = cutUTF8(prev.ResponseSnippet, olderSnippetLimit)
+		}
 	}
 	rec.attempts = append(rec.attempts, a)
 	var outcome string
@@ -1063,7 +1055,7 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 		d.finishedLocked(rec)
 		outcome = string(DeliveryFailed)
 	}
-	d.notifyLocked(rec)
+	d.notifyLocked(rec, "attemptFinished")
 	return outcome
 }
 
@@ -1074,6 +1066,9 @@ func (d *deliverer) finishedLocked(rec *deliveryRecord) {
 	rec.gen++
 	d.finished.push(finishedEntry{rec, rec.gen})
 	d.nFinished++
+	if rec.status == statusFailed {
+		d.nFailed++
+	}
 	for d.nFinished > d.history {
 		e := d.finished.popFront()
 		if e.rec.dropped || e.gen != e.rec.gen || e.rec.status == statusPending {
@@ -1096,6 +1091,9 @@ func (d *deliverer) dropLocked(rec *deliveryRecord) {
 	delete(d.recs, rec.id)
 	rec.dropped = true
 	d.nFinished--
+	if rec.status == statusFailed {
+		d.nFailed--
+	}
 	id := rec.event.id
 	l := slices.DeleteFunc(d.byEvent[id], func(r *deliveryRecord) bool { return r == rec })
 	if len(l) == 0 {
@@ -1104,17 +1102,7 @@ func (d *deliverer) dropLocked(rec *deliveryRecord) {
 	} else {
 		d.byEvent[id] = l
 	}
-	d.orderDead++
-	for d.order.len() > 0 && d.order.front().dropped {
-		d.order.popFront()
-		d.orderDead--
-	}
-	// Tombstones in the middle (behind a pending delivery) are cleared out
-	// once they are a quarter of the list, so a page skips few of them.
-	if d.orderDead > 32 && 4*d.orderDead > d.order.len() {
-		d.order.filter(func(r *deliveryRecord) bool { return !r.dropped })
-		d.orderDead = 0
-	}
+	d.unindexLocked(rec)
 }
 
 // attempt POSTs one attempt and reports it. The attempt fails on any
@@ -1189,16 +1177,33 @@ func readSnippet(body io.Reader) string {
 	defer snippetBuffers.Put(buf)
 	n, _ := io.ReadFull(body, buf[:])
 	b := buf[:n]
-	if n == responseSnippetLimit && !utf8.Valid(b) {
-		// Drop a rune cut in two by the limit (at most 3 bytes).
-		for i := 1; i <= utf8.UTFMax-1 && i < n; i++ {
-			if utf8.Valid(b[:n-i]) {
-				b = b[:n-i]
-				break
-			}
-		}
+	if n == responseSnippetLimit {
+		b = b[:len(dropCutRune(b))]
 	}
 	return string(b)
+}
+
+// cutUTF8 cuts s to at most limit bytes, dropping a rune the limit cuts
+// in two.
+func cutUTF8(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	return string(dropCutRune([]byte(s[:limit])))
+}
+
+// dropCutRune drops the end of a rune cut in two at the end of b (at most
+// 3 bytes) when b is otherwise text, so the cut text stays valid UTF-8.
+func dropCutRune(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	for i := 1; i <= utf8.UTFMax-1 && i < len(b); i++ {
+		if utf8.Valid(b[:len(b)-i]) {
+			return b[:len(b)-i]
+		}
+	}
+	return b
 }
 
 // logAttempt writes one Info record about a finished attempt. The secret is

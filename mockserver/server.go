@@ -74,7 +74,14 @@ type Server struct {
 	idem idempotencyStore
 
 	// persist writes the state file (statefile.go); nil without one.
-	persist *statePersister
+	// persistDeliveries is set once the file is loaded: from then on
+	// every change of a delivery is a change of the state.
+	persist           *statePersister
+	persistDeliveries atomic.Bool
+
+	// changes fans the server's changes out to the dashboard's streams
+	// (changes.go, stream.go).
+	changes changeHub
 
 	mux *http.ServeMux
 	// handler serves every request: serve, or (in this package's tests
@@ -144,7 +151,12 @@ func Open(opts ...Option) (*Server, error) {
 		History:    cf.historyLimit,
 		MaxBacklog: cf.deliveryBacklog,
 		RetryLimit: cf.retryLimit,
+		HTTPClient: cf.deliveryClient,
 	})
+	s.deliveries.onChange = s.deliveryChanged
+	if c, ok := cf.clock.(interface{ watch(func(time.Time)) }); ok {
+		c.watch(func(now time.Time) { s.changes.publish(change{Kind: changeClock, Now: formatTime(now)}) })
+	}
 	s.onEvent = func(ctx context.Context, ev Event, targets []*webhook) {
 		for _, w := range targets {
 			// The event's Body is never changed, so the deliveries share
@@ -213,9 +225,19 @@ func Open(opts ...Option) (*Server, error) {
 		}
 		// Every change of a delivery is a change of the state; the store's
 		// changes are noted where requests and Go methods make them.
-		s.deliveries.setOnChange(s.stateChanged)
+		s.persistDeliveries.Store(true)
 	}
 	return s, nil
+}
+
+// deliveryChanged is told of every change of a delivery, under the
+// deliverer's lock: it notes a change of the state (with a state file) and
+// tells the dashboard's streams. Neither blocks.
+func (s *Server) deliveryChanged(c change) {
+	if s.persistDeliveries.Load() {
+		s.stateChanged()
+	}
+	s.changes.publish(c)
 }
 
 // HTTPServer returns an http.Server that serves s on addr with the
@@ -227,15 +249,27 @@ func Open(opts ...Option) (*Server, error) {
 //	log.Fatal(srv.HTTPServer("127.0.0.1:8080").ListenAndServe())
 //
 // Shut it down with its Shutdown, then stop deliveries with [Server.Close].
+// Its Shutdown also ends the dashboard's event streams (GET
+// /_mock/stream), which would otherwise keep it waiting.
 func (s *Server) HTTPServer(addr string) *http.Server {
-	return &http.Server{
+	hs := &http.Server{
 		Addr:              addr,
 		Handler:           s,
 		ReadHeaderTimeout: s.readHeaderTimeout,
 		IdleTimeout:       s.idleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
+	hs.RegisterOnShutdown(s.CloseStreams)
+	return hs
 }
+
+// CloseStreams ends the dashboard's open event streams (GET
+// /_mock/stream) and refuses new ones (503). An http.Server's Shutdown
+// waits for every running request, and a stream runs until its page
+// closes: [Server.HTTPServer] and [NewTestServer] call it on shutdown; a
+// program serving s on an http.Server of its own calls it before, or
+// registers it with RegisterOnShutdown.
+func (s *Server) CloseStreams() { s.changes.closeAll() }
 
 // armBodyDeadline gives the client readBodyTimeout from now to send r's
 // body, if it has one: past it a read of the body fails, and the server

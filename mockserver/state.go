@@ -111,6 +111,8 @@ func (s *Server) LoadState(r io.Reader) error {
 	}
 	s.installState(st, false)
 	s.stateChanged()
+	// Everything may have changed: the dashboard reloads as after a reset.
+	s.changes.publish(change{Kind: changeReset})
 	return nil
 }
 

@@ -175,7 +175,7 @@ var badStates = []stateCase{
 	{name: "attempt without a start", old: `"startedAt":"2026-11-21T12:00:00.000Z",`, new: ``, path: "deliveries[0].attempts[0].startedAt", msg: "is required"},
 	{name: "attempt status out of range", old: `"statusCode":503`, new: `"statusCode":1000`, path: "deliveries[0].attempts[0].statusCode", msg: "0 to 999"},
 	{name: "negative duration", old: `"durationNs":1000`, new: `"durationNs":-1`, path: "deliveries[0].attempts[0].durationNs", msg: "whole number"},
-	{name: "long snippet", old: fxAttempt, new: strings.TrimSuffix(fxAttempt, "}") + `,"responseSnippet":"` + strings.Repeat("x", 1025) + `"}`, path: "deliveries[0].attempts[0].responseSnippet", msg: "at most 1024"},
+	{name: "long snippet", old: fxAttempt, new: strings.TrimSuffix(fxAttempt, "}") + `,"responseSnippet":"` + strings.Repeat("x", responseSnippetLimit+1) + `"}`, path: "deliveries[0].attempts[0].responseSnippet", msg: "at most 4096"},
 	{name: "negative retries", old: `"nextAttemptAt":"2026-11-22T12:00:00.000Z",`, new: `"nextAttemptAt":"2026-11-22T12:00:00.000Z","retries":-1,`, path: "deliveries[0].retries", msg: "whole number"},
 }
 

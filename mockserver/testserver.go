@@ -53,6 +53,11 @@ func NewTestServer(t testing.TB, opts ...Option) *TestServer {
 	cf := s.HTTPServer("")
 	hs.Config.ReadHeaderTimeout, hs.Config.IdleTimeout = cf.ReadHeaderTimeout, cf.IdleTimeout
 	hs.Start()
-	t.Cleanup(hs.Close)
+	// The dashboard's streams end first: hs.Close waits for every running
+	// request, and a stream runs until its page closes.
+	t.Cleanup(func() {
+		s.CloseStreams()
+		hs.Close()
+	})
 	return &TestServer{Server: s, URL: hs.URL + "/v1", APIKey: s.DefaultKey().Token, HTTP: hs}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/contextsvc/contextsvc-go/internal/browsertest"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 )
@@ -33,7 +34,9 @@ import (
 func TestMain(m *testing.M) {
 	testHandler = validatingHandler
 	testServerStarted = exchanges.bind
-	code := m.Run()
+	// browsertest.Main runs the tests, then stops the browser the
+	// dashboard's tests shared (if any ran).
+	code := browsertest.Main(m)
 	if v := exchanges.unbound(); len(v) > 0 {
 		fmt.Fprintf(os.Stderr, "--- FAIL: servers made with New (no test to fail) answered %d exchanges that do not match openapi.yaml:\n%s\n",
 			len(v), strings.Join(v, "\n"))
@@ -106,8 +109,12 @@ func validatingHandler(s *Server, next http.Handler) http.Handler {
 		if hasBody {
 			r.Body = tee
 		}
-		rec := &recordingWriter{real: w, header: http.Header{}}
+		rec := &recordingWriter{real: w, header: http.Header{}, req: r, server: s}
 		next.ServeHTTP(rec, r)
+		if rec.stream != nil {
+			rec.stream.end()
+			return // an event stream, checked as it went
+		}
 		if rec.status == 0 && r.Context().Err() != nil {
 			return // the client went away (a canceled fault latency): nothing was answered
 		}
@@ -150,13 +157,21 @@ func (t *teeBody) Read(p []byte) (int, error) {
 }
 
 // recordingWriter holds the response until it has been checked. Unwrap
-// lets http.ResponseController reach the connection (read deadlines).
+// lets http.ResponseController reach the connection (read deadlines). An
+// event stream (a 200 of Content-Type text/event-stream) cannot be held
+// until it ends: its status and headers are checked when they are
+// written, then its bytes go through at once, each event checked as it
+// passes (streamChecker).
 type recordingWriter struct {
 	real     http.ResponseWriter
 	header   http.Header
 	status   int
 	body     bytes.Buffer
 	hijacked bool
+
+	req    *http.Request
+	server *Server
+	stream *streamChecker // set once the response is an event stream
 }
 
 // Hijack takes the connection over (a drop fault closes it unanswered) and
@@ -174,14 +189,38 @@ func (w *recordingWriter) Header() http.Header { return w.header }
 func (w *recordingWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		if code == http.StatusOK && strings.HasPrefix(w.header.Get("Content-Type"), "text/event-stream") {
+			w.stream = newStreamChecker(w)
+			w.send()
+		}
 	}
 }
 
 func (w *recordingWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.stream != nil {
+		w.stream.check(b)
+		return w.real.Write(b)
 	}
 	return w.body.Write(b)
+}
+
+// Flush passes an event stream's bytes on; other responses are held
+// until checked.
+func (w *recordingWriter) Flush() {
+	if w.stream != nil {
+		_ = http.NewResponseController(w.real).Flush()
+	}
+}
+
+// FlushError is Flush with the error http.ResponseController passes on.
+func (w *recordingWriter) FlushError() error {
+	if w.stream != nil {
+		return http.NewResponseController(w.real).Flush()
+	}
+	return nil
 }
 
 func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.real }
@@ -453,4 +492,105 @@ func checkOffDocument(ex *exchange) []string {
 		problems = append(problems, fmt.Sprintf("%d body does not match openapi.yaml: %v", ex.status, err))
 	}
 	return problems
+}
+
+// streamChecker checks an event stream as it passes: the status and
+// headers against the document when they are written, then each event's
+// name and data (MockClock for "hello", MockChange for "change", {} for
+// "resync"). What it finds goes to the server's test, as the validator's
+// other findings do.
+type streamChecker struct {
+	w       *recordingWriter
+	partial []byte // the unfinished event
+	events  int
+}
+
+func newStreamChecker(w *recordingWriter) *streamChecker {
+	c := &streamChecker{w: w}
+	ex := &exchange{method: w.req.Method, path: w.req.URL.Path, rawQuery: w.req.URL.RawQuery, reqHeader: w.req.Header,
+		bodyKnown: true, status: w.status, header: w.header}
+	for _, p := range checkExchange(w.server, ex) {
+		c.report(p)
+	}
+	return c
+}
+
+func (c *streamChecker) report(problem string) {
+	exchanges.report(c.w.server, fmt.Sprintf("%s %s (event stream): %s", c.w.req.Method, c.w.req.URL.Path, problem))
+}
+
+// check reads the events that b completes.
+func (c *streamChecker) check(b []byte) {
+	c.partial = append(c.partial, b...)
+	for {
+		i := bytes.Index(c.partial, []byte("\n\n"))
+		if i < 0 {
+			return
+		}
+		c.event(string(c.partial[:i]))
+		c.partial = c.partial[i+2:]
+	}
+}
+
+// end reports an event the stream left unfinished.
+func (c *streamChecker) end() {
+	if len(bytes.TrimSpace(c.partial)) > 0 {
+		c.report(fmt.Sprintf("the stream ended inside an event: %.200q", c.partial))
+	}
+}
+
+// event checks one event, the lines between two blank ones.
+func (c *streamChecker) event(block string) {
+	var name, data string
+	for line := range strings.SplitSeq(block, "\n") {
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "": // a comment (keep-alive)
+		case "retry":
+			if c.events > 0 || value != "2000" {
+				c.report(fmt.Sprintf("retry %q as event %d", value, c.events))
+			}
+		case "event":
+			name = value
+		case "data":
+			if data != "" {
+				c.report("an event with two data lines: " + block)
+			}
+			data = value
+		default:
+			c.report(fmt.Sprintf("unknown field %q in %q", field, block))
+		}
+	}
+	if name == "" && data == "" {
+		return
+	}
+	c.events++
+	doc, _ := spec()
+	var v any
+	if err := json.Unmarshal([]byte(data), &v); err != nil {
+		c.report(fmt.Sprintf("event %q: data is not JSON: %q", name, data))
+		return
+	}
+	var schema string
+	switch name {
+	case "hello":
+		schema = "MockClock"
+		if c.events != 1 {
+			c.report("hello is not the first event")
+		}
+	case "change":
+		schema = "MockChange"
+	case "resync":
+		if data != "{}" {
+			c.report("resync with data " + data)
+		}
+		return
+	default:
+		c.report(fmt.Sprintf("unknown event %q", name))
+		return
+	}
+	if err := doc.Components.Schemas[schema].Value.VisitJSON(v); err != nil {
+		c.report(fmt.Sprintf("event %q does not match %s: %v\n  data: %s", name, schema, err, data))
+	}
 }

@@ -223,6 +223,7 @@ func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *apiError) 
 		ended = s.deliveries.retire(w)
 	}
 	s.logger.Info("webhook changed", "webhook", id, "change", u.String(), "endedDeliveries", ended)
+	s.changes.publish(change{Kind: changeWebhook, ID: id, Action: "changed", Account: pub.Account})
 	return pub, nil
 }
 
@@ -249,5 +250,6 @@ func (s *Server) deleteWebhook(id string) *apiError {
 	s.stateChanged()
 	ended := s.deliveries.retire(w)
 	s.logger.Info("webhook deleted", "webhook", id, "endedDeliveries", ended)
+	s.changes.publish(change{Kind: changeWebhook, ID: id, Action: "deleted", Account: w.account})
 	return nil
 }

@@ -129,6 +129,7 @@ func (s *Server) addWebhook(a *account, f webhookFields) (*webhook, *apiError) {
 	a.mu.Unlock()
 	s.hooks.byID[wh.id] = wh
 	s.hooks.order = append(s.hooks.order, wh)
+	s.changes.publish(change{Kind: changeWebhook, ID: wh.id, Action: "created", Account: a.id})
 	return wh, nil
 }
 

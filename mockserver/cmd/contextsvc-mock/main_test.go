@@ -8,6 +8,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -522,5 +523,61 @@ func TestCommand(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the command did not exit after a second SIGINT")
+	}
+}
+
+// TestWarnAdminExposed: the command warns when the admin routes listen on
+// an address other machines reach, and only then. The addresses are given,
+// not listened on: a test binds loopback only.
+func TestWarnAdminExposed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		addr net.Addr
+		warn bool
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, false},
+		{&net.TCPAddr{IP: net.IPv4(127, 3, 2, 1), Port: 8080}, false},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 8080}, false},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, true},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}, true},
+		{&net.TCPAddr{IP: net.IPv4(192, 168, 1, 20), Port: 8080}, true},
+		{&net.TCPAddr{IP: net.ParseIP("fd00::1"), Port: 8080}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr.String(), func(t *testing.T) {
+			t.Parallel()
+			var log bytes.Buffer
+			warnAdminExposed(slog.New(slog.NewTextHandler(&log, nil)), tt.addr)
+			got := log.String()
+			if warned := strings.Contains(got, "level=WARN"); warned != tt.warn {
+				t.Fatalf("warned %v, want %v: %q", warned, tt.warn, got)
+			}
+			if tt.warn && (!strings.Contains(got, "reachable beyond this machine") || !strings.Contains(got, "-admin=false") ||
+				!strings.Contains(got, "addr="+tt.addr.String())) {
+				t.Errorf("the warning does not say what is exposed and how to close it: %q", got)
+			}
+		})
+	}
+}
+
+// TestRunDashboardLine: on start the command logs where the dashboard
+// is, and on loopback warns of nothing; without the admin routes it
+// mentions no dashboard.
+func TestRunDashboardLine(t *testing.T) {
+	t.Parallel()
+	base, log := startCommand(t)
+	want := "url=" + strings.TrimSuffix(base, "/v1") + "/_mock/ui/"
+	<-log.seen("dashboard")
+	if got := log.String(); !strings.Contains(got, want) || strings.Contains(got, "level=WARN") {
+		t.Errorf("log does not say %s, or warns:\n%s", want, got)
+	}
+	if r := send(t, "GET", strings.TrimSuffix(base, "/v1")+"/_mock/ui/", "", ""); r.status != http.StatusOK {
+		t.Errorf("GET /_mock/ui/: %d", r.status)
+	}
+
+	_, log = startCommand(t, "-admin=false")
+	<-log.seen("contextsvc-mock serving")
+	if got := log.String(); strings.Contains(got, "dashboard") {
+		t.Errorf("without the admin routes, the log names the dashboard:\n%s", got)
 	}
 }

@@ -243,6 +243,22 @@ func accountNames(keys []mockserver.Key) string {
 	return strings.Join(names, ",")
 }
 
+// warnAdminExposed warns when the server listens on an address other
+// machines can reach (0.0.0.0, ::, or an interface's address) with the
+// admin routes on: they have no authentication, so whoever reaches the
+// port can read every account's contexts, see masked keys, redeliver,
+// move the clock and reset the mock, and the dashboard shows all of it.
+func warnAdminExposed(logger *slog.Logger, addr net.Addr) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsLoopback() {
+		return
+	}
+	logger.Warn("the admin routes (/_mock/) and the dashboard are reachable beyond this machine and have no authentication: "+
+		"anyone who reaches this address can read every account's contexts, redeliver, move the clock and reset the mock. "+
+		"Listen on a loopback address (-addr 127.0.0.1:PORT), or turn them off with -admin=false",
+		"addr", addr.String())
+}
+
 // run is the whole command: it serves until ctx is done, then shuts down
 // and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -278,6 +294,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
 	logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()), "accounts", accountNames(srv.Keys()),
 		"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String(), "stateFile", stateFileText(st))
+	if st.admin {
+		logger.Info("dashboard: open it in a browser", "url", base+"/_mock/ui/")
+		warnAdminExposed(logger, ln.Addr())
+	}
 	if st.fakeClock {
 		// The fake clock starts at the real time; advanced, it stamps
 		// events ahead of every receiver's clock.

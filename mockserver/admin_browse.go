@@ -1,0 +1,451 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// This file is the part of the admin API that the dashboard reads besides
+// the events, deliveries, webhooks and faults: the accounts and their keys
+// (tokens masked), every account's contexts with their versions and the
+// diff of two versions, one event, and a summary of what the server holds.
+
+// Cursor kinds of the lists of this file.
+const (
+	cursorAccounts        byte = 'a' // GET /_mock/accounts
+	cursorAdminContexts   byte = 'C' // GET /_mock/contexts
+	cursorContextVersions byte = 'V' // GET /_mock/contexts/{id}/versions
+)
+
+func (s *Server) browseRoutes() {
+	admin := s.handleAdmin
+	admin("/_mock/accounts", route{http.MethodGet: s.adminListAccounts})
+	admin("/_mock/contexts", route{http.MethodGet: s.adminListContexts})
+	admin("/_mock/contexts/{id}", route{http.MethodGet: s.adminGetContext})
+	admin("/_mock/contexts/{id}/versions", route{http.MethodGet: s.adminListContextVersions})
+	admin("/_mock/contexts/{id}/diff", route{http.MethodGet: s.adminDiffContext})
+	admin("/_mock/events/{id}", route{http.MethodGet: s.adminGetEvent})
+	admin("/_mock/summary", route{http.MethodGet: s.adminSummary})
+}
+
+// MaskToken returns an API key's token as the dashboard and the admin API
+// show it: its first characters and its last, never the whole of it. A
+// token of 16 characters or more shows its first 7 and last 4 ("sk_test…
+// 3f9a"); a shorter one shows at most a third of its start and a quarter
+// of its end, and one of fewer than 3 characters shows nothing but "…".
+func MaskToken(token string) string {
+	runes := []rune(token)
+	n := len(runes)
+	head, tail := min(7, n/3), min(4, n/4)
+	return string(runes[:head]) + "…" + string(runes[n-tail:])
+}
+
+// accountJSON is an account as GET /_mock/accounts shows it.
+type accountJSON struct {
+	ID       string    `json:"id"`
+	Users    []string  `json:"users"`
+	Keys     []keyJSON `json:"keys"`
+	Contexts int       `json:"contexts"`
+	Webhooks int       `json:"webhooks"`
+}
+
+// keyJSON is a key of an account, its token masked.
+type keyJSON struct {
+	Token     string `json:"token"`
+	User      string `json:"user"`
+	Plan      Plan   `json:"plan"`
+	Scope     Scope  `json:"scope"`
+	PerMinute int    `json:"perMinute,omitempty"`
+	Burst     int    `json:"burst,omitempty"`
+}
+
+// MarshalJSON is the default encoding; it lets writePage encode accounts.
+func (a accountJSON) MarshalJSON() ([]byte, error) {
+	type plain accountJSON
+	return json.Marshal(plain(a))
+}
+
+// adminListAccounts pages through the server's accounts in the order of
+// their first key, with their keys (tokens masked) and how many contexts
+// and webhooks each holds.
+func (s *Server) adminListAccounts(w http.ResponseWriter, r *http.Request) {
+	limit, after, e := s.pageParams(r.URL.Query(), cursorAccounts, "")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	// Positions count accounts from 1.
+	start := int(min(after, uint64(len(s.accountList))))
+	end := min(start+limit, len(s.accountList))
+	items := make([]accountJSON, 0, end-start)
+	for _, a := range s.accountList[start:end] {
+		aj := accountJSON{ID: a.id, Users: []string{}, Keys: []keyJSON{}}
+		for _, k := range s.keys {
+			if k.acct != a {
+				continue
+			}
+			if !slices.Contains(aj.Users, k.User) {
+				aj.Users = append(aj.Users, k.User)
+			}
+			kj := keyJSON{Token: MaskToken(k.Token), User: k.User, Plan: k.Plan, Scope: k.Scope}
+			if k.Plan == PlanEnterprise {
+				kj.PerMinute, kj.Burst = k.PerMinute, k.Burst
+			}
+			aj.Keys = append(aj.Keys, kj)
+		}
+		a.mu.RLock()
+		aj.Contexts, aj.Webhooks = len(a.order), len(a.webhooks)
+		a.mu.RUnlock()
+		items = append(items, aj)
+	}
+	var next uint64
+	if end < len(s.accountList) {
+		next = uint64(end)
+	}
+	writePage(w, s, cursorAccounts, "", items, next)
+}
+
+// adminContextJSON is a context as the admin lists show it: its account,
+// and its content's size instead of the content.
+type adminContextJSON struct {
+	ID        string   `json:"id"`
+	Account   string   `json:"account"`
+	Name      string   `json:"name"`
+	Tags      []string `json:"tags"`
+	Version   int      `json:"version"`
+	SizeBytes int      `json:"sizeBytes"`
+	CreatedAt string   `json:"createdAt"`
+	UpdatedAt string   `json:"updatedAt"`
+	// Content is set only on GET /_mock/contexts/{id}.
+	Content *string `json:"content,omitempty"`
+}
+
+// MarshalJSON is the default encoding; it lets writePage encode contexts.
+func (c adminContextJSON) MarshalJSON() ([]byte, error) {
+	type plain adminContextJSON
+	return json.Marshal(plain(c))
+}
+
+func (c *contextRec) adminJSON(account string) adminContextJSON {
+	return adminContextJSON{ID: c.id, Account: account, Name: c.name, Tags: c.tags, Version: c.version,
+		SizeBytes: len(c.content), CreatedAt: formatTime(c.createdAt), UpdatedAt: formatTime(c.updatedAt)}
+}
+
+// adminContextPos is the position of a context in the admin-wide list:
+// its account's place (from 1) in the high bits, its seq in its account
+// in the low ones.
+const adminContextSeqBits = 40
+
+func adminContextPos(acct int, seq uint64) uint64 { return uint64(acct+1)<<adminContextSeqBits | seq }
+
+// adminListContexts pages through every account's contexts (or one
+// account's), by account in the order of their first key, then in
+// creation order; newest first with order=desc. Each page is a binary
+// search per account it visits and its items, at any depth. The content
+// is left out (sizeBytes says how long it is): GET /_mock/contexts/{id}
+// has it.
+func (s *Server) adminListContexts(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	account, e := accountFilter(q)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	scope := listScope(account)
+	limit, start, e := s.listParams(q, cursorAdminContexts, scope)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	accts := make([]int, 0, len(s.accountList))
+	for i, a := range s.accountList {
+		if account == "" || a.id == account {
+			accts = append(accts, i)
+		}
+	}
+	if start.desc {
+		slices.Reverse(accts)
+	}
+	var items []adminContextJSON
+	var next uint64
+	for n, ai := range accts {
+		lo, hi := adminContextPos(ai, 0), adminContextPos(ai+1, 0)
+		// Where the walk starts in this account, if the cursor is not
+		// past it.
+		ps := pageStart{desc: start.desc}
+		switch {
+		case !start.desc && start.pos >= hi, start.desc && start.pos <= lo:
+			continue
+		case !start.desc && start.pos < lo:
+			ps.pos = 0
+		case start.desc && start.pos >= hi:
+			ps.pos = math.MaxUint64
+		default:
+			ps.pos = start.pos - lo
+		}
+		a := s.accountList[ai]
+		a.mu.RLock()
+		var last uint64
+		more := walkPage(a.order, func(c *contextRec) uint64 { return c.seq }, ps, limit-len(items), maxFilterScan,
+			func(*contextRec) bool { return true },
+			func(c *contextRec) {
+				items = append(items, c.adminJSON(a.id))
+				last = c.seq
+			})
+		a.mu.RUnlock()
+		if more != 0 {
+			next = lo + more
+			break
+		}
+		if len(items) == limit {
+			// Full at the end of this account: more follow if a later
+			// account has contexts.
+			for _, later := range accts[n+1:] {
+				la := s.accountList[later]
+				la.mu.RLock()
+				has := len(la.order) > 0
+				la.mu.RUnlock()
+				if has {
+					next = lo + last
+					break
+				}
+			}
+			break
+		}
+	}
+	if items == nil {
+		items = []adminContextJSON{}
+	}
+	writePage(w, s, cursorAdminContexts, scope, items, next)
+}
+
+// findContext returns the live context with the given id, whatever its
+// account, with its account locked for reading; the caller unlocks it.
+func (s *Server) findContext(id string) (*account, *contextRec) {
+	for _, a := range s.accountList {
+		a.mu.RLock()
+		if c, ok := a.byID[id]; ok {
+			return a, c
+		}
+		a.mu.RUnlock()
+	}
+	return nil, nil
+}
+
+func (s *Server) adminGetContext(w http.ResponseWriter, r *http.Request) {
+	a, c := s.findContext(r.PathValue("id"))
+	if c == nil {
+		writeError(w, notFound("no context with id "+strconv.Quote(r.PathValue("id"))))
+		return
+	}
+	cj := c.adminJSON(a.id)
+	content := c.content
+	a.mu.RUnlock()
+	cj.Content = &content
+	writeValue(w, http.StatusOK, cj)
+}
+
+// adminVersionJSON is a version as the admin list shows it: its content's
+// size instead of the content (GET /v1/contexts/{id}/versions has it, and
+// the diff compares it).
+type adminVersionJSON struct {
+	ContextID string             `json:"contextId"`
+	Version   int                `json:"version"`
+	Name      string             `json:"name"`
+	Tags      []string           `json:"tags"`
+	SizeBytes int                `json:"sizeBytes"`
+	CreatedAt string             `json:"createdAt"`
+	CreatedBy string             `json:"createdBy"`
+	Changes   contextsvc.Changes `json:"changes"`
+}
+
+// MarshalJSON is the default encoding; it lets writePage encode versions.
+func (v adminVersionJSON) MarshalJSON() ([]byte, error) {
+	type plain adminVersionJSON
+	if v.Changes.SectionsModified == nil {
+		v.Changes.SectionsModified = []string{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// adminListContextVersions pages through the versions of any account's
+// context, without their content; newest first with order=desc.
+func (s *Server) adminListContextVersions(w http.ResponseWriter, r *http.Request) {
+	scope := listScope(r.PathValue("id"))
+	limit, start, e := s.listParams(r.URL.Query(), cursorContextVersions, scope)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	a, c := s.findContext(r.PathValue("id"))
+	if c == nil {
+		writeError(w, notFound("no context with id "+strconv.Quote(r.PathValue("id"))))
+		return
+	}
+	var items []adminVersionJSON
+	next := walkPage(c.versions, func(v *versionRec) uint64 { return uint64(v.v.Version) }, start, limit, maxFilterScan,
+		func(*versionRec) bool { return true },
+		func(v *versionRec) {
+			items = append(items, adminVersionJSON{ContextID: c.id, Version: v.v.Version, Name: v.v.Name, Tags: v.v.Tags,
+				SizeBytes: len(v.v.Content), CreatedAt: formatTime(v.v.CreatedAt), CreatedBy: v.v.CreatedBy, Changes: v.v.Changes})
+		})
+	a.mu.RUnlock()
+	if items == nil {
+		items = []adminVersionJSON{}
+	}
+	writePage(w, s, cursorContextVersions, scope, items, next)
+}
+
+// diffJSON is the answer of GET /_mock/contexts/{id}/diff.
+type diffJSON struct {
+	ContextID    string         `json:"contextId"`
+	From         int            `json:"from"`
+	To           int            `json:"to"`
+	FromName     string         `json:"fromName"`
+	ToName       string         `json:"toName"`
+	FromTags     []string       `json:"fromTags"`
+	ToTags       []string       `json:"toTags"`
+	Identical    bool           `json:"identical"`
+	TooDifferent bool           `json:"tooDifferent"`
+	Added        int            `json:"added"`
+	Removed      int            `json:"removed"`
+	Hunks        []diffHunkJSON `json:"hunks"`
+	// FromContent and ToContent are both texts, when they are too
+	// different to diff.
+	FromContent *string `json:"fromContent,omitempty"`
+	ToContent   *string `json:"toContent,omitempty"`
+}
+
+type diffHunkJSON struct {
+	FromStart int            `json:"fromStart"`
+	FromLines int            `json:"fromLines"`
+	ToStart   int            `json:"toStart"`
+	ToLines   int            `json:"toLines"`
+	Lines     []diffLineJSON `json:"lines"`
+}
+
+type diffLineJSON struct {
+	Op        string `json:"op"`
+	Text      string `json:"text"`
+	NoNewline bool   `json:"noNewline,omitempty"`
+}
+
+var diffOpNames = map[diffOp]string{diffEqual: "equal", diffDelete: "delete", diffInsert: "insert"}
+
+// versionParam reads the optional version query parameter name: absent
+// is 0.
+func versionParam(r *http.Request, name string) (int, *apiError) {
+	vs, ok := r.URL.Query()[name]
+	if !ok {
+		return 0, nil
+	}
+	n, valid := parseVersion(vs[0])
+	if len(vs) > 1 || !valid {
+		return 0, badRequest(name, name+" must be one version number (1 or more)")
+	}
+	return n, nil
+}
+
+// adminDiffContext diffs the content of two versions of any account's
+// context, line by line (linediff.go): to defaults to the latest version,
+// from to the one before to. Two versions too different to diff within
+// the diff's bounds are answered with both texts.
+func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
+	from, e := versionParam(r, "from")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	to, e := versionParam(r, "to")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	a, c := s.findContext(r.PathValue("id"))
+	if c == nil {
+		writeError(w, notFound("no context with id "+strconv.Quote(r.PathValue("id"))))
+		return
+	}
+	if to == 0 {
+		to = len(c.versions)
+	}
+	if from == 0 {
+		from = max(to-1, 1)
+	}
+	if from > len(c.versions) || to > len(c.versions) {
+		n := len(c.versions)
+		a.mu.RUnlock()
+		writeError(w, notFound("context "+strconv.Quote(r.PathValue("id"))+" has versions 1 to "+strconv.Itoa(n)))
+		return
+	}
+	// Versions never change once recorded: the diff runs unlocked.
+	fv, tv := c.versions[from-1].v, c.versions[to-1].v
+	id := c.id
+	a.mu.RUnlock()
+
+	d := diffTexts(fv.Content, tv.Content)
+	out := diffJSON{ContextID: id, From: from, To: to, FromName: fv.Name, ToName: tv.Name, FromTags: fv.Tags, ToTags: tv.Tags,
+		Identical: d.Identical, TooDifferent: d.TooDifferent, Added: d.Added, Removed: d.Removed, Hunks: []diffHunkJSON{}}
+	for _, h := range d.Hunks {
+		hj := diffHunkJSON{FromStart: h.FromStart, FromLines: h.FromLines, ToStart: h.ToStart, ToLines: h.ToLines,
+			Lines: make([]diffLineJSON, len(h.Lines))}
+		for i, l := range h.Lines {
+			hj.Lines[i] = diffLineJSON{Op: diffOpNames[l.Op], Text: l.Text, NoNewline: l.NoNewline}
+		}
+		out.Hunks = append(out.Hunks, hj)
+	}
+	if d.TooDifferent {
+		out.FromContent, out.ToContent = &fv.Content, &tv.Content
+	}
+	if out.FromTags == nil {
+		out.FromTags = []string{}
+	}
+	if out.ToTags == nil {
+		out.ToTags = []string{}
+	}
+	writeValue(w, http.StatusOK, out)
+}
+
+func (s *Server) adminGetEvent(w http.ResponseWriter, r *http.Request) {
+	ev, ok := s.events.get(r.PathValue("id"))
+	if !ok {
+		writeError(w, notFound("no kept event with id "+strconv.Quote(r.PathValue("id"))))
+		return
+	}
+	writeValue(w, http.StatusOK, ev)
+}
+
+// summaryJSON is what the server holds, in numbers, and its clock.
+type summaryJSON struct {
+	Accounts   int            `json:"accounts"`
+	Contexts   int            `json:"contexts"`
+	Webhooks   int            `json:"webhooks"`
+	Events     int            `json:"events"`
+	Deliveries DeliveryCounts `json:"deliveries"`
+	Faults     int            `json:"faults"`
+	Clock      clockJSON      `json:"clock"`
+}
+
+// adminSummary counts what the server holds: a lock and a length per
+// store, whatever they hold.
+func (s *Server) adminSummary(w http.ResponseWriter, r *http.Request) {
+	sum := summaryJSON{Accounts: len(s.accountList), Deliveries: s.deliveries.counts(), Clock: s.clockState()}
+	for _, a := range s.accountList {
+		a.mu.RLock()
+		sum.Contexts += len(a.order)
+		sum.Webhooks += len(a.webhooks)
+		a.mu.RUnlock()
+	}
+	s.events.mu.RLock()
+	sum.Events = s.events.all.len()
+	s.events.mu.RUnlock()
+	s.faultMu.Lock()
+	sum.Faults = len(s.faults)
+	s.faultMu.Unlock()
+	writeValue(w, http.StatusOK, sum)
+}

@@ -1,0 +1,109 @@
+package mockserver
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"net/http"
+	"path"
+)
+
+// The dashboard: a page at GET /_mock/ui/ that shows what the mock holds
+// (accounts, contexts and their versions, webhooks, events, deliveries
+// with every attempt, the clock, faults), acts on it through the admin
+// API, and follows its changes live (GET /_mock/stream). It is plain HTML,
+// CSS and JavaScript modules, embedded here: no build step, no request
+// leaves the mock. It is served with the admin routes, and off with them.
+
+//go:embed ui
+var uiFiles embed.FS
+
+// uiAsset is an embedded file of the dashboard, with what its response
+// needs.
+type uiAsset struct {
+	body        []byte
+	contentType string
+	etag        string
+}
+
+// uiAssets are the dashboard's files by name (index.html is the page).
+var uiAssets = func() map[string]uiAsset {
+	types := map[string]string{
+		".html": "text/html; charset=utf-8",
+		".js":   "text/javascript; charset=utf-8",
+		".css":  "text/css; charset=utf-8",
+		".svg":  "image/svg+xml",
+	}
+	out := make(map[string]uiAsset)
+	entries, err := fs.ReadDir(uiFiles, "ui")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range entries {
+		b, err := uiFiles.ReadFile("ui/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		ct, ok := types[path.Ext(e.Name())]
+		if !ok {
+			panic("mockserver: the dashboard has a file of no known type: " + e.Name())
+		}
+		sum := sha256.Sum256(b)
+		out[e.Name()] = uiAsset{body: b, contentType: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+	}
+	return out
+}()
+
+// uiContentSecurityPolicy lets the dashboard load its own files and talk
+// to its own origin, and nothing else: no inline script or style (every
+// user string is written as text anyway; this is the second wall), no
+// plugin, no other site, and no page may frame it.
+const uiContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// dashboardRoutes registers the dashboard's page, its files, its stream
+// and the admin endpoints only it needed at first (admin_browse.go).
+func (s *Server) dashboardRoutes() {
+	admin := s.handleAdmin
+	page := route{http.MethodGet: func(w http.ResponseWriter, r *http.Request) { serveUIAsset(w, r, "index.html") }}
+	admin("/_mock/ui/{$}", page)
+	admin("/_mock/ui", route{http.MethodGet: func(w http.ResponseWriter, r *http.Request) {
+		// The page's links are relative to /_mock/ui/.
+		w.Header()["Location"] = []string{"/_mock/ui/"}
+		w.WriteHeader(http.StatusMovedPermanently)
+	}})
+	admin("/_mock/ui/{asset}", route{http.MethodGet: func(w http.ResponseWriter, r *http.Request) {
+		serveUIAsset(w, r, r.PathValue("asset"))
+	}})
+	admin("/_mock/stream", route{http.MethodGet: s.adminStream})
+	s.browseRoutes()
+}
+
+// serveUIAsset answers with an embedded file of the dashboard, or a 304
+// when the browser has it already, or the contract's 404.
+func serveUIAsset(w http.ResponseWriter, r *http.Request, name string) {
+	a, ok := uiAssets[name]
+	if !ok {
+		writeError(w, notFound("the dashboard has no file "+name))
+		return
+	}
+	h := w.Header()
+	h["Content-Security-Policy"] = []string{uiContentSecurityPolicy}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
+	h["X-Frame-Options"] = []string{"DENY"}
+	h["Referrer-Policy"] = []string{"no-referrer"}
+	h["Cross-Origin-Opener-Policy"] = []string{"same-origin"}
+	h["Cross-Origin-Resource-Policy"] = []string{"same-origin"}
+	// Revalidated on every load: a 304 costs a round trip on loopback,
+	// and a new build of the mock is never shown stale.
+	h["Cache-Control"] = []string{"no-cache"}
+	h["Etag"] = []string{a.etag}
+	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == a.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h["Content-Type"] = []string{a.contentType}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(a.body)
+}

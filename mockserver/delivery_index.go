@@ -1,0 +1,240 @@
+package mockserver
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// maxFilterScan bounds how many kept records a filtered page of an admin
+// list walks past without a match. A filter that has an index of its own
+// (a delivery's event, webhook, account or event type; an event's type or
+// account) picks the records to walk, so a page of one filter costs its
+// binary search and its items. What no index selects (a delivery's state,
+// which changes; the second of two filters) is tested record by record:
+// after maxFilterScan records without the page filling, the page ends
+// early, holding fewer items than asked (even none), with hasMore and a
+// cursor that goes on from where the walk stopped. So every page costs at
+// most a binary search, maxFilterScan tests and its items, at any depth.
+const maxFilterScan = 10_000
+
+// deliveryIndex lists kept deliveries in creation order (ascending
+// created): all of them, or those of one webhook, account or event type.
+// A page starts with a binary search in it. A dropped delivery stays in
+// it as a tombstone (dead counts them) until those at its front are
+// popped or it is compacted, once they are a quarter of it, so a page
+// skips few of them and the index holds at most about 4/3 of the live
+// records.
+type deliveryIndex struct {
+	q    queue[*deliveryRecord]
+	dead int
+}
+
+func (ix *deliveryIndex) push(rec *deliveryRecord) { ix.q.push(rec) }
+
+// live counts the kept deliveries in the index.
+func (ix *deliveryIndex) live() int { return ix.q.len() - ix.dead }
+
+func (ix *deliveryIndex) all() []*deliveryRecord { return ix.q.all() }
+
+func (ix *deliveryIndex) front() *deliveryRecord { return ix.q.front() }
+
+// dropped counts one more of its records as dropped, pops the tombstones
+// at its front and compacts it when they are a quarter of it.
+func (ix *deliveryIndex) dropped() {
+	ix.dead++
+	for ix.q.len() > 0 && ix.q.front().dropped {
+		ix.q.popFront()
+		ix.dead--
+	}
+	if ix.dead > 32 && 4*ix.dead > ix.q.len() {
+		ix.q.filter(func(r *deliveryRecord) bool { return !r.dropped })
+		ix.dead = 0
+	}
+}
+
+// indexOf returns the index of key in m, made on first use.
+func indexOf[K comparable](m map[K]*deliveryIndex, key K) *deliveryIndex {
+	ix := m[key]
+	if ix == nil {
+		ix = &deliveryIndex{}
+		m[key] = ix
+	}
+	return ix
+}
+
+// dropFrom counts a dropped record of key's index in m, and forgets the
+// index once it holds no kept delivery, so that indexes of webhooks
+// deleted long ago do not pile up.
+func dropFrom[K comparable](m map[K]*deliveryIndex, key K) {
+	if ix := m[key]; ix != nil {
+		ix.dropped()
+		if ix.live() == 0 {
+			delete(m, key)
+		}
+	}
+}
+
+// indexLocked adds rec, just created, to every index.
+func (d *deliverer) indexLocked(rec *deliveryRecord) {
+	d.order.push(rec)
+	indexOf(d.byHook, rec.hook.id).push(rec)
+	indexOf(d.byAccount, rec.hook.account).push(rec)
+	indexOf(d.byType, rec.event.typ).push(rec)
+}
+
+// unindexLocked counts rec, just dropped, out of every index.
+func (d *deliverer) unindexLocked(rec *deliveryRecord) {
+	d.order.dropped()
+	dropFrom(d.byHook, rec.hook.id)
+	dropFrom(d.byAccount, rec.hook.account)
+	dropFrom(d.byType, rec.event.typ)
+}
+
+// candidatesLocked returns the records a list filtered by f walks, in
+// creation order: the smallest of the indexes f selects (the event's own
+// deliveries, its webhook's, account's or event type's), else all of them.
+// A filter that names something no kept delivery has selects none. The
+// slice holds tombstones (dropped records), which the caller skips.
+func (d *deliverer) candidatesLocked(f DeliveryFilter) []*deliveryRecord {
+	best := d.order.all()
+	narrow := func(l []*deliveryRecord, ok bool) bool {
+		if !ok {
+			return false
+		}
+		if len(l) < len(best) {
+			best = l
+		}
+		return true
+	}
+	if f.EventID != "" {
+		l, ok := d.byEvent[f.EventID]
+		if !narrow(l, ok) {
+			return nil
+		}
+	}
+	for _, c := range []struct {
+		ix   *deliveryIndex
+		used bool
+	}{
+		{d.byHook[f.WebhookID], f.WebhookID != ""},
+		{d.byAccount[f.Account], f.Account != ""},
+		{d.byType[f.EventType], f.EventType != ""},
+	} {
+		if !c.used {
+			continue
+		}
+		if c.ix == nil {
+			return nil
+		}
+		narrow(c.ix.all(), true)
+	}
+	return best
+}
+
+// matchRec reports whether rec passes f, without copying it.
+func (f DeliveryFilter) matchRec(rec *deliveryRecord) bool {
+	return f.match(rec.event.id, rec.hook.id, rec.status.state()) &&
+		(f.Account == "" || f.Account == rec.hook.account) &&
+		(f.EventType == "" || f.EventType == rec.event.typ)
+}
+
+// pageStart is where a page begins: after position pos (ascending), or
+// before it (descending). The first page of a descending list starts
+// before math.MaxUint64.
+type pageStart struct {
+	pos  uint64
+	desc bool
+}
+
+// firstPage is the start of a list's first page in the given order.
+func firstPage(desc bool) pageStart {
+	if desc {
+		return pageStart{pos: math.MaxUint64, desc: true}
+	}
+	return pageStart{}
+}
+
+// walkPage visits src (sorted by ascending key) from start, in its order,
+// passing each record for which keep is true to take until take has
+// limit of them. It returns the position to continue from when more may
+// follow, 0 when none do. After maxScan records that keep refused (the
+// lists use maxFilterScan), it stops early and returns the position of
+// the last one it looked at.
+func walkPage[T any](src []T, key func(T) uint64, start pageStart, limit, maxScan int, keep func(T) bool, take func(T)) (next uint64) {
+	var i, end, step int
+	if start.desc {
+		i = sort.Search(len(src), func(i int) bool { return key(src[i]) >= start.pos }) - 1
+		end, step = -1, -1
+	} else {
+		i = sort.Search(len(src), func(i int) bool { return key(src[i]) > start.pos })
+		end, step = len(src), 1
+	}
+	taken, refused := 0, 0
+	for ; i != end; i += step {
+		it := src[i]
+		if !keep(it) {
+			if refused++; refused >= maxScan && i+step != end {
+				return key(it)
+			}
+			continue
+		}
+		if taken == limit {
+			return key(src[i-step])
+		}
+		take(it)
+		taken++
+	}
+	return 0
+}
+
+// page returns copies of up to limit kept deliveries that match f, in
+// creation order (newest first when start.desc), from start, and the
+// position to continue from when more may follow (0 when none do). Its
+// cost does not grow with its depth: see maxFilterScan.
+func (d *deliverer) page(start pageStart, limit int, f DeliveryFilter) (out []Delivery, next uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	src := d.candidatesLocked(f)
+	out = make([]Delivery, 0, min(limit, len(src)))
+	next = walkPage(src, func(r *deliveryRecord) uint64 { return r.created }, start, limit, maxFilterScan,
+		func(r *deliveryRecord) bool { return !r.dropped && f.matchRec(r) },
+		func(r *deliveryRecord) { out = append(out, d.snapshotLocked(r)) })
+	return out, next
+}
+
+// nextDue returns when the earliest waiting attempt is due, and false
+// when none waits or the engine is closed.
+func (d *deliverer) nextDue() (time.Time, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || len(d.due) == 0 {
+		return time.Time{}, false
+	}
+	return d.due[0].dueAt, true
+}
+
+// DeliveryCounts is how many deliveries the server keeps in each state.
+type DeliveryCounts struct {
+	Pending   int `json:"pending"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+}
+
+// counts returns the kept deliveries by state.
+func (d *deliverer) counts() DeliveryCounts {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return DeliveryCounts{
+		Pending:   len(d.recs) - d.nFinished,
+		Succeeded: d.nFinished - d.nFailed,
+		Failed:    d.nFailed,
+	}
+}
+
+// indexMaps are the empty indexes of a new or reset engine.
+func newIndexMaps() (map[string]*deliveryIndex, map[string]*deliveryIndex, map[contextsvc.EventType]*deliveryIndex) {
+	return make(map[string]*deliveryIndex), make(map[string]*deliveryIndex), make(map[contextsvc.EventType]*deliveryIndex)
+}

@@ -1,0 +1,100 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// streamKeepAlive is how often an idle stream sends a comment line, so
+// that proxies and browsers keep the connection and a closed page is
+// noticed (its write fails).
+const streamKeepAlive = 15 * time.Second
+
+// streamWriteTimeout bounds each write to a stream: a page that stops
+// reading (a frozen tab, a dead connection) ends its stream instead of
+// holding a goroutine. Its changes meanwhile are bounded by changeBuffer.
+const streamWriteTimeout = 10 * time.Second
+
+// streamRetryMs is the reconnection delay the stream asks browsers for.
+const streamRetryMs = 2000
+
+// adminStream serves GET /_mock/stream: the server's changes as
+// Server-Sent Events, as they happen. Each change is an event "change"
+// whose data is a MockChange object; a subscriber that fell more than
+// changeBuffer changes behind gets one event "resync" instead of what it
+// missed, and reloads what it shows. The first event, "hello", carries
+// the clock, so a page knows the stream is live. Nothing polls: the
+// stream waits for changes, and writes a comment every streamKeepAlive
+// when there are none.
+func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
+	sub := s.changes.subscribe()
+	if sub == nil {
+		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: errUnavailable,
+			message: "no more event streams: " + strconv.Itoa(maxSubscribers) + " are open, or the server is shutting down"})
+		return
+	}
+	defer s.changes.unsubscribe(sub)
+	h := w.Header()
+	h["Content-Type"] = []string{"text/event-stream; charset=utf-8"}
+	h["Cache-Control"] = []string{"no-store"}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
+	// The stream is for the dashboard, on this origin only.
+	h["Content-Security-Policy"] = []string{"default-src 'none'; frame-ancestors 'none'"}
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+
+	var buf []byte
+	send := func() bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		if _, err := w.Write(buf); err != nil {
+			return false
+		}
+		buf = buf[:0]
+		return rc.Flush() == nil
+	}
+	hello, _ := json.Marshal(s.clockState())
+	buf = append(buf, "retry: "+strconv.Itoa(streamRetryMs)+"\n"...)
+	buf = appendStreamEvent(buf, "hello", hello)
+	if !send() {
+		return
+	}
+	keepAlive := time.NewTicker(streamKeepAlive)
+	defer keepAlive.Stop()
+	var changes []change
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-sub.done:
+			return
+		case <-keepAlive.C:
+			buf = append(buf, ": keep-alive\n\n"...)
+		case <-sub.ready:
+			var resync bool
+			changes, resync = s.changes.take(sub, changes[:0])
+			if resync {
+				buf = appendStreamEvent(buf, "resync", []byte("{}"))
+			}
+			for _, c := range changes {
+				data, _ := json.Marshal(c)
+				buf = appendStreamEvent(buf, "change", data)
+			}
+			clear(changes)
+		}
+		if !send() {
+			return
+		}
+	}
+}
+
+// appendStreamEvent appends one Server-Sent Event: its name and its data,
+// JSON on one line (encoding/json escapes every newline).
+func appendStreamEvent(b []byte, event string, data []byte) []byte {
+	b = append(b, "event: "...)
+	b = append(b, event...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	return append(b, "\n\n"...)
+}
