@@ -61,16 +61,16 @@ func (k *keyFlags) Set(spec string) error {
 // never quote a token.
 func (k keyFlags) parse() ([]mockserver.Key, error) {
 	keys := make([]mockserver.Key, 0, len(k))
-	seen := make(map[string]bool, len(k))
+	seen := make(map[string]int, len(k))
 	for i, spec := range k {
 		key, err := mockserver.ParseKey(spec)
 		if err != nil {
 			return nil, fmt.Errorf("-key #%d: %s", i+1, strings.TrimPrefix(err.Error(), "mockserver: "))
 		}
-		if seen[key.Token] {
-			return nil, fmt.Errorf("-key #%d: the same key is given twice", i+1)
+		if first, ok := seen[key.Token]; ok {
+			return nil, fmt.Errorf("-key #%d: the same key is given twice (as -key #%d too): each key is given once, with its plan, scope and account", i+1, first)
 		}
-		seen[key.Token] = true
+		seen[key.Token] = i + 1
 		keys = append(keys, key)
 	}
 	return keys, nil
