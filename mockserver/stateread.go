@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -41,6 +40,7 @@ type stateReader struct {
 	lastDeliverySeq uint64
 	webhookSeqs     map[uint64]bool // registration order: each webhook's place is its own
 	lastWebhookSeq  uint64
+	envelope        []byte   // an event's bytes while it is read
 	tags            []string // a version's tags as read, reused
 
 	// The Markdown analysis of each context (and the changes its versions
@@ -185,9 +185,6 @@ func (rd *stateReader) document() error {
 		switch k {
 		case topFormat:
 			f, err := j.str(root, "format", -1, strPlain)
-			if wholeDocument(err) {
-				return err
-			}
 			if err != nil || f != stateFormatName {
 				return stateErr("format", `must be "%s": this is no contextsvc-mock state document`, stateFormatName)
 			}
@@ -206,9 +203,6 @@ func (rd *stateReader) document() error {
 			return err
 		case topSalt:
 			v, err := j.str(root, "cursorSalt", -1, strPlain)
-			if wholeDocument(err) {
-				return err
-			}
 			if err != nil || !saltRegexp.MatchString(v) {
 				return stateErr("cursorSalt", "must be 32 lowercase hexadecimal digits")
 			}
@@ -249,14 +243,6 @@ func (rd *stateReader) document() error {
 	return rd.finish()
 }
 
-// wholeDocument reports whether err is about the document as a whole
-// (malformed JSON, cut short, unreadable), not about the value read: a
-// reader that words its own message for a value keeps such an error.
-func wholeDocument(err error) bool {
-	var se *StateError
-	return err != nil && (!errors.As(err, &se) || se.Path == "")
-}
-
 // time reads a time of the document, as the API writes them.
 func (rd *stateReader) time(w where, name string) (time.Time, error) {
 	v, err := rd.j.str(w, name, -1, strPlain)
@@ -265,7 +251,7 @@ func (rd *stateReader) time(w where, name string) (time.Time, error) {
 			return t, nil
 		}
 	}
-	if wholeDocument(err) || (err != nil && !strings.HasSuffix(err.Error(), "must be a string")) {
+	if err != nil && !strings.HasSuffix(err.Error(), "must be a string") {
 		return time.Time{}, err
 	}
 	return time.Time{}, stateErr(w.field(name), "must be a time in RFC 3339, UTC, with milliseconds, such as 2026-11-21T20:51:00.123Z")
@@ -298,7 +284,7 @@ func (rd *stateReader) id(w where, name string, re *regexp.Regexp, what string, 
 // into buf (reused by the caller, who copies what it keeps).
 func (rd *stateReader) strs(w where, name string, kind int, buf []string) ([]string, error) {
 	out := buf[:0]
-	err := rd.j.elements(w.field(name),
+	err := rd.j.elements(
 		func() error { return stateErr(w.field(name), "%s must be an array of strings", name) },
 		func(i int) error {
 			v, err := rd.j.str(w, name, i, kind)
@@ -608,23 +594,14 @@ func (rd *stateReader) webhook(w where) (*webhook, error) {
 var eventFields = []string{"id", "type", "timestamp", "data"}
 
 // event reads an event envelope that pending deliveries send: its bytes,
-// compacted, are what their attempts sign, and its fields are read from
-// them.
+// compacted, are what their attempts sign.
 func (rd *stateReader) event(w where) error {
-	raw, err := rd.j.value()
-	if err != nil {
+	j := rd.j
+	if _, err := j.peek(); err != nil {
 		return err
 	}
-	if raw[0] != '{' {
-		return stateErr(w.String(), "must be a JSON object")
-	}
-	var body bytes.Buffer
-	body.Grow(len(raw))
-	_ = json.Compact(&body, raw) // the decoder has checked its grammar
-	outer := rd.j
-	rd.j = newJSONReader(bytes.NewReader(body.Bytes()))
-	defer func() { rd.j = outer }()
-	j := rd.j
+	rd.envelope = rd.envelope[:0]
+	j.capture = &rd.envelope
 	var ev eventBody
 	seen, err := j.object(w, eventFields, func(k int) error {
 		var err error
@@ -644,26 +621,26 @@ func (rd *stateReader) event(w where) error {
 		case 2:
 			_, err = rd.time(w, "timestamp")
 		case 3:
-			// Any object: an emitted event's data is not checked further.
-			var data []byte
-			if data, err = j.value(); err == nil {
-				switch data[0] {
-				case '{':
-				case 'n':
-					err = stateErr(w.field("data"), "must not be null")
-				default:
-					err = stateErr(w.field("data"), "must be a JSON object")
+			if c, perr := j.peek(); perr != nil || c != '{' {
+				if perr != nil {
+					return perr
 				}
+				return stateErr(w.field("data"), "must be a JSON object")
 			}
+			err = j.skip(0)
 		}
 		return err
 	})
+	j.capture = nil
 	if err == nil {
 		err = required(seen, w, eventFields, 0, 1, 2, 3)
 	}
 	if err != nil {
 		return err
 	}
+	var body bytes.Buffer
+	body.Grow(len(rd.envelope))
+	_ = json.Compact(&body, rd.envelope) // the reader has checked its grammar
 	ev.body = body.Bytes()
 	rd.events[ev.id] = &ev
 	return nil
