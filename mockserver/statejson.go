@@ -99,31 +99,49 @@ func (j *jsonReader) readByte() (byte, error) {
 // peek skips white space and returns the next byte, not consumed.
 func (j *jsonReader) peek() (byte, error) {
 	for {
-		buf, err := j.r.Peek(1)
+		c, err := j.skipSpace()
 		if err != nil {
 			return 0, j.ioErr(err)
 		}
-		if c := buf[0]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+		if c >= 0 {
 			j.started = true
-			return c, nil
+			return byte(c), nil
 		}
-		j.discard(buf)
 	}
+}
+
+// skipSpace consumes the white space buffered (a pretty-printed document
+// has runs of it, skipped a buffer at a time) and returns the byte after
+// it, or -1 when the buffer held only white space.
+func (j *jsonReader) skipSpace() (int, error) {
+	if _, err := j.r.Peek(1); err != nil {
+		return 0, err
+	}
+	chunk, _ := j.r.Peek(j.r.Buffered())
+	i := 0
+	for i < len(chunk) && (chunk[i] == ' ' || chunk[i] == '\t' || chunk[i] == '\n' || chunk[i] == '\r') {
+		i++
+	}
+	c := -1
+	if i < len(chunk) {
+		c = int(chunk[i])
+	}
+	j.discard(chunk[:i])
+	return c, nil
 }
 
 // end checks that nothing but white space follows the document.
 func (j *jsonReader) end() error {
 	for {
-		buf, err := j.r.Peek(1)
+		c, err := j.skipSpace()
 		switch {
 		case err == io.EOF:
 			return nil
 		case err != nil:
 			return err
-		case buf[0] != ' ' && buf[0] != '\t' && buf[0] != '\n' && buf[0] != '\r':
+		case c >= 0:
 			return stateErr("", "more data after the document's end, at byte %d", j.off)
 		}
-		j.discard(buf)
 	}
 }
 
