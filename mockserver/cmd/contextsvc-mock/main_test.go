@@ -261,7 +261,8 @@ func TestRunInProcess(t *testing.T) {
 		t.Errorf("log:\n%s", log)
 	}
 	// On a fake clock, the start says what real receivers need.
-	if !strings.Contains(log, "refuse them as in the future") || !strings.Contains(log, "-replay-window 0") || !strings.Contains(log, "WithWebhookClock") {
+	if !strings.Contains(log, "more than 5 minutes ahead of real time") || !strings.Contains(log, "more than 27 hours behind") ||
+		!strings.Contains(log, "-replay-window 0") || !strings.Contains(log, "WithWebhookClock") {
 		t.Errorf("the fake clock's start line does not say what receivers need:\n%s", log)
 	}
 }

@@ -282,9 +282,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// The fake clock starts at the real time; advanced, it stamps
 		// events ahead of every receiver's clock.
 		logger.Info("fake clock: time moves only by POST /_mock/clock/advance (GET /_mock/clock reads it). " +
-			"Once advanced, events are stamped ahead of real time and receivers that check an event's age refuse them as in the future " +
-			"(contextsvc.NewWebhookHandler allows 5 minutes): run examples/receiver with -replay-window 0, " +
-			"or give a Go receiver contextsvc.WithWebhookClock with the mock's time")
+			"Receivers that check an event's age compare its timestamp with their own clock: once this clock is more than 5 minutes ahead of real time (advanced), " +
+			"they refuse the events as in the future, and once it is more than 27 hours behind (not advanced for a day), as too old " +
+			"(contextsvc.NewWebhookHandler's defaults). Then run examples/receiver with -replay-window 0, " +
+			"or give a Go receiver contextsvc.WithWebhookClock with the mock's time; before then no receiver needs anything")
 	}
 
 	code := exitOK
