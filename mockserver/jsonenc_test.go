@@ -2,18 +2,23 @@ package mockserver
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
 )
 
 // FuzzAppendJSONString checks the hand-written string encoder against
-// encoding/json, byte for byte, on any string (invalid UTF-8 included).
+// encoding/json: byte for byte on valid UTF-8; on invalid UTF-8, where Go
+// releases differ (1.26 writes each bad byte as \ufffd, 1.27 as a literal
+// U+FFFD), the encoder keeps the escape on every release, and what it
+// writes decodes to what encoding/json decodes its own output to.
 func FuzzAppendJSONString(f *testing.F) {
 	for _, s := range []string{"", "plain", `q"b\s`, "<a href='x'>&amp;</a>", "\x00\x01\b\f\n\r\t\x1f\x7f",
-		"é ü 日本", "\u2028\u2029", "\xff\xfe", "a\xc3", "\xed\xa0\x80", "\U0001F600"} {
+		"é ü 日本", "\u2028\u2029", "\xff\xfe", "a\xc3", "\xed\xa0\x80", "\U0001F600", `\ufffd`, "\ufffd\xff", "\\\xff"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -21,8 +26,26 @@ func FuzzAppendJSONString(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendJSONString([]byte("x"), s); string(got[1:]) != string(want) || got[0] != 'x' {
-			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got[1:], want)
+		got := appendJSONString([]byte("x"), s)
+		if got[0] != 'x' {
+			t.Fatalf("appendJSONString(%q) lost what dst held", s)
+		}
+		got = got[1:]
+		if utf8.ValidString(s) {
+			if string(got) != string(want) {
+				t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
+			}
+			return
+		}
+		var gotS, wantS string
+		if err := json.Unmarshal(got, &gotS); err != nil || !utf8.Valid(got) {
+			t.Fatalf("appendJSONString(%q) = %s: not valid JSON of valid UTF-8 (%v)", s, got, err)
+		}
+		if err := json.Unmarshal(want, &wantS); err != nil || gotS != wantS {
+			t.Fatalf("appendJSONString(%q) = %s decodes to %q; encoding/json's %s to %q", s, got, gotS, want, wantS)
+		}
+		if strings.Count(string(got), "\uFFFD") != strings.Count(s, "\uFFFD") {
+			t.Fatalf("appendJSONString(%q) = %s: an invalid byte written as a literal U+FFFD, not \\ufffd", s, got)
 		}
 	})
 }
