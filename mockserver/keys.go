@@ -38,8 +38,9 @@ const (
 // Key is an API key the mock server accepts. Keys with the same Account see
 // the same contexts and webhooks.
 type Key struct {
-	// Token is the secret sent as "Authorization: Bearer <Token>". It never
-	// appears in String output or logs.
+	// Token is the secret sent as "Authorization: Bearer <Token>": no
+	// spaces or control characters (a client could not send it as it is).
+	// It never appears in String output or logs.
 	Token string
 	// Account groups keys: 1 to 64 characters of A-Z, a-z, 0-9, '_', '.'
 	// and '-' (see [ValidAccount]). It is generated ("acct_…") when empty.
@@ -84,10 +85,23 @@ func (k Key) limits() (perMinute, burst int, ok bool) {
 	return 0, 0, false
 }
 
+// validToken refuses a token that no client can send as it is: one with
+// a space or a control character (HTTP trims the spaces around it, and
+// contextsvc.NewClient refuses such a key). The error never repeats it.
+func validToken(token string) error {
+	if strings.ContainsFunc(token, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return errors.New("mockserver: the key contains spaces or control characters, which no client sends as they are")
+	}
+	return nil
+}
+
 // validate checks a key given to WithKey after defaults are applied.
 func (k Key) validate() error {
 	if k.Token == "" {
 		return errors.New("mockserver: key with an empty token")
+	}
+	if err := validToken(k.Token); err != nil {
+		return err
 	}
 	switch k.Plan {
 	case PlanFree, PlanPro, PlanBusiness, PlanUnlimited:
@@ -156,7 +170,9 @@ func AccountUser(account string) string {
 // to 64 characters of A-Z, a-z, 0-9, '_', '.' and '-'. The defaults are
 // plan pro, scope write and account [DefaultAccount], so keys that name no
 // account share one. User is left empty, so [New] derives it from the
-// account ([AccountUser]). Its errors never repeat the token.
+// account ([AccountUser]). An empty part (KEY::read) is an error, not a
+// default; so is a KEY with a space or a control character. Its errors
+// never repeat the token.
 func ParseKey(spec string) (Key, error) {
 	parts := strings.Split(spec, ":")
 	if len(parts) > 4 {
@@ -165,6 +181,16 @@ func ParseKey(spec string) (Key, error) {
 	k := Key{Token: parts[0], Plan: PlanPro, Scope: ScopeWrite, Account: DefaultAccount}
 	if k.Token == "" {
 		return Key{}, errors.New("mockserver: key spec with an empty key")
+	}
+	if err := validToken(k.Token); err != nil {
+		return Key{}, err
+	}
+	// An empty part is a slip (KEY::read), not a default: the defaults
+	// are had by leaving the parts out from the right.
+	for i, name := range []string{"", "plan", "scope", "account"} {
+		if i > 0 && i < len(parts) && parts[i] == "" {
+			return Key{}, fmt.Errorf("mockserver: the %s (part %d of KEY:plan:scope:account) is empty: give one, or leave it out with its ':' (and the parts after it)", name, i+1)
+		}
 	}
 	if len(parts) > 1 {
 		p := parts[1]

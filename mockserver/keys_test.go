@@ -54,6 +54,41 @@ func TestParseKey(t *testing.T) {
 	}
 }
 
+// TestParseKeyErrors: a refused spec's error says which part is wrong:
+// an empty part is named as such (not as an unknown plan ""), and a key
+// no client can send is refused rather than served and never matched.
+func TestParseKeyErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ spec, msg string }{
+		{"k:", "the plan (part 2 of KEY:plan:scope:account) is empty"},
+		{"k::read", "the plan (part 2 of KEY:plan:scope:account) is empty"},
+		{"k:pro:", "the scope (part 3 of KEY:plan:scope:account) is empty"},
+		{"k:pro::acme", "the scope (part 3 of KEY:plan:scope:account) is empty"},
+		{"k:pro:read:", "the account (part 4 of KEY:plan:scope:account) is empty"},
+		{"k:gold", `unknown plan "gold"`},
+		{"k:pro:admin", `unknown scope "admin"`},
+		{"sk live", "the key contains spaces or control characters"},
+		{" sk_live", "the key contains spaces or control characters"},
+		{"sk_live\t", "the key contains spaces or control characters"},
+		{"sk_live\x7f", "the key contains spaces or control characters"},
+		{"sk_\x01live:free", "the key contains spaces or control characters"},
+		{"sk_l\u00efve", ""}, // not ASCII, but a header carries it
+	} {
+		_, err := ParseKey(tc.spec)
+		switch {
+		case tc.msg == "" && err != nil:
+			t.Errorf("ParseKey(%q): %v", tc.spec, err)
+		case tc.msg != "" && (err == nil || !strings.Contains(err.Error(), tc.msg)):
+			t.Errorf("ParseKey(%q): %v, want %q", tc.spec, err, tc.msg)
+		}
+	}
+	for _, token := range []string{"sk live", "sk_live\x7f", "sk_\x01live"} {
+		if err := (Key{Token: token, Plan: PlanPro, Scope: ScopeWrite, Account: "a", User: "user_a"}).validate(); err == nil {
+			t.Errorf("WithKey takes %q", token)
+		}
+	}
+}
+
 // TestParseKeyErrorsHideToken: a refused spec's error names what is wrong
 // and never the token, whichever field is at fault.
 func TestParseKeyErrorsHideToken(t *testing.T) {

@@ -13,9 +13,10 @@ import (
 // This file is the Go side of the state document: what the server keeps
 // across a restart (contexts with all their versions, webhooks with their
 // secrets, pending deliveries with their schedules), written by SaveState
-// and read back by LoadState. The document's encoding and its validation
-// are in statecodec.go, the file that holds it (-state-file) in
-// statefile.go, and the delivery engine's part in deliverystate.go.
+// and read back by LoadState. The document is written by statewrite.go,
+// read and validated by stateread.go (on statejson.go's JSON reader); the
+// file that holds it (-state-file) is statefile.go's, and the delivery
+// engine's part is in deliverystate.go.
 
 // StateFormatVersion is the version of the state document this server
 // writes and the newest it reads. A document of a newer version is refused

@@ -2,9 +2,13 @@ package mockserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,6 +115,10 @@ var badStates = []stateCase{
 	{name: "empty", doc: " ", path: "", msg: "the document is empty"},
 	{name: "cut short", doc: fixtureState[:len(fixtureState)/2], path: "", msg: "the document ends early"},
 	{name: "malformed", old: `"format":`, new: `"format"`, path: "", msg: "malformed JSON at byte"},
+	{name: "cut short in the format", doc: `{"format":"contextsvc-mock-st`, path: "", msg: "the document ends early, at byte 29"},
+	{name: "cut short in the salt", doc: `{"format":"contextsvc-mock-state","version":1,"cursorSalt":"0a1b`, path: "", msg: "the document ends early"},
+	{name: "bad escape in the format", doc: `{"format":"contextsvc-mock-stat\e"}`, path: "", msg: "malformed JSON at byte"},
+	{name: "cut short in a time", doc: fixtureState[:strings.Index(fixtureState, `"createdAt":"`)+len(`"createdAt":"2026-11-21T12:0`)], path: "", msg: "the document ends early"},
 	{name: "not an object", doc: `[{"format":"contextsvc-mock-state"}]`, path: "", msg: "must be a JSON object"},
 	{name: "data after the end", old: `}]}]}`, new: `}]}]} {}`, path: "", msg: "more data after the document's end"},
 	{name: "another format", old: `"contextsvc-mock-state"`, new: `"openapi"`, path: "format", msg: "no contextsvc-mock state document"},
@@ -384,5 +392,58 @@ func TestStateHTTPSOnly(t *testing.T) {
 	var se *StateError
 	if !errors.As(err, &se) || se.Path != "accounts[0].webhooks[0].url" || se.Message != "url must use https" {
 		t.Errorf("https-only: %v", err)
+	}
+}
+
+// whiteSpace is an endless run of JSON white space.
+type whiteSpace struct{}
+
+func (whiteSpace) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+// TestStatePutSizeBound: PUT /_mock/state takes at most 256 MiB. A body
+// that says it is larger is refused at once, and one of unknown length is
+// refused once the bound is read, not read to its end; either is a 413
+// with the contract's error body, and the state stays as it was.
+func TestStatePutSizeBound(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t, append([]Option{WithClock(NewFakeClock(dlvT0))}, stateKeys...)...)
+	create(t, ts, `{"name":"Kept"}`)
+	before := saveState(t, ts.Server)
+	put := func(body io.Reader, length int64) (*httptest.ResponseRecorder, *countingReader) {
+		src := &countingReader{r: body}
+		req := httptest.NewRequest("PUT", "/_mock/state", src)
+		req.ContentLength = length
+		rec := httptest.NewRecorder()
+		ts.Server.ServeHTTP(rec, req)
+		return rec, src
+	}
+	check := func(what string, rec *httptest.ResponseRecorder) {
+		t.Helper()
+		var e errorBody
+		if rec.Code != http.StatusRequestEntityTooLarge || json.Unmarshal(rec.Body.Bytes(), &e) != nil ||
+			e.Error.Type != "payload_too_large" || !strings.Contains(e.Error.Message, "at most 256 MiB") {
+			t.Errorf("%s: %d %s", what, rec.Code, rec.Body)
+		}
+		if after := saveState(t, ts.Server); !bytes.Equal(before, after) {
+			t.Errorf("%s changed the state", what)
+		}
+	}
+	rec, src := put(strings.NewReader(fixtureState), maxStateBody+1)
+	check("a Content-Length over the bound", rec)
+	if n := src.n.Load(); n != 0 {
+		t.Errorf("%d bytes read of a body declared too large", n)
+	}
+	if testing.Short() {
+		return // the rest reads 256 MiB
+	}
+	rec, src = put(io.MultiReader(strings.NewReader(`{"format":"contextsvc-mock-state","version":1,"accounts":`), io.LimitReader(whiteSpace{}, 1<<30)), -1)
+	check("an endless body of unknown length", rec)
+	if n := src.n.Load(); n > maxStateBody+1<<20 {
+		t.Errorf("%d bytes read of an endless body", n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -318,6 +319,51 @@ func TestStateFileMissingThenWritten(t *testing.T) {
 	ts.persist.mu.Unlock()
 	if armed && !ts.persist.dirty.Load() {
 		t.Error("a save is armed with nothing changed")
+	}
+}
+
+// TestStateCloseWaitsForASave: Close while the timer's save is writing
+// waits for that write (which took the state and cleared the flag of its
+// changes), so when Close returns the file holds the state as of Close,
+// and no write is left running for the command's exit to cut short.
+func TestStateCloseWaitsForASave(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "state.json")
+	ts := stateServer(t, NewFakeClock(dlvT0), path, WithStateInterval(time.Millisecond))
+	if err := ts.saveStateFile(); err != nil { // the file is current
+		t.Fatal(err)
+	}
+	p := ts.persist
+	writing, release := make(chan struct{}), make(chan struct{})
+	var first, closing sync.Once
+	var saves atomic.Int32
+	p.writing = func() { first.Do(func() { close(writing); <-release }) }
+	p.saved = func(err error) {
+		if err == nil {
+			saves.Add(1)
+		}
+	}
+	// The timer's write goes on once Close has begun (the test server's
+	// cleanup closes it again).
+	p.closing = func() { closing.Do(func() { close(release) }) }
+
+	if err := ts.LoadState(strings.NewReader(fixtureState)); err != nil { // a change: the timer's save
+		t.Fatal(err)
+	}
+	<-writing
+	ts.HTTP.Close()
+	if err := ts.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := saves.Load(); n != 1 {
+		t.Fatalf("%d saves had finished when Close returned, want the timer's one", n)
+	}
+	s2, err := Open(append([]Option{WithStateFile(path)}, stateKeys...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(ts.Snapshot(), s2.Snapshot()); diff != "" {
+		t.Errorf("the file after Close (-the server +the file):\n%s", diff)
 	}
 }
 

@@ -59,9 +59,13 @@ type statePersister struct {
 	current  bool          // the file holds the state as of the last save or load
 	lastCost time.Duration // how long the last save took
 
-	// saved, when set (by this package's tests), is told of each save's
-	// outcome.
-	saved func(error)
+	// Hooks for this package's tests, set before the server changes:
+	// saved is told of each save's outcome; writing is called by a save
+	// between its copy of the state and its write; closing by Close once
+	// it has stopped the timer, before it waits for a save under way.
+	saved   func(error)
+	writing func()
+	closing func()
 }
 
 // stateWriteHook, when set (by this package's tests only), is called with
@@ -89,15 +93,21 @@ func (p *statePersister) arm(s *Server) {
 	p.timer = time.AfterFunc(max(p.interval, 10*p.lastCost), func() { s.periodicSave() })
 }
 
-// periodicSave is the timer's save.
+// periodicSave is the timer's save. It checks for Close under saveMu: a
+// timer that fired just before Close stopped it writes nothing after
+// Close has written (or found nothing to write).
 func (s *Server) periodicSave() {
 	p := s.persist
 	p.mu.Lock()
 	p.armed = false
+	p.mu.Unlock()
+	p.saveMu.Lock()
+	defer p.saveMu.Unlock()
+	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
 	if !closed {
-		_ = s.saveStateFile() // logged; a failed save is tried again
+		_ = s.saveLocked() // logged; a failed save is tried again
 	}
 }
 
@@ -106,9 +116,18 @@ func (s *Server) saveStateFile() error {
 	p := s.persist
 	p.saveMu.Lock()
 	defer p.saveMu.Unlock()
+	return s.saveLocked()
+}
+
+// saveLocked writes the state file; p.saveMu is held.
+func (s *Server) saveLocked() error {
+	p := s.persist
 	p.dirty.Store(false) // a change from now on is a change after this copy
 	start := time.Now()
 	snap := s.snapshotState()
+	if p.writing != nil {
+		p.writing()
+	}
 	n, err := writeFileAtomic(p.path, snap.writeTo)
 	cost := time.Since(start)
 	p.mu.Lock()
@@ -138,8 +157,11 @@ func (s *Server) saveStateFile() error {
 	return err
 }
 
-// closeState stops the timer and writes the file a last time if the state
-// changed since it was written (or it was never written).
+// closeState stops the timer, waits for a save under way (which has taken
+// its copy and cleared dirty: returning before it ends would leave the
+// command's exit to cut it short, and the file older than the state),
+// then writes the file a last time if the state changed since it was
+// written (or it was never written).
 func (s *Server) closeState() error {
 	p := s.persist
 	if p == nil {
@@ -151,12 +173,19 @@ func (s *Server) closeState() error {
 		p.timer.Stop()
 	}
 	p.armed = false
+	p.mu.Unlock()
+	if p.closing != nil {
+		p.closing()
+	}
+	p.saveMu.Lock()
+	defer p.saveMu.Unlock()
+	p.mu.Lock()
 	current := p.current
 	p.mu.Unlock()
 	if current && !p.dirty.Load() {
 		return nil
 	}
-	return s.saveStateFile()
+	return s.saveLocked()
 }
 
 // StateFileError is a failure to load or write the state file of

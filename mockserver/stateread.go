@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -185,6 +186,9 @@ func (rd *stateReader) document() error {
 		switch k {
 		case topFormat:
 			f, err := j.str(root, "format", -1, strPlain)
+			if wholeDocument(err) {
+				return err
+			}
 			if err != nil || f != stateFormatName {
 				return stateErr("format", `must be "%s": this is no contextsvc-mock state document`, stateFormatName)
 			}
@@ -203,6 +207,9 @@ func (rd *stateReader) document() error {
 			return err
 		case topSalt:
 			v, err := j.str(root, "cursorSalt", -1, strPlain)
+			if wholeDocument(err) {
+				return err
+			}
 			if err != nil || !saltRegexp.MatchString(v) {
 				return stateErr("cursorSalt", "must be 32 lowercase hexadecimal digits")
 			}
@@ -243,6 +250,15 @@ func (rd *stateReader) document() error {
 	return rd.finish()
 }
 
+// wholeDocument reports whether err is about the document as a whole
+// (malformed JSON, cut short, unreadable), not about the value read: a
+// field that words its own message for a bad value passes such an error
+// on, or a file cut short in its format would be called no state document.
+func wholeDocument(err error) bool {
+	var se *StateError
+	return err != nil && (!errors.As(err, &se) || se.Path == "")
+}
+
 // time reads a time of the document, as the API writes them.
 func (rd *stateReader) time(w where, name string) (time.Time, error) {
 	v, err := rd.j.str(w, name, -1, strPlain)
@@ -251,7 +267,7 @@ func (rd *stateReader) time(w where, name string) (time.Time, error) {
 			return t, nil
 		}
 	}
-	if err != nil && !strings.HasSuffix(err.Error(), "must be a string") {
+	if wholeDocument(err) || (err != nil && !strings.HasSuffix(err.Error(), "must be a string")) {
 		return time.Time{}, err
 	}
 	return time.Time{}, stateErr(w.field(name), "must be a time in RFC 3339, UTC, with milliseconds, such as 2026-11-21T20:51:00.123Z")

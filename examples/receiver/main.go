@@ -15,8 +15,9 @@
 // Next to a mock server on a fake clock (contextsvc-mock -fake-clock) that
 // has been advanced, the events' timestamps are ahead of this machine's
 // clock, and the default replay window refuses them as "in the future"
-// (400). Run it with -replay-window 0 then: no time check (and no
-// deduplication, which needs a window).
+// (400); one never advanced falls behind, and after 27 hours its events
+// are refused as too old. Run it with -replay-window 0 then: no time
+// check (and no deduplication, which needs a window).
 package main
 
 import (

@@ -108,7 +108,13 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-key", "k:gold"}, `unknown plan "gold"`},
 		{[]string{"-key", "k:pro:admin"}, `unknown scope "admin"`},
 		{[]string{"-key", ""}, "empty key"},
-		{[]string{"-key", "k", "-key", "k:free"}, "the same key is given twice"},
+		{[]string{"-key", "k", "-key", "k:free"}, "-key #2: the same key is given twice (as -key #1 too)"},
+		{[]string{"-key", "a", "-key", "k:free", "-key", "k:pro:read:acme"}, "-key #3: the same key is given twice (as -key #2 too)"},
+		{[]string{"-key", "k::read"}, "-key #1: the plan (part 2 of KEY:plan:scope:account) is empty"},
+		{[]string{"-key", "k:"}, "-key #1: the plan (part 2 of KEY:plan:scope:account) is empty"},
+		{[]string{"-key", "k:pro::acme"}, "-key #1: the scope (part 3 of KEY:plan:scope:account) is empty"},
+		{[]string{"-key", "sk test"}, "-key #1: the key contains spaces or control characters"},
+		{[]string{"-key", " sk_test:free"}, "-key #1: the key contains spaces or control characters"},
 		{[]string{"-key", "k:enterprise=0/1"}, "enterprise plan"},
 		{[]string{"-retry-schedule", "1s,soon"}, `"soon" is not a duration`},
 		{[]string{"-retry-schedule", "-1s"}, "negative"},
@@ -122,7 +128,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-delivery-backlog", "-5"}, "-history-limit, -delivery-backlog and -retry-limit must be positive"},
 		{[]string{"-retry-limit", "0"}, "-history-limit, -delivery-backlog and -retry-limit must be positive"},
 		{[]string{"-key", "k:pro:write:acme/eu"}, "-key #1: an account may hold only A-Z, a-z, 0-9"},
-		{[]string{"-key", "k:pro:write:"}, "-key #1: an account must be 1 to 64 characters"},
+		{[]string{"-key", "k:pro:write:"}, "-key #1: the account (part 4 of KEY:plan:scope:account) is empty"},
 		{[]string{"-key", "k:pro:write:acme:x"}, "more than KEY:plan:scope:account"},
 		{[]string{"serve"}, `unexpected argument "serve"`},
 	} {
@@ -256,7 +262,8 @@ func TestRunInProcess(t *testing.T) {
 		t.Errorf("log:\n%s", log)
 	}
 	// On a fake clock, the start says what real receivers need.
-	if !strings.Contains(log, "refuse them as in the future") || !strings.Contains(log, "-replay-window 0") || !strings.Contains(log, "WithWebhookClock") {
+	if !strings.Contains(log, "more than 5 minutes ahead of real time") || !strings.Contains(log, "more than 27 hours behind") ||
+		!strings.Contains(log, "-replay-window 0") || !strings.Contains(log, "WithWebhookClock") {
 		t.Errorf("the fake clock's start line does not say what receivers need:\n%s", log)
 	}
 }

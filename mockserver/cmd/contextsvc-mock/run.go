@@ -61,16 +61,16 @@ func (k *keyFlags) Set(spec string) error {
 // never quote a token.
 func (k keyFlags) parse() ([]mockserver.Key, error) {
 	keys := make([]mockserver.Key, 0, len(k))
-	seen := make(map[string]bool, len(k))
+	seen := make(map[string]int, len(k))
 	for i, spec := range k {
 		key, err := mockserver.ParseKey(spec)
 		if err != nil {
 			return nil, fmt.Errorf("-key #%d: %s", i+1, strings.TrimPrefix(err.Error(), "mockserver: "))
 		}
-		if seen[key.Token] {
-			return nil, fmt.Errorf("-key #%d: the same key is given twice", i+1)
+		if first, ok := seen[key.Token]; ok {
+			return nil, fmt.Errorf("-key #%d: the same key is given twice (as -key #%d too): each key is given once, with its plan, scope and account", i+1, first)
 		}
-		seen[key.Token] = true
+		seen[key.Token] = i + 1
 		keys = append(keys, key)
 	}
 	return keys, nil
@@ -302,9 +302,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// The fake clock starts at the real time; advanced, it stamps
 		// events ahead of every receiver's clock.
 		logger.Info("fake clock: time moves only by POST /_mock/clock/advance (GET /_mock/clock reads it). " +
-			"Once advanced, events are stamped ahead of real time and receivers that check an event's age refuse them as in the future " +
-			"(contextsvc.NewWebhookHandler allows 5 minutes): run examples/receiver with -replay-window 0, " +
-			"or give a Go receiver contextsvc.WithWebhookClock with the mock's time")
+			"Receivers that check an event's age compare its timestamp with their own clock: once this clock is more than 5 minutes ahead of real time (advanced), " +
+			"they refuse the events as in the future, and once it is more than 27 hours behind (not advanced for a day), as too old " +
+			"(contextsvc.NewWebhookHandler's defaults). Then run examples/receiver with -replay-window 0, " +
+			"or give a Go receiver contextsvc.WithWebhookClock with the mock's time; before then no receiver needs anything")
 	}
 
 	code := exitOK
