@@ -31,6 +31,9 @@ type Server struct {
 	httpsOnly  bool
 	admin      bool
 	requestLog bool
+	// adminHosts are the names the admin routes answer to besides IP
+	// addresses and localhost (admin_host.go).
+	adminHosts adminHosts
 
 	keys       []*apiKey
 	defaultKey Key
@@ -135,6 +138,7 @@ func Open(opts ...Option) (*Server, error) {
 	s := &Server{
 		clock: cf.clock, logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
 		requestLog:        cf.requestLog,
+		adminHosts:        newAdminHosts(cf.adminHosts),
 		accounts:          make(map[string]*account),
 		hooks:             webhookIndex{byID: make(map[string]*webhook)},
 		events:            newEventLog(cf.historyLimit),
@@ -382,11 +386,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.armBodyDeadline(rw, r)
 		r.Body = &deadlineBody{ReadCloser: r.Body, w: rw}
 	}
-	if uncleanPath(r.URL.Path) {
+	admin := s.admin && isAdminPath(r.URL.Path)
+	switch {
+	case uncleanPath(r.URL.Path):
 		// http.ServeMux would answer a redirect with a text body; the API
 		// has no such paths, so they are a plain 404.
 		writeError(rw, notFound("no such path: "+r.URL.Path))
-	} else {
+	case admin:
+		if e := s.checkAdminHost(r); e != nil {
+			writeError(rw, e)
+			break
+		}
+		s.mux.ServeHTTP(rw, r)
+	default:
 		s.mux.ServeHTTP(rw, r)
 	}
 	// Any request but a read may have changed the state (a fault in mode
