@@ -582,6 +582,31 @@ func TestDashboardFiles(t *testing.T) {
 	}
 }
 
+// TestAdminMalformedQuery: every admin route refuses a malformed query
+// string with a 400 naming the parameter, and the document declares it
+// (the validator fails an undeclared status).
+func TestAdminMalformedQuery(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	c := create(t, ts, `{"name":"Doc"}`)
+	events := len(ts.Events())
+	for _, p := range []struct{ method, path string }{
+		{"GET", "/_mock/openapi.yaml"}, {"GET", "/_mock/deliveries/dlv_x"}, {"POST", "/_mock/deliveries/dlv_x/redeliver"},
+		{"GET", "/_mock/webhooks/wh_x"}, {"DELETE", "/_mock/webhooks/wh_x"}, {"POST", "/_mock/contexts/" + c.ID + "/publish"},
+		{"GET", "/_mock/clock"}, {"POST", "/_mock/reset"}, {"DELETE", "/_mock/faults"}, {"GET", "/_mock/events/evt_x"},
+		{"GET", "/_mock/contexts/" + c.ID}, {"GET", "/_mock/summary"}, {"GET", "/_mock/stream"}, {"GET", "/_mock/ui/"},
+		{"GET", "/_mock/ui/app.js"}, {"GET", "/_mock/state"},
+	} {
+		r := admin(t, ts, p.method, p.path+"?a=%zz", "")
+		if _, param := r.errorOf(t); r.Status != 400 || param != "a" {
+			t.Errorf("%s %s?a=%%zz: %d %s", p.method, p.path, r.Status, r.Body)
+		}
+	}
+	if n := len(ts.Events()); n != events || len(ts.Contexts(ts.DefaultKey().Account)) != 1 {
+		t.Errorf("a refused request acted: %d events, want %d", n, events)
+	}
+}
+
 // TestDashboardWritesNoHTML: the page's scripts write every string as
 // text: no API that parses HTML from a string is used anywhere, nor
 // eval, so no user-controlled string can become markup or code.
