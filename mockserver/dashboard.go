@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strings"
 )
 
 // The dashboard: a page at GET /_mock/ui/ that shows what the mock holds
@@ -80,6 +81,22 @@ func (s *Server) dashboardRoutes() {
 	s.browseRoutes()
 }
 
+// isUIPath reports whether p is the dashboard's or under it.
+func isUIPath(p string) bool { return p == "/_mock/ui" || strings.HasPrefix(p, "/_mock/ui/") }
+
+// setUIHeaders sets the dashboard's security headers: its
+// Content-Security-Policy, no sniffing, no framing, no referrer, and an
+// origin of its own. The server sets them on every answer under
+// /_mock/ui/, its errors included, before it routes.
+func setUIHeaders(h http.Header) {
+	h["Content-Security-Policy"] = []string{uiContentSecurityPolicy}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
+	h["X-Frame-Options"] = []string{"DENY"}
+	h["Referrer-Policy"] = []string{"no-referrer"}
+	h["Cross-Origin-Opener-Policy"] = []string{"same-origin"}
+	h["Cross-Origin-Resource-Policy"] = []string{"same-origin"}
+}
+
 // serveUIAsset answers with an embedded file of the dashboard, or a 304
 // when the browser has it already, or the contract's 404.
 func serveUIAsset(w http.ResponseWriter, r *http.Request, name string) {
@@ -89,12 +106,7 @@ func serveUIAsset(w http.ResponseWriter, r *http.Request, name string) {
 		return
 	}
 	h := w.Header()
-	h["Content-Security-Policy"] = []string{uiContentSecurityPolicy}
-	h["X-Content-Type-Options"] = []string{"nosniff"}
-	h["X-Frame-Options"] = []string{"DENY"}
-	h["Referrer-Policy"] = []string{"no-referrer"}
-	h["Cross-Origin-Opener-Policy"] = []string{"same-origin"}
-	h["Cross-Origin-Resource-Policy"] = []string{"same-origin"}
+	setUIHeaders(h)
 	// Revalidated on every load: a 304 costs a round trip on loopback,
 	// and a new build of the mock is never shown stale.
 	h["Cache-Control"] = []string{"no-cache"}

@@ -387,6 +387,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		r.Body = &deadlineBody{ReadCloser: r.Body, w: rw}
 	}
 	admin := s.admin && isAdminPath(r.URL.Path)
+	if admin && isUIPath(r.URL.Path) {
+		// Every answer under the dashboard's path carries its security
+		// headers, its errors too (a 404, 405, 403 or 400).
+		setUIHeaders(rw.Header())
+	}
 	switch {
 	case uncleanPath(r.URL.Path):
 		// http.ServeMux would answer a redirect with a text body; the API
