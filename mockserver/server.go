@@ -270,9 +270,10 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 // CloseStreams ends the dashboard's open event streams (GET
 // /_mock/stream) and refuses new ones (503). An http.Server's Shutdown
 // waits for every running request, and a stream runs until its page
-// closes: [Server.HTTPServer] and [NewTestServer] call it on shutdown; a
-// program serving s on an http.Server of its own calls it before, or
-// registers it with RegisterOnShutdown.
+// closes: [Server.HTTPServer] and [NewTestServer] call it on shutdown, and
+// [Server.Close] calls it; a program serving s on an http.Server of its
+// own calls it (or Close) before the http.Server's Shutdown, or registers
+// it with RegisterOnShutdown.
 func (s *Server) CloseStreams() { s.changes.closeAll() }
 
 // armBodyDeadline gives the client readBodyTimeout from now to send r's
