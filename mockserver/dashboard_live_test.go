@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +14,8 @@ import (
 )
 
 // The dashboard's live updates across what a day brings: the mock
-// restarted under an open page, a stream refused for a while.
+// restarted under an open page, a stream refused for a while, a tab in
+// the background.
 
 // frontServer serves whichever Server is current on one address, as a
 // mock restarted on the same port does, and tells refused of each stream
@@ -143,4 +145,39 @@ func onlyStreamErrors(t *testing.T, d *dash) {
 			t.Errorf("console %s", browsertest.Describe(m))
 		}
 	}
+}
+
+// setHidden makes the tab hidden or shown, as switching tabs does (a
+// headless tab is always shown otherwise).
+func (d *dash) setHidden(hidden bool) {
+	d.t.Helper()
+	state := "visible"
+	if hidden {
+		state = "hidden"
+	}
+	evalAs[any](d, fmt.Sprintf(`Object.defineProperty(document, 'hidden', {value: %v, configurable: true});
+		Object.defineProperty(document, 'visibilityState', {value: %q, configurable: true});
+		document.dispatchEvent(new Event('visibilitychange'))`, hidden, state))
+}
+
+// TestDashboardHiddenTab: a tab in the background gives its stream back
+// (browsers allow an origin six connections over HTTP/1.1, every tab
+// together, and six open dashboards would leave none for requests); shown
+// again, it follows the mock again and shows what happened meanwhile.
+func TestDashboardHiddenTab(t *testing.T) {
+	skipShortBrowser(t)
+	t.Parallel()
+	ts, _ := newFakeTestServer(t)
+	d := openDashboard(t, ts, "#/events")
+	d.wait(`document.querySelector('#live').textContent === 'live'`)
+	eventually(t, "one stream open", func() bool { return ts.changes.n.Load() == 1 })
+	d.setHidden(true)
+	eventually(t, "the hidden tab's stream closed", func() bool { return ts.changes.n.Load() == 0 })
+	create(t, ts, `{"name":"Made while the tab was hidden"}`)
+	d.setHidden(false)
+	d.wait(`document.querySelector('#live').textContent === 'live' && document.querySelector('main').textContent.includes('Made while the tab was hidden')`)
+	if n := ts.changes.n.Load(); n != 1 {
+		t.Errorf("%d streams open once the tab is shown", n)
+	}
+	browsertest.NoErrors(t, d.tab)
 }

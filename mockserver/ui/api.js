@@ -73,14 +73,17 @@ const REOPEN_FIRST_MS = 1000, REOPEN_MAX_MS = 30000;
 // stream (a 503 while the mock shuts down or has too many streams open, a
 // proxy's 502): then follow opens a new one itself, after 1 s, then 2, 4…
 // up to 30 s, so a page left open follows the mock again whenever it is
-// back.
+// back. A tab in the background holds no stream: browsers give an origin
+// only six connections over HTTP/1.1, all tabs together, and six
+// dashboards open would leave none for the pages' requests. It opens
+// again, and reloads what it shows, when the tab is shown.
 export function follow(handlers) {
   // opened: the page has shown what the mock held before this stream
   // opens, so the stream's hello asks for a reload (resync).
-  let es = null, opened = false, timer = null, delay = REOPEN_FIRST_MS;
+  let es = null, opened = document.hidden, timer = null, delay = REOPEN_FIRST_MS;
   const open = () => {
     timer = null;
-    if (es) return;
+    if (es || document.hidden) return;
     const src = new EventSource('/_mock/stream');
     es = src;
     src.addEventListener('hello', e => {
@@ -102,9 +105,25 @@ export function follow(handlers) {
     });
   };
   const reopen = () => {
-    if (timer) return;
+    if (timer || document.hidden) return;
     timer = setTimeout(open, delay);
     delay = Math.min(2 * delay, REOPEN_MAX_MS);
   };
+  const close = () => {
+    clearTimeout(timer);
+    timer = null;
+    if (es) es.close();
+    es = null;
+    opened = true;
+  };
+  document.addEventListener('visibilitychange', () => {
+    if (document.hidden) {
+      close();
+      handlers.status(false);
+    } else {
+      delay = REOPEN_FIRST_MS;
+      open();
+    }
+  });
   open();
 }
