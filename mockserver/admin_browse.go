@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -315,11 +316,31 @@ type diffJSON struct {
 	Added        int            `json:"added"`
 	Removed      int            `json:"removed"`
 	Hunks        []diffHunkJSON `json:"hunks"`
+	// HunksLeftOut counts the hunks past maxDiffTextBytes, not sent.
+	HunksLeftOut int `json:"hunksLeftOut,omitempty"`
 	// FromContent and ToContent are both texts, when they are too
-	// different to diff.
-	FromContent *string `json:"fromContent,omitempty"`
-	ToContent   *string `json:"toContent,omitempty"`
+	// different to diff, each cut to maxDiffContentBytes;
+	// FromContentCut and ToContentCut count the bytes left out.
+	FromContent    *string `json:"fromContent,omitempty"`
+	ToContent      *string `json:"toContent,omitempty"`
+	FromContentCut int     `json:"fromContentCut,omitempty"`
+	ToContentCut   int     `json:"toContentCut,omitempty"`
 }
+
+// The bounds of a diff's answer, so that two versions of 1,000,000 bytes
+// answer at most about 1 MB of JSON (the page shows it all), not both
+// texts whole (and each '<' escaped six bytes long: 12 MB).
+const (
+	// maxDiffLineBytes cuts a longer line of a hunk; the line's cut
+	// counts the bytes left out.
+	maxDiffLineBytes = 2 << 10
+	// maxDiffTextBytes bounds the text of the hunks sent, all lines
+	// together; the lines and hunks past it are left out and counted.
+	maxDiffTextBytes = 256 << 10
+	// maxDiffContentBytes cuts each text sent when the versions are too
+	// different to diff.
+	maxDiffContentBytes = 128 << 10
+)
 
 type diffHunkJSON struct {
 	FromStart int            `json:"fromStart"`
@@ -327,12 +348,17 @@ type diffHunkJSON struct {
 	ToStart   int            `json:"toStart"`
 	ToLines   int            `json:"toLines"`
 	Lines     []diffLineJSON `json:"lines"`
+	// LinesLeftOut counts the lines of the hunk past maxDiffTextBytes,
+	// not sent (the last hunk sent may end early).
+	LinesLeftOut int `json:"linesLeftOut,omitempty"`
 }
 
 type diffLineJSON struct {
 	Op        string `json:"op"`
 	Text      string `json:"text"`
 	NoNewline bool   `json:"noNewline,omitempty"`
+	// Cut counts the bytes of the line past maxDiffLineBytes, not sent.
+	Cut int `json:"cut,omitempty"`
 }
 
 var diffOpNames = map[diffOp]string{diffEqual: "equal", diffDelete: "delete", diffInsert: "insert"}
@@ -354,7 +380,8 @@ func versionParam(r *http.Request, name string) (int, *apiError) {
 // adminDiffContext diffs the content of two versions of any account's
 // context, line by line (linediff.go): to defaults to the latest version,
 // from to the one before to. Two versions too different to diff within
-// the diff's bounds are answered with both texts.
+// the diff's bounds are answered with both texts. The answer is bounded
+// too (maxDiffLineBytes, maxDiffTextBytes, maxDiffContentBytes).
 func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 	from, e := versionParam(r, "from")
 	if e != nil {
@@ -391,16 +418,30 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 	d := diffTexts(fv.Content, tv.Content)
 	out := diffJSON{ContextID: id, From: from, To: to, FromName: fv.Name, ToName: tv.Name, FromTags: fv.Tags, ToTags: tv.Tags,
 		Identical: d.Identical, TooDifferent: d.TooDifferent, Added: d.Added, Removed: d.Removed, Hunks: []diffHunkJSON{}}
-	for _, h := range d.Hunks {
+	sent := 0 // bytes of text in the hunks so far
+	for n, h := range d.Hunks {
+		if sent >= maxDiffTextBytes {
+			out.HunksLeftOut = len(d.Hunks) - n
+			break
+		}
 		hj := diffHunkJSON{FromStart: h.FromStart, FromLines: h.FromLines, ToStart: h.ToStart, ToLines: h.ToLines,
-			Lines: make([]diffLineJSON, len(h.Lines))}
+			Lines: make([]diffLineJSON, 0, len(h.Lines))}
 		for i, l := range h.Lines {
-			hj.Lines[i] = diffLineJSON{Op: diffOpNames[l.Op], Text: l.Text, NoNewline: l.NoNewline}
+			if sent >= maxDiffTextBytes {
+				// One hunk may hold 1,000 changed lines: it ends here.
+				hj.LinesLeftOut = len(h.Lines) - i
+				break
+			}
+			text := cutUTF8(l.Text, maxDiffLineBytes)
+			sent += len(text)
+			hj.Lines = append(hj.Lines, diffLineJSON{Op: diffOpNames[l.Op], Text: text, NoNewline: l.NoNewline, Cut: len(l.Text) - len(text)})
 		}
 		out.Hunks = append(out.Hunks, hj)
 	}
 	if d.TooDifferent {
-		out.FromContent, out.ToContent = &fv.Content, &tv.Content
+		from, to := cutUTF8(fv.Content, maxDiffContentBytes), cutUTF8(tv.Content, maxDiffContentBytes)
+		out.FromContent, out.ToContent = &from, &to
+		out.FromContentCut, out.ToContentCut = len(fv.Content)-len(from), len(tv.Content)-len(to)
 	}
 	if out.FromTags == nil {
 		out.FromTags = []string{}
@@ -408,7 +449,16 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 	if out.ToTags == nil {
 		out.ToTags = []string{}
 	}
-	writeValue(w, http.StatusOK, out)
+	// Without HTML's escapes: a '<' of the texts is one byte, not six
+	// ("\u003c"), so the answer stays within its bounds.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 func (s *Server) adminGetEvent(w http.ResponseWriter, r *http.Request) {
