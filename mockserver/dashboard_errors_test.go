@@ -11,7 +11,8 @@ import (
 
 // TestDashboardActionErrors: an action the admin API refuses shows the
 // server's reason in the page, and changes nothing: a redelivery to an
-// inactive webhook (409), a duration the clock does not take (400).
+// inactive webhook (409), a duration the clock does not take (400). And a
+// route of no view shows the deliveries, without an error.
 func TestDashboardActionErrors(t *testing.T) {
 	skipShortBrowser(t)
 	t.Parallel()
@@ -36,6 +37,14 @@ func TestDashboardActionErrors(t *testing.T) {
 	d.wait(`[...document.querySelectorAll('.toast-error')].some(t => t.textContent.includes('is not a duration'))`)
 	if !clock.Now().Equal(dlvT0) {
 		t.Errorf("a refused advance moved the clock to %v", clock.Now())
+	}
+	// A route that names no view of the page, but a name every object
+	// has, shows the deliveries.
+	d.route("#/constructor")
+	d.wait(`document.querySelector('.sidebar a[aria-current=page]').dataset.view === 'deliveries' &&
+		document.querySelector('main h1').textContent === 'Deliveries' && document.querySelector('table.list.deliveries tbody tr')`)
+	if n := evalAs[int](d, `[...document.querySelectorAll('.toast-error')].filter(t => !t.textContent.includes('inactive') && !t.textContent.includes('duration')).length`); n != 0 {
+		t.Errorf("the route showed %d errors", n)
 	}
 	// The console shows the two refused requests, and nothing else.
 	msgs, err := browsertest.Messages(d.tab)

@@ -168,7 +168,8 @@ function answer(a) {
 // The route is the hash: #/view?filter=…&id=… (id is the selected item).
 function parseHash() {
   const m = /^#\/([a-z]+)(?:\?(.*))?$/.exec(location.hash);
-  const view = m && VIEWS[m[1]] ? m[1] : 'deliveries';
+  // Own views only: #/constructor names no view (VIEWS inherits it).
+  const view = m && Object.hasOwn(VIEWS, m[1]) ? m[1] : 'deliveries';
   return { view, q: new URLSearchParams(m ? m[2] || '' : '') };
 }
 
