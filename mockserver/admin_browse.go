@@ -449,12 +449,18 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 	if out.ToTags == nil {
 		out.ToTags = []string{}
 	}
-	// Without HTML's escapes: a '<' of the texts is one byte, not six
-	// ("\u003c"), so the answer stays within its bounds.
+	writeText(w, out)
+}
+
+// writeText writes v as a 200 JSON answer without HTML's escapes: a '<'
+// of a content is one byte, not six ("\u003c"), so an answer carrying
+// texts (a context's content, a diff) is about as long as they are, not up
+// to six times (a JSON reader takes either).
+func writeText(w http.ResponseWriter, v any) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
+	if err := enc.Encode(v); err != nil {
 		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
 		return
 	}

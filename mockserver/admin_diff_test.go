@@ -1,7 +1,9 @@
 package mockserver
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -121,4 +123,61 @@ func TestDashboardDiffCut(t *testing.T) {
 		t.Errorf("the page shows %s", got)
 	}
 	browsertest.NoErrors(t, d.tab)
+}
+
+// BenchmarkAdminDiff: GET /_mock/contexts/{id}/diff of two versions of
+// 999,000 bytes each, of the kinds that cost most (every line different,
+// so too different; long lines, one big hunk; many hunks), through the
+// handler, beside its baseline in the same run: GET /_mock/contexts/{id},
+// the newer version's content alone. resp-bytes is the answer's size.
+//
+//	go test ./mockserver -run '^$' -bench BenchmarkAdminDiff -benchtime 20x
+func BenchmarkAdminDiff(b *testing.B) {
+	s := unvalidated(New(WithKey(Key{Token: "sk_bench", Plan: PlanUnlimited})))
+	serve := func(method, path, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Host = "127.0.0.1"
+		req.Header.Set("Authorization", "Bearer sk_bench")
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code/100 != 2 {
+			b.Fatalf("%s %s: %d %.200s", method, path, rec.Code, rec.Body)
+		}
+		return rec
+	}
+	const size = 999_000
+	lines := func(n int, line func(i int) string) string {
+		var sb strings.Builder
+		for i := 0; sb.Len() < size-n; i++ {
+			sb.WriteString(line(i))
+		}
+		return sb.String()
+	}
+	for _, bc := range []struct{ name, from, to string }{
+		{"every-line-different", lines(20, func(i int) string { return fmt.Sprintf("a%d\n", i) }), lines(20, func(i int) string { return fmt.Sprintf("b%d\n", i) })},
+		{"one-big-hunk", lines(1000, func(i int) string { return fmt.Sprintf("%04d %s\n", i, strings.Repeat("<", 994)) }),
+			lines(1000, func(i int) string { return fmt.Sprintf("%04d %s\n", i, strings.Repeat(">", 994)) })},
+		{"many-hunks", lines(1000, func(i int) string { return fmt.Sprintf("%04d %s\n", i, strings.Repeat("<", 994)) }),
+			lines(1000, func(i int) string {
+				if i%20 == 10 {
+					return fmt.Sprintf("%04d %s\n", i, strings.Repeat(">", 994))
+				}
+				return fmt.Sprintf("%04d %s\n", i, strings.Repeat("<", 994))
+			})},
+	} {
+		var c contextJSON
+		if err := json.Unmarshal(serve("POST", "/v1/contexts", bodyJSON(map[string]string{"name": bc.name, "content": bc.from})).Body.Bytes(), &c); err != nil {
+			b.Fatal(err)
+		}
+		serve("PUT", "/v1/contexts/"+c.ID, bodyJSON(map[string]string{"content": bc.to}))
+		for _, sub := range []struct{ name, path string }{{"diff", "/diff"}, {"baseline-read", ""}} {
+			b.Run(bc.name+"/"+sub.name, func(b *testing.B) {
+				var n int
+				for b.Loop() {
+					n = serve("GET", "/_mock/contexts/"+c.ID+sub.path, "").Body.Len()
+				}
+				b.ReportMetric(float64(n), "resp-bytes")
+			})
+		}
+	}
 }
