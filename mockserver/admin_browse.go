@@ -248,7 +248,10 @@ func (s *Server) adminGetContext(w http.ResponseWriter, r *http.Request) {
 	content := c.content
 	a.mu.RUnlock()
 	cj.Content = &content
-	writeValue(w, http.StatusOK, cj)
+	// The page shows the content: 1 MB of '<' answers 1 MB, not 6. (The
+	// plain type has no MarshalJSON, whose json.Marshal would escape.)
+	type plain adminContextJSON
+	writeText(w, plain(cj))
 }
 
 // adminVersionJSON is a version as the admin list shows it: its content's

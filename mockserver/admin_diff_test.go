@@ -125,6 +125,22 @@ func TestDashboardDiffCut(t *testing.T) {
 	browsertest.NoErrors(t, d.tab)
 }
 
+// TestAdminContextTextSize: a context's content, read by the page through
+// GET /_mock/contexts/{id}, answers about its own size, whatever its
+// characters (HTML's escapes would make each '<' six bytes).
+func TestAdminContextTextSize(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	content := strings.Repeat("<a href='x'>&</a>\n", 10_000)
+	c := create(t, ts, bodyJSON(map[string]string{"name": "<b>Markup</b>", "content": content}))
+	r := admin(t, ts, "GET", "/_mock/contexts/"+c.ID, "")
+	var got adminContextJSON
+	r.json(t, &got)
+	if got.Content == nil || *got.Content != content || got.Name != "<b>Markup</b>" || len(r.Body) > len(content)*5/4 {
+		t.Errorf("%d bytes for %d of content: %.300s", len(r.Body), len(content), r.Body)
+	}
+}
+
 // BenchmarkAdminDiff: GET /_mock/contexts/{id}/diff of two versions of
 // 999,000 bytes each, of the kinds that cost most (every line different,
 // so too different; long lines, one big hunk; many hunks), through the
