@@ -158,7 +158,7 @@ func (s *Server) adminListContexts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope := listScope(account)
-	limit, start, e := s.listParams(q, cursorAdminContexts, scope)
+	limit, start, scope, e := s.listParams(q, cursorAdminContexts, scope)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -281,7 +281,7 @@ func (v adminVersionJSON) MarshalJSON() ([]byte, error) {
 // context, without their content; newest first with order=desc.
 func (s *Server) adminListContextVersions(w http.ResponseWriter, r *http.Request) {
 	scope := listScope(r.PathValue("id"))
-	limit, start, e := s.listParams(r.URL.Query(), cursorContextVersions, scope)
+	limit, start, scope, e := s.listParams(r.URL.Query(), cursorContextVersions, scope)
 	if e != nil {
 		writeError(w, e)
 		return
