@@ -5,10 +5,13 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // streamGoroutines counts the goroutines serving a /_mock/stream.
@@ -149,5 +152,33 @@ func TestStreamNoGoroutineLeak(t *testing.T) {
 	eventually(t, "every stream ends on Close", func() bool { return streamGoroutines() == base })
 	if got := ts.changes.n.Load(); got != 0 {
 		t.Errorf("%d subscribers left", got)
+	}
+}
+
+// TestDeliveryChangeFeedsStreamAndStateFile: one hook tells a delivery's
+// change both to the dashboard's streams and to the state file: a retry
+// that the clock makes due (no request involved, so nothing else notes
+// it) reaches the stream and marks the state to be written.
+func TestDeliveryChangeFeedsStreamAndStateFile(t *testing.T) {
+	t.Parallel()
+	clock := NewFakeClock(dlvT0)
+	ts := stateServer(t, clock, filepath.Join(t.TempDir(), "state.json"), WithStateInterval(time.Hour))
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) { w.WriteHeader(500) })
+	registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
+	create(t, ts, `{"name":"Doc"}`)
+	idle(t, ts)
+	sr := openStream(t, ts)
+	ts.persist.dirty.Store(false) // as just written
+	clock.Advance(time.Minute)
+	idle(t, ts)
+	seen := map[string]bool{}
+	for _, c := range sr.changes(3) {
+		seen[c.Kind+" "+c.Action] = true
+	}
+	if !seen["delivery attemptStarted"] || !seen["delivery attemptFinished"] {
+		t.Errorf("the stream's changes: %v", seen)
+	}
+	if !ts.persist.dirty.Load() {
+		t.Error("the retry's attempt did not mark the state file to be written")
 	}
 }
