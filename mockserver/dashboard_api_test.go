@@ -755,7 +755,8 @@ func TestStream(t *testing.T) {
 func TestChangeHubResync(t *testing.T) {
 	t.Parallel()
 	var h changeHub
-	slow, fast := h.subscribe(), h.subscribe()
+	slow, _ := h.subscribe()
+	fast, _ := h.subscribe()
 	for i := range changeBuffer + 100 {
 		h.publish(change{Kind: changeEvent, ID: fmt.Sprint(i)})
 		if i%100 == 0 {
@@ -782,7 +783,7 @@ func TestChangeHubResync(t *testing.T) {
 	default:
 		t.Error("closeAll left a subscription open")
 	}
-	if h.subscribe() != nil {
+	if sub, closed := h.subscribe(); sub != nil || !closed {
 		t.Error("a closed hub took a subscriber")
 	}
 }
@@ -812,7 +813,12 @@ func TestStreamLimitAndShutdown(t *testing.T) {
 	if err != nil || res.StatusCode != 503 {
 		t.Fatalf("stream %d: %v %v", maxSubscribers+1, res, err)
 	}
+	// It says why, and when to try again.
+	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
+	if !strings.Contains(string(b), "too many event streams: 64 dashboards are open") || res.Header.Get("Retry-After") != "30" {
+		t.Errorf("stream %d: %s, Retry-After %q", maxSubscribers+1, b, res.Header.Get("Retry-After"))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := hs.Config.Shutdown(ctx); err != nil {

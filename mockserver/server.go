@@ -83,8 +83,10 @@ type Server struct {
 	persistDeliveries atomic.Bool
 
 	// changes fans the server's changes out to the dashboard's streams
-	// (changes.go, stream.go).
-	changes changeHub
+	// (changes.go, stream.go); keepAlive is how often an idle stream says
+	// so (streamKeepAlive).
+	changes   changeHub
+	keepAlive time.Duration
 
 	mux *http.ServeMux
 	// handler serves every request: serve, or (in this package's tests
@@ -145,6 +147,7 @@ func Open(opts ...Option) (*Server, error) {
 		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
 		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
 		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
+		keepAlive:         streamKeepAlive,
 	}
 	s.deliveries = newDeliverer(deliveryConfig{
 		Clock:      cf.clock,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -180,5 +181,35 @@ func TestDeliveryChangeFeedsStreamAndStateFile(t *testing.T) {
 	}
 	if !ts.persist.dirty.Load() {
 		t.Error("the retry's attempt did not mark the state file to be written")
+	}
+}
+
+// TestStreamKeepAlive: an idle stream sends a comment line every
+// keep-alive period (15 s; here 10 ms), so proxies keep it and a page
+// that went is noticed.
+func TestStreamKeepAlive(t *testing.T) {
+	t.Parallel()
+	s := New()
+	s.keepAlive = 10 * time.Millisecond
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { s.CloseStreams(); hs.Close() })
+	// Without keep-alive comments the read would wait: 10 s ends it.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", hs.URL+"/_mock/stream", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	comments := 0
+	for comments < 3 && sc.Scan() {
+		if sc.Text() == ": keep-alive" {
+			comments++
+		}
+	}
+	if comments < 3 {
+		t.Errorf("%d keep-alive comments before the stream ended: %v", comments, sc.Err())
 	}
 }
