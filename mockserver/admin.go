@@ -184,7 +184,7 @@ func (s *Server) adminListEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope := listScope(string(typ), account)
-	limit, start, e := s.listParams(q, cursorEvents, scope)
+	limit, start, scope, e := s.listParams(q, cursorEvents, scope)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -273,7 +273,7 @@ func (s *Server) adminListDeliveries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope := listScope(f.EventID, f.WebhookID, state, f.Account, string(f.EventType))
-	limit, start, e := s.listParams(q, cursorDeliveries, scope)
+	limit, start, scope, e := s.listParams(q, cursorDeliveries, scope)
 	if e != nil {
 		writeError(w, e)
 		return

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -157,7 +158,7 @@ func (s *Server) adminListContexts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope := listScope(account)
-	limit, start, e := s.listParams(q, cursorAdminContexts, scope)
+	limit, start, scope, e := s.listParams(q, cursorAdminContexts, scope)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -247,7 +248,10 @@ func (s *Server) adminGetContext(w http.ResponseWriter, r *http.Request) {
 	content := c.content
 	a.mu.RUnlock()
 	cj.Content = &content
-	writeValue(w, http.StatusOK, cj)
+	// The page shows the content: 1 MB of '<' answers 1 MB, not 6. (The
+	// plain type has no MarshalJSON, whose json.Marshal would escape.)
+	type plain adminContextJSON
+	writeText(w, plain(cj))
 }
 
 // adminVersionJSON is a version as the admin list shows it: its content's
@@ -277,7 +281,7 @@ func (v adminVersionJSON) MarshalJSON() ([]byte, error) {
 // context, without their content; newest first with order=desc.
 func (s *Server) adminListContextVersions(w http.ResponseWriter, r *http.Request) {
 	scope := listScope(r.PathValue("id"))
-	limit, start, e := s.listParams(r.URL.Query(), cursorContextVersions, scope)
+	limit, start, scope, e := s.listParams(r.URL.Query(), cursorContextVersions, scope)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -315,11 +319,31 @@ type diffJSON struct {
 	Added        int            `json:"added"`
 	Removed      int            `json:"removed"`
 	Hunks        []diffHunkJSON `json:"hunks"`
+	// HunksLeftOut counts the hunks past maxDiffTextBytes, not sent.
+	HunksLeftOut int `json:"hunksLeftOut,omitempty"`
 	// FromContent and ToContent are both texts, when they are too
-	// different to diff.
-	FromContent *string `json:"fromContent,omitempty"`
-	ToContent   *string `json:"toContent,omitempty"`
+	// different to diff, each cut to maxDiffContentBytes;
+	// FromContentCut and ToContentCut count the bytes left out.
+	FromContent    *string `json:"fromContent,omitempty"`
+	ToContent      *string `json:"toContent,omitempty"`
+	FromContentCut int     `json:"fromContentCut,omitempty"`
+	ToContentCut   int     `json:"toContentCut,omitempty"`
 }
+
+// The bounds of a diff's answer, so that two versions of 1,000,000 bytes
+// answer at most about 1 MB of JSON (the page shows it all), not both
+// texts whole (and each '<' escaped six bytes long: 12 MB).
+const (
+	// maxDiffLineBytes cuts a longer line of a hunk; the line's cut
+	// counts the bytes left out.
+	maxDiffLineBytes = 2 << 10
+	// maxDiffTextBytes bounds the text of the hunks sent, all lines
+	// together; the lines and hunks past it are left out and counted.
+	maxDiffTextBytes = 256 << 10
+	// maxDiffContentBytes cuts each text sent when the versions are too
+	// different to diff.
+	maxDiffContentBytes = 128 << 10
+)
 
 type diffHunkJSON struct {
 	FromStart int            `json:"fromStart"`
@@ -327,12 +351,17 @@ type diffHunkJSON struct {
 	ToStart   int            `json:"toStart"`
 	ToLines   int            `json:"toLines"`
 	Lines     []diffLineJSON `json:"lines"`
+	// LinesLeftOut counts the lines of the hunk past maxDiffTextBytes,
+	// not sent (the last hunk sent may end early).
+	LinesLeftOut int `json:"linesLeftOut,omitempty"`
 }
 
 type diffLineJSON struct {
 	Op        string `json:"op"`
 	Text      string `json:"text"`
 	NoNewline bool   `json:"noNewline,omitempty"`
+	// Cut counts the bytes of the line past maxDiffLineBytes, not sent.
+	Cut int `json:"cut,omitempty"`
 }
 
 var diffOpNames = map[diffOp]string{diffEqual: "equal", diffDelete: "delete", diffInsert: "insert"}
@@ -354,7 +383,8 @@ func versionParam(r *http.Request, name string) (int, *apiError) {
 // adminDiffContext diffs the content of two versions of any account's
 // context, line by line (linediff.go): to defaults to the latest version,
 // from to the one before to. Two versions too different to diff within
-// the diff's bounds are answered with both texts.
+// the diff's bounds are answered with both texts. The answer is bounded
+// too (maxDiffLineBytes, maxDiffTextBytes, maxDiffContentBytes).
 func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 	from, e := versionParam(r, "from")
 	if e != nil {
@@ -391,16 +421,30 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 	d := diffTexts(fv.Content, tv.Content)
 	out := diffJSON{ContextID: id, From: from, To: to, FromName: fv.Name, ToName: tv.Name, FromTags: fv.Tags, ToTags: tv.Tags,
 		Identical: d.Identical, TooDifferent: d.TooDifferent, Added: d.Added, Removed: d.Removed, Hunks: []diffHunkJSON{}}
-	for _, h := range d.Hunks {
+	sent := 0 // bytes of text in the hunks so far
+	for n, h := range d.Hunks {
+		if sent >= maxDiffTextBytes {
+			out.HunksLeftOut = len(d.Hunks) - n
+			break
+		}
 		hj := diffHunkJSON{FromStart: h.FromStart, FromLines: h.FromLines, ToStart: h.ToStart, ToLines: h.ToLines,
-			Lines: make([]diffLineJSON, len(h.Lines))}
+			Lines: make([]diffLineJSON, 0, len(h.Lines))}
 		for i, l := range h.Lines {
-			hj.Lines[i] = diffLineJSON{Op: diffOpNames[l.Op], Text: l.Text, NoNewline: l.NoNewline}
+			if sent >= maxDiffTextBytes {
+				// One hunk may hold 1,000 changed lines: it ends here.
+				hj.LinesLeftOut = len(h.Lines) - i
+				break
+			}
+			text := cutUTF8(l.Text, maxDiffLineBytes)
+			sent += len(text)
+			hj.Lines = append(hj.Lines, diffLineJSON{Op: diffOpNames[l.Op], Text: text, NoNewline: l.NoNewline, Cut: len(l.Text) - len(text)})
 		}
 		out.Hunks = append(out.Hunks, hj)
 	}
 	if d.TooDifferent {
-		out.FromContent, out.ToContent = &fv.Content, &tv.Content
+		from, to := cutUTF8(fv.Content, maxDiffContentBytes), cutUTF8(tv.Content, maxDiffContentBytes)
+		out.FromContent, out.ToContent = &from, &to
+		out.FromContentCut, out.ToContentCut = len(fv.Content)-len(from), len(tv.Content)-len(to)
 	}
 	if out.FromTags == nil {
 		out.FromTags = []string{}
@@ -408,7 +452,22 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 	if out.ToTags == nil {
 		out.ToTags = []string{}
 	}
-	writeValue(w, http.StatusOK, out)
+	writeText(w, out)
+}
+
+// writeText writes v as a 200 JSON answer without HTML's escapes: a '<'
+// of a content is one byte, not six ("\u003c"), so an answer carrying
+// texts (a context's content, a diff) is about as long as they are, not up
+// to six times (a JSON reader takes either).
+func writeText(w http.ResponseWriter, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 func (s *Server) adminGetEvent(w http.ResponseWriter, r *http.Request) {

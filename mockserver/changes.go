@@ -56,7 +56,8 @@ type change struct {
 const changeBuffer = 512
 
 // maxSubscribers bounds the open streams; past it GET /_mock/stream is a
-// 503. A developer's few tabs are far below it.
+// 503 with Retry-After that says so. A developer's few tabs are far below
+// it (and a tab in the background closes its stream).
 const maxSubscribers = 64
 
 // changeHub fans changes out to its subscribers. publish never blocks: it
@@ -81,20 +82,23 @@ type subscriber struct {
 }
 
 // subscribe adds a subscriber, or returns nil when maxSubscribers are open
-// or the hub is closed.
-func (h *changeHub) subscribe() *subscriber {
+// or (closed true) the hub is closed.
+func (h *changeHub) subscribe() (sub *subscriber, closed bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || len(h.subs) >= maxSubscribers {
-		return nil
+	if h.closed {
+		return nil, true
+	}
+	if len(h.subs) >= maxSubscribers {
+		return nil, false
 	}
 	if h.subs == nil {
 		h.subs = make(map[*subscriber]struct{})
 	}
-	sub := &subscriber{ready: make(chan struct{}, 1), done: make(chan struct{})}
+	sub = &subscriber{ready: make(chan struct{}, 1), done: make(chan struct{})}
 	h.subs[sub] = struct{}{}
 	h.n.Store(int32(len(h.subs)))
-	return sub
+	return sub, false
 }
 
 // unsubscribe removes sub.

@@ -313,7 +313,7 @@ func TestCursorsBelongToTheirList(t *testing.T) {
 		{"-", "/_mock/events?cursor=" + ce, 400},
 		// The dashboard's filters and lists: the same rule.
 		{"-", "/_mock/events?account=acme&cursor=" + cea, 200},
-		{"-", "/_mock/events?account=acme&order=desc&cursor=" + cea, 200}, // the order is no filter
+		{"-", "/_mock/events?account=acme&order=desc&cursor=" + cea, 400}, // the order is part of the list
 		{"-", "/_mock/events?account=globex&cursor=" + cea, 400},
 		{"-", "/_mock/events?cursor=" + cea, 400},
 		{"-", "/_mock/contexts?account=acme&cursor=" + cma, 200},

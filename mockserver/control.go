@@ -61,15 +61,19 @@ func (s *Server) WaitForDelivery(ctx context.Context, match func(Delivery) bool)
 
 // Close stops webhook deliveries gracefully: no new attempt starts (waiting
 // ones stay pending), running attempts may finish until ctx is done, then
-// they are canceled and Close returns ctx's error. The API keeps answering
-// (the Server is only a handler; stop its http.Server first). Calling
-// Close again waits again.
+// they are canceled and Close returns ctx's error. It also ends the
+// dashboard's event streams and refuses new ones ([Server.CloseStreams]):
+// nothing they would report happens any more, and an open stream would
+// keep an http.Server's Shutdown waiting. The API keeps answering (the
+// Server is only a handler; stop its http.Server first). Calling Close
+// again waits again.
 //
 // With [WithStateFile], Close then writes the state file a last time (if
 // the state changed since it was written), with the deliveries as they
 // ended; a failure to write it is returned too. Stop the http.Server
 // first, so no request changes the state after that write.
 func (s *Server) Close(ctx context.Context) error {
+	s.CloseStreams()
 	err := s.deliveries.close(ctx)
 	if serr := s.closeState(); serr != nil {
 		err = errors.Join(err, serr)

@@ -93,24 +93,31 @@ func (s *Server) pageParams(q url.Values, kind byte, scope string) (limit int, a
 }
 
 // listParams reads limit and cursor as pageParams does, and order: asc
-// (the default, oldest first) or desc (newest first). A cursor is a
-// position in its list, so it continues a page in either order (the
-// order is not part of the scope).
-func (s *Server) listParams(q url.Values, kind byte, scope string) (limit int, start pageStart, e *apiError) {
-	limit, pos, e := s.pageParams(q, kind, scope)
-	if e != nil {
-		return 0, pageStart{}, e
-	}
+// (the default, oldest first) or desc (newest first). The order is part of
+// the list a cursor continues: a cursor of the newest-first list means
+// "before this position", and in the other order it would start over from
+// items already seen, so it is a 400 there. (An ascending list's scope is
+// scope itself, so its cursors are those issued before orders existed.)
+//
+// It returns the scope the page's own cursor is made for (writePage's).
+func (s *Server) listParams(q url.Values, kind byte, scope string) (limit int, start pageStart, pageScope string, e *apiError) {
 	desc := false
 	if vs, ok := q["order"]; ok {
 		if len(vs) > 1 || (vs[0] != "asc" && vs[0] != "desc") {
-			return 0, pageStart{}, badRequest("order", "order must be one of asc (oldest first, the default) and desc (newest first)")
+			return 0, pageStart{}, "", badRequest("order", "order must be one of asc (oldest first, the default) and desc (newest first)")
 		}
 		desc = vs[0] == "desc"
+	}
+	if desc {
+		scope += "\x00desc"
+	}
+	limit, pos, e := s.pageParams(q, kind, scope)
+	if e != nil {
+		return 0, pageStart{}, "", e
 	}
 	start = firstPage(desc)
 	if _, ok := q["cursor"]; ok {
 		start.pos = pos
 	}
-	return limit, start, nil
+	return limit, start, scope, nil
 }

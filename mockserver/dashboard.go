@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strings"
 )
 
 // The dashboard: a page at GET /_mock/ui/ that shows what the mock holds
@@ -58,9 +59,14 @@ var uiAssets = func() map[string]uiAsset {
 // uiContentSecurityPolicy lets the dashboard load its own files and talk
 // to its own origin, and nothing else: no inline script or style (every
 // user string is written as text anyway; this is the second wall), no
-// plugin, no other site, and no page may frame it.
+// plugin, no other site, and no page may frame it. Trusted Types without
+// a policy make the browsers that have them (Chromium) refuse every
+// assignment of a string as HTML or script (innerHTML,
+// insertAdjacentHTML, document.write…), so even a future slip would
+// throw instead of parsing a user's string.
 const uiContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; " +
-	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; " +
+	"require-trusted-types-for 'script'; trusted-types 'none'"
 
 // dashboardRoutes registers the dashboard's page, its files, its stream
 // and the admin endpoints only it needed at first (admin_browse.go).
@@ -80,6 +86,22 @@ func (s *Server) dashboardRoutes() {
 	s.browseRoutes()
 }
 
+// isUIPath reports whether p is the dashboard's or under it.
+func isUIPath(p string) bool { return p == "/_mock/ui" || strings.HasPrefix(p, "/_mock/ui/") }
+
+// setUIHeaders sets the dashboard's security headers: its
+// Content-Security-Policy, no sniffing, no framing, no referrer, and an
+// origin of its own. The server sets them on every answer under
+// /_mock/ui/, its errors included, before it routes.
+func setUIHeaders(h http.Header) {
+	h["Content-Security-Policy"] = []string{uiContentSecurityPolicy}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
+	h["X-Frame-Options"] = []string{"DENY"}
+	h["Referrer-Policy"] = []string{"no-referrer"}
+	h["Cross-Origin-Opener-Policy"] = []string{"same-origin"}
+	h["Cross-Origin-Resource-Policy"] = []string{"same-origin"}
+}
+
 // serveUIAsset answers with an embedded file of the dashboard, or a 304
 // when the browser has it already, or the contract's 404.
 func serveUIAsset(w http.ResponseWriter, r *http.Request, name string) {
@@ -89,12 +111,7 @@ func serveUIAsset(w http.ResponseWriter, r *http.Request, name string) {
 		return
 	}
 	h := w.Header()
-	h["Content-Security-Policy"] = []string{uiContentSecurityPolicy}
-	h["X-Content-Type-Options"] = []string{"nosniff"}
-	h["X-Frame-Options"] = []string{"DENY"}
-	h["Referrer-Policy"] = []string{"no-referrer"}
-	h["Cross-Origin-Opener-Policy"] = []string{"same-origin"}
-	h["Cross-Origin-Resource-Policy"] = []string{"same-origin"}
+	setUIHeaders(h)
 	// Revalidated on every load: a 304 costs a round trip on loopback,
 	// and a new build of the mock is never shown stale.
 	h["Cache-Control"] = []string{"no-cache"}

@@ -544,7 +544,7 @@ func TestDashboardFiles(t *testing.T) {
 		}
 	}
 	csp := r.Header.Get("Content-Security-Policy")
-	for _, want := range []string{"default-src 'self'", "script-src 'self'", "frame-ancestors 'none'", "object-src 'none'"} {
+	for _, want := range []string{"default-src 'self'", "script-src 'self'", "frame-ancestors 'none'", "object-src 'none'", "require-trusted-types-for 'script'"} {
 		if !strings.Contains(csp, want) {
 			t.Errorf("CSP %q lacks %q", csp, want)
 		}
@@ -553,7 +553,9 @@ func TestDashboardFiles(t *testing.T) {
 		t.Errorf("CSP %q allows something unsafe", csp)
 	}
 	rec := httptest.NewRecorder()
-	ts.ServeHTTP(rec, httptest.NewRequest("GET", "/_mock/ui", nil))
+	req := httptest.NewRequest("GET", "/_mock/ui", nil)
+	req.Host = "127.0.0.1" // not httptest's example.com, which the admin routes refuse
+	ts.ServeHTTP(rec, req)
 	if rec.Code != 301 || rec.Header().Get("Location") != "/_mock/ui/" {
 		t.Errorf("/_mock/ui: %d %q", rec.Code, rec.Header().Get("Location"))
 	}
@@ -577,6 +579,31 @@ func TestDashboardFiles(t *testing.T) {
 		if r := admin(t, off, "GET", p, ""); r.Status != 404 {
 			t.Errorf("admin off, %s: %d", p, r.Status)
 		}
+	}
+}
+
+// TestAdminMalformedQuery: every admin route refuses a malformed query
+// string with a 400 naming the parameter, and the document declares it
+// (the validator fails an undeclared status).
+func TestAdminMalformedQuery(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	c := create(t, ts, `{"name":"Doc"}`)
+	events := len(ts.Events())
+	for _, p := range []struct{ method, path string }{
+		{"GET", "/_mock/openapi.yaml"}, {"GET", "/_mock/deliveries/dlv_x"}, {"POST", "/_mock/deliveries/dlv_x/redeliver"},
+		{"GET", "/_mock/webhooks/wh_x"}, {"DELETE", "/_mock/webhooks/wh_x"}, {"POST", "/_mock/contexts/" + c.ID + "/publish"},
+		{"GET", "/_mock/clock"}, {"POST", "/_mock/reset"}, {"DELETE", "/_mock/faults"}, {"GET", "/_mock/events/evt_x"},
+		{"GET", "/_mock/contexts/" + c.ID}, {"GET", "/_mock/summary"}, {"GET", "/_mock/stream"}, {"GET", "/_mock/ui/"},
+		{"GET", "/_mock/ui/app.js"}, {"GET", "/_mock/state"},
+	} {
+		r := admin(t, ts, p.method, p.path+"?a=%zz", "")
+		if _, param := r.errorOf(t); r.Status != 400 || param != "a" {
+			t.Errorf("%s %s?a=%%zz: %d %s", p.method, p.path, r.Status, r.Body)
+		}
+	}
+	if n := len(ts.Events()); n != events || len(ts.Contexts(ts.DefaultKey().Account)) != 1 {
+		t.Errorf("a refused request acted: %d events, want %d", n, events)
 	}
 }
 
@@ -728,7 +755,8 @@ func TestStream(t *testing.T) {
 func TestChangeHubResync(t *testing.T) {
 	t.Parallel()
 	var h changeHub
-	slow, fast := h.subscribe(), h.subscribe()
+	slow, _ := h.subscribe()
+	fast, _ := h.subscribe()
 	for i := range changeBuffer + 100 {
 		h.publish(change{Kind: changeEvent, ID: fmt.Sprint(i)})
 		if i%100 == 0 {
@@ -755,7 +783,7 @@ func TestChangeHubResync(t *testing.T) {
 	default:
 		t.Error("closeAll left a subscription open")
 	}
-	if h.subscribe() != nil {
+	if sub, closed := h.subscribe(); sub != nil || !closed {
 		t.Error("a closed hub took a subscriber")
 	}
 }
@@ -785,7 +813,12 @@ func TestStreamLimitAndShutdown(t *testing.T) {
 	if err != nil || res.StatusCode != 503 {
 		t.Fatalf("stream %d: %v %v", maxSubscribers+1, res, err)
 	}
+	// It says why, and when to try again.
+	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
+	if !strings.Contains(string(b), "too many event streams: 64 dashboards are open") || res.Header.Get("Retry-After") != "30" {
+		t.Errorf("stream %d: %s, Retry-After %q", maxSubscribers+1, b, res.Header.Get("Retry-After"))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := hs.Config.Shutdown(ctx); err != nil {

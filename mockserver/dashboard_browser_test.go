@@ -593,6 +593,15 @@ func TestDashboardEscapes(t *testing.T) {
 		}
 	}
 	browsertest.NoErrors(t, d.tab)
+	// The second wall: the page's policy (Trusted Types) makes the browser
+	// refuse a string as HTML, were a script of the page ever to try (each
+	// refusal is a console error, so after the check above).
+	for _, sink := range []string{`document.body.insertAdjacentHTML('beforeend', '<b>x</b>')`, `document.querySelector('main').innerHTML = '<b>x</b>'`} {
+		got := evalAs[string](d, `(() => { try { `+sink+`; return 'parsed'; } catch (e) { return e.name; } })()`)
+		if got != "TypeError" {
+			t.Errorf("%s: %s, want a TypeError (Trusted Types)", sink, got)
+		}
+	}
 }
 
 // TestDashboardScreenshot writes the README's screenshot of the demo's

@@ -289,7 +289,12 @@
 // due (nextDueAt). Every request but GET, HEAD and OPTIONS from a browser
 // page of another origin is a 403 (Sec-Fetch-Site, else Origin against
 // Host), so a page elsewhere cannot act on the mock through its user's
-// browser.
+// browser. And every /_mock/ request, reads and the dashboard included,
+// whose Host is not an IP address, localhost, a name under .localhost or
+// a name given to [WithAdminHosts] (the command's -admin-host) is a 403
+// naming the flag that would allow it: a page elsewhere could otherwise
+// point its own name at the mock (DNS rebinding) and, being same-origin
+// to the browser, read the state (webhook secrets included) and act.
 //
 // # Dashboard
 //
@@ -309,12 +314,19 @@
 // It is live without polling: GET /_mock/stream sends the server's
 // changes as Server-Sent Events as they happen (each subscriber's buffer
 // bounded; a page too slow for a burst is told to reload instead), and
-// the page reloads only what a change touches. Its files (HTML, CSS,
+// the page reloads only what a change touches. The page follows the mock
+// again after a restart, or after its stream was refused (at most 64 are
+// open; [Server.Close] and shutdown end them), and a tab in the
+// background closes its stream until it is shown: browsers give an origin
+// six HTTP/1.1 connections across all tabs. Its files (HTML, CSS,
 // JavaScript modules, no build step) are embedded and load nothing from
 // elsewhere, so it works offline. Every string it shows is written as
 // text, never as HTML, under a Content-Security-Policy without inline
-// script: a context named <img src=x onerror=alert(1)> shows as those
-// characters. The admin routes have no authentication: the command
+// script and with Trusted Types (so Chromium refuses any string as HTML):
+// a context named <img src=x onerror=alert(1)> shows as those characters.
+// The diff of two versions is bounded in time (well under a second for two
+// of 1 MB) and in size (long lines and many hunks are cut, saying how
+// much was left out). The admin routes have no authentication: the command
 // contextsvc-mock listens on 127.0.0.1 by default and warns at start
 // when it listens where other machines reach it.
 //

@@ -111,6 +111,10 @@ func do(t testing.TB, ts *TestServer, c call) *response {
 		req.Header.Set("Authorization", "Bearer "+c.key)
 	}
 	for k, v := range c.header {
+		if k == "Host" {
+			req.Host = v // what a browser sends for the page's name
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	res, err := ts.HTTP.Client().Do(req)

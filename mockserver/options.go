@@ -34,6 +34,8 @@ type config struct {
 
 	stateFile     string
 	stateInterval time.Duration
+
+	adminHosts []string
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit

@@ -208,8 +208,20 @@ var cursorKinds = map[string]byte{
 // listScopeOf names the list that a request of op (with the path id id
 // and the query query) reads, as the server scopes its cursors: the
 // account and the distinct tags in any order, the account and the
-// context, or the admin list's filters.
+// context, or the admin list's filters (and its order, when newest
+// first).
 func (fx *fuzzServer) listScopeOf(op, id string, query []queryPair) string {
+	scope := fx.unorderedScopeOf(op, id, query)
+	for _, q := range query {
+		if q.name == "order" && q.value == "desc" {
+			return scope + "\x00desc"
+		}
+	}
+	return scope
+}
+
+// unorderedScopeOf is listScopeOf before the order.
+func (fx *fuzzServer) unorderedScopeOf(op, id string, query []queryPair) string {
 	var values []string
 	first := func(name string) string {
 		for _, q := range query {

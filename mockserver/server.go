@@ -31,6 +31,9 @@ type Server struct {
 	httpsOnly  bool
 	admin      bool
 	requestLog bool
+	// adminHosts are the names the admin routes answer to besides IP
+	// addresses and localhost (admin_host.go).
+	adminHosts adminHosts
 
 	keys       []*apiKey
 	defaultKey Key
@@ -80,8 +83,10 @@ type Server struct {
 	persistDeliveries atomic.Bool
 
 	// changes fans the server's changes out to the dashboard's streams
-	// (changes.go, stream.go).
-	changes changeHub
+	// (changes.go, stream.go); keepAlive is how often an idle stream says
+	// so (streamKeepAlive).
+	changes   changeHub
+	keepAlive time.Duration
 
 	mux *http.ServeMux
 	// handler serves every request: serve, or (in this package's tests
@@ -135,12 +140,14 @@ func Open(opts ...Option) (*Server, error) {
 	s := &Server{
 		clock: cf.clock, logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
 		requestLog:        cf.requestLog,
+		adminHosts:        newAdminHosts(cf.adminHosts),
 		accounts:          make(map[string]*account),
 		hooks:             webhookIndex{byID: make(map[string]*webhook)},
 		events:            newEventLog(cf.historyLimit),
 		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
 		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
 		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
+		keepAlive:         streamKeepAlive,
 	}
 	s.deliveries = newDeliverer(deliveryConfig{
 		Clock:      cf.clock,
@@ -266,9 +273,10 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 // CloseStreams ends the dashboard's open event streams (GET
 // /_mock/stream) and refuses new ones (503). An http.Server's Shutdown
 // waits for every running request, and a stream runs until its page
-// closes: [Server.HTTPServer] and [NewTestServer] call it on shutdown; a
-// program serving s on an http.Server of its own calls it before, or
-// registers it with RegisterOnShutdown.
+// closes: [Server.HTTPServer] and [NewTestServer] call it on shutdown, and
+// [Server.Close] calls it; a program serving s on an http.Server of its
+// own calls it (or Close) before the http.Server's Shutdown, or registers
+// it with RegisterOnShutdown.
 func (s *Server) CloseStreams() { s.changes.closeAll() }
 
 // armBodyDeadline gives the client readBodyTimeout from now to send r's
@@ -382,11 +390,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.armBodyDeadline(rw, r)
 		r.Body = &deadlineBody{ReadCloser: r.Body, w: rw}
 	}
-	if uncleanPath(r.URL.Path) {
+	admin := s.admin && isAdminPath(r.URL.Path)
+	if admin && isUIPath(r.URL.Path) {
+		// Every answer under the dashboard's path carries its security
+		// headers, its errors too (a 404, 405, 403 or 400).
+		setUIHeaders(rw.Header())
+	}
+	switch {
+	case uncleanPath(r.URL.Path):
 		// http.ServeMux would answer a redirect with a text body; the API
 		// has no such paths, so they are a plain 404.
 		writeError(rw, notFound("no such path: "+r.URL.Path))
-	} else {
+	case admin:
+		if e := s.checkAdminHost(r); e != nil {
+			writeError(rw, e)
+			break
+		}
+		s.mux.ServeHTTP(rw, r)
+	default:
 		s.mux.ServeHTTP(rw, r)
 	}
 	// Any request but a read may have changed the state (a fault in mode

@@ -9,8 +9,13 @@ import (
 
 // streamKeepAlive is how often an idle stream sends a comment line, so
 // that proxies and browsers keep the connection and a closed page is
-// noticed (its write fails).
+// noticed (its write fails). A Server's keepAlive is it, but in this
+// package's tests.
 const streamKeepAlive = 15 * time.Second
+
+// streamFullRetryAfter is the Retry-After of a stream refused because
+// maxSubscribers are open: the dashboard tries again later by itself.
+const streamFullRetryAfter = 30
 
 // streamWriteTimeout bounds each write to a stream: a page that stops
 // reading (a frozen tab, a dead connection) ends its stream instead of
@@ -29,10 +34,16 @@ const streamRetryMs = 2000
 // stream waits for changes, and writes a comment every streamKeepAlive
 // when there are none.
 func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
-	sub := s.changes.subscribe()
-	if sub == nil {
+	sub, closed := s.changes.subscribe()
+	switch {
+	case closed:
 		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: errUnavailable,
-			message: "no more event streams: " + strconv.Itoa(maxSubscribers) + " are open, or the server is shutting down"})
+			message: "the mock server is shutting down: its event streams are closed"})
+		return
+	case sub == nil:
+		w.Header()["Retry-After"] = []string{strconv.Itoa(streamFullRetryAfter)}
+		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: errUnavailable,
+			message: "too many event streams: " + strconv.Itoa(maxSubscribers) + " dashboards are open on this mock server; close one (a tab in the background closes its own)"})
 		return
 	}
 	defer s.changes.unsubscribe(sub)
@@ -60,7 +71,7 @@ func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
 	if !send() {
 		return
 	}
-	keepAlive := time.NewTicker(streamKeepAlive)
+	keepAlive := time.NewTicker(s.keepAlive)
 	defer keepAlive.Stop()
 	var changes []change
 	for {

@@ -37,7 +37,7 @@ func TestStalledClientsAreDropped(t *testing.T) {
 	}{
 		{"body stalls after the headers", "POST /v1/contexts HTTP/1.1\r\nHost: mock\r\nAuthorization: Bearer k\r\n" + stalledBody, 400, false},
 		{"update body stalls", "PUT /v1/contexts/ctx_x HTTP/1.1\r\nHost: mock\r\nAuthorization: Bearer k\r\n" + stalledBody, 400, false},
-		{"admin body stalls", "POST /_mock/faults HTTP/1.1\r\nHost: mock\r\n" + stalledBody, 400, false},
+		{"admin body stalls", "POST /_mock/faults HTTP/1.1\r\nHost: 127.0.0.1\r\n" + stalledBody, 400, false}, // a Host the admin routes answer to
 		{"refused request's body stalls", "POST /v1/contexts HTTP/1.1\r\nHost: mock\r\n" + stalledBody, 401, false},
 		{"GET with a stalled body", "GET /v1/contexts HTTP/1.1\r\nHost: mock\r\nAuthorization: Bearer k\r\n" + stalledBody, 200, false},
 		{"headers stall", "POST /v1/contexts HTTP/1.1\r\nHost: mock\r\nAuthorization: Bear", 0, false},

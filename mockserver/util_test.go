@@ -65,6 +65,9 @@ func httptestRequest(method, path, body, key string) *http.Request {
 		r = strings.NewReader(body)
 	}
 	req := httptest.NewRequest(method, path, r)
+	// A loopback Host, as a client of the mock sends: the admin routes
+	// refuse httptest's example.com (admin_host.go).
+	req.Host = "127.0.0.1"
 	req.Header.Set("Authorization", "Bearer "+key)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")

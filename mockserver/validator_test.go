@@ -463,8 +463,9 @@ func inexpressibleAcceptance(op string, ex *exchange) string {
 	return ""
 }
 
-// checkOffDocument checks a 404 (unknown path) or 405 response against
-// the document's Error schema and the headers its responses require.
+// checkOffDocument checks a 404 (unknown path), a 405 or, under /_mock/,
+// a 403 (the Host check) against the document's Error schema and the
+// headers its responses require.
 func checkOffDocument(ex *exchange) []string {
 	doc, _ := spec()
 	var problems []string
@@ -477,6 +478,12 @@ func checkOffDocument(ex *exchange) []string {
 		if ex.header.Get("Allow") == "" {
 			problems = append(problems, "405 without Allow")
 		}
+	case http.StatusForbidden:
+		// The Host check answers before routing, on any /_mock/ path.
+		if !isAdminPath(ex.path) {
+			return append(problems, "a 403 for a route not in openapi.yaml outside /_mock/")
+		}
+		name = "HostRefused"
 	default:
 		return append(problems, fmt.Sprintf("status %d for a route not in openapi.yaml", ex.status))
 	}

@@ -59,21 +59,71 @@ export async function page(path, params, limit, cursor) {
   return { items, hasMore, nextCursor: hasMore ? next : null };
 }
 
+// The delays between the page's own attempts to reopen the change stream:
+// the first, doubled after each refusal, up to the last.
+const REOPEN_FIRST_MS = 1000, REOPEN_MAX_MS = 30000;
+
 // follow opens the change stream and calls handlers.change(change) for
 // each change, handlers.resync() when changes were lost (a reconnection,
 // or a page too slow for a burst), and handlers.status(live) when the
-// stream opens or drops. The browser reconnects by itself.
+// stream opens or drops.
+//
+// The browser reconnects by itself after a dropped connection (the mock
+// stopped, or restarted), but gives up for good when an answer is not the
+// stream (a 503 while the mock shuts down or has too many streams open, a
+// proxy's 502): then follow opens a new one itself, after 1 s, then 2, 4…
+// up to 30 s, so a page left open follows the mock again whenever it is
+// back. A tab in the background holds no stream: browsers give an origin
+// only six connections over HTTP/1.1, all tabs together, and six
+// dashboards open would leave none for the pages' requests. It opens
+// again, and reloads what it shows, when the tab is shown.
 export function follow(handlers) {
-  const es = new EventSource('/_mock/stream');
-  let opened = false;
-  es.addEventListener('hello', e => {
-    handlers.status(true);
-    if (opened) handlers.resync(); // changes may have been missed meanwhile
+  // opened: the page has shown what the mock held before this stream
+  // opens, so the stream's hello asks for a reload (resync).
+  let es = null, opened = document.hidden, timer = null, delay = REOPEN_FIRST_MS;
+  const open = () => {
+    timer = null;
+    if (es || document.hidden) return;
+    const src = new EventSource('/_mock/stream');
+    es = src;
+    src.addEventListener('hello', e => {
+      delay = REOPEN_FIRST_MS;
+      handlers.status(true);
+      if (opened) handlers.resync(); // changes may have been missed meanwhile
+      opened = true;
+      handlers.clock(JSON.parse(e.data));
+    });
+    src.addEventListener('change', e => handlers.change(JSON.parse(e.data)));
+    src.addEventListener('resync', () => handlers.resync());
+    src.addEventListener('error', () => {
+      if (es !== src) return;
+      handlers.status(false);
+      if (src.readyState === EventSource.CLOSED) {
+        es = null;
+        reopen();
+      }
+    });
+  };
+  const reopen = () => {
+    if (timer || document.hidden) return;
+    timer = setTimeout(open, delay);
+    delay = Math.min(2 * delay, REOPEN_MAX_MS);
+  };
+  const close = () => {
+    clearTimeout(timer);
+    timer = null;
+    if (es) es.close();
+    es = null;
     opened = true;
-    handlers.clock(JSON.parse(e.data));
+  };
+  document.addEventListener('visibilitychange', () => {
+    if (document.hidden) {
+      close();
+      handlers.status(false);
+    } else {
+      delay = REOPEN_FIRST_MS;
+      open();
+    }
   });
-  es.addEventListener('change', e => handlers.change(JSON.parse(e.data)));
-  es.addEventListener('resync', () => handlers.resync());
-  es.addEventListener('error', () => handlers.status(false));
-  return es;
+  open();
 }

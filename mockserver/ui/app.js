@@ -168,7 +168,8 @@ function answer(a) {
 // The route is the hash: #/view?filter=…&id=… (id is the selected item).
 function parseHash() {
   const m = /^#\/([a-z]+)(?:\?(.*))?$/.exec(location.hash);
-  const view = m && VIEWS[m[1]] ? m[1] : 'deliveries';
+  // Own views only: #/constructor names no view (VIEWS inherits it).
+  const view = m && Object.hasOwn(VIEWS, m[1]) ? m[1] : 'deliveries';
   return { view, q: new URLSearchParams(m ? m[2] || '' : '') };
 }
 
@@ -689,11 +690,14 @@ function renderDiff(d) {
     out.push(empty(`The content of v${d.from} and v${d.to} is the same.`));
     return out;
   }
+  // A cut says how much the server left out of the answer.
+  const more = n => (n ? h('span', { class: 'cut muted' }, ` … ${fmtBytes(n)} more`) : null);
   if (d.tooDifferent) {
-    out.push(h('p', { class: 'note' }, `v${d.from} and v${d.to} are too different to diff line by line (more than 1,000 lines changed); here are both.`),
+    out.push(h('p', { class: 'note' }, `v${d.from} and v${d.to} are too different to diff line by line (more than 1,000 lines changed); here are both`,
+      d.fromContentCut || d.toContentCut ? ' (the first 128 KiB of each).' : '.'),
       h('div', { class: 'side-by-side' },
-        h('div', null, h('h4', null, 'v' + d.from), h('pre', { class: 'code' }, d.fromContent)),
-        h('div', null, h('h4', null, 'v' + d.to), h('pre', { class: 'code' }, d.toContent))));
+        h('div', null, h('h4', null, 'v' + d.from), h('pre', { class: 'code' }, d.fromContent, more(d.fromContentCut))),
+        h('div', null, h('h4', null, 'v' + d.to), h('pre', { class: 'code' }, d.toContent, more(d.toContentCut)))));
     return out;
   }
   out.push(h('p', { class: 'diff-stat' }, h('span', { class: 'ins-count' }, `+${d.added}`), ' ', h('span', { class: 'del-count' }, `−${d.removed}`),
@@ -703,11 +707,17 @@ function renderDiff(d) {
     lines.push(h('div', { class: 'hunk' }, `@@ −${hk.fromStart},${hk.fromLines} +${hk.toStart},${hk.toLines} @@`));
     for (const l of hk.lines) {
       const sign = l.op === 'insert' ? '+' : l.op === 'delete' ? '−' : ' ';
-      lines.push(h('div', { class: 'line line-' + l.op }, h('span', { class: 'sign' }, sign), l.text,
+      lines.push(h('div', { class: 'line line-' + l.op }, h('span', { class: 'sign' }, sign), l.text, more(l.cut),
         l.noNewline ? h('span', { class: 'no-eol' }, ' (no newline at the end)') : null));
     }
   }
   out.push(h('div', { class: 'diff code' }, lines));
+  const leftOut = d.hunks.length ? d.hunks[d.hunks.length - 1].linesLeftOut || 0 : 0;
+  if (leftOut || d.hunksLeftOut) {
+    out.push(h('p', { class: 'note diff-left-out' }, 'The diff is cut here: ',
+      [leftOut ? `${fmtCount(leftOut)} more lines of this hunk` : null, d.hunksLeftOut ? `${fmtCount(d.hunksLeftOut)} more hunks` : null].filter(Boolean).join(' and '),
+      ' (the counts above are the whole diff\u2019s).'));
+  }
   return out;
 }
 

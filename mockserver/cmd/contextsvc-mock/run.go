@@ -42,6 +42,7 @@ type settings struct {
 	idleTimeout     time.Duration
 	stateFile       string
 	stateInterval   time.Duration
+	adminHosts      []string
 }
 
 // keyFlags collects the repeatable -key flag. The specs are parsed after
@@ -74,6 +75,21 @@ func (k keyFlags) parse() ([]mockserver.Key, error) {
 		keys = append(keys, key)
 	}
 	return keys, nil
+}
+
+// hostFlags collects the repeatable -admin-host flag.
+type hostFlags []string
+
+// String and Set make hostFlags a flag.Value; Set keeps one name if
+// mockserver.ValidAdminHost takes it.
+func (h *hostFlags) String() string { return strings.Join(*h, ",") }
+
+func (h *hostFlags) Set(name string) error {
+	if err := mockserver.ValidAdminHost(name); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "mockserver: "))
+	}
+	*h = append(*h, name)
+	return nil
 }
 
 // scheduleFlag is the -retry-schedule flag: comma-separated durations.
@@ -136,6 +152,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	var (
 		st       = settings{admin: true}
 		keys     keyFlags
+		hosts    hostFlags
 		schedule = scheduleFlag{delays: mockserver.DefaultRetrySchedule()}
 		level    = levelFlag{level: slog.LevelInfo}
 	)
@@ -146,6 +163,9 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.DurationVar(&st.deliveryTimeout, "delivery-timeout", mockserver.DefaultDeliveryTimeout, "time-out of each webhook delivery attempt")
 	fs.BoolVar(&st.httpsOnly, "https-only", false, "refuse http webhook URLs even for loopback hosts")
 	fs.BoolVar(&st.admin, "admin", true, "serve the /_mock/ admin endpoints")
+	fs.Var(&hosts, "admin-host", "a host `name` the admin routes and the dashboard answer to besides IP addresses, localhost and *.localhost, repeatable: "+
+		"the name you reach the mock by (a Docker Compose service, a machine on your network); .example.com allows it and every name under it. "+
+		"Requests with any other Host get a 403, so that a web page on another site cannot point its own name at the mock (DNS rebinding)")
 	fs.Var(&level, "log-level", "`level` of the log on stderr: debug, info (default: every request and delivery attempt), warn or error")
 	fs.DurationVar(&st.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long running requests and webhook deliveries may take to finish")
 	fs.IntVar(&st.historyLimit, "history-limit", mockserver.DefaultHistoryLimit, "how many events, and how many finished webhook deliveries, are kept (the oldest go first; pending deliveries are always kept)")
@@ -191,7 +211,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		parsed = []mockserver.Key{{Token: "sk_test_" + strings.ToLower(rand.Text()), Plan: mockserver.PlanBusiness,
 			Scope: mockserver.ScopeWrite, Account: mockserver.DefaultAccount}}
 	}
-	st.keys, st.schedule, st.logLevel = parsed, schedule.delays, level.level
+	st.keys, st.schedule, st.logLevel, st.adminHosts = parsed, schedule.delays, level.level, hosts
 	return &st, nil
 }
 
@@ -210,6 +230,7 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 		mockserver.WithReadHeaderTimeout(st.headerTimeout),
 		mockserver.WithReadBodyTimeout(st.bodyTimeout),
 		mockserver.WithIdleTimeout(st.idleTimeout),
+		mockserver.WithAdminHosts(st.adminHosts...),
 	}
 	if st.fakeClock {
 		opts = append(opts, mockserver.WithClock(mockserver.NewFakeClock(time.Now())))
@@ -255,7 +276,8 @@ func warnAdminExposed(logger *slog.Logger, addr net.Addr) {
 	}
 	logger.Warn("the admin routes (/_mock/) and the dashboard are reachable beyond this machine and have no authentication: "+
 		"anyone who reaches this address can read every account's contexts, redeliver, move the clock and reset the mock. "+
-		"Listen on a loopback address (-addr 127.0.0.1:PORT), or turn them off with -admin=false",
+		"Listen on a loopback address (-addr 127.0.0.1:PORT), or turn them off with -admin=false. "+
+		"(They answer to requests addressed to an IP address or localhost; one that reaches the mock by another name needs -admin-host NAME.)",
 		"addr", addr.String())
 }
 

@@ -1,0 +1,215 @@
+package mockserver
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// streamGoroutines counts the goroutines serving a /_mock/stream.
+func streamGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "mockserver.(*Server).adminStream(")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// eventually waits until cond holds, checking every few milliseconds for
+// at most 10 s: the goroutines it watches end on their own schedule, not
+// the mock's clock.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// rawStream opens /_mock/stream with ctx and returns its body, once the
+// hello has arrived.
+func rawStream(t *testing.T, ctx context.Context, ts *TestServer) io.ReadCloser {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.HTTP.URL+"/_mock/stream", nil)
+	res, err := ts.HTTP.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 {
+		t.Fatalf("stream: %d", res.StatusCode)
+	}
+	line, err := bufio.NewReader(res.Body).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "retry:") {
+		t.Fatalf("the stream's first line: %q %v", line, err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	return res.Body
+}
+
+// ended reports whether the stream's body reaches its end within 10 s.
+func ended(body io.Reader) bool {
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, body)
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
+}
+
+// TestStreamEnds: a stream ends when its client goes, when the server's
+// Close runs and when its http.Server shuts down (CloseStreams), and
+// after Close a new one is a 503. A reset does not end it: it says
+// "reset" and goes on.
+func TestStreamEnds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		end  func(ts *TestServer, cancel context.CancelFunc)
+	}{
+		{"the client goes", func(ts *TestServer, cancel context.CancelFunc) { cancel() }},
+		{"Server.Close", func(ts *TestServer, cancel context.CancelFunc) {
+			if err := ts.Close(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}},
+		{"http.Server shutdown", func(ts *TestServer, cancel context.CancelFunc) { ts.CloseStreams() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ts := NewTestServer(t)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			body := rawStream(t, ctx, ts)
+			tc.end(ts, cancel)
+			if !ended(body) {
+				t.Fatal("the stream did not end")
+			}
+			eventually(t, "the server still counts the subscriber", func() bool { return ts.changes.n.Load() == 0 })
+			if tc.name != "the client goes" {
+				if r := admin(t, ts, "GET", "/_mock/stream", ""); r.Status != http.StatusServiceUnavailable {
+					t.Errorf("a new stream after %s: %d", tc.name, r.Status)
+				}
+			}
+		})
+	}
+	t.Run("reset", func(t *testing.T) {
+		t.Parallel()
+		ts := NewTestServer(t)
+		sr := openStream(t, ts)
+		ts.Reset()
+		ts.AddFault(Fault{Status: 500})
+		if got := sr.changes(2); got[0].Kind != changeReset || got[1].Kind != changeFaults {
+			t.Errorf("after a reset: %+v", got)
+		}
+	})
+}
+
+// TestStreamNoGoroutineLeak: every stream's goroutine ends with it, those
+// of clients that stopped reading during a burst (they resync) included,
+// and the subscriptions go with them. It does not run in parallel, so the
+// streams it counts are its own.
+func TestStreamNoGoroutineLeak(t *testing.T) {
+	base := streamGoroutines()
+	ts := NewTestServer(t)
+	const n = 20
+	cancels := make([]context.CancelFunc, n)
+	for i := range n {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancels[i] = cancel
+		rawStream(t, ctx, ts) // read no further: a page that stopped reading
+	}
+	eventually(t, "20 streams serving", func() bool { return streamGoroutines() == base+n })
+	// A burst larger than a subscriber's buffer, which nobody reads.
+	for range 2 * changeBuffer {
+		ts.changes.publish(change{Kind: changeFaults, Action: "added"})
+	}
+	for _, cancel := range cancels[:n/2] {
+		cancel()
+	}
+	eventually(t, "the streams of the clients that went end", func() bool { return streamGoroutines() == base+n/2 })
+	if err := ts.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "every stream ends on Close", func() bool { return streamGoroutines() == base })
+	if got := ts.changes.n.Load(); got != 0 {
+		t.Errorf("%d subscribers left", got)
+	}
+}
+
+// TestDeliveryChangeFeedsStreamAndStateFile: one hook tells a delivery's
+// change both to the dashboard's streams and to the state file: a retry
+// that the clock makes due (no request involved, so nothing else notes
+// it) reaches the stream and marks the state to be written.
+func TestDeliveryChangeFeedsStreamAndStateFile(t *testing.T) {
+	t.Parallel()
+	clock := NewFakeClock(dlvT0)
+	ts := stateServer(t, clock, filepath.Join(t.TempDir(), "state.json"), WithStateInterval(time.Hour))
+	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) { w.WriteHeader(500) })
+	registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
+	create(t, ts, `{"name":"Doc"}`)
+	idle(t, ts)
+	sr := openStream(t, ts)
+	ts.persist.dirty.Store(false) // as just written
+	clock.Advance(time.Minute)
+	idle(t, ts)
+	seen := map[string]bool{}
+	for _, c := range sr.changes(3) {
+		seen[c.Kind+" "+c.Action] = true
+	}
+	if !seen["delivery attemptStarted"] || !seen["delivery attemptFinished"] {
+		t.Errorf("the stream's changes: %v", seen)
+	}
+	if !ts.persist.dirty.Load() {
+		t.Error("the retry's attempt did not mark the state file to be written")
+	}
+}
+
+// TestStreamKeepAlive: an idle stream sends a comment line every
+// keep-alive period (15 s; here 10 ms), so proxies keep it and a page
+// that went is noticed.
+func TestStreamKeepAlive(t *testing.T) {
+	t.Parallel()
+	s := New()
+	s.keepAlive = 10 * time.Millisecond
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { s.CloseStreams(); hs.Close() })
+	// Without keep-alive comments the read would wait: 10 s ends it.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", hs.URL+"/_mock/stream", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	comments := 0
+	for comments < 3 && sc.Scan() {
+		if sc.Text() == ": keep-alive" {
+			comments++
+		}
+	}
+	if comments < 3 {
+		t.Errorf("%d keep-alive comments before the stream ended: %v", comments, sc.Err())
+	}
+}
