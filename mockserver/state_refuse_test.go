@@ -416,7 +416,8 @@ func TestStatePutSizeBound(t *testing.T) {
 	before := saveState(t, ts.Server)
 	put := func(body io.Reader, length int64) (*httptest.ResponseRecorder, *countingReader) {
 		src := &countingReader{r: body}
-		req := httptest.NewRequest("PUT", "/_mock/state", src)
+		// httptest's default Host (example.com) is no admin host.
+		req := httptest.NewRequest("PUT", "http://127.0.0.1/_mock/state", src)
 		req.ContentLength = length
 		rec := httptest.NewRecorder()
 		ts.Server.ServeHTTP(rec, req)
