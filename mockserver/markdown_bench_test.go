@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // BenchmarkHostileMarkdown runs each hostile body (hostile_test.go) at
@@ -59,7 +60,10 @@ func newHostileFixture(b *testing.B, body string) *hostileFixture {
 	// An update changes the content, so it is parsed and versioned.
 	variant := "x" + body
 	if len(variant) > 1_000_000 {
-		variant = "x" + body[1:]
+		// In place of the first character, whole: cutting a multi-byte
+		// one ("uncovered" is all emoji) would leave invalid UTF-8.
+		_, n := utf8.DecodeRuneInString(body)
+		variant = "x" + body[n:]
 	}
 	f.updateJSON = [2]string{bodyJSON(map[string]any{"content": variant}), bodyJSON(map[string]any{"content": body})}
 	rec := f.serve("POST", "/v1/contexts", f.createJSON)
