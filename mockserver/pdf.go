@@ -98,6 +98,7 @@ type pdfWriter struct {
 	line     []textToken
 	lineRuns []lineRun
 	lineEnds []int
+	placed   []placedRun // drawLines' runs waiting for their page's end
 }
 
 type pdfFont struct {
@@ -287,10 +288,6 @@ type lineRun struct {
 	x          float64
 }
 
-// maxLineRuns is the most runs of one face a line of mixed writes in
-// reading order.
-const maxLineRuns = 16
-
 const (
 	tokenWord tokenKind = iota
 	tokenSpace
@@ -422,12 +419,14 @@ func (p *pdfWriter) mixed(size, lineH float64, fill bool) {
 // drawLines writes the lines mixed laid out. Each line is a cell of the
 // line's width without text (the page break, if one is due), then its
 // runs, each at its place on the baseline MultiCell's cells use. With fill,
-// one rectangle per page is the background of the lines on that page. On
-// a line of more than maxLineRuns runs (only text that changes script at
-// almost every character has them), the runs are written one face after
-// the other, so the font changes once per face, not per run: the page
-// looks the same, and text extraction, which orders characters by
-// position, reads the same, at half the cost.
+// one rectangle per page is the background of the lines on that page.
+//
+// The runs of a page are written when the page is full (or the text
+// ends), one face after the other, the current face first: the font then
+// changes about once per page, not at every change of script (a code
+// block of Latin and CJK changed it twice a line, and each change is a
+// command on the page). The page looks the same, and text extraction,
+// which orders characters by position, reads the same.
 func (p *pdfWriter) drawLines(txt string, size, lineH float64, fill bool, left, lineW float64) {
 	pdf := p.pdf
 	_, pageH := pdf.GetPageSize()
@@ -435,8 +434,12 @@ func (p *pdfWriter) drawLines(txt string, size, lineH float64, fill bool, left, 
 	trigger := pageH - bottom
 	baseline := lineH/2 + 0.3*size/pdf.GetConversionRatio()
 	fillR, fillG, fillB := pdf.GetFillColor()
+	p.placed = p.placed[:0]
 	page, start := 0, 0
 	for i, end := range p.lineEnds {
+		if pdf.GetY()+lineH > trigger {
+			p.writePlaced(txt, size) // before the break below
+		}
 		pdf.SetX(left)
 		pdf.CellFormat(lineW, lineH, "", "", 0, "L", false, 0, "")
 		y := pdf.GetY()
@@ -453,27 +456,35 @@ func (p *pdfWriter) drawLines(txt string, size, lineH float64, fill bool, left, 
 			// wrap each run in a color change.
 			pdf.SetFillColor(pdf.GetTextColor())
 		}
-		runs := p.lineRuns[start:end]
-		start = end
-		if len(runs) <= maxLineRuns {
-			for _, r := range runs {
-				p.setFont(r.face, size)
-				pdf.Text(r.x, y+baseline, txt[r.start:r.end])
-			}
-		} else {
-			first := p.font.face // the current face first
-			for k := range numFaces {
-				f := (first + k) % numFaces
-				for _, r := range runs {
-					if r.face == f {
-						p.setFont(f, size)
-						pdf.Text(r.x, y+baseline, txt[r.start:r.end])
-					}
-				}
-			}
+		for _, r := range p.lineRuns[start:end] {
+			p.placed = append(p.placed, placedRun{lineRun: r, y: y + baseline})
 		}
+		start = end
 		pdf.Ln(lineH)
 	}
+	p.writePlaced(txt, size)
+}
+
+// placedRun is a run of drawLines with its baseline, waiting to be written.
+type placedRun struct {
+	lineRun
+	y float64
+}
+
+// writePlaced writes the waiting runs, face by face, the current one
+// first, and empties the list.
+func (p *pdfWriter) writePlaced(txt string, size float64) {
+	first := p.font.face
+	for k := range numFaces {
+		f := (first + k) % numFaces
+		for _, r := range p.placed {
+			if r.face == f {
+				p.setFont(f, size)
+				p.pdf.Text(r.x, r.y, txt[r.start:r.end])
+			}
+		}
+	}
+	p.placed = p.placed[:0]
 }
 
 // closesCJK reports whether s is CJK closing punctuation, which must not

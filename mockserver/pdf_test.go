@@ -211,8 +211,8 @@ func TestPDFEmbeddedFontsUnchanged(t *testing.T) {
 	}
 }
 
-// TestPDFMixedLinesDrawOnce: a line that changes script at every word (more
-// than maxLineRuns runs, written face by face) draws each run once, at its
+// TestPDFMixedLinesDrawOnce: a line that changes script at every word (its
+// page's runs written face by face) draws each run once, at its
 // place: the page content holds each CJK character as often as the text
 // does, and pdftotext reads the line in order.
 func TestPDFMixedLinesDrawOnce(t *testing.T) {
