@@ -34,6 +34,8 @@ import (
 	"github.com/chromedp/cdproto/systeminfo"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
+
+	"github.com/contextsvc/contextsvc-go/internal/testproc"
 )
 
 // InstallHint is how to install the program this package runs.
@@ -119,7 +121,7 @@ func (b *Browser) Close() error {
 // stop ends the process and waits for it.
 func (b *Browser) stop() error {
 	pid := b.cmd.Process.Pid
-	defer killGroup(pid)
+	defer testproc.KillGroup(pid)
 	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		select {
 		case <-b.done: // it had exited already
@@ -245,7 +247,7 @@ func start(path, dir string) (*Browser, error) {
 	cmd.Dir = dir
 	out := newStartupLog(16 << 10)
 	cmd.Stdout, cmd.Stderr = out, out
-	setProcAttr(cmd)
+	testproc.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("browsertest: starting %s: %w", path, err)
 	}
@@ -258,7 +260,7 @@ func start(path, dir string) (*Browser, error) {
 	if err := b.waitReady(); err != nil {
 		cmd.Process.Kill()
 		<-done
-		killGroup(cmd.Process.Pid)
+		testproc.KillGroup(cmd.Process.Pid)
 		return nil, fmt.Errorf("browsertest: %s: %w; its output:\n%s", path, err, out.String())
 	}
 	return b, nil

@@ -2,50 +2,28 @@ package browsertest
 
 import (
 	"context"
-	"os"
-	"sync"
-	"sync/atomic"
 	"testing"
+
+	"github.com/contextsvc/contextsvc-go/internal/testproc"
 )
 
-// The one browser a test binary shares, started by the first test that
-// asks for it and stopped by Main after the last test.
-var (
-	mainRunning atomic.Bool
-	sharedOnce  sync.Once
-	shared      *Browser
-	sharedErr   error
-)
+// shared is the one browser a test binary shares, started by the first
+// test that asks for it and stopped by Main after the last test.
+var shared = &testproc.Shared[*Browser]{Program: "chromium", Main: "browsertest.Main", Launch: Launch}
 
 // Main runs the tests of a package that uses [New] or [Shared], then stops
 // the shared browser. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
-func Main(m *testing.M) int {
-	mainRunning.Store(true)
-	code := m.Run()
-	if shared != nil {
-		if err := shared.Close(); err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
-			if code == 0 {
-				code = 1
-			}
-		}
-	}
-	return code
-}
+func Main(m *testing.M) int { return shared.Run(m) }
 
 // Require skips tb when chromium is not installed, saying how to install
 // it, or fails it when CI=true (CI installs it, so its absence is a broken
 // CI).
 func Require(tb testing.TB) {
 	tb.Helper()
-	if _, err := Installed(); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("chromium is not installed and CI=true: %v (.ci/run installs it)", err)
-		}
-		tb.Skipf("chromium is not installed; to run this test: %s (or set %s): %v", InstallHint, ProgramEnv, err)
-	}
+	_, err := Installed()
+	testproc.Require(tb, "chromium", InstallHint+" (or set "+ProgramEnv+")", err)
 }
 
 // Shared returns the browser this test binary shares, starting it on
@@ -53,14 +31,7 @@ func Require(tb testing.TB) {
 func Shared(tb testing.TB) *Browser {
 	tb.Helper()
 	Require(tb)
-	if !mainRunning.Load() {
-		tb.Fatal("browsertest.Shared: the package's TestMain must call browsertest.Main, which stops the shared browser")
-	}
-	sharedOnce.Do(func() { shared, sharedErr = Launch() })
-	if sharedErr != nil {
-		tb.Fatal(sharedErr)
-	}
-	return shared
+	return shared.Get(tb)
 }
 
 // New opens a tab in the shared browser, in a browser context of its own

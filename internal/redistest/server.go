@@ -23,6 +23,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/internal/testproc"
 )
 
 // InstallHint is how to install the program this package runs.
@@ -176,7 +178,7 @@ func (s *Server) start(path string) error {
 	log := &tailBuffer{max: 8 << 10}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Dir = s.dir
-	setProcAttr(cmd)
+	testproc.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("redistest: starting redis-server: %w", err)
 	}

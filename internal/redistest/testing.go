@@ -2,53 +2,32 @@ package redistest
 
 import (
 	"crypto/rand"
-	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/contextsvc/contextsvc-go/internal/testproc"
 )
 
-// The one server a test binary shares, started by the first test that
-// asks for it and stopped by Main after the last test.
-var (
-	mainRunning atomic.Bool
-	sharedOnce  sync.Once
-	shared      *Server
-	sharedErr   error
-)
+// shared is the one server a test binary shares, started by the first
+// test that asks for it and stopped by Main after the last test.
+var shared = &testproc.Shared[*Server]{Program: "redis-server", Main: "redistest.Main",
+	Launch: func() (*Server, error) { return Launch(Options{}) }}
 
 // Main runs the tests of a package that uses [Shared], then stops the
 // shared server. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
-func Main(m *testing.M) int {
-	mainRunning.Store(true)
-	code := m.Run()
-	if shared != nil {
-		if err := shared.Close(); err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
-			if code == 0 {
-				code = 1
-			}
-		}
-	}
-	return code
-}
+func Main(m *testing.M) int { return shared.Run(m) }
 
 // Require skips tb when redis-server is not installed, saying how to
 // install it, or fails it when CI=true (CI installs it, so its absence is
 // a broken CI).
 func Require(tb testing.TB) {
 	tb.Helper()
-	if _, err := Installed(); err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("redis-server is not installed and CI=true: %s (.ci/run does)", InstallHint)
-		}
-		tb.Skipf("redis-server is not installed; to run this test: %s", InstallHint)
-	}
+	_, err := Installed()
+	testproc.Require(tb, "redis-server", InstallHint, err)
 }
 
 // Installed returns the path of redis-server, or [ErrNotInstalled].
@@ -66,14 +45,7 @@ func Installed() (string, error) {
 func Shared(tb testing.TB) *Server {
 	tb.Helper()
 	Require(tb)
-	if !mainRunning.Load() {
-		tb.Fatal("redistest.Shared: the package's TestMain must call redistest.Main, which stops the shared server")
-	}
-	sharedOnce.Do(func() { shared, sharedErr = Launch(Options{}) })
-	if sharedErr != nil {
-		tb.Fatal(sharedErr)
-	}
-	return shared
+	return shared.Get(tb)
 }
 
 // Start starts a server of the test's own, closed when the test ends: for
