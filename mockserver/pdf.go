@@ -19,8 +19,9 @@ import (
 // A heading or paragraph without text takes no space. Dates come from the
 // context, so the same version always gives the same bytes.
 //
-// Its cost is linear in the content: one fpdf cell per block or wrapped
-// line (per run of one font on a line that mixes fonts). Pages are
+// Its cost is linear in the content: one fpdf text per printed line (per
+// run of one font on a line that mixes fonts), a page's runs written one
+// face after the other so that the font changes about once a page. Pages are
 // compressed only up to maxCompressedPages, because fpdf starts a new zlib
 // writer for every page (0.1 to 0.3 ms each), which would double the time
 // of a long document (1 MB of headings is 10,000 pages).
