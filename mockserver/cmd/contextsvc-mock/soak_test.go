@@ -114,17 +114,32 @@ func BenchmarkSoak(b *testing.B) {
 	formats := []string{"markdown", "html", "text", "json", "pdf"}
 	ctx, stop := context.WithTimeout(context.Background(), *soakDuration)
 	defer stop()
+	start := time.Now() // reset when the load starts
 	var (
 		requests, failures atomic.Int64
 		maxLatency         atomic.Int64
+		overSecond         atomic.Int64 // requests slower than 1 s (the goal: none)
+		slowestMu          sync.Mutex
+		slowest            string // the slowest request's kind and when it ended
 		firstFailure       sync.Once
 		failure            string
 	)
 	track := func(what string, code, want int, d time.Duration, err error, out []byte) bool {
 		requests.Add(1)
+		if d > time.Second {
+			overSecond.Add(1)
+		}
 		for {
 			m := maxLatency.Load()
-			if int64(d) <= m || maxLatency.CompareAndSwap(m, int64(d)) {
+			if int64(d) <= m {
+				break
+			}
+			if maxLatency.CompareAndSwap(m, int64(d)) {
+				slowestMu.Lock()
+				if int64(d) == maxLatency.Load() {
+					slowest = fmt.Sprintf("%s, %s, ended %s into the run", what, d.Round(time.Millisecond), time.Since(start).Round(time.Second))
+				}
+				slowestMu.Unlock()
 				break
 			}
 		}
@@ -146,7 +161,7 @@ func BenchmarkSoak(b *testing.B) {
 	}
 	var samples []sample
 	sampled := make(chan struct{})
-	start := time.Now()
+	start = time.Now()
 	go func() {
 		defer close(sampled)
 		tick := time.NewTicker(time.Second)
@@ -209,7 +224,8 @@ func BenchmarkSoak(b *testing.B) {
 		}
 	}
 	b.Logf("RSS MiB over time:%s", trace.String())
-	b.Logf("window %s; deliveries received %d", window, received.Load())
+	b.Logf("window %s; deliveries received %d; slowest request: %s; %d of %d requests over 1 s",
+		window, received.Load(), slowest, overSecond.Load(), requests.Load())
 	const mib = 1 << 20
 	b.ReportMetric(float64(requests.Load())/elapsed.Seconds(), "req/s")
 	b.ReportMetric(float64(received.Load())/elapsed.Seconds(), "deliveries/s")
