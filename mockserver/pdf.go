@@ -167,8 +167,9 @@ func (p *pdfWriter) flow(f face, size, lineH float64, fill bool) {
 	p.setFont(f, size)
 	txt := string(p.cell)
 	if p.oneLine(txt) {
-		// What MultiCell would print, at a third of its cost: a document
-		// of one-line list items is one such call per line.
+		// What MultiCell would print, without its rune copy and its
+		// second pass over the characters: a document of one-line list
+		// items makes one such call per line.
 		left, _, right, _ := p.pdf.GetMargins()
 		pageW, _ := p.pdf.GetPageSize()
 		p.lineRuns = append(p.lineRuns[:0], lineRun{face: f, end: len(txt), x: left + p.pdf.GetCellMargin()})
