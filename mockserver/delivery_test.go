@@ -1567,3 +1567,57 @@ func TestDeliveryRetryLimit(t *testing.T) {
 		t.Errorf("redelivered: %d attempts", len(dl.Attempts))
 	}
 }
+
+// TestDeliveryRetryLimitAfterRestore: deliveries restored while waiting for
+// a retry count toward RetryLimit as the engine's own do. With the limit
+// taken by restored retries, a new failure gets no retry; once they have
+// had their attempts, room comes back.
+func TestDeliveryRetryLimitAfterRestore(t *testing.T) {
+	t.Parallel()
+	d, clock := newTestDeliverer(t, deliveryConfig{Workers: 1, RetryLimit: 2, Schedule: []time.Duration{time.Minute}})
+	failing := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	typ := contextsvc.EventContextCreated
+	send := func(i int) Delivery {
+		id := fmt.Sprint("evt_", i)
+		dl := d.enqueue(id, typ, dlvEnvelope(id, typ), "wh_f", failing.URL, "s")
+		waitDeliveriesIdle(t, d)
+		got, _ := d.get(dl.ID)
+		return got
+	}
+	var waiting []string
+	for i := range 2 {
+		dl := send(i)
+		if dl.State != DeliveryPending || dl.NextAttemptAt.IsZero() {
+			t.Fatalf("delivery %d: %s; want a retry waiting", i, dl.State)
+		}
+		waiting = append(waiting, dl.ID)
+	}
+	// Save and restore them, as a state file does across a restart.
+	saved, seq := d.savePending()
+	if len(saved) != 2 {
+		t.Fatalf("saved %d pending deliveries, want 2", len(saved))
+	}
+	d.mu.Lock()
+	for i := range saved {
+		saved[i].hook = d.recs[saved[i].id].hook
+	}
+	d.mu.Unlock()
+	d.restore(saved, seq)
+	waitDeliveriesIdle(t, d)
+	for _, id := range waiting {
+		if dl, ok := d.get(id); !ok || dl.State != DeliveryPending {
+			t.Fatalf("restored %s: %+v, %v; want pending", id, dl, ok)
+		}
+	}
+	if dl := send(2); dl.State != DeliveryFailed || !strings.Contains(dl.FailureReason, "retry") {
+		t.Errorf("a failure while the restored retries fill the limit: %s, reason %q; want failed for want of room",
+			dl.State, dl.FailureReason)
+	}
+	clock.Advance(time.Minute) // the restored retries run, and end (the schedule is over)
+	waitDeliveriesIdle(t, d)
+	if dl := send(3); dl.State != DeliveryPending || dl.NextAttemptAt.IsZero() {
+		t.Errorf("after the restored retries ended: %s; want a retry waiting", dl.State)
+	}
+}

@@ -65,9 +65,17 @@ func (d *deliverer) restore(saved []savedDelivery, seq uint64) {
 		d.recs[rec.id] = rec
 		d.indexLocked(rec)
 		d.byEvent[sd.event.id] = append(d.byEvent[sd.event.id], rec)
+		// Counted as the engine counts its own, so the limits hold after a
+		// restore: past -delivery-backlog new events wait for room, and
+		// past -retry-limit a failed attempt gets no retry, until the
+		// restored ones have had theirs. (A file saved with higher limits
+		// may hold more than these; none of it is dropped.)
 		if len(rec.attempts) == 0 {
 			rec.inBacklog = true
 			d.backlog++
+		} else {
+			rec.inRetry = true
+			d.retrying++
 		}
 		d.pushLocked(rec, sd.dueAt)
 		d.created = max(d.created, sd.seq)
