@@ -154,8 +154,10 @@
 // (corrupt, cut short, of a newer format) stops the start: Open returns a
 // [*StateFileError] naming the file and what is wrong (wrapping a
 // [*StateError] with its path in the document, and [ErrStateTooNew] for a
-// newer format), and the file is left as it is; [New] panics with it. Run
-// one server per file.
+// newer format), and the file is left as it is; [New] panics with it. One
+// server uses a file at a time: a second server's Open of it fails with
+// [ErrStateFileInUse] until the first is closed or its process ends (a
+// lock on PATH.lock beside it).
 //
 // The file is a state document, which [Server.SaveState] writes and
 // [Server.LoadState] reads, and GET and PUT /_mock/state download and

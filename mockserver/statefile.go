@@ -28,8 +28,15 @@ const DefaultStateInterval = 10 * time.Second
 // as it holds webhook secrets. A file that cannot be read or is not a
 // valid state document stops the start with an error naming the path and
 // what is wrong, and is left as it is. The document is the one
-// [Server.SaveState] writes; see the package documentation. Run one server
-// per file.
+// [Server.SaveState] writes; see the package documentation.
+//
+// A file serves one server at a time: the server holds a lock on
+// PATH.lock beside it (created if missing, left in place) from Open to
+// Close, and an Open of a file another server holds, in this process or
+// another, fails with an error wrapping [ErrStateFileInUse]. The lock
+// ends with the process too, so a crash leaves none behind. (Where the
+// system has no flock, as on Windows, nothing checks: run one server per
+// file.)
 func WithStateFile(path string) Option { return func(cf *config) { cf.stateFile = path } }
 
 // WithStateInterval sets how long, at least, a server with a state file
@@ -66,6 +73,12 @@ type statePersister struct {
 	saved   func(error)
 	writing func()
 	closing func()
+
+	// lock is the open lock file (statelock.go) while this server holds
+	// the file; nil before Open takes it, after Close lets it go, and
+	// where locks are not supported.
+	lock     *os.File
+	unlocked bool // Close let the lock go: a later save must take it again
 }
 
 // stateWriteHook, when set (by this package's tests only), is called with
@@ -183,9 +196,31 @@ func (s *Server) closeState() error {
 	current := p.current
 	p.mu.Unlock()
 	if current && !p.dirty.Load() {
+		p.unlock()
 		return nil
 	}
-	return s.saveLocked()
+	if p.unlocked {
+		// Closed before, and the state changed since: write only if no
+		// other server took the file meanwhile.
+		f, err := lockStateFile(p.path)
+		if err != nil {
+			return &StateFileError{Path: p.path, Err: err}
+		}
+		p.lock, p.unlocked = f, false
+	}
+	err := s.saveLocked()
+	p.unlock()
+	return err
+}
+
+// unlock lets the state file's lock go, so another server may take the
+// file; p.saveMu is held.
+func (p *statePersister) unlock() {
+	if p.lock != nil {
+		p.lock.Close()
+		p.lock = nil
+	}
+	p.unlocked = true
 }
 
 // StateFileError is a failure to load or write the state file of
@@ -213,6 +248,25 @@ func (e *StateFileError) Unwrap() error { return e.Err }
 // and the file is left as it is. The directory must take a new file, or
 // every save would fail later.
 func (s *Server) loadStateFile() error {
+	p := s.persist
+	// The lock first: the temporary files below may be another server's
+	// write under way, and its state is not this server's to load.
+	lock, err := lockStateFile(p.path)
+	if err != nil {
+		return &StateFileError{Path: p.path, Err: err}
+	}
+	p.lock = lock
+	if err := s.loadStateFileLocked(); err != nil {
+		p.saveMu.Lock()
+		p.unlock()
+		p.saveMu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// loadStateFileLocked is loadStateFile once the lock is held.
+func (s *Server) loadStateFileLocked() error {
 	p := s.persist
 	fail := func(format string, args ...any) error {
 		return &StateFileError{Path: p.path, Err: fmt.Errorf(format, args...)}

@@ -176,7 +176,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.DurationVar(&st.idleTimeout, "idle-timeout", mockserver.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request before it is closed")
 	fs.StringVar(&st.stateFile, "state-file", "", "keep the contexts (with every version), webhooks (with their secrets) and pending deliveries in this `file`, so they survive a restart: "+
 		"loaded at start (a missing file is a first start; one that cannot be read or is not a state document stops the start, and is left as it is), "+
-		"written at most every -state-interval while they change and at shutdown, atomically, mode 0600. The event log and finished deliveries are not kept")
+		"written at most every -state-interval while they change and at shutdown, atomically, mode 0600; one mock per file (a second one on the same file stops, saying it is in use). The event log and finished deliveries are not kept")
 	fs.DurationVar(&st.stateInterval, "state-interval", mockserver.DefaultStateInterval, "with -state-file, how long after a change the file is written (the changes of that time together)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key.\n\nFlags:\n")

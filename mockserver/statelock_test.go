@@ -1,0 +1,140 @@
+package mockserver
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// openState opens a server on the state file at path, with the two
+// accounts.
+func openState(path string) (*Server, error) {
+	return Open(append([]Option{WithStateFile(path)}, stateKeys...)...)
+}
+
+// TestStateFileOneServerAtATime: while a server keeps its state in a file,
+// a second server's Open of the file fails with ErrStateFileInUse, naming
+// the file and its lock, and leaves the file as it is; once the first is
+// closed, the second opens it and finds the first's state. (flock locks
+// belong to the open file, so two Opens in one process conflict as two
+// processes do; TestStateFileSurvivesKill shows a killed holder leaves no
+// lock behind.)
+func TestStateFileOneServerAtATime(t *testing.T) {
+	if !lockSupported {
+		t.Skip("no flock on this system: nothing checks")
+	}
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "state.json")
+	s1, err := openState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.LoadState(strings.NewReader(fixtureState)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.saveStateFile(); err != nil {
+		t.Fatal(err)
+	}
+	written, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = openState(path)
+	var sfe *StateFileError
+	if !errors.Is(err, ErrStateFileInUse) || !errors.As(err, &sfe) || sfe.Path != path ||
+		!strings.Contains(err.Error(), "state file "+path+": in use by another server: "+path+".lock is locked") {
+		t.Fatalf("a second Open: %v; want ErrStateFileInUse naming the file and its lock", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(written) {
+		t.Error("the refused Open changed the file")
+	}
+
+	if err := s1.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := openState(path)
+	if err != nil {
+		t.Fatalf("Open after the first server closed: %v", err)
+	}
+	defer s2.Close(t.Context())
+	if got := saveState(t, s2); string(got) != string(saveState(t, s1)) {
+		t.Error("the second server did not load the first one's state")
+	}
+}
+
+// TestStateFileFailedOpenUnlocks: an Open that refuses the file (here a
+// corrupt one) lets the lock go, so the next Open, once the file is
+// fixed, succeeds.
+func TestStateFileFailedOpenUnlocks(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(path, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openState(path); !errors.Is(err, ErrInvalidState) {
+		t.Fatalf("Open of a corrupt file: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(fixtureState), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := openState(path)
+	if err != nil {
+		t.Fatalf("Open after a refused one: %v", err)
+	}
+	if err := s.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStateFileCloseAgainAfterHandover: Close lets the file go; if the
+// closed server's state changes and it is closed again while another
+// server holds the file, that Close does not write over the other's
+// file: it fails with ErrStateFileInUse. With the file free again, it
+// writes.
+func TestStateFileCloseAgainAfterHandover(t *testing.T) {
+	if !lockSupported {
+		t.Skip("no flock on this system: nothing checks")
+	}
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "state.json")
+	s1, err := openState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := openState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.LoadState(strings.NewReader(fixtureState)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.saveStateFile(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+
+	s1.Reset()
+	s1.stateChanged() // s1 has something new to write
+	if err := s1.Close(t.Context()); !errors.Is(err, ErrStateFileInUse) {
+		t.Errorf("Close of a server whose file another holds: %v; want ErrStateFileInUse", err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Error("the closed server wrote over the file another server holds")
+	}
+
+	if err := s2.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.Close(t.Context()); err != nil {
+		t.Errorf("Close with the file free again: %v", err)
+	}
+	if after, _ := os.ReadFile(path); string(after) == string(before) {
+		t.Error("the last Close did not write its state")
+	}
+}
