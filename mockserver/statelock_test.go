@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // openState opens a server on the state file at path, with the two
@@ -60,8 +62,8 @@ func TestStateFileOneServerAtATime(t *testing.T) {
 		t.Fatalf("Open after the first server closed: %v", err)
 	}
 	defer s2.Close(t.Context())
-	if got := saveState(t, s2); string(got) != string(saveState(t, s1)) {
-		t.Error("the second server did not load the first one's state")
+	if diff := cmp.Diff(s1.Snapshot(), s2.Snapshot()); diff != "" {
+		t.Errorf("the second server's state, against the first one's (-first +second):\n%s", diff)
 	}
 }
 
