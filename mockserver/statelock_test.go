@@ -16,6 +16,23 @@ func openState(path string) (*Server, error) {
 	return Open(append([]Option{WithStateFile(path)}, stateKeys...)...)
 }
 
+// openFixture opens a server on the state file at path and writes the
+// fixture state to the file through it.
+func openFixture(t *testing.T, path string) *Server {
+	t.Helper()
+	s, err := openState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LoadState(strings.NewReader(fixtureState)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.saveStateFile(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestStateFileOneServerAtATime: while a server keeps its state in a file,
 // a second server's Open of the file fails with ErrStateFileInUse, naming
 // the file and its lock, and leaves the file as it is; once the first is
@@ -29,16 +46,7 @@ func TestStateFileOneServerAtATime(t *testing.T) {
 	}
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.json")
-	s1, err := openState(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s1.LoadState(strings.NewReader(fixtureState)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s1.saveStateFile(); err != nil {
-		t.Fatal(err)
-	}
+	s1 := openFixture(t, path)
 	written, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -109,16 +117,7 @@ func TestStateFileCloseAgainAfterHandover(t *testing.T) {
 	if err := s1.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := openState(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s2.LoadState(strings.NewReader(fixtureState)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s2.saveStateFile(); err != nil {
-		t.Fatal(err)
-	}
+	s2 := openFixture(t, path)
 	before, _ := os.ReadFile(path)
 
 	s1.Reset()
