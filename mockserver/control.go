@@ -71,7 +71,10 @@ func (s *Server) WaitForDelivery(ctx context.Context, match func(Delivery) bool)
 // With [WithStateFile], Close then writes the state file a last time (if
 // the state changed since it was written), with the deliveries as they
 // ended; a failure to write it is returned too. Stop the http.Server
-// first, so no request changes the state after that write.
+// first, so no request changes the state after that write. Close then lets
+// the file's lock go, so another server may open the file; a later Close
+// with changes to write takes it back, or fails with [ErrStateFileInUse]
+// if another server holds it.
 func (s *Server) Close(ctx context.Context) error {
 	s.CloseStreams()
 	err := s.deliveries.close(ctx)
