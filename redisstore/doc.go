@@ -55,10 +55,10 @@
 // bucket: at most one burst too many, which the service answers 429.
 //
 // Cost: one EVALSHA round trip per request when a token is free, one more
-// per wait otherwise. On loopback that is about twice a PING on the same
-// client, since Redis spends about 25 µs running the script on a busy
-// 2-core machine against 0.2 µs for a PING (BENCHMARKS.md); against an API
-// call over a network it is small. A fleet at 6,000 requests a minute
+// per wait otherwise. Redis spends 6 to 25 µs running the script,
+// depending on the CPU, against 0.2 µs for a PING: on loopback a Wait
+// measured 1.2x a PING on the same client, 1.7x when both cores were kept
+// busy (BENCHMARKS.md); against an API call over a network it is small. A fleet at 6,000 requests a minute
 // adds about 100 scripts a second to Redis, more while clients wait.
 //
 // # The deduper
