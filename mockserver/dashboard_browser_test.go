@@ -625,3 +625,90 @@ func TestDashboardScreenshot(t *testing.T) {
 	t.Logf("wrote %s", path)
 	browsertest.NoErrors(t, d.tab)
 }
+
+// TestDashboardChoosersListEveryPage: the account and webhook choosers list
+// past the admin API's page of 100, up to their limit of 1,000, and then
+// say that more are left out; an account chosen past the limit still
+// shows as chosen, and choosing an account lists all of its webhooks.
+func TestDashboardChoosersListEveryPage(t *testing.T) {
+	skipShortBrowser(t)
+	t.Parallel()
+	const (
+		accounts    = 1001 // one past the choosers' limit
+		hookOwners  = 11   // accounts with webhooks, Unlimited so none is paced
+		hooksPerAcc = 91   // 11 × 91 = 1,001 webhooks, one past the limit
+	)
+	opts := make([]Option, 0, accounts)
+	for i := range accounts {
+		k := Key{Token: fmt.Sprintf("sk_test_chooser_%04d", i), Account: fmt.Sprintf("acct%04d", i)}
+		if i < hookOwners {
+			k.Plan = PlanUnlimited
+		}
+		opts = append(opts, WithKey(k))
+	}
+	ts := NewTestServer(t, opts...)
+	for i := range hookOwners {
+		for j := range hooksPerAcc {
+			body := fmt.Sprintf(`{"url":"https://hooks.example.test/acct%04d/%02d","events":["context.created"],"secret":"whsec_chooser"}`, i, j)
+			apiCall(t, ts, fmt.Sprintf("sk_test_chooser_%04d", i), "POST", "/v1/webhooks", body)
+		}
+	}
+	// options lists a chooser's options as "value|text|disabled" lines once
+	// its list has arrived (it ends with the disabled note, or has n).
+	options := func(d *dash, name string, n int) []string {
+		t.Helper()
+		raw := d.wait(fmt.Sprintf(`(() => {
+			const opts = [...document.querySelectorAll('.filters select[name=%q] option')];
+			const done = opts.length >= %d || opts.some(o => o.disabled);
+			return done && JSON.stringify(opts.map(o => o.value + '|' + o.textContent + '|' + o.disabled));
+		})()`, name, n))
+		var got []string
+		if err := json.Unmarshal([]byte(raw), &got); err != nil {
+			t.Fatalf("%s options: %v: %s", name, err, raw)
+		}
+		return got
+	}
+
+	d := openDashboard(t, ts, "#/deliveries")
+	tests := []struct {
+		route                  string
+		chooser                string
+		wantLen                int // "all", the items, the note if any
+		wantFirst, wantLast    string
+		wantNote, wantSelected string
+	}{
+		{"#/deliveries", "account", 1 + 1000 + 1, "acct0000", "acct0999", "only the first 1,000 accounts are listed", ""},
+		{"#/deliveries", "webhook", 1 + 1000 + 1, "/acct0000/00 · hooks.example.test", "/acct0010/89 · hooks.example.test",
+			"only the first 1,000 webhooks are listed: choose an account to see all of its own", ""},
+		{"#/deliveries?account=acct0003", "webhook", 1 + hooksPerAcc, "/acct0003/00 · hooks.example.test", "/acct0003/90 · hooks.example.test", "", ""},
+		{"#/deliveries?account=acct1000", "account", 1 + 1 + 1000 + 1, "acct1000", "acct0999", "only the first 1,000 accounts are listed", "acct1000"},
+	}
+	for _, tc := range tests {
+		d.route(tc.route)
+		d.wait(fmt.Sprintf(`location.hash === %q && document.body.dataset.ready === 'true'`, tc.route))
+		got := options(d, tc.chooser, tc.wantLen)
+		if len(got) != tc.wantLen {
+			t.Errorf("%s, %s chooser: %d options, want %d: first %q, last %q", tc.route, tc.chooser, len(got), tc.wantLen, got[:min(3, len(got))], got[max(0, len(got)-3):])
+			continue
+		}
+		if got[0] != "|all|false" {
+			t.Errorf("%s, %s chooser: first option %q, want all", tc.route, tc.chooser, got[0])
+		}
+		items := got[1:]
+		if tc.wantNote != "" {
+			if note := items[len(items)-1]; note != "|"+tc.wantNote+"|true" {
+				t.Errorf("%s, %s chooser: last option %q, want the disabled note %q", tc.route, tc.chooser, note, tc.wantNote)
+			}
+			items = items[:len(items)-1]
+		}
+		text := func(o string) string { return strings.Split(o, "|")[1] }
+		if first, last := text(items[0]), text(items[len(items)-1]); first != tc.wantFirst || last != tc.wantLast {
+			t.Errorf("%s, %s chooser: items %q to %q, want %q to %q", tc.route, tc.chooser, first, last, tc.wantFirst, tc.wantLast)
+		}
+		if tc.wantSelected != "" {
+			if sel := evalAs[string](d, fmt.Sprintf(`document.querySelector('.filters select[name=%q]').value`, tc.chooser)); sel != tc.wantSelected {
+				t.Errorf("%s, %s chooser: %q chosen, want %q", tc.route, tc.chooser, sel, tc.wantSelected)
+			}
+		}
+	}
+}

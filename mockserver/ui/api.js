@@ -59,6 +59,23 @@ export async function page(path, params, limit, cursor) {
   return { items, hasMore, nextCursor: hasMore ? next : null };
 }
 
+// all fetches a whole admin list, a page of 100 at a time, up to max
+// items; more is true when the list holds more than that. The choosers
+// (account, webhook) use it: those lists are short next to events and
+// deliveries, but an account has up to 100 webhooks and a server any
+// number of accounts, so one page is not enough.
+export async function all(path, params, max) {
+  const items = [];
+  let cursor = null;
+  for (;;) {
+    const r = await page(path, params, Math.min(100, max - items.length), cursor);
+    items.push(...r.items);
+    if (!r.hasMore) return { items, more: false };
+    if (items.length >= max) return { items, more: true };
+    cursor = r.nextCursor;
+  }
+}
+
 // The delays between the page's own attempts to reopen the change stream:
 // the first, doubled after each refusal, up to the last.
 const REOPEN_FIRST_MS = 1000, REOPEN_MAX_MS = 30000;

@@ -4,17 +4,22 @@
 // as text (dom.js).
 
 import { h, append, replace, $, qs, fmtTime, fmtDateTime, fmtRelative, fmtDuration, fmtBytes, fmtCount, shortId, prettyJSON, throttle } from './dom.js';
-import { api, page, follow } from './api.js';
+import { api, page, all, follow } from './api.js';
 
 const EVENT_TYPES = ['context.created', 'context.updated', 'context.deleted', 'context.published',
   'context.version.created', 'team.member.added', 'team.member.removed', 'export.completed'];
 const PAGE_SIZE = 50;
+// CHOOSER_MAX is how many accounts or webhooks a chooser lists: enough for
+// any real test set-up, few enough that a select stays usable. Past it the
+// chooser says so, and an account filter narrows the webhooks.
+const CHOOSER_MAX = 1000;
 
 const app = {
   clock: null, // the server's clock: {now, fake, nextDueAt, at: Date.now() when read}
   summary: null,
   accounts: [], // account ids, in the server's order
   accountsLoaded: null, // a promise of accounts, asked for at the start
+  accountsMore: false, // the server has more accounts than CHOOSER_MAX
   view: null, // the view on screen
   ready: false,
 };
@@ -373,8 +378,14 @@ function accountFilter(q) {
   const sel = label.querySelector('select');
   app.accountsLoaded.then(list => {
     for (const a of list) if (a !== cur) sel.append(h('option', { value: a }, a));
+    if (app.accountsMore) sel.append(moreOption('accounts'));
   }, () => {});
   return label;
+}
+
+// moreOption ends a chooser that shows only the first CHOOSER_MAX items.
+function moreOption(what, hint) {
+  return h('option', { disabled: true, value: '' }, `only the first ${fmtCount(CHOOSER_MAX)} ${what} are listed` + (hint ? `: ${hint}` : ''));
 }
 const typeFilter = q => select('Event type', 'type', q, [['', 'all'], ...EVENT_TYPES.map(t => [t, t])]);
 
@@ -394,11 +405,12 @@ function webhookFilter(q) {
   const sel = h('select', { name: 'webhook', onchange: e => setParam('webhook', e.target.value) }, h('option', { value: '' }, 'all'));
   const cur = q.get('webhook') || '';
   if (cur) sel.append(h('option', { value: cur, selected: true }, shortId(cur)));
-  api('/_mock/webhooks' + qs({ limit: 100, account: q.get('account') })).then(res => {
-    for (const w of res.data) {
-      if (w.id === cur) sel.lastChild.textContent = urlLabel(w.url);
+  all('/_mock/webhooks', { account: q.get('account') }, CHOOSER_MAX).then(res => {
+    for (const w of res.items) {
+      if (w.id === cur) sel.querySelector('option[selected]').textContent = urlLabel(w.url);
       else sel.append(h('option', { value: w.id, title: w.id }, urlLabel(w.url)));
     }
+    if (res.more) sel.append(moreOption('webhooks', 'choose an account to see all of its own'));
   }).catch(() => {});
   return h('label', { class: 'filter' }, h('span', null, 'Webhook'), sel);
 }
@@ -731,7 +743,8 @@ const emitTemplates = {
 function emitForm() {
   const type = h('select', { name: 'type', id: 'emit-type' }, EVENT_TYPES.map(t => h('option', { value: t, selected: t === 'team.member.added' }, t)));
   const account = h('select', { name: 'account', id: 'emit-account' });
-  app.accountsLoaded.then(list => append(account, list.map(a => h('option', { value: a }, a))), () => {});
+  app.accountsLoaded.then(list => append(account, list.map(a => h('option', { value: a }, a)),
+    app.accountsMore ? moreOption('accounts') : null), () => {});
   const data = h('textarea', { name: 'data', id: 'emit-data', class: 'mono', rows: 8, spellcheck: 'false' });
   const error = h('p', { class: 'error', role: 'alert', hidden: true });
   const fill = () => { data.value = JSON.stringify(emitTemplates[type.value] || { contextId: 'ctx_00000000000000000000', name: 'A context' }, null, 2); };
@@ -816,7 +829,10 @@ function bindHeader() {
 async function start() {
   // The accounts, the counts and the first list are asked for at once:
   // the first paint waits for one round trip, not three.
-  app.accountsLoaded = api('/_mock/accounts?limit=100').then(res => (app.accounts = res.data.map(a => a.id)));
+  app.accountsLoaded = all('/_mock/accounts', {}, CHOOSER_MAX).then(res => {
+    app.accountsMore = res.more;
+    return (app.accounts = res.items.map(a => a.id));
+  });
   bindHeader();
   follow({
     status: setLive,
