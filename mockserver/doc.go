@@ -291,7 +291,8 @@
 // due (nextDueAt). Every request but GET, HEAD and OPTIONS from a browser
 // page of another origin is a 403 (Sec-Fetch-Site, else Origin against
 // Host), so a page elsewhere cannot act on the mock through its user's
-// browser. And every /_mock/ request, reads and the dashboard included,
+// browser; so is such a page's GET /_mock/stream, so it cannot hold the
+// streams' 64 slots either. And every /_mock/ request, reads and the dashboard included,
 // whose Host is not an IP address, localhost, a name under .localhost or
 // a name given to [WithAdminHosts] (the command's -admin-host) is a 403
 // naming the flag that would allow it: a page elsewhere could otherwise

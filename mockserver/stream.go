@@ -3,6 +3,7 @@ package mockserver
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 )
@@ -34,6 +35,11 @@ const streamRetryMs = 2000
 // stream waits for changes, and writes a comment every streamKeepAlive
 // when there are none.
 func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
+	if why, ok := otherOrigin(r); ok {
+		writeError(w, &apiError{status: http.StatusForbidden, typ: errForbidden,
+			message: "cross-site stream refused: the change stream is for the dashboard on this origin, and " + why})
+		return
+	}
 	sub, closed := s.changes.subscribe()
 	switch {
 	case closed:
@@ -108,4 +114,32 @@ func appendStreamEvent(b []byte, event string, data []byte) []byte {
 	b = append(b, "\ndata: "...)
 	b = append(b, data...)
 	return append(b, "\n\n"...)
+}
+
+// otherOrigin reports whether a browser sent r from a page of another
+// origin, and says how it knows (never echoing the headers, which that
+// page chose). Other admin reads may come from anywhere, since the
+// browser hides their answers from such a page, but a stream holds one of
+// maxSubscribers slots for as long as it is open: an <img> or an
+// EventSource on any site the user visits could otherwise take them all,
+// and every dashboard would get a 503. As http.CrossOriginProtection does
+// for writes, it trusts Sec-Fetch-Site ("same-origin", or "none" for an
+// address typed in), and without it compares Origin with Host; a request
+// with neither (curl, a program) is no page's.
+func otherOrigin(r *http.Request) (string, bool) {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return "", false
+	case "":
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			return "", false
+		}
+		if u, err := url.Parse(origin); err == nil && u.Host == r.Host {
+			return "", false
+		}
+		return "its Origin is not this server's", true
+	default:
+		return "its Sec-Fetch-Site is not same-origin", true
+	}
 }

@@ -3,6 +3,7 @@ package mockserver
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -211,5 +212,60 @@ func TestStreamKeepAlive(t *testing.T) {
 	}
 	if comments < 3 {
 		t.Errorf("%d keep-alive comments before the stream ended: %v", comments, sc.Err())
+	}
+}
+
+// TestStreamRefusesOtherOrigins: a stream asked for by a page of another
+// origin (an <img>, an EventSource) is a 403 and takes no slot; the
+// dashboard's own, an address typed in and a program get the stream.
+func TestStreamRefusesOtherOrigins(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t)
+	host := strings.TrimPrefix(ts.HTTP.URL, "http://")
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		status int
+	}{
+		{"an <img> on another site", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}, 403},
+		{"an EventSource on another site", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors", "Origin": "http://evil.example"}, 403},
+		{"a page on another port", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://127.0.0.1:1"}, 403},
+		{"an old browser, another origin", map[string]string{"Origin": "http://evil.example"}, 403},
+		{"an old browser, a null origin", map[string]string{"Origin": "null"}, 403},
+		{"the dashboard", map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}, 200},
+		{"an old browser, this origin", map[string]string{"Origin": "http://" + host}, 200},
+		{"typed in the address bar", map[string]string{"Sec-Fetch-Site": "none"}, 200},
+		{"a program", nil, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "GET", ts.HTTP.URL+"/_mock/stream", nil)
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			res, err := ts.HTTP.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			if res.StatusCode != tc.status {
+				t.Fatalf("%d, want %d", res.StatusCode, tc.status)
+			}
+			if tc.status == 200 {
+				cancel()
+				eventually(t, "the stream's slot is given back", func() bool { return ts.changes.n.Load() == 0 })
+				return
+			}
+			var e struct {
+				Error struct{ Type, Message string }
+			}
+			if err := json.NewDecoder(res.Body).Decode(&e); err != nil || e.Error.Type != "forbidden" || !strings.Contains(e.Error.Message, "cross-site stream refused") {
+				t.Errorf("the refusal: %+v %v", e, err)
+			}
+			if n := ts.changes.n.Load(); n != 0 {
+				t.Errorf("a refused stream holds a slot: %d open", n)
+			}
+		})
 	}
 }
