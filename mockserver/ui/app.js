@@ -828,7 +828,8 @@ function bindHeader() {
 
 async function start() {
   // The accounts, the counts and the first list are asked for at once:
-  // the first paint waits for one round trip, not three.
+  // the first paint waits for one round trip, not three (a few more for
+  // the accounts past the first 100).
   app.accountsLoaded = all('/_mock/accounts', {}, CHOOSER_MAX).then(res => {
     app.accountsMore = res.more;
     return (app.accounts = res.items.map(a => a.id));
