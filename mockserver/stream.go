@@ -3,7 +3,6 @@ package mockserver
 import (
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 )
@@ -35,9 +34,9 @@ const streamRetryMs = 2000
 // stream waits for changes, and writes a comment every streamKeepAlive
 // when there are none.
 func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
-	if why, ok := otherOrigin(r); ok {
+	if err := crossSiteRead(r); err != nil {
 		writeError(w, &apiError{status: http.StatusForbidden, typ: errForbidden,
-			message: "cross-site stream refused: the change stream is for the dashboard on this origin, and " + why})
+			message: "cross-site stream refused: the change stream is for the dashboard on this origin (" + err.Error() + ")"})
 		return
 	}
 	sub, closed := s.changes.subscribe()
@@ -116,30 +115,16 @@ func appendStreamEvent(b []byte, event string, data []byte) []byte {
 	return append(b, "\n\n"...)
 }
 
-// otherOrigin reports whether a browser sent r from a page of another
-// origin, and says how it knows (never echoing the headers, which that
-// page chose). Other admin reads may come from anywhere, since the
-// browser hides their answers from such a page, but a stream holds one of
-// maxSubscribers slots for as long as it is open: an <img> or an
-// EventSource on any site the user visits could otherwise take them all,
-// and every dashboard would get a 503. As http.CrossOriginProtection does
-// for writes, it trusts Sec-Fetch-Site ("same-origin", or "none" for an
-// address typed in), and without it compares Origin with Host; a request
-// with neither (curl, a program) is no page's.
-func otherOrigin(r *http.Request) (string, bool) {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "same-origin", "none":
-		return "", false
-	case "":
-		origin := r.Header.Get("Origin")
-		if origin == "" {
-			return "", false
-		}
-		if u, err := url.Parse(origin); err == nil && u.Host == r.Host {
-			return "", false
-		}
-		return "its Origin is not this server's", true
-	default:
-		return "its Sec-Fetch-Site is not same-origin", true
-	}
+// crossSiteRead applies the write check, crossOrigin, to a read: other
+// admin reads may come from anywhere, since the browser hides their
+// answers from a page of another origin, but a stream holds one of
+// maxSubscribers slots for as long as it is open, and an <img> or an
+// EventSource on any site the user visits could otherwise take them all.
+// http.CrossOriginProtection passes every GET, so it is asked about the
+// same request as a POST: one rule (Sec-Fetch-Site, else Origin against
+// Host) for both.
+func crossSiteRead(r *http.Request) error {
+	asWrite := *r // a shallow copy: Check reads only the method and headers
+	asWrite.Method = http.MethodPost
+	return crossOrigin.Check(&asWrite)
 }
