@@ -161,8 +161,8 @@ func Open(opts ...Option) (*Server, error) {
 		HTTPClient: cf.deliveryClient,
 	})
 	s.deliveries.onChange = s.deliveryChanged
-	if c, ok := cf.clock.(interface{ watch(func(time.Time)) }); ok {
-		c.watch(func(now time.Time) { s.changes.publish(change{Kind: changeClock, Now: formatTime(now)}) })
+	if c, ok := cf.clock.(watchedClock); ok {
+		c.watch(s)
 	}
 	s.onEvent = func(ctx context.Context, ev Event, targets []*webhook) {
 		for _, w := range targets {
@@ -246,6 +246,16 @@ func (s *Server) deliveryChanged(c change) {
 	}
 	s.changes.publish(c)
 }
+
+// moved and settle make the server a watcher of its FakeClock
+// (clockWatcher): the dashboards are told each time the clock reaches, and
+// an advance waits at each due time until the delivery attempts due then
+// have run.
+func (s *Server) moved(now time.Time) {
+	s.changes.publish(change{Kind: changeClock, Now: formatTime(now)})
+}
+
+func (s *Server) settle() { s.deliveries.settle() }
 
 // HTTPServer returns an http.Server that serves s on addr with the
 // server's time-outs ([WithReadHeaderTimeout], [WithIdleTimeout]; the body
