@@ -92,8 +92,12 @@ func (s *Server) Close(ctx context.Context) error {
 // Reset empties the server as if it were new: contexts, webhooks, events,
 // deliveries (running attempts are canceled and forgotten), faults,
 // idempotency keys, and every key's rate-limit bucket (full again). Keys,
-// options and the clock stay.
+// options and the clock stay. It is one change: a copy of the state
+// ([Server.SaveState]) or a load ([Server.LoadState]) happens wholly
+// before it or wholly after.
 func (s *Server) Reset() {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
 	s.hooks.mu.Lock()
 	for _, a := range s.accountList {
 		a.mu.Lock()

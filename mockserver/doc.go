@@ -193,6 +193,13 @@
 // idempotency keys are not kept: a POST repeated across a restart runs
 // again.
 //
+// Loading a document (LoadState, PUT /_mock/state, the file at start),
+// [Server.Reset] and every copy of the state (SaveState, GET /_mock/state,
+// the file's writes) exclude one another: a copy is one whole state, as
+// loaded or reset, never half of one, and a load's webhooks come with
+// their pending deliveries. A document is read and checked before the
+// load takes its turn, so requests wait only while it is installed.
+//
 // A document is read as a stream and held to the API's rules field by
 // field: names, content and tags as on create (limits, control
 // characters, lone surrogate escapes), webhook urls, events and secrets as

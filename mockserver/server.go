@@ -76,6 +76,15 @@ type Server struct {
 	// idem holds the POSTs' idempotency keys (idempotency.go).
 	idem idempotencyStore
 
+	// stateMu makes the changes of the whole state (LoadState and PUT
+	// /_mock/state, the state file's load, Reset) and the copies of it
+	// (SaveState, GET /_mock/state, the state file's saves) exclude one
+	// another: each copy is one whole state, and a load is never mixed
+	// with a reset or another load. Copies share it. It comes before
+	// every other lock, and only those take it: requests and deliveries
+	// change the state under the finer locks alone.
+	stateMu sync.RWMutex
+
 	// persist writes the state file (statefile.go); nil without one.
 	// persistDeliveries is set once the file is loaded: from then on
 	// every change of a delivery is a change of the state.
