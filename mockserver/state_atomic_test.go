@@ -84,8 +84,12 @@ func TestStateChangesAreWhole(t *testing.T) {
 	}
 
 	// Each racer goes round rounds times; the state file, synced to disk at
-	// each save, fewer.
-	const rounds, fileRounds = 300, 20
+	// each save, fewer. The race detector's checks of every access, and
+	// -short, make do with fewer.
+	rounds, fileRounds := 300, 20
+	if raceEnabled || testing.Short() {
+		rounds = 100
+	}
 	var mu sync.Mutex
 	seen := map[string]int{}
 	check := func(how string, doc []byte) {
