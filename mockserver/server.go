@@ -170,9 +170,6 @@ func Open(opts ...Option) (*Server, error) {
 		HTTPClient: cf.deliveryClient,
 	})
 	s.deliveries.onChange = s.deliveryChanged
-	if c, ok := cf.clock.(watchedClock); ok {
-		c.watch(s)
-	}
 	s.onEvent = func(ctx context.Context, ev Event, targets []*webhook) {
 		for _, w := range targets {
 			// The event's Body is never changed, so the deliveries share
@@ -242,6 +239,10 @@ func Open(opts ...Option) (*Server, error) {
 		// Every change of a delivery is a change of the state; the store's
 		// changes are noted where requests and Go methods make them.
 		s.persistDeliveries.Store(true)
+	}
+	// Last, so that a server Open refuses is not left on its clock.
+	if c, ok := cf.clock.(watchedClock); ok {
+		c.watch(s)
 	}
 	return s, nil
 }
