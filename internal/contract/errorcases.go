@@ -245,9 +245,9 @@ func ErrorCases() []ErrorCase {
 
 		// 400: the fields of a webhook registration.
 		{Name: "an http webhook url that is not loopback", Operation: OpRegisterWebhook, Method: http.MethodPost, Path: "/webhooks",
-			Body: hook(obj{"url": "http://example.invalid/contextsvc-conform"}, ""), Status: 400, Type: TypeInvalidRequest, Param: "url"},
+			Body: hook(obj{"url": "http://example.invalid/{tag}"}, ""), Status: 400, Type: TypeInvalidRequest, Param: "url"},
 		{Name: "a webhook url that is not absolute", Operation: OpRegisterWebhook, Method: http.MethodPost, Path: "/webhooks",
-			Body: hook(obj{"url": "/hooks/contextsvc-conform"}, ""), Status: 400, Type: TypeInvalidRequest, Param: "url"},
+			Body: hook(obj{"url": "/hooks/{tag}"}, ""), Status: 400, Type: TypeInvalidRequest, Param: "url"},
 		{Name: "no events", Operation: OpRegisterWebhook, Method: http.MethodPost, Path: "/webhooks",
 			Body: hook(obj{"events": arr{}}, ""), Status: 400, Type: TypeInvalidRequest, Param: "events"},
 		{Name: "an unknown event type", Operation: OpRegisterWebhook, Method: http.MethodPost, Path: "/webhooks",

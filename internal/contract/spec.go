@@ -345,8 +345,14 @@ func schemaErrors(err error) []*openapi3.SchemaError {
 
 // schemaRule follows a value's JSON pointer down a schema (properties,
 // items, additionalProperties, through $refs) and returns where the schema
-// that holds the value is in the document, with the failed keyword last.
+// that holds the failed keyword is in the document, with the keyword last.
+// A missing property's pointer names the property; its "required" is its
+// parent's. A property no schema allows is refused by its parent's
+// additionalProperties.
 func schemaRule(ref *openapi3.SchemaRef, rule string, ptr []string, field string) string {
+	if field == "required" && len(ptr) > 0 {
+		ptr = ptr[:len(ptr)-1]
+	}
 	cur := ref
 	for _, seg := range ptr {
 		if cur == nil || cur.Value == nil {
@@ -362,8 +368,6 @@ func schemaRule(ref *openapi3.SchemaRef, rule string, ptr []string, field string
 		case cur.Value.AdditionalProperties.Schema != nil:
 			next, step = cur.Value.AdditionalProperties.Schema, "/additionalProperties"
 		default:
-			// The value has no schema of its own (an unexpected property):
-			// the keyword that refused it is on the schema reached.
 			cur = nil
 			continue
 		}
@@ -373,6 +377,9 @@ func schemaRule(ref *openapi3.SchemaRef, rule string, ptr []string, field string
 			rule += step
 		}
 		cur = next
+	}
+	if field == "properties" && cur != nil && cur.Value != nil && cur.Value.AdditionalProperties.Has != nil && !*cur.Value.AdditionalProperties.Has {
+		field = "additionalProperties"
 	}
 	if field != "" {
 		rule += "/" + field
@@ -401,27 +408,26 @@ func escape(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
 
-// CheckEvent lists how a delivered event envelope breaks the document:
-// its Event schema and the schema of its type ([Event].Schema), each
-// mismatch with the schema it breaks. An event type the contract does not
-// know is a mismatch too.
+// CheckEvent lists how a delivered event envelope breaks the document: the
+// schema of its type ([Event].Schema; the Event schema is their oneOf),
+// each mismatch with the schema it breaks. An event type the contract does
+// not know is a mismatch.
 func (s *Spec) CheckEvent(body []byte) []Mismatch {
 	var value any
 	if err := json.Unmarshal(body, &value); err != nil {
 		return []Mismatch{{Where: "event", Rule: "#/components/schemas/Event", Message: "not JSON: " + err.Error()}}
 	}
-	out := s.visitComponent("Event", "event", value)
 	var env struct {
 		Type string `json:"type"`
 	}
 	_ = json.Unmarshal(body, &env)
 	for _, e := range Events() {
 		if string(e.Type) == env.Type {
-			return append(out, s.visitComponent(e.Schema, "event", value)...)
+			return s.visitComponent(e.Schema, "event", value)
 		}
 	}
-	return append(out, Mismatch{Where: "event /type", Rule: "#/components/schemas/Event/properties/type",
-		Message: fmt.Sprintf("%q is not an event type of the contract", env.Type)})
+	return []Mismatch{{Where: "event /type", Rule: "#/components/schemas/Event/discriminator",
+		Message: fmt.Sprintf("%q is not an event type of the contract", env.Type)}}
 }
 
 func (s *Spec) visitComponent(name, where string, value any) []Mismatch {
