@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/contextsvc/contextsvc-go/internal/contract"
@@ -178,6 +179,9 @@ func (c *checker) shown(ex *contract.Exchange) string {
 	}
 	if len(ex.RequestBody) > 0 {
 		s += " " + excerpt(ex.RequestBody, 300)
+		if n, _ := strconv.Atoi(ex.RequestHeader.Get("Content-Length")); n > len(ex.RequestBody) {
+			s += fmt.Sprintf(" (%d bytes sent)", n)
+		}
 	}
 	return s
 }

@@ -125,7 +125,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if len(res.Differences) > 0 {
 			res.Status = Failed
 		}
-		r.progress("%-7s %s %s", res.Status, res.ID, res.Note)
+		r.progressCheck(res)
 	}
 	if ctx.Err() != nil {
 		rep.Interrupted = true
@@ -144,7 +144,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if len(res.Differences) > 0 {
 			res.Status = Failed
 		}
-		r.progress("%-7s %s %s", res.Status, res.ID, res.Note)
+		r.progressCheck(res)
 	}
 	rep.Tolerance = tolerance(rep.Checks)
 	rep.Coverage = r.coverage()
@@ -254,6 +254,14 @@ func (r *runner) keepAnswer(ex *contract.Exchange) {
 		r.keepHook(v.ID)
 	case strings.HasPrefix(ex.Path, "/v1/contexts"):
 		r.keep(v.ID)
+	}
+}
+
+func (r *runner) progressCheck(res *Check) {
+	if res.Note == "" {
+		r.progress("%-7s %s", res.Status, res.ID)
+	} else {
+		r.progress("%-7s %s (%s)", res.Status, res.ID, res.Note)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -102,6 +103,9 @@ func (s *sender) do(ctx context.Context, r request) (*contract.Exchange, error) 
 		req.Header.Set(k, v)
 	}
 	shown := req.Header.Clone() // never with the Authorization header
+	if r.body != nil {
+		shown.Set("Content-Length", strconv.Itoa(len(r.body)))
+	}
 	switch r.auth {
 	case contract.AuthKey:
 		req.Header.Set("Authorization", "Bearer "+s.key)

@@ -52,9 +52,9 @@ func errorJSON(typ, param string) string {
 func TestLoadSpecRefusesBadDocuments(t *testing.T) {
 	t.Parallel()
 	for name, doc := range map[string]string{
-		"not YAML":         "{",
-		"not OpenAPI":      "openapi: 3.0.3\n",
-		"a dangling $ref":  "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n      responses:\n        '200': {$ref: '#/components/responses/Nope'}\n",
+		"not YAML":          "{",
+		"not OpenAPI":       "openapi: 3.0.3\n",
+		"a dangling $ref":   "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n      responses:\n        '200': {$ref: '#/components/responses/Nope'}\n",
 		"an empty document": "",
 	} {
 		if _, err := contract.LoadSpec([]byte(doc)); err == nil {
