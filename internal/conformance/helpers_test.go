@@ -134,7 +134,9 @@ func reshape(next http.Handler) http.Handler {
 			h.Set("Content-Type", "text/plain; charset=utf-8")
 			body = []byte(http.StatusText(status) + "\n")
 		case status >= 400:
-			var e struct{ Error struct{ Type, Message string } }
+			var e struct {
+				Error struct{ Type, Message string }
+			}
 			_ = json.Unmarshal(body, &e)
 			body, _ = json.Marshal(map[string]string{"code": e.Error.Type, "message": e.Error.Message})
 		case list && status == http.StatusOK:

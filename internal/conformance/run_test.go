@@ -372,4 +372,3 @@ func TestPDFText(t *testing.T) {
 		t.Error("no error for a file that is no PDF")
 	}
 }
-
