@@ -8,20 +8,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 
 	"github.com/contextsvc/contextsvc-go/internal/contract"
 )
-
-// wireContext is the contract's Context as sent.
-type wireContext struct {
-	ID        string   `json:"id"`
-	Name      string   `json:"name"`
-	Content   string   `json:"content"`
-	Tags      []string `json:"tags"`
-	Version   int      `json:"version"`
-	CreatedAt string   `json:"createdAt"`
-	UpdatedAt string   `json:"updatedAt"`
-}
 
 // page is the contract's list answer.
 type page[T any] struct {
@@ -30,30 +22,13 @@ type page[T any] struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// wireVersion is the contract's Version.
-type wireVersion struct {
-	ContextID string   `json:"contextId"`
-	Version   int      `json:"version"`
-	Name      string   `json:"name"`
-	Content   string   `json:"content"`
-	Tags      []string `json:"tags"`
-	CreatedAt string   `json:"createdAt"`
-	CreatedBy string   `json:"createdBy"`
-	Changes   changes  `json:"changes"`
-}
-
-type changes struct {
-	SectionsModified []string `json:"sections_modified"`
-	WordCountDelta   int      `json:"word_count_delta"`
-}
-
 func decodeInto(b []byte, v any) bool { return json.Unmarshal(b, v) == nil }
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // create creates a context of the run and holds the answer to the
 // contract: 201 with the context at version 1 and what was sent.
-func (c *checker) create(name, content string, tags []string) (*wireContext, bool) {
+func (c *checker) create(name, content string, tags []string) (*contextsvc.Context, bool) {
 	if tags == nil {
 		tags = []string{c.r.tag}
 	}
@@ -63,18 +38,18 @@ func (c *checker) create(name, content string, tags []string) (*wireContext, boo
 	if !c.answer(ex, http.StatusCreated, "with the created context at version 1", contract.Expect{}) {
 		return nil, false
 	}
-	got, ok := decode[wireContext](ex)
+	got, ok := decode[contextsvc.Context](ex)
 	if !ok {
 		return nil, false
 	}
-	want := wireContext{Name: name, Content: content, Tags: dedupe(tags), Version: 1}
-	c.sameContext(ex, "createContext", want, got)
+	want := contextsvc.Context{Name: name, Content: content, Tags: dedupe(tags), Version: 1}
+	c.fields(ex, "createContext", want, got)
 	return &got, true
 }
 
-// sameContext records each field of got that is not want's (ID and times
+// fields records each field of got that is not want's (ID and times
 // are not compared; Tags nil means "not compared").
-func (c *checker) sameContext(ex *contract.Exchange, op string, want, got wireContext) bool {
+func (c *checker) fields(ex *contract.Exchange, op string, want, got contextsvc.Context) bool {
 	ok := true
 	diff := func(field string, w, g any) {
 		ok = false
@@ -117,12 +92,12 @@ func dedupe(in []string) []string {
 }
 
 // get reads a context and holds the answer to the contract.
-func (c *checker) get(id string) (*wireContext, *contract.Exchange) {
+func (c *checker) get(id string) (*contextsvc.Context, *contract.Exchange) {
 	ex := c.send(request{method: http.MethodGet, path: "/contexts/" + url.PathEscape(id)})
 	if !c.answer(ex, http.StatusOK, "with the context", contract.Expect{}) {
 		return nil, ex
 	}
-	got, ok := decode[wireContext](ex)
+	got, ok := decode[contextsvc.Context](ex)
 	if !ok {
 		return nil, ex
 	}
@@ -131,16 +106,16 @@ func (c *checker) get(id string) (*wireContext, *contract.Exchange) {
 
 // update sends an update and holds the answer to the contract's 200 and
 // want.
-func (c *checker) update(id string, body map[string]any, want wireContext) (*wireContext, bool) {
+func (c *checker) update(id string, body map[string]any, want contextsvc.Context) (*contextsvc.Context, bool) {
 	ex := c.send(request{method: http.MethodPut, path: "/contexts/" + url.PathEscape(id), body: jsonBytes(body)})
 	if !c.answer(ex, http.StatusOK, "with the context as it is after the update", contract.Expect{}) {
 		return nil, false
 	}
-	got, ok := decode[wireContext](ex)
+	got, ok := decode[contextsvc.Context](ex)
 	if !ok {
 		return nil, false
 	}
-	return &got, c.sameContext(ex, "updateContext", want, got)
+	return &got, c.fields(ex, "updateContext", want, got)
 }
 
 // checkCreate creates a context without content and with repeated tags,
@@ -155,16 +130,19 @@ func (r *runner) checkCreate(c *checker) {
 	if got == nil {
 		return
 	}
-	if !sameWire(*got, *created) {
+	if !identical(*got, *created) {
 		c.value(ex, contract.Expect{}, "getContext: the context read differs from the one created", show(created), show(got))
 	}
 }
 
-// sameWire reports whether two contexts are the same in every field.
-func sameWire(a, b wireContext) bool {
+// identical reports whether two contexts are the same in every field.
+func identical(a, b contextsvc.Context) bool {
 	return slices.Equal(a.Tags, b.Tags) && a.ID == b.ID && a.Name == b.Name && a.Content == b.Content &&
-		a.Version == b.Version && a.CreatedAt == b.CreatedAt && a.UpdatedAt == b.UpdatedAt
+		a.Version == b.Version && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
 }
+
+// stamp formats a time of an answer for the report.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // The Markdown of the context contexts.update changes and contexts.versions
 // reads: two sections, then the second changed.
@@ -177,7 +155,7 @@ const (
 // context and, for each version, what it should hold.
 type mergeState struct {
 	id       string
-	versions []wireVersion // Version, Name, Content, Tags, Changes
+	versions []contextsvc.Version // Version, Name, Content, Tags, Changes
 }
 
 // checkUpdate walks a context through the contract's merge rules.
@@ -189,20 +167,20 @@ func (r *runner) checkUpdate(c *checker) {
 		return
 	}
 	st := &mergeState{id: cur.ID}
-	st.versions = append(st.versions, wireVersion{Version: 1, Name: name, Content: mergeContent1, Tags: tags,
-		Changes: changes{SectionsModified: []string{"Intro", "Details"}, WordCountDelta: 7}})
+	st.versions = append(st.versions, contextsvc.Version{Version: 1, Name: name, Content: mergeContent1, Tags: tags,
+		Changes: contextsvc.Changes{SectionsModified: []string{"Intro", "Details"}, WordCountDelta: 7}})
 	r.eventsDue = append(r.eventsDue,
 		eventDue{what: "updates that change something", typ: "context.updated", contextID: cur.ID, want: 4},
 		eventDue{what: "versions", typ: "context.version.created", contextID: cur.ID, want: 5})
 	steps := []struct {
 		what    string
 		body    map[string]any
-		changes changes
+		changes contextsvc.Changes
 	}{
-		{"the name alone", map[string]any{"name": name + " renamed"}, changes{[]string{}, 0}},
-		{"the content alone", map[string]any{"content": mergeContent2}, changes{[]string{"Details"}, 3}},
-		{"the tags alone", map[string]any{"tags": []string{r.tag, "beta"}}, changes{[]string{}, 0}},
-		{"the tags to none", map[string]any{"tags": []string{}}, changes{[]string{}, 0}},
+		{"the name alone", map[string]any{"name": name + " renamed"}, contextsvc.Changes{SectionsModified: []string{}}},
+		{"the content alone", map[string]any{"content": mergeContent2}, contextsvc.Changes{SectionsModified: []string{"Details"}, WordCountDelta: 3}},
+		{"the tags alone", map[string]any{"tags": []string{r.tag, "beta"}}, contextsvc.Changes{SectionsModified: []string{}}},
+		{"the tags to none", map[string]any{"tags": []string{}}, contextsvc.Changes{SectionsModified: []string{}}},
 	}
 	prev := cur
 	for _, s := range steps {
@@ -221,21 +199,21 @@ func (r *runner) checkUpdate(c *checker) {
 		if got == nil {
 			return
 		}
-		if ok && got.CreatedAt != prev.CreatedAt {
-			c.value(nil, contract.Expect{}, "updateContext: createdAt changed", "createdAt "+prev.CreatedAt, "createdAt "+got.CreatedAt)
+		if ok && !got.CreatedAt.Equal(prev.CreatedAt) {
+			c.value(nil, contract.Expect{}, "updateContext: createdAt changed", "createdAt "+stamp(prev.CreatedAt), "createdAt "+stamp(got.CreatedAt))
 		}
-		if ok && got.UpdatedAt < prev.UpdatedAt {
-			c.value(nil, contract.Expect{}, "updateContext: updatedAt went back", "updatedAt at or after "+prev.UpdatedAt, "updatedAt "+got.UpdatedAt)
+		if ok && got.UpdatedAt.Before(prev.UpdatedAt) {
+			c.value(nil, contract.Expect{}, "updateContext: updatedAt went back", "updatedAt at or after "+stamp(prev.UpdatedAt), "updatedAt "+stamp(got.UpdatedAt))
 		}
-		st.versions = append(st.versions, wireVersion{Version: want.Version, Name: want.Name, Content: want.Content, Tags: want.Tags, Changes: s.changes})
+		st.versions = append(st.versions, contextsvc.Version{Version: want.Version, Name: want.Name, Content: want.Content, Tags: want.Tags, Changes: s.changes})
 		prev = got
 	}
 	// The same values again: 200 with the context as it was, no version.
 	same, ok := c.update(cur.ID, map[string]any{"name": prev.Name, "tags": []string{}}, *prev)
-	if ok && same.UpdatedAt != prev.UpdatedAt {
-		c.value(nil, contract.Expect{}, "updateContext: an update that changes nothing moved updatedAt", "updatedAt "+prev.UpdatedAt, "updatedAt "+same.UpdatedAt)
+	if ok && !same.UpdatedAt.Equal(prev.UpdatedAt) {
+		c.value(nil, contract.Expect{}, "updateContext: an update that changes nothing moved updatedAt", "updatedAt "+stamp(prev.UpdatedAt), "updatedAt "+stamp(same.UpdatedAt))
 	}
-	if got, ex := c.get(cur.ID); got != nil && !sameWire(*got, *prev) {
+	if got, ex := c.get(cur.ID); got != nil && !identical(*got, *prev) {
 		c.value(ex, contract.Expect{}, "getContext: the context read differs from the last update's answer", show(prev), show(got))
 	}
 	r.merge = st
@@ -254,7 +232,7 @@ func (r *runner) checkVersions(c *checker) {
 	if !c.answer(ex, http.StatusOK, "with every version, oldest first", contract.Expect{}) {
 		return
 	}
-	all, _ := decode[page[wireVersion]](ex)
+	all, _ := decode[page[contextsvc.Version]](ex)
 	if len(all.Data) != len(st.versions) {
 		c.value(ex, contract.Expect{}, "listVersions: not one version per change", fmt.Sprintf("%d versions", len(st.versions)), fmt.Sprintf("%d versions", len(all.Data)))
 		return
@@ -276,8 +254,8 @@ func (r *runner) checkVersions(c *checker) {
 		} else if got.CreatedBy != user {
 			c.value(ex, contract.Expect{}, "listVersions: versions made with one key name different users", "createdBy "+user, "createdBy "+got.CreatedBy)
 		}
-		if i > 0 && got.CreatedAt < all.Data[i-1].CreatedAt {
-			c.value(ex, contract.Expect{}, "listVersions: not oldest first", "createdAt ascending", all.Data[i-1].CreatedAt+" then "+got.CreatedAt)
+		if i > 0 && got.CreatedAt.Before(all.Data[i-1].CreatedAt) {
+			c.value(ex, contract.Expect{}, "listVersions: not oldest first", "createdAt ascending", stamp(all.Data[i-1].CreatedAt)+" then "+stamp(got.CreatedAt))
 		}
 	}
 	r.user = user
@@ -297,7 +275,7 @@ func (r *runner) checkVersions(c *checker) {
 		if !c.answer(ex, http.StatusOK, "with a page of at most 2 versions", contract.Expect{MorePages: more}) {
 			return
 		}
-		p, _ := decode[page[wireVersion]](ex)
+		p, _ := decode[page[contextsvc.Version]](ex)
 		for _, v := range p.Data {
 			seen = append(seen, v.Version)
 		}
@@ -372,7 +350,7 @@ func (r *runner) checkPaging(c *checker) {
 		if !c.answer(ex, http.StatusOK, "with the contexts that have every tag asked for, oldest first", contract.Expect{MorePages: more}) {
 			return nil, false
 		}
-		p, _ := decode[page[wireContext]](ex)
+		p, _ := decode[page[contextsvc.Context]](ex)
 		var got []string
 		for _, ctx := range p.Data {
 			got = append(got, ctx.ID)
@@ -405,7 +383,7 @@ func (r *runner) checkIdempotency(c *checker) {
 	if !c.answer(first, http.StatusCreated, "with the created context", contract.Expect{}) {
 		return
 	}
-	created, _ := decode[wireContext](first)
+	created, _ := decode[contextsvc.Context](first)
 	r.eventsDue = append(r.eventsDue,
 		eventDue{what: "creates, one of them repeated with its idempotency key", typ: "context.created", contextID: created.ID, want: 1},
 		eventDue{what: "versions", typ: "context.version.created", contextID: created.ID, want: 1})
@@ -425,7 +403,7 @@ func (r *runner) checkIdempotency(c *checker) {
 	}
 	ex := c.send(request{method: http.MethodGet, path: "/contexts?tag=" + url.QueryEscape(r.tag) + "&tag=idempotency"})
 	if c.answer(ex, http.StatusOK, "with the one context the two requests created", contract.Expect{}) {
-		p, _ := decode[page[wireContext]](ex)
+		p, _ := decode[page[contextsvc.Context]](ex)
 		if len(p.Data) != 1 {
 			for _, ctx := range p.Data {
 				r.keep(ctx.ID)

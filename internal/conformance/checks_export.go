@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/contract"
 )
 
@@ -44,7 +45,7 @@ func (r *runner) checkExport(c *checker) {
 	if !ok {
 		return
 	}
-	if _, ok := c.update(ctx.ID, map[string]any{"content": exportContent}, wireContext{Name: ctx.Name, Content: exportContent, Version: 2}); !ok {
+	if _, ok := c.update(ctx.ID, map[string]any{"content": exportContent}, contextsvc.Context{Name: ctx.Name, Content: exportContent, Version: 2}); !ok {
 		return
 	}
 	var done []exportDone
@@ -170,7 +171,7 @@ func (c *checker) exportBody(ex *contract.Exchange, f contract.ExportFormat, id 
 			lacks("keeps Markdown markers")
 		}
 	case "json":
-		got, ok := decode[wireContext](ex)
+		got, ok := decode[contextsvc.Context](ex)
 		if !ok || got.ID != id || got.Content != exportContent || got.Version != 2 {
 			c.value(ex, contract.Expect{}, "exportContext: the json document is not the context", "the Context "+id+" at version 2", shownAnswer(ex))
 		}

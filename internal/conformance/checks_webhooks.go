@@ -20,7 +20,7 @@ type webhookCheck struct {
 	url string // registered: the receiver URL with the run's parameter
 	id  string
 	// subject is the context the deliveries check follows.
-	subject *wireContext
+	subject *contextsvc.Context
 	// exportSize is the size of its export.
 	exportSize int
 }
