@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -135,17 +134,17 @@ func (c *checker) errorAnswer(ex *contract.Exchange, want int, typ, param string
 	}
 	var e errorBody
 	if err := json.Unmarshal(ex.Body, &e); err != nil {
-		c.value(ex, expect, "the error body is not JSON", "an error body", err.Error())
+		c.value(ex, "the error body is not JSON", "an error body", err.Error())
 		return false
 	}
 	ok := true
 	op := opLabel(c.r.spec.Operation(ex.Method, ex.Path), ex.Method)
 	if e.Error.Type != typ {
-		c.value(ex, expect, fmt.Sprintf("%s: error type %q instead of %q", op, e.Error.Type, typ), fmt.Sprintf("%d %s", want, typ), shownAnswer(ex))
+		c.value(ex, fmt.Sprintf("%s: error type %q instead of %q", op, e.Error.Type, typ), fmt.Sprintf("%d %s", want, typ), shownAnswer(ex))
 		ok = false
 	}
 	if param != "" && e.Error.Param != param {
-		c.value(ex, expect, fmt.Sprintf("%s: the %d names param %q instead of %q", op, want, e.Error.Param, param),
+		c.value(ex, fmt.Sprintf("%s: the %d names param %q instead of %q", op, want, e.Error.Param, param),
 			fmt.Sprintf(`%d %s with param "%s"`, want, typ, param), shownAnswer(ex))
 		ok = false
 	}
@@ -153,13 +152,15 @@ func (c *checker) errorAnswer(ex *contract.Exchange, want int, typ, param string
 }
 
 // value records a well-formed answer that says something else than the
-// contract. The SDK passes such an answer on as it is, so the difference
-// reaches the caller: the verdict still replays the answer, which says so
-// when the SDK's reading changes too.
-func (c *checker) value(ex *contract.Exchange, expect contract.Expect, summary, contractSays, got string) {
+// contract: a difference of behaviour, which the SDK passes on to its
+// caller as it is. summary may start with the operation ("getContext: …"),
+// which then goes to the difference's Operation.
+func (c *checker) value(ex *contract.Exchange, summary, contractSays, got string) {
 	d := &Difference{Kind: KindValue, Summary: summary, Contract: contractSays, Got: got}
 	if ex != nil {
 		d.Request = c.shown(ex)
+		d.Operation = opLabel(c.r.spec.Operation(ex.Method, ex.Path), ex.Method)
+		d.Summary = strings.TrimPrefix(summary, d.Operation+": ")
 	}
 	d.judge = behaviour("the SDK passes the server's answer on as it is: code that relies on the mock's behaviour here sees the difference")
 	c.add(d)
@@ -210,20 +211,6 @@ func decode[T any](ex *contract.Exchange) (T, bool) {
 	var v T
 	err := json.Unmarshal(ex.Body, &v)
 	return v, err == nil
-}
-
-// errSkip ends a check early, marking it skipped with the reason.
-type errSkip struct{ why string }
-
-func (e errSkip) Error() string { return e.why }
-
-// isSkip reports whether err asks to skip, and why.
-func isSkip(err error) (string, bool) {
-	var s errSkip
-	if errors.As(err, &s) {
-		return s.why, true
-	}
-	return "", false
 }
 
 // jsonBytes encodes v without escaping HTML characters (a URL's "&" stays

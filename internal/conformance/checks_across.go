@@ -173,7 +173,7 @@ func (r *runner) checkRateLimited(c *checker) {
 	}
 	if c.errorAnswer(hit, http.StatusTooManyRequests, contract.TypeRateLimited, "") {
 		if rem := hit.Header.Get(contract.HeaderRateLimitRemaining); rem != "" && rem != "0" {
-			c.value(hit, contract.Expect{}, "getContext: a 429 says requests remain", contract.HeaderRateLimitRemaining+": 0", contract.HeaderRateLimitRemaining+": "+rem)
+			c.value(hit, "getContext: a 429 says requests remain", contract.HeaderRateLimitRemaining+": 0", contract.HeaderRateLimitRemaining+": "+rem)
 		}
 	}
 	wait := time.Minute

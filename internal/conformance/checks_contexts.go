@@ -32,7 +32,10 @@ func (c *checker) create(name, content string, tags []string) (*contextsvc.Conte
 	if tags == nil {
 		tags = []string{c.r.tag}
 	}
-	body := map[string]any{"name": name, "content": content, "tags": tags}
+	body := map[string]any{"name": name, "tags": tags}
+	if content != "" { // else the contract's default
+		body["content"] = content
+	}
 	ex := c.send(request{method: http.MethodPost, path: "/contexts", body: jsonBytes(body)})
 	c.r.keepAnswer(ex)
 	if !c.answer(ex, http.StatusCreated, "with the created context at version 1", contract.Expect{}) {
@@ -53,7 +56,7 @@ func (c *checker) fields(ex *contract.Exchange, op string, want, got contextsvc.
 	ok := true
 	diff := func(field string, w, g any) {
 		ok = false
-		c.value(ex, contract.Expect{}, fmt.Sprintf("%s: %s is not what the contract makes it", op, field),
+		c.value(ex, fmt.Sprintf("%s: %s is not what the contract makes it", op, field),
 			fmt.Sprintf("%s %s", field, show(w)), fmt.Sprintf("%s %s", field, show(g)))
 	}
 	if want.Name != got.Name {
@@ -131,7 +134,7 @@ func (r *runner) checkCreate(c *checker) {
 		return
 	}
 	if !identical(*got, *created) {
-		c.value(ex, contract.Expect{}, "getContext: the context read differs from the one created", show(created), show(got))
+		c.value(ex, "getContext: the context read differs from the one created", show(created), show(got))
 	}
 }
 
@@ -200,10 +203,10 @@ func (r *runner) checkUpdate(c *checker) {
 			return
 		}
 		if ok && !got.CreatedAt.Equal(prev.CreatedAt) {
-			c.value(nil, contract.Expect{}, "updateContext: createdAt changed", "createdAt "+stamp(prev.CreatedAt), "createdAt "+stamp(got.CreatedAt))
+			c.value(nil, "updateContext: createdAt changed", "createdAt "+stamp(prev.CreatedAt), "createdAt "+stamp(got.CreatedAt))
 		}
 		if ok && got.UpdatedAt.Before(prev.UpdatedAt) {
-			c.value(nil, contract.Expect{}, "updateContext: updatedAt went back", "updatedAt at or after "+stamp(prev.UpdatedAt), "updatedAt "+stamp(got.UpdatedAt))
+			c.value(nil, "updateContext: updatedAt went back", "updatedAt at or after "+stamp(prev.UpdatedAt), "updatedAt "+stamp(got.UpdatedAt))
 		}
 		st.versions = append(st.versions, contextsvc.Version{Version: want.Version, Name: want.Name, Content: want.Content, Tags: want.Tags, Changes: s.changes})
 		prev = got
@@ -211,10 +214,10 @@ func (r *runner) checkUpdate(c *checker) {
 	// The same values again: 200 with the context as it was, no version.
 	same, ok := c.update(cur.ID, map[string]any{"name": prev.Name, "tags": []string{}}, *prev)
 	if ok && !same.UpdatedAt.Equal(prev.UpdatedAt) {
-		c.value(nil, contract.Expect{}, "updateContext: an update that changes nothing moved updatedAt", "updatedAt "+stamp(prev.UpdatedAt), "updatedAt "+stamp(same.UpdatedAt))
+		c.value(nil, "updateContext: an update that changes nothing moved updatedAt", "updatedAt "+stamp(prev.UpdatedAt), "updatedAt "+stamp(same.UpdatedAt))
 	}
 	if got, ex := c.get(cur.ID); got != nil && !identical(*got, *prev) {
-		c.value(ex, contract.Expect{}, "getContext: the context read differs from the last update's answer", show(prev), show(got))
+		c.value(ex, "getContext: the context read differs from the last update's answer", show(prev), show(got))
 	}
 	r.merge = st
 }
@@ -234,7 +237,7 @@ func (r *runner) checkVersions(c *checker) {
 	}
 	all, _ := decode[page[contextsvc.Version]](ex)
 	if len(all.Data) != len(st.versions) {
-		c.value(ex, contract.Expect{}, "listVersions: not one version per change", fmt.Sprintf("%d versions", len(st.versions)), fmt.Sprintf("%d versions", len(all.Data)))
+		c.value(ex, "listVersions: not one version per change", fmt.Sprintf("%d versions", len(st.versions)), fmt.Sprintf("%d versions", len(all.Data)))
 		return
 	}
 	user := ""
@@ -242,25 +245,25 @@ func (r *runner) checkVersions(c *checker) {
 		want := st.versions[i]
 		label := fmt.Sprintf("listVersions: version %d", want.Version)
 		if got.ContextID != st.id || got.Version != want.Version || got.Name != want.Name || got.Content != want.Content || !slices.Equal(got.Tags, want.Tags) {
-			c.value(ex, contract.Expect{}, label+" does not hold the context as of that version",
+			c.value(ex, label+" does not hold the context as of that version",
 				show(map[string]any{"contextId": st.id, "version": want.Version, "name": want.Name, "content": want.Content, "tags": want.Tags}),
 				show(map[string]any{"contextId": got.ContextID, "version": got.Version, "name": got.Name, "content": got.Content, "tags": got.Tags}))
 		}
 		if !slices.Equal(got.Changes.SectionsModified, want.Changes.SectionsModified) || got.Changes.WordCountDelta != want.Changes.WordCountDelta {
-			c.value(ex, contract.Expect{}, label+": changes are not what the contract makes them", show(want.Changes), show(got.Changes))
+			c.value(ex, label+": changes are not what the contract makes them", show(want.Changes), show(got.Changes))
 		}
 		if user == "" {
 			user = got.CreatedBy
 		} else if got.CreatedBy != user {
-			c.value(ex, contract.Expect{}, "listVersions: versions made with one key name different users", "createdBy "+user, "createdBy "+got.CreatedBy)
+			c.value(ex, "listVersions: versions made with one key name different users", "createdBy "+user, "createdBy "+got.CreatedBy)
 		}
 		if i > 0 && got.CreatedAt.Before(all.Data[i-1].CreatedAt) {
-			c.value(ex, contract.Expect{}, "listVersions: not oldest first", "createdAt ascending", stamp(all.Data[i-1].CreatedAt)+" then "+stamp(got.CreatedAt))
+			c.value(ex, "listVersions: not oldest first", "createdAt ascending", stamp(all.Data[i-1].CreatedAt)+" then "+stamp(got.CreatedAt))
 		}
 	}
 	r.user = user
 	if all.HasMore || all.NextCursor != nil {
-		c.value(ex, contract.Expect{}, "listVersions: the only page says more follow", `"hasMore":false,"nextCursor":null`, shownAnswer(ex))
+		c.value(ex, "listVersions: the only page says more follow", `"hasMore":false,"nextCursor":null`, shownAnswer(ex))
 	}
 	// Page by page, two at a time.
 	var seen []int
@@ -285,7 +288,7 @@ func (r *runner) checkVersions(c *checker) {
 		cursor = *p.NextCursor
 	}
 	if want := []int{1, 2, 3, 4, 5}; !slices.Equal(seen, want) {
-		c.value(nil, contract.Expect{}, "listVersions: paging two at a time does not give every version once, in order", show(want), show(seen))
+		c.value(nil, "listVersions: paging two at a time does not give every version once, in order", show(want), show(seen))
 	}
 }
 
@@ -295,11 +298,11 @@ func (r *runner) checkVersions(c *checker) {
 func (c *checker) pageLinks(ex *contract.Exchange, op string, hasMore bool, next *string, more bool) bool {
 	switch {
 	case more && (!hasMore || next == nil || *next == ""):
-		c.value(ex, contract.Expect{MorePages: true}, op+": a page with more after it does not say so",
+		c.value(ex, op+": a page with more after it does not say so",
 			`"hasMore":true and a "nextCursor"`, shownAnswer(ex))
 		return false
 	case !more && (hasMore || next != nil):
-		c.value(ex, contract.Expect{}, op+": the last page says more follow", `"hasMore":false,"nextCursor":null`, shownAnswer(ex))
+		c.value(ex, op+": the last page says more follow", `"hasMore":false,"nextCursor":null`, shownAnswer(ex))
 		return false
 	}
 	return true
@@ -313,7 +316,7 @@ func (r *runner) checkList(c *checker) {
 	if c.answer(ex, http.StatusOK, "with a page of at most 1 context", contract.Expect{}) {
 		p, _ := decode[page[json.RawMessage]](ex)
 		if len(p.Data) > 1 {
-			c.value(ex, contract.Expect{}, "listContexts: a page longer than its limit", "at most 1 context", fmt.Sprintf("%d contexts", len(p.Data)))
+			c.value(ex, "listContexts: a page longer than its limit", "at most 1 context", fmt.Sprintf("%d contexts", len(p.Data)))
 		}
 		// Whether more follow is the account's business; the two fields
 		// must agree, and the cursor must work.
@@ -326,7 +329,7 @@ func (r *runner) checkList(c *checker) {
 	if c.answer(ex, http.StatusOK, "with a page of at most 20 contexts (the default limit)", contract.Expect{}) {
 		p, _ := decode[page[json.RawMessage]](ex)
 		if len(p.Data) > contract.DefaultListLimit || p.HasMore && len(p.Data) != contract.DefaultListLimit {
-			c.value(ex, contract.Expect{}, "listContexts: the default page is not 20 contexts",
+			c.value(ex, "listContexts: the default page is not 20 contexts",
 				"20 contexts (fewer only on the last page)", fmt.Sprintf("%d contexts, hasMore %t", len(p.Data), p.HasMore))
 		}
 	}
@@ -356,7 +359,7 @@ func (r *runner) checkPaging(c *checker) {
 			got = append(got, ctx.ID)
 		}
 		if !slices.Equal(got, want) {
-			c.value(ex, contract.Expect{}, "listContexts: a filtered page holds other contexts, or in another order", show(want), show(got))
+			c.value(ex, "listContexts: a filtered page holds other contexts, or in another order", show(want), show(got))
 			return nil, false
 		}
 		return p.NextCursor, c.pageLinks(ex, "listContexts", p.HasMore, p.NextCursor, more)
@@ -389,16 +392,16 @@ func (r *runner) checkIdempotency(c *checker) {
 		eventDue{what: "versions", typ: "context.version.created", contextID: created.ID, want: 1})
 	again := post(body, key)
 	if again != nil && again.Status != first.Status {
-		c.value(again, contract.Expect{}, "createContext: a replay's status is not the first answer's", fmt.Sprintf("%d, as the first answer", first.Status), shownAnswer(again))
+		c.value(again, "createContext: a replay's status is not the first answer's", fmt.Sprintf("%d, as the first answer", first.Status), shownAnswer(again))
 	} else if c.answer(again, http.StatusCreated, "with the first answer again, and Idempotent-Replayed: true", contract.Expect{}) {
 		if string(again.Body) != string(first.Body) {
-			c.value(again, contract.Expect{}, "createContext: a replay's body is not the first answer's", excerpt(first.Body, 300), excerpt(again.Body, 300))
+			c.value(again, "createContext: a replay's body is not the first answer's", excerpt(first.Body, 300), excerpt(again.Body, 300))
 		}
 		if v := again.Header.Get(contract.HeaderIdempotentReplayed); v != "true" {
-			c.value(again, contract.Expect{}, "createContext: a replay does not say Idempotent-Replayed: true", contract.HeaderIdempotentReplayed+": true", contract.HeaderIdempotentReplayed+": "+strconv.Quote(v))
+			c.value(again, "createContext: a replay does not say Idempotent-Replayed: true", contract.HeaderIdempotentReplayed+": true", contract.HeaderIdempotentReplayed+": "+strconv.Quote(v))
 		}
 		if a, b := first.Header.Get(contract.HeaderRequestID), again.Header.Get(contract.HeaderRequestID); a != "" && a == b {
-			c.value(again, contract.Expect{}, "createContext: a replay repeats the first answer's X-Request-Id", "a new X-Request-Id", b)
+			c.value(again, "createContext: a replay repeats the first answer's X-Request-Id", "a new X-Request-Id", b)
 		}
 	}
 	ex := c.send(request{method: http.MethodGet, path: "/contexts?tag=" + url.QueryEscape(r.tag) + "&tag=idempotency"})
@@ -408,7 +411,7 @@ func (r *runner) checkIdempotency(c *checker) {
 			for _, ctx := range p.Data {
 				r.keep(ctx.ID)
 			}
-			c.value(ex, contract.Expect{}, "createContext: a repeat with the same Idempotency-Key created again", "1 context", fmt.Sprintf("%d contexts", len(p.Data)))
+			c.value(ex, "createContext: a repeat with the same Idempotency-Key created again", "1 context", fmt.Sprintf("%d contexts", len(p.Data)))
 		}
 	}
 	other := jsonBytes(map[string]any{"name": r.name("idempotency other"), "tags": []string{r.tag}})
@@ -432,7 +435,7 @@ func (r *runner) checkDelete(c *checker) {
 			Deleted bool   `json:"deleted"`
 		}](ex)
 		if res.ID != ctx.ID || !res.Deleted {
-			c.value(ex, contract.Expect{}, "deleteContext: the deletion result is not the context's", `{"id":"`+ctx.ID+`","deleted":true}`, shownAnswer(ex))
+			c.value(ex, "deleteContext: the deletion result is not the context's", `{"id":"`+ctx.ID+`","deleted":true}`, shownAnswer(ex))
 		}
 	}
 	for _, rq := range []request{

@@ -90,7 +90,7 @@ func (r *runner) checkExport(c *checker) {
 		c.exportBody(ex, f, ctx.ID)
 	}
 	if ex, _, ok := export("markdown", 1); ok && string(ex.Body) != exportDraft {
-		c.value(ex, contract.Expect{}, "exportContext: version=1 does not export the first version", excerpt([]byte(exportDraft), 200), shownAnswer(ex))
+		c.value(ex, "exportContext: version=1 does not export the first version", excerpt([]byte(exportDraft), 200), shownAnswer(ex))
 	}
 	r.exports = append(r.exports, exportsOf{contextID: ctx.ID, done: done})
 	r.eventsDue = append(r.eventsDue, eventDue{what: "exports", typ: "export.completed", contextID: ctx.ID, want: len(done)})
@@ -116,13 +116,13 @@ func formatOf(param string) contract.ExportFormat {
 func (c *checker) exportHeaders(ex *contract.Exchange, f contract.ExportFormat, version int) {
 	ct := ex.Header.Get("Content-Type")
 	if !sameMediaType(ct, f.ContentType) {
-		c.value(ex, contract.Expect{}, "exportContext: format "+f.Name+" has another Content-Type", "Content-Type: "+f.ContentType, "Content-Type: "+ct)
+		c.value(ex, "exportContext: format "+f.Name+" has another Content-Type", "Content-Type: "+f.ContentType, "Content-Type: "+ct)
 	}
 	cd := ex.Header.Get(contract.HeaderContentDisposition)
 	disp, params, err := mime.ParseMediaType(cd)
 	suffix := fmt.Sprintf("-v%d.%s", version, f.Ext)
 	if err != nil || disp != "attachment" || !strings.HasSuffix(params["filename"], suffix) {
-		c.value(ex, contract.Expect{}, "exportContext: format "+f.Name+": the file name does not end in -v<version>.<ext>",
+		c.value(ex, "exportContext: format "+f.Name+": the file name does not end in -v<version>.<ext>",
 			`Content-Disposition: attachment; filename="<slug>`+suffix+`"`, "Content-Disposition: "+cd)
 	}
 }
@@ -150,12 +150,12 @@ func sameMediaType(a, b string) bool {
 func (c *checker) exportBody(ex *contract.Exchange, f contract.ExportFormat, id string) string {
 	body := string(ex.Body)
 	lacks := func(kind string) {
-		c.value(ex, contract.Expect{}, "exportContext: the "+f.Name+" document "+kind, "a document with "+strings.Join(exportWords, ", ")+"; no raw <script>", shownAnswer(ex))
+		c.value(ex, "exportContext: the "+f.Name+" document "+kind, "a document with "+strings.Join(exportWords, ", ")+"; no raw <script>", shownAnswer(ex))
 	}
 	switch f.Name {
 	case "markdown":
 		if body != exportContent {
-			c.value(ex, contract.Expect{}, "exportContext: the markdown document is not the stored text", excerpt([]byte(exportContent), 300), shownAnswer(ex))
+			c.value(ex, "exportContext: the markdown document is not the stored text", excerpt([]byte(exportContent), 300), shownAnswer(ex))
 		}
 	case "text", "html":
 		for _, w := range exportWords {
@@ -173,7 +173,7 @@ func (c *checker) exportBody(ex *contract.Exchange, f contract.ExportFormat, id 
 	case "json":
 		got, ok := decode[contextsvc.Context](ex)
 		if !ok || got.ID != id || got.Content != exportContent || got.Version != 2 {
-			c.value(ex, contract.Expect{}, "exportContext: the json document is not the context", "the Context "+id+" at version 2", shownAnswer(ex))
+			c.value(ex, "exportContext: the json document is not the context", "the Context "+id+" at version 2", shownAnswer(ex))
 		}
 	case "pdf":
 		if !bytes.HasPrefix(ex.Body, []byte("%PDF-")) || !bytes.Contains(ex.Body[max(0, len(ex.Body)-1024):], []byte("%%EOF")) {
@@ -185,12 +185,12 @@ func (c *checker) exportBody(ex *contract.Exchange, f contract.ExportFormat, id 
 			return "the PDF's text was not read back: " + err.Error()
 		}
 		if err != nil {
-			c.value(ex, contract.Expect{}, "exportContext: the PDF cannot be read", "a PDF a reader opens", err.Error())
+			c.value(ex, "exportContext: the PDF cannot be read", "a PDF a reader opens", err.Error())
 			return ""
 		}
 		for _, w := range exportWords {
 			if !strings.Contains(text, w) {
-				c.value(ex, contract.Expect{}, "exportContext: the PDF's text lacks a word of the context", show(exportWords), excerpt([]byte(text), 300))
+				c.value(ex, "exportContext: the PDF's text lacks a word of the context", show(exportWords), excerpt([]byte(text), 300))
 				return ""
 			}
 		}

@@ -73,16 +73,16 @@ func (r *runner) checkRegister(c *checker) {
 	}](ex)
 	r.webhook.id = got.ID
 	if got.URL != r.webhook.url {
-		c.value(ex, contract.Expect{}, "registerWebhook: the url answered is not the one registered", "url "+r.webhook.url, "url "+got.URL)
+		c.value(ex, "registerWebhook: the url answered is not the one registered", "url "+r.webhook.url, "url "+got.URL)
 	}
 	if !slices.Equal(got.Events, events) {
-		c.value(ex, contract.Expect{}, "registerWebhook: the events answered are not the ones registered, repeats dropped", show(events), show(got.Events))
+		c.value(ex, "registerWebhook: the events answered are not the ones registered, repeats dropped", show(events), show(got.Events))
 	}
 	if !got.Active {
-		c.value(ex, contract.Expect{}, "registerWebhook: a new webhook is not active", `"active":true`, shownAnswer(ex))
+		c.value(ex, "registerWebhook: a new webhook is not active", `"active":true`, shownAnswer(ex))
 	}
 	if bytes.Contains(ex.Body, []byte(r.secret)) {
-		c.value(ex, contract.Expect{}, "registerWebhook: the answer holds the secret", "no secret in the answer", "the secret, in the answer")
+		c.value(ex, "registerWebhook: the answer holds the secret", "no secret in the answer", "the secret, in the answer")
 	}
 	subject, ok := c.create(r.name("webhook"), "# Webhook\n\nFirst words.\n", nil)
 	if !ok {
@@ -152,7 +152,7 @@ func (r *runner) checkDeliveries(c *checker) {
 		d := firstDelivery(ds, e)
 		if d == nil {
 			c.note(KindMissing, fmt.Sprintf("no %s delivery arrived within %s", e.typ, r.cfg.DeliveryTimeout),
-				fmt.Sprintf("a delivery of %s for %s", e.typ, id), "none", "nothing arrives for the SDK to read: a receiver written against the mock waits for it in vain")
+				fmt.Sprintf("a delivery of %s for %s", e.typ, id), "none"+r.rcv.droppedNote(), "nothing arrives for the SDK to read: a receiver written against the mock waits for it in vain")
 			continue
 		}
 		c.deliveryData(d, e)
@@ -334,7 +334,7 @@ func (r *runner) checkOnce(c *checker) {
 	for _, e := range r.eventsDue {
 		if n := count(ds, e); n != e.want {
 			c.note(KindValue, fmt.Sprintf("%s: the %s fired another number of events", e.typ, e.what),
-				fmt.Sprintf("%d %s events for %s", e.want, e.typ, e.contextID), fmt.Sprintf("%d", n),
+				fmt.Sprintf("%d %s events for %s", e.want, e.typ, e.contextID), fmt.Sprintf("%d%s", n, r.rcv.droppedNote()),
 				"the SDK hands every event it verifies to the receiver's function: code that counts on the mock's events sees others")
 		}
 	}

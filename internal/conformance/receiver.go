@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,9 +21,12 @@ const (
 	// maxDeliveryBody is the largest delivery body read: the SDK's
 	// handler's limit.
 	maxDeliveryBody = contextsvc.DefaultWebhookMaxBodyBytes
-	// maxDeliveries bounds the deliveries kept; the account's other
-	// activity reaches the receiver too while the run lasts.
-	maxDeliveries = 10_000
+	// maxDeliveries and maxDeliveryBytes bound the deliveries kept (the
+	// account's other activity reaches the receiver too while the run
+	// lasts); past either, deliveries are answered but not kept, and the
+	// check that misses one says so.
+	maxDeliveries    = 10_000
+	maxDeliveryBytes = 64 << 20
 )
 
 // delivery is one delivery attempt the receiver got.
@@ -71,6 +75,7 @@ type receiver struct {
 
 	mu         sync.Mutex
 	deliveries []*delivery
+	bytes      int // of the kept deliveries' bodies
 	dropped    int
 	failed     *delivery     // the attempt answered 503
 	changed    chan struct{} // closed and replaced on every new delivery
@@ -135,8 +140,9 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			r.failed = d
 		}
 	}
-	if len(r.deliveries) < maxDeliveries {
+	if len(r.deliveries) < maxDeliveries && r.bytes+len(body) <= maxDeliveryBytes {
 		r.deliveries = append(r.deliveries, d)
+		r.bytes += len(body)
 	} else {
 		r.dropped++
 	}
@@ -173,6 +179,17 @@ func (r *receiver) wait(ctx context.Context, timeout time.Duration, done func([]
 			return false
 		}
 	}
+}
+
+// droppedNote says how many deliveries the receiver did not keep, "" when
+// it kept every one.
+func (r *receiver) droppedNote() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dropped == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the receiver kept %d deliveries, its bound, and dropped %d more)", len(r.deliveries), r.dropped)
 }
 
 func (r *receiver) all() []*delivery {

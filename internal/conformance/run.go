@@ -174,7 +174,7 @@ func (r *runner) checks() []check {
 		{id: "errors.payload-too-large", title: "413 payload_too_large for a body over 2 MiB", creates: true, run: r.checkErrors(http.StatusRequestEntityTooLarge)},
 		{id: "webhooks.register", title: "webhook registration: its answer, the secret never returned", creates: true, run: r.checkRegister, needs: needsReceiver},
 		{id: "contexts.create", title: "create: 201 with the context at version 1, defaults, tags deduplicated; read back", creates: true, run: r.checkCreate},
-		{id: "errors.validation", title: "400 invalid_request with param for each field rule of create, update and export", creates: true, run: r.checkValidation},
+		{id: "errors.validation", title: "400 invalid_request with param for each field rule of create, update, export and registration; 404 for a version that never existed", creates: true, run: r.checkValidation},
 		{id: "contexts.update", title: "update merges: fields present replace, absent stay; tags [] clears; no change, no version", creates: true, run: r.checkUpdate},
 		{id: "contexts.versions", title: "versions: one per change, oldest first, with what changed; paged", creates: true, run: r.checkVersions},
 		{id: "contexts.paging", title: "list paging: limit, cursor, hasMore, nextCursor, tag filters", creates: true, run: r.checkPaging},

@@ -20,15 +20,18 @@ import (
 
 // Bounds of what the run keeps of each exchange.
 const (
-	// maxAnswer is the largest answer read; the contract's largest (a
-	// context of 1,000,000 bytes of content, JSON-escaped) fits.
-	maxAnswer = 16 << 20
+	// maxAnswer is the largest answer read: a default page of 20 contexts
+	// of 1,000,000 bytes of content each, JSON-escaped, fits.
+	maxAnswer = 64 << 20
 	// maxKeptRequestBody is how much of a request body an exchange keeps
 	// (the 413 probe sends 2 MiB).
 	maxKeptRequestBody = 64 << 10
-	// maxExchanges bounds the exchanges kept for the checks over the whole
-	// run; a run sends a few hundred.
-	maxExchanges = 10_000
+	// maxExchanges and maxKeptAnswers bound the exchanges kept for the
+	// checks over the whole run (a run sends a few hundred, mostly small):
+	// past maxKeptAnswers bytes of answers, an exchange is kept with its
+	// answer cut to maxKeptRequestBody.
+	maxExchanges   = 10_000
+	maxKeptAnswers = 64 << 20
 )
 
 // userAgent names the runner and the SDK version whose contract it checks.
@@ -72,6 +75,7 @@ type sender struct {
 
 	mu        sync.Mutex
 	exchanges []*contract.Exchange
+	kept      int // bytes of answers in exchanges
 	sent      int
 }
 
@@ -159,7 +163,14 @@ func (s *sender) do(ctx context.Context, r request) (*contract.Exchange, error) 
 	}
 	s.mu.Lock()
 	if len(s.exchanges) < maxExchanges {
-		s.exchanges = append(s.exchanges, ex)
+		k := ex
+		if s.kept+len(ex.Body) > maxKeptAnswers && len(ex.Body) > maxKeptRequestBody {
+			cp := *ex
+			cp.Body = ex.Body[:maxKeptRequestBody:maxKeptRequestBody]
+			k = &cp
+		}
+		s.kept += len(k.Body)
+		s.exchanges = append(s.exchanges, k)
 	}
 	s.mu.Unlock()
 	return ex, nil
