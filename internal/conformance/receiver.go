@@ -96,8 +96,15 @@ func startReceiver(addr, secret, failName string, now func() time.Time) (*receiv
 	return r, nil
 }
 
-// url is the receiver's own address as a URL.
-func (r *receiver) url() string { return "http://" + r.ln.Addr().String() + "/" }
+// url is the receiver's own address as a URL; one listening on every
+// interface (":9090") is reached on loopback.
+func (r *receiver) url() string {
+	addr := r.ln.Addr().String()
+	if a, ok := r.ln.Addr().(*net.TCPAddr); ok && a.IP.IsUnspecified() {
+		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port))
+	}
+	return "http://" + addr + "/"
+}
 
 // close stops the receiver at once: the run is over, and a graceful
 // Shutdown would wait for connections the server opened without sending on
