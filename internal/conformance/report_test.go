@@ -114,17 +114,3 @@ func TestPassed(t *testing.T) {
 		}
 	}
 }
-
-func TestReceiverURL(t *testing.T) {
-	t.Parallel()
-	for _, addr := range []string{"127.0.0.1:0", ":0"} {
-		r, err := startReceiver(addr, "s", "", time.Now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if u := r.url(); !strings.HasPrefix(u, "http://127.0.0.1:") || strings.HasSuffix(u, ":0/") {
-			t.Errorf("listening on %s: url %s", addr, u)
-		}
-		r.close()
-	}
-}
