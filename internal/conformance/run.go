@@ -192,7 +192,7 @@ func (r *runner) checks() []check {
 				}
 				return ""
 			}},
-		{id: "webhooks.once", title: "each change fires its events once; an idempotent repeat and an update that changes nothing fire none", creates: true, run: r.checkOnce, needs: needsReceiver},
+		{id: "webhooks.once", title: "each change and export fires its events once; an idempotent repeat and an update that changes nothing fire none", creates: true, run: r.checkOnce, needs: needsReceiver},
 		{id: "ratelimit.exceeded", title: "429 rate_limited with Retry-After once the key's bucket is empty", run: r.checkRateLimited,
 			needs: func(r *runner) string {
 				switch {
