@@ -372,3 +372,28 @@ func TestPDFText(t *testing.T) {
 		t.Error("no error for a file that is no PDF")
 	}
 }
+
+// TestRunWithoutReceiver runs every check but the webhooks': they are
+// skipped, saying what they need, and nothing is left behind.
+func TestRunWithoutReceiver(t *testing.T) {
+	t.Parallel()
+	ts := mockserver.NewTestServer(t, keys()...)
+	lim, _ := contextsvc.NewLimiter(contextsvc.EnterprisePlan(perMinute, burst))
+	rep := run(t, conformance.Config{BaseURL: ts.URL, APIKey: writeKey, Limiter: lim, PerMinute: perMinute, Document: mockserver.OpenAPI()})
+	txt, _ := text(t, rep)
+	if !rep.Passed() || len(rep.LeftBehind) != 0 {
+		t.Fatalf("passed %t, left %+v:\n%s", rep.Passed(), rep.LeftBehind, txt)
+	}
+	for _, c := range rep.Checks {
+		skip := strings.HasPrefix(c.ID, "webhooks.") || c.ID == "errors.forbidden" || c.ID == "ratelimit.exceeded"
+		if skip != (c.Status == conformance.Skipped) {
+			t.Errorf("%s: %s (%s)", c.ID, c.Status, c.Note)
+		}
+		if strings.HasPrefix(c.ID, "webhooks.") && !strings.Contains(c.Note, "-receiver-listen") {
+			t.Errorf("%s skipped without saying what it needs: %q", c.ID, c.Note)
+		}
+	}
+	if s := ts.Snapshot(); len(s.Contexts) != 0 || len(s.Webhooks) != 0 {
+		t.Errorf("left %d contexts and %d webhooks", len(s.Contexts), len(s.Webhooks))
+	}
+}
