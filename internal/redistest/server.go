@@ -18,6 +18,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,14 +42,21 @@ type Options struct {
 	// run with persistence. By default nothing is written to disk and a
 	// restart empties the server.
 	Persistent bool
+
+	// Set by [LaunchCluster] and [LaunchSentinel] for the processes they
+	// run.
+	cluster   bool   // a cluster node, with a bus port of its own
+	replicaOf string // the address of the master it replicates, if any
+	sentinel  string // run as a sentinel with this configuration, if set
 }
 
 // Server is a redis-server process on 127.0.0.1. Its methods are safe for
 // concurrent use.
 type Server struct {
-	opts Options
-	port int
-	dir  string // working directory, removed by Close
+	opts    Options
+	port    int
+	busPort int    // a cluster node's bus port, 0 for any other
+	dir     string // working directory, removed by Close
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd     // nil while stopped
@@ -71,8 +79,19 @@ func Launch(opts Options) (*Server, error) {
 	// Between choosing a free port and redis-server binding it, another
 	// process on this machine may take it: then choose again.
 	for range 5 {
-		if s.port, err = freePort(); err != nil {
+		// A cluster node's bus port defaults to its port + 10000, which is
+		// past 65535 for most free ports; it gets a free one of its own.
+		n := 1
+		if opts.cluster {
+			n = 2
+		}
+		var ports []int
+		if ports, err = freePorts(n); err != nil {
 			break
+		}
+		s.port = ports[0]
+		if opts.cluster {
+			s.busPort = ports[1]
 		}
 		if err = s.start(path); err == nil {
 			return s, nil
@@ -130,6 +149,29 @@ func (s *Server) Stop() error {
 	}
 }
 
+// Kill kills the server by its PID with SIGKILL, as a crash or a lost host
+// would end it: no shutdown, nothing flushed, no replica told. Killing a
+// stopped server does nothing.
+func (s *Server) Kill() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return nil
+	}
+	cmd, done := s.cmd, s.done
+	s.cmd = nil
+	if err := cmd.Process.Kill(); err != nil {
+		select {
+		case <-done:
+			return nil
+		default:
+		}
+		return fmt.Errorf("redistest: killing redis-server (pid %d): %w", cmd.Process.Pid, err)
+	}
+	<-done
+	return nil
+}
+
 // Start starts a stopped server again on the same port and returns once it
 // answers PING. Starting a running server does nothing.
 func (s *Server) Start() error {
@@ -168,11 +210,36 @@ func (s *Server) start(path string) error {
 		"--loglevel", "warning",
 		"--unixsocket", "",
 		"--databases", "1",
+		// A replica's first sync starts at once, not after the 5 s Redis
+		// otherwise waits for more replicas to share it.
+		"--repl-diskless-sync-delay", "0",
+		// A master stopped by SIGTERM exits at once rather than waiting up
+		// to 10 s for its replicas to acknowledge its last writes.
+		"--shutdown-timeout", "0",
 	}
 	if s.opts.Persistent {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	} else {
 		args = append(args, "--appendonly", "no")
+	}
+	if s.opts.cluster {
+		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-port", strconv.Itoa(s.busPort))
+	}
+	if s.opts.replicaOf != "" {
+		host, port, _ := net.SplitHostPort(s.opts.replicaOf)
+		args = append(args, "--replicaof", host, port)
+	}
+	if s.opts.sentinel != "" {
+		// A sentinel takes its configuration from a file it can rewrite
+		// (it records what it learns there), named first.
+		conf := filepath.Join(s.dir, "sentinel.conf")
+		if _, err := os.Stat(conf); os.IsNotExist(err) {
+			if err := os.WriteFile(conf, []byte(s.opts.sentinel), 0o600); err != nil {
+				return err
+			}
+		}
+		args = append([]string{conf, "--sentinel"}, args...)
 	}
 	cmd := exec.Command(path, args...)
 	log := &tailBuffer{max: 8 << 10}
@@ -283,14 +350,19 @@ func serverPID(addr string) (int, error) {
 // lookPath finds redis-server on PATH.
 func lookPath() (string, error) { return exec.LookPath("redis-server") }
 
-// freePort returns a TCP port that was free on 127.0.0.1 a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// freePorts returns n distinct TCP ports that were free on 127.0.0.1 a
+// moment ago (held open together, so no two are the same).
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports, nil
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -10,16 +10,23 @@ import (
 	"github.com/contextsvc/contextsvc-go/internal/testproc"
 )
 
-// shared is the one server a test binary shares, started by the first
-// test that asks for it and stopped by Main after the last test.
-var shared = &testproc.Shared[*Server]{Program: "redis-server", Main: "redistest.Main",
-	Launch: func() (*Server, error) { return Launch(Options{}) }}
+// shared is the one server a test binary shares, and sharedCluster its
+// one cluster, each started by the first test that asks for it and
+// stopped by Main after the last test.
+var (
+	shared = &testproc.Shared[*Server]{Program: "redis-server", Main: "redistest.Main",
+		Launch: func() (*Server, error) { return Launch(Options{}) }}
+	sharedCluster = &testproc.Shared[*Cluster]{Program: "a Redis Cluster", Main: "redistest.Main",
+		Launch: LaunchCluster}
+)
 
-// Main runs the tests of a package that uses [Shared], then stops the
-// shared server. Call it from TestMain:
+// Main runs the tests of a package that uses [Shared] or [SharedCluster],
+// then stops the shared server and cluster. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
-func Main(m *testing.M) int { return shared.Run(m) }
+func Main(m *testing.M) int {
+	return shared.Run(testproc.RunFunc(func() int { return sharedCluster.Run(m) }))
+}
 
 // Require skips tb when redis-server is not installed, saying how to
 // install it, or fails it when CI=true (CI installs it, so its absence is
@@ -87,4 +94,89 @@ func Client(tb testing.TB, s *Server, opts ...*redis.Options) *redis.Client {
 func Prefix(tb testing.TB) string {
 	name := strings.NewReplacer(" ", "_", "/", ".").Replace(tb.Name())
 	return "test:" + name + ":" + rand.Text()[:8] + ":"
+}
+
+// RequireCluster is [Require] for a [Cluster], which also needs redis-cli
+// to create it.
+func RequireCluster(tb testing.TB) {
+	tb.Helper()
+	Require(tb)
+	_, err := CLIInstalled()
+	testproc.Require(tb, "redis-cli", ClusterInstallHint, err)
+}
+
+// SharedCluster returns the cluster this test binary shares, starting it
+// on first use. The package's TestMain must call [Main], which stops it.
+// Tests sharing it keep to their own keys and never stop a node or move a
+// slot.
+func SharedCluster(tb testing.TB) *Cluster {
+	tb.Helper()
+	RequireCluster(tb)
+	return sharedCluster.Get(tb)
+}
+
+// StartCluster starts a cluster of the test's own, closed when the test
+// ends: for tests that move slots or stop nodes.
+func StartCluster(tb testing.TB) *Cluster {
+	tb.Helper()
+	RequireCluster(tb)
+	c, err := LaunchCluster()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return c
+}
+
+// ClusterClient returns a go-redis cluster client of its own for c,
+// closed when the test ends. opts, if given, is copied and its Addrs set.
+func ClusterClient(tb testing.TB, c *Cluster, opts ...*redis.ClusterOptions) *redis.ClusterClient {
+	tb.Helper()
+	o := &redis.ClusterOptions{}
+	if len(opts) > 0 && opts[0] != nil {
+		cp := *opts[0]
+		o = &cp
+	}
+	o.Addrs = c.Addrs()
+	cc := redis.NewClusterClient(o)
+	tb.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+// StartSentinel starts a [Sentinel] group of the test's own (a master, a
+// replica, three sentinels), closed when the test ends.
+func StartSentinel(tb testing.TB) *Sentinel {
+	tb.Helper()
+	Require(tb)
+	s, err := LaunchSentinel()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return s
+}
+
+// FailoverClient returns a go-redis client of its own that finds s's
+// master through its sentinels (redis.NewFailoverClient), closed when the
+// test ends. opts, if given, is copied and its MasterName and
+// SentinelAddrs set.
+func FailoverClient(tb testing.TB, s *Sentinel, opts ...*redis.FailoverOptions) *redis.Client {
+	tb.Helper()
+	o := &redis.FailoverOptions{}
+	if len(opts) > 0 && opts[0] != nil {
+		cp := *opts[0]
+		o = &cp
+	}
+	o.MasterName, o.SentinelAddrs = MasterName, s.SentinelAddrs()
+	c := redis.NewFailoverClient(o)
+	tb.Cleanup(func() { c.Close() })
+	return c
 }
