@@ -79,7 +79,7 @@ func LaunchSentinel() (*Sentinel, error) {
 			return nil, errors.Join(fmt.Errorf("redistest: SENTINEL DEBUG on %s: %w", sen.Addr(), err), s.Close())
 		}
 	}
-	if err := s.waitReady(ctx, replica.Addr()); err != nil {
+	if err := s.waitReady(ctx, master.Addr()); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
 	return s, nil
@@ -170,10 +170,15 @@ func (s *Sentinel) WaitFailover(ctx context.Context, old *Server) (*Server, erro
 	}
 }
 
-// waitReady polls until replica reports its link to the master up and
-// every sentinel sees the master up, the replica, and the other
-// sentinels: before that, a dead master could not be failed over.
-func (s *Sentinel) waitReady(ctx context.Context, replica string) error {
+// waitReady polls until the replica acknowledges a write to the master
+// and every sentinel sees the master up, the replica, and the other
+// sentinels: before that, a dead master could not be failed over, or its
+// replica would lack what it had. The replica's link status and the
+// master's "state=online" are not enough: after a diskless first sync the
+// master holds back the writes it makes for the replica until the
+// replica's first REPLCONF ACK (up to a second later), and a master killed
+// before then takes them with it.
+func (s *Sentinel) waitReady(ctx context.Context, master string) error {
 	clients := s.sentinelClients()
 	defer func() {
 		for _, c := range clients {
@@ -183,8 +188,8 @@ func (s *Sentinel) waitReady(ctx context.Context, replica string) error {
 	var last string
 	for {
 		last = ""
-		if link, err := replicationField(ctx, replica, "master_link_status"); err != nil || link != "up" {
-			last = fmt.Sprintf("replica %s: master_link_status %q %v", replica, link, err)
+		if err := replicated(ctx, master); err != nil {
+			last = err.Error()
 		}
 		for i, c := range clients {
 			if last != "" {
@@ -260,4 +265,20 @@ func replicationField(ctx context.Context, addr, field string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("INFO replication of %s has no %s", addr, field)
+}
+
+// replicated writes a key to the master at addr and reports whether its
+// replica acknowledged it within 100 ms (WAIT), then deletes the key.
+func replicated(ctx context.Context, addr string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1, MaxRetries: -1})
+	defer c.Close()
+	const key = "redistest:replicated"
+	if err := c.Set(ctx, key, 1, 0).Err(); err != nil {
+		return fmt.Errorf("master %s: %w", addr, err)
+	}
+	n, err := c.Wait(ctx, 1, 100*time.Millisecond).Result()
+	if err != nil || n < 1 {
+		return fmt.Errorf("master %s: WAIT 1: %d replicas, %v", addr, n, err)
+	}
+	return c.Del(ctx, key).Err()
 }
