@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -288,24 +289,28 @@ func (m *SlotMove) setslot(ctx context.Context, node, slot int, args ...any) err
 func (m *SlotMove) close() { closeAll(m.clients) }
 
 // owners returns, for each of the 16,384 slots, the index into Nodes of
-// the node serving it as cl sees it (CLUSTER SLOTS), -1 for none.
+// the node serving it as cl sees it (CLUSTER SHARDS), -1 for none.
 func (c *Cluster) owners(ctx context.Context, cl *redis.Client) ([]int, error) {
-	ranges, err := cl.ClusterSlots(ctx).Result()
+	shards, err := cl.ClusterShards(ctx).Result()
 	if err != nil {
-		return nil, fmt.Errorf("redistest: CLUSTER SLOTS on %s: %w", cl.Options().Addr, err)
+		return nil, fmt.Errorf("redistest: CLUSTER SHARDS on %s: %w", cl.Options().Addr, err)
 	}
 	owners := slices.Repeat([]int{-1}, 16384)
 	addrs := c.Addrs()
-	for _, r := range ranges {
-		if len(r.Nodes) == 0 || r.Start < 0 || r.End >= len(owners) {
+	for _, sh := range shards {
+		m := slices.IndexFunc(sh.Nodes, func(n redis.Node) bool { return n.Role == "master" })
+		if m < 0 {
 			continue
 		}
-		i := slices.Index(addrs, r.Nodes[0].Addr)
+		addr := net.JoinHostPort(sh.Nodes[m].IP, strconv.FormatInt(sh.Nodes[m].Port, 10))
+		i := slices.Index(addrs, addr)
 		if i < 0 {
-			return nil, fmt.Errorf("redistest: slots %d to %d are served by %s, not a node of this cluster", r.Start, r.End, r.Nodes[0].Addr)
+			return nil, fmt.Errorf("redistest: a shard is served by %s, not a node of this cluster", addr)
 		}
-		for s := r.Start; s <= r.End; s++ {
-			owners[s] = i
+		for _, r := range sh.Slots {
+			for s := max(r.Start, 0); s <= min(r.End, int64(len(owners)-1)); s++ {
+				owners[s] = i
+			}
 		}
 	}
 	return owners, nil

@@ -15,6 +15,9 @@ import (
 // and removes its directory.
 func TestCluster(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster (about 2 s); skipped with -short")
+	}
 	RequireCluster(t)
 	c, err := LaunchCluster()
 	if err != nil {
@@ -110,6 +113,9 @@ func TestCluster(t *testing.T) {
 
 func TestSharedCluster(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster (about 2 s); skipped with -short")
+	}
 	c := SharedCluster(t)
 	if SharedCluster(t) != c {
 		t.Error("SharedCluster started a second cluster")

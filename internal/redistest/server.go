@@ -1,13 +1,22 @@
 // Package redistest runs Debian's redis-server for the tests, benchmarks
 // and examples of this module: on a free loopback port, with nothing
-// written to disk unless asked, and stopped by its PID.
+// written to disk unless asked, and stopped by its PID. It runs it three
+// ways: one server ([Launch]), a Redis Cluster of three masters
+// ([LaunchCluster], created with redis-cli, whose slots a test can move
+// under load), and a master with a replica watched by three sentinels
+// ([LaunchSentinel], whose master a test can kill and whose failover it
+// can wait for). Every wait is on Redis's own state (PING, CLUSTER INFO,
+// the sentinels' answers, WAIT), polled every 5 ms, never a fixed sleep.
 //
 // Tests use it through [Main], [Shared], [Start], [Client] and [Prefix]:
 // one server per test binary is shared by every test (each keeps to its own
 // key prefix), and a test that stops and restarts Redis gets a server of
-// its own so it disturbs no other. Where redis-server is not installed the
-// tests skip and say how to install it; with CI=true they fail instead.
-// Programs use [Launch] and [Server.Close].
+// its own so it disturbs no other. [SharedCluster], [StartCluster],
+// [ClusterClient], [StartSentinel] and [FailoverClient] do the same for
+// the cluster and the sentinel group. Where redis-server (or, for a
+// cluster, redis-cli) is not installed the tests skip and say how to
+// install it; with CI=true they fail instead. Programs use [Launch] and
+// [Server.Close].
 package redistest
 
 import (

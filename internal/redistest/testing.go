@@ -16,7 +16,7 @@ import (
 var (
 	shared = &testproc.Shared[*Server]{Program: "redis-server", Main: "redistest.Main",
 		Launch: func() (*Server, error) { return Launch(Options{}) }}
-	sharedCluster = &testproc.Shared[*Cluster]{Program: "a Redis Cluster", Main: "redistest.Main",
+	sharedCluster = &testproc.Shared[*Cluster]{Program: "Redis Cluster", Main: "redistest.Main",
 		Launch: LaunchCluster}
 )
 
