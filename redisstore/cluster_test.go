@@ -93,6 +93,9 @@ func clusterClient(t *testing.T, cl *redistest.Cluster, r *redirects) *redis.Clu
 // together send no more than the plan allows.
 func TestClusterFleet(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster and runs a fleet for 2 s; skipped with -short")
+	}
 	cl := redistest.SharedCluster(t)
 	plan := contextsvc.EnterprisePlan(600, 5)
 	key := testKey(t)
@@ -132,12 +135,12 @@ func checkFleetShared(t *testing.T, res *fleetResult, plan contextsvc.Plan, logs
 // all three masters.
 func TestClusterDeduper(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster and delivers 4,000 events; skipped with -short")
+	}
 	cl := redistest.SharedCluster(t)
 	prefix := redistest.Prefix(t)
-	n := 2000
-	if testing.Short() {
-		n = 300
-	}
+	const n = 2000
 	var ds []contextsvc.Deduper
 	for range 3 {
 		ds = append(ds, newDeduper(t, clusterClient(t, cl, nil), prefix))
@@ -194,12 +197,13 @@ func checkHandledOnce(t *testing.T, r *receivers, n int) {
 // TestClusterSlotMigration: a fleet of 8 limiters on one key and three
 // receiver replicas run on a cluster of the test's own while slots move
 // from one master to another under them: the limiter's key's slot and 200
-// more, where new events' keys land. The move goes in Redis
-// Cluster's three steps (IMPORTING/MIGRATING, MIGRATE of the keys, SETSLOT
-// NODE), with traffic between each, so the clients meet ASK and then
-// MOVED answers (counted on their node connections). Nothing reaches the
-// callers: no call fails, no answer 429, no limiter paces locally, no
-// delivery is answered 500, and each event is handled exactly once.
+// more, where new events' keys land. The move goes in Redis Cluster's
+// three steps (IMPORTING/MIGRATING, MIGRATE of the keys, SETSLOT NODE),
+// with traffic between each, so the clients meet ASK answers, and MOVED
+// ones unless they reloaded the slots first (counted on their node
+// connections). Nothing reaches the callers: no call fails, no answer
+// 429, no limiter paces locally, no delivery is answered 500, and each
+// event is handled exactly once.
 func TestClusterSlotMigration(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -290,7 +294,10 @@ func TestClusterSlotMigration(t *testing.T) {
 	if err := move.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
-	traffic("traffic after the move", func() bool { return limRedirects.moved.Load() > 0 && dedupeRedirects.moved.Load() > 0 })
+	// A client that has not reloaded the slots since is answered MOVED;
+	// one whose ASK answers made it reload them meanwhile (go-redis does,
+	// every 200 ms while they come) goes straight to the new owner.
+	traffic("traffic after the move", always)
 	close(stop)
 	busy := <-busyDone
 	stopFleet()
@@ -305,8 +312,8 @@ func TestClusterSlotMigration(t *testing.T) {
 		who string
 		r   *redirects
 	}{{"the fleet", limRedirects}, {"the receivers", dedupeRedirects}} {
-		if c.r.ask.Load() == 0 || c.r.moved.Load() == 0 {
-			t.Errorf("%s met %d ASK and %d MOVED answers; the move did not reach them", c.who, c.r.ask.Load(), c.r.moved.Load())
+		if c.r.ask.Load() == 0 {
+			t.Errorf("%s met no ASK answer; the move did not reach them", c.who)
 		}
 	}
 
