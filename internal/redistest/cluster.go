@@ -141,7 +141,8 @@ func (c *Cluster) admins() []*redis.Client {
 	return clients
 }
 
-func closeAll(clients []*redis.Client) {
+// closeAll closes the clients.
+func closeAll[C interface{ Close() error }](clients []C) {
 	for _, cl := range clients {
 		cl.Close()
 	}

@@ -118,11 +118,7 @@ func (s *Sentinel) Close() error {
 // this group's servers.
 func (s *Sentinel) Master(ctx context.Context) (*Server, error) {
 	clients := s.sentinelClients()
-	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
+	defer closeAll(clients)
 	addr, err := s.agreedMaster(ctx, clients)
 	if err != nil {
 		return nil, err
@@ -137,11 +133,7 @@ func (s *Sentinel) Master(ctx context.Context) (*Server, error) {
 // sentinels' last answers) if it ends first.
 func (s *Sentinel) WaitFailover(ctx context.Context, old *Server) (*Server, error) {
 	clients := s.sentinelClients()
-	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
+	defer closeAll(clients)
 	var last string
 	for {
 		addr, err := s.agreedMaster(ctx, clients)
@@ -180,11 +172,7 @@ func (s *Sentinel) WaitFailover(ctx context.Context, old *Server) (*Server, erro
 // before then takes them with it.
 func (s *Sentinel) waitReady(ctx context.Context, master string) error {
 	clients := s.sentinelClients()
-	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
+	defer closeAll(clients)
 	var last string
 	for {
 		last = ""

@@ -135,18 +135,9 @@ func (s *Server) PID() int {
 func (s *Server) Stop() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return nil
-	}
-	cmd, done := s.cmd, s.done
-	s.cmd = nil
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		select {
-		case <-done: // it had exited already
-			return nil
-		default:
-		}
-		return fmt.Errorf("redistest: signalling redis-server (pid %d): %w", cmd.Process.Pid, err)
+	cmd, done, err := s.signal(syscall.SIGTERM)
+	if cmd == nil {
+		return err
 	}
 	select {
 	case <-done:
@@ -164,21 +155,32 @@ func (s *Server) Stop() error {
 func (s *Server) Kill() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_, done, err := s.signal(syscall.SIGKILL)
+	if done != nil {
+		<-done
+	}
+	return err
+}
+
+// signal sends sig to the running process and marks the server stopped.
+// It returns the process and the channel closed when it exits, or nil
+// ones if none was running (or it had exited already). The caller holds
+// s.mu.
+func (s *Server) signal(sig syscall.Signal) (*exec.Cmd, <-chan struct{}, error) {
 	if s.cmd == nil {
-		return nil
+		return nil, nil, nil
 	}
 	cmd, done := s.cmd, s.done
 	s.cmd = nil
-	if err := cmd.Process.Kill(); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		select {
-		case <-done:
-			return nil
+		case <-done: // it had exited already
+			return nil, nil, nil
 		default:
 		}
-		return fmt.Errorf("redistest: killing redis-server (pid %d): %w", cmd.Process.Pid, err)
+		return nil, nil, fmt.Errorf("redistest: signalling redis-server (pid %d): %w", cmd.Process.Pid, err)
 	}
-	<-done
-	return nil
+	return cmd, done, nil
 }
 
 // Start starts a stopped server again on the same port and returns once it

@@ -61,16 +61,23 @@ func Shared(tb testing.TB) *Server {
 func Start(tb testing.TB, opts Options) *Server {
 	tb.Helper()
 	Require(tb)
-	s, err := Launch(opts)
+	return own(tb, func() (*Server, error) { return Launch(opts) })
+}
+
+// own launches a process (or a group of them) of the test's own, failing
+// tb if it cannot, and closes it when the test ends.
+func own[T interface{ Close() error }](tb testing.TB, launch func() (T, error)) T {
+	tb.Helper()
+	v, err := launch()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		if err := s.Close(); err != nil {
+		if err := v.Close(); err != nil {
 			tb.Error(err)
 		}
 	})
-	return s
+	return v
 }
 
 // Client returns a go-redis client of its own (its own connection pool)
@@ -78,15 +85,21 @@ func Start(tb testing.TB, opts Options) *Server {
 // set.
 func Client(tb testing.TB, s *Server, opts ...*redis.Options) *redis.Client {
 	tb.Helper()
-	o := &redis.Options{}
-	if len(opts) > 0 && opts[0] != nil {
-		c := *opts[0]
-		o = &c
-	}
+	o := optionsCopy(opts)
 	o.Addr = s.Addr()
 	c := redis.NewClient(o)
 	tb.Cleanup(func() { c.Close() })
 	return c
+}
+
+// optionsCopy returns a copy of the first of opts, or new options if
+// there is none.
+func optionsCopy[O any](opts []*O) *O {
+	o := new(O)
+	if len(opts) > 0 && opts[0] != nil {
+		*o = *opts[0]
+	}
+	return o
 }
 
 // Prefix returns a key prefix of the test's own, "test:<name>:<random>:",
@@ -120,27 +133,14 @@ func SharedCluster(tb testing.TB) *Cluster {
 func StartCluster(tb testing.TB) *Cluster {
 	tb.Helper()
 	RequireCluster(tb)
-	c, err := LaunchCluster()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return c
+	return own(tb, LaunchCluster)
 }
 
 // ClusterClient returns a go-redis cluster client of its own for c,
 // closed when the test ends. opts, if given, is copied and its Addrs set.
 func ClusterClient(tb testing.TB, c *Cluster, opts ...*redis.ClusterOptions) *redis.ClusterClient {
 	tb.Helper()
-	o := &redis.ClusterOptions{}
-	if len(opts) > 0 && opts[0] != nil {
-		cp := *opts[0]
-		o = &cp
-	}
+	o := optionsCopy(opts)
 	o.Addrs = c.Addrs()
 	cc := redis.NewClusterClient(o)
 	tb.Cleanup(func() { cc.Close() })
@@ -152,16 +152,7 @@ func ClusterClient(tb testing.TB, c *Cluster, opts ...*redis.ClusterOptions) *re
 func StartSentinel(tb testing.TB) *Sentinel {
 	tb.Helper()
 	Require(tb)
-	s, err := LaunchSentinel()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return s
+	return own(tb, LaunchSentinel)
 }
 
 // FailoverClient returns a go-redis client of its own that finds s's
@@ -170,11 +161,7 @@ func StartSentinel(tb testing.TB) *Sentinel {
 // SentinelAddrs set.
 func FailoverClient(tb testing.TB, s *Sentinel, opts ...*redis.FailoverOptions) *redis.Client {
 	tb.Helper()
-	o := &redis.FailoverOptions{}
-	if len(opts) > 0 && opts[0] != nil {
-		cp := *opts[0]
-		o = &cp
-	}
+	o := optionsCopy(opts)
 	o.MasterName, o.SentinelAddrs = MasterName, s.SentinelAddrs()
 	c := redis.NewFailoverClient(o)
 	tb.Cleanup(func() { c.Close() })
