@@ -17,9 +17,9 @@ import (
 // its master: redis.FailoverOptions.MasterName.
 const MasterName = "redistest"
 
-// Sentinel settings that make a failover quick (about a second after the
-// master dies, on loopback) yet leave no room for a false one on a loaded
-// machine: the master is down after 500 ms without an answer, a quorum of
+// Sentinel settings that make a failover quick (one to two seconds after
+// the master dies, on loopback) yet leave no room for a false one on a
+// loaded machine: the master is down after 500 ms without an answer, a quorum of
 // 2 of the 3 sentinels agrees, and a failover that stalls is tried again
 // after 2 × failover-timeout. LaunchSentinel shortens two periods more.
 const (
@@ -39,10 +39,11 @@ type Sentinel struct {
 }
 
 // LaunchSentinel starts a master, a replica of it and three sentinels
-// monitoring it as [MasterName], and returns once the replica is in sync
-// and every sentinel knows the replica and the two other sentinels (the
-// sentinels' own state, read with SENTINEL MASTER), so that a failover can
-// happen. Call Close to stop them.
+// monitoring it as [MasterName], and returns once the replica has
+// acknowledged a write and every sentinel knows the replica and the two
+// other sentinels (the sentinels' own state, read with SENTINEL MASTER),
+// so that a failover can happen and keeps what was written. Call Close to
+// stop them.
 func LaunchSentinel() (*Sentinel, error) {
 	s := &Sentinel{}
 	master, err := Launch(Options{})
