@@ -7,7 +7,13 @@
 // Both take a [redis.UniversalClient] of github.com/redis/go-redis/v9, so
 // one server, Sentinel and Cluster all work, and both touch exactly one
 // key per command (Cluster never sees a cross-slot script). Redis 6.2 or
-// later.
+// later. Their tests run them on a real three-master Redis Cluster, with
+// slots moved under load (the ASK and MOVED answers of a move never reach
+// a caller), and through a Sentinel failover with the master killed under
+// load: until a replica is promoted, a call first waits out go-redis's
+// retries, then meets the failure behaviour described below for a Redis
+// that cannot be reached. The README's "When Redis fails" gives the
+// times.
 //
 // # The limiter
 //

@@ -33,8 +33,10 @@ type Shared[T interface{ Close() error }] struct {
 
 // Run runs the tests, then stops the shared process if a test started it,
 // and returns the exit code: 1 if the tests passed but the stop failed.
-// The helper's Main calls it from the package's TestMain.
-func (s *Shared[T]) Run(m *testing.M) int {
+// The helper's Main calls it from the package's TestMain with the
+// *testing.M, or, for a helper sharing several processes, with a Runner
+// that runs the next one's Run.
+func (s *Shared[T]) Run(m Runner) int {
 	s.running.Store(true)
 	code := m.Run()
 	if s.started {
@@ -47,6 +49,16 @@ func (s *Shared[T]) Run(m *testing.M) int {
 	}
 	return code
 }
+
+// Runner runs a test binary's tests and returns its exit code, as
+// *testing.M does.
+type Runner interface{ Run() int }
+
+// RunFunc is a [Runner] made of a function.
+type RunFunc func() int
+
+// Run calls f.
+func (f RunFunc) Run() int { return f() }
 
 // Get returns the shared process, starting it on first use. It fails tb
 // when the package's TestMain does not go through Run, which alone stops
