@@ -398,7 +398,7 @@ func TestWithAttemptTimeout(t *testing.T) {
 	}
 	// A streamed export stays readable after the call returns: the
 	// time-out ends when its body is closed, not when Export returns.
-	exp, err := c.Contexts.Export(context.Background(), "ctx_1", ExportOptions{}, WithAttemptTimeout(time.Minute))
+	exp, err := c.Contexts.Export(context.Background(), "ctx_1", nil, WithAttemptTimeout(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,11 @@ func ExampleFakeClock_receiver() {
 		"on the server's clock": {contextsvc.WithWebhookClock(clock.Now)},
 		"on the real clock":     nil,
 	} {
-		rs := httptest.NewServer(contextsvc.NewWebhookHandler("whsec_clock", handle, opts...))
+		h, err := contextsvc.NewWebhookHandler("whsec_clock", handle, opts...)
+		if err != nil {
+			panic(err)
+		}
+		rs := httptest.NewServer(h)
 		defer rs.Close()
 		receivers[rs.URL] = name
 		serve(srv, "POST", "/v1/webhooks", `{"url":"`+rs.URL+`","events":["context.created"],"secret":"whsec_clock"}`)
@@ -211,7 +215,10 @@ func ExampleServer_UpdateWebhook() {
 	var handled atomic.Int32
 	handle := func(context.Context, *contextsvc.Event) error { handled.Add(1); return nil }
 	// Step 1: the receiver verifies with the new secret and, for now, the old one.
-	receiver := contextsvc.NewWebhookHandler(newSecret, handle, contextsvc.WithWebhookSecrets(oldSecret))
+	receiver, err := contextsvc.NewWebhookHandler(newSecret, handle, contextsvc.WithWebhookSecrets(oldSecret))
+	if err != nil {
+		panic(err)
+	}
 	rs := httptest.NewServer(receiver)
 	defer rs.Close()
 	serve(srv, "POST", "/v1/webhooks", `{"url":"`+rs.URL+`","events":["context.created"],"secret":"`+oldSecret+`"}`)
@@ -220,7 +227,7 @@ func ExampleServer_UpdateWebhook() {
 	_ = srv.WaitIdle(ctx)
 
 	// Step 2: the webhook's secret changes in place (PATCH /_mock/webhooks/{id}).
-	_, err := srv.UpdateWebhook(hookID, mockserver.WebhookUpdate{Secret: &newSecret})
+	_, err = srv.UpdateWebhook(hookID, mockserver.WebhookUpdate{Secret: &newSecret})
 	if err != nil {
 		panic(err)
 	}

@@ -35,7 +35,11 @@ import (
 func BenchmarkLimiterWait(b *testing.B) {
 	c := redistest.Client(b, redistest.Shared(b))
 	ctx := context.Background()
-	lim, err := redisstore.NewLimiter(c, "sk_bench_"+redistest.Prefix(b), contextsvc.EnterprisePlan(1_000_000_000, 1_000_000))
+	plan, err := contextsvc.EnterprisePlan(1_000_000_000, 1_000_000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lim, err := redisstore.NewLimiter(c, "sk_bench_"+redistest.Prefix(b), plan)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -168,8 +172,12 @@ func BenchmarkWebhookHandlerDeduper(b *testing.B) {
 		name string
 		opt  func(b *testing.B) contextsvc.WebhookOption
 	}{
-		{"memory", func(*testing.B) contextsvc.WebhookOption {
-			return contextsvc.WithDeduper(contextsvc.NewMemoryDeduper(0, nil))
+		{"memory", func(b *testing.B) contextsvc.WebhookOption {
+			d, err := contextsvc.NewMemoryDeduper(contextsvc.DefaultMemoryDeduperSize)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return contextsvc.WithDeduper(d)
 		}},
 		{"redis", func(b *testing.B) contextsvc.WebhookOption {
 			d, err := redisstore.NewDeduper(redistest.Client(b, srv, &redis.Options{PoolSize: 32}), redistest.Prefix(b))
@@ -182,7 +190,11 @@ func BenchmarkWebhookHandlerDeduper(b *testing.B) {
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			hs := httptest.NewServer(contextsvc.NewWebhookHandler(secret, fn, tc.opt(b)))
+			h, err := contextsvc.NewWebhookHandler(secret, fn, tc.opt(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			hs := httptest.NewServer(h)
 			defer hs.Close()
 			tr := http.DefaultTransport.(*http.Transport).Clone()
 			tr.MaxIdleConnsPerHost = 64
@@ -237,7 +249,7 @@ func BenchmarkFleet(b *testing.B) {
 		burst     = 20
 		token     = "sk_bench_fleet"
 	)
-	plan := contextsvc.EnterprisePlan(perMinute, burst)
+	plan := enterprisePlan(b, perMinute, burst)
 	srv := redistest.Shared(b)
 	for _, side := range []string{"shared", "local"} {
 		b.Run(side, func(b *testing.B) {

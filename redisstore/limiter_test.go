@@ -54,7 +54,7 @@ func TestLimiterSharedRate(t *testing.T) {
 		perClient = 4
 		waits     = 15 // per goroutine: 180 in all, about 1.8 s
 	)
-	plan := contextsvc.EnterprisePlan(perMinute, burst)
+	plan := enterprisePlan(t, perMinute, burst)
 	key := testKey(t)
 	interval := time.Minute / perMinute
 
@@ -108,13 +108,13 @@ func TestLimiterSleepsWhatRedisSays(t *testing.T) {
 	c := redistest.Client(t, redistest.Shared(t))
 	// Load the script first (EVALSHA, NOSCRIPT, EVAL) with another key,
 	// so the counts below are the steady state's.
-	if err := newLimiter(t, c, testKey(t)+"_warm", contextsvc.PlanFree).Wait(context.Background()); err != nil {
+	if err := newLimiter(t, c, testKey(t)+"_warm", contextsvc.FreePlan()).Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	hook := &countingHook{}
 	c.AddHook(hook)
 	// 600 a minute: a token every 100 ms; burst 2, so 1 in the bucket.
-	lim := newLimiter(t, c, testKey(t), contextsvc.EnterprisePlan(600, 2))
+	lim := newLimiter(t, c, testKey(t), enterprisePlan(t, 600, 2))
 	ctx := context.Background()
 	if err := lim.Wait(ctx); err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestLimiterHonoursContext(t *testing.T) {
 	t.Parallel()
 	c := redistest.Client(t, redistest.Shared(t))
 	// One a minute, burst 2: one token, then the next a minute later.
-	lim := newLimiter(t, c, testKey(t), contextsvc.EnterprisePlan(1, 2))
+	lim := newLimiter(t, c, testKey(t), enterprisePlan(t, 1, 2))
 	if err := lim.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestLimiterHonoursContext(t *testing.T) {
 func TestLimiterHeadroom(t *testing.T) {
 	t.Parallel()
 	c := redistest.Client(t, redistest.Shared(t))
-	plan := contextsvc.EnterprisePlan(1, 10) // one a minute: no refill during the test
+	plan := enterprisePlan(t, 1, 10) // one a minute: no refill during the test
 	for _, tc := range []struct {
 		opts []redisstore.LimiterOption
 		want int
@@ -206,7 +206,7 @@ func TestLimiterKeys(t *testing.T) {
 	apiKey := testKey(t)
 	prefix := redistest.Prefix(t)
 	// 60 a minute, burst 10: 9 tokens, full again 9 s after emptying.
-	lim := newLimiter(t, c, apiKey, contextsvc.PlanFree, redisstore.WithKeyPrefix(prefix))
+	lim := newLimiter(t, c, apiKey, contextsvc.FreePlan(), redisstore.WithKeyPrefix(prefix))
 	sum := sha256.Sum256([]byte(apiKey))
 	if want := "rate:" + prefix + hex.EncodeToString(sum[:]); lim.Key() != want {
 		t.Errorf("Key() = %q, want %q", lim.Key(), want)
@@ -252,7 +252,7 @@ func TestLimiterThroughClients(t *testing.T) {
 	const token = "sk_test_shared_plan"
 	ts := mockserver.NewTestServer(t,
 		mockserver.WithKey(mockserver.Key{Token: token, Plan: mockserver.PlanEnterprise, PerMinute: 600, Burst: 5}))
-	plan := contextsvc.EnterprisePlan(600, 5)
+	plan := enterprisePlan(t, 600, 5)
 	limKey := testKey(t) // the limiter's key: one of the test's own on the shared Redis
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -282,7 +282,7 @@ func TestLimiterFailClosed(t *testing.T) {
 	// go-redis's defaults retry a refused connection for about 1.75 s
 	// (5 dials × 4 tries) before giving up; one try each keeps this short.
 	fast := &redis.Options{MaxRetries: -1, DialerRetries: 1}
-	lim := newLimiter(t, redistest.Client(t, srv, fast), "sk_test_closed", contextsvc.PlanBusiness,
+	lim := newLimiter(t, redistest.Client(t, srv, fast), "sk_test_closed", contextsvc.BusinessPlan(),
 		redisstore.WithFailureMode(redisstore.FailClosed))
 	ts := mockserver.NewTestServer(t)
 	client, err := contextsvc.NewClient(ts.APIKey, contextsvc.WithBaseURL(ts.URL), contextsvc.WithLimiter(lim))
@@ -334,7 +334,7 @@ func TestLimiterFailOpen(t *testing.T) {
 	rec := &logRecorder{}
 	c := redistest.Client(t, srv)
 	apiKey := "sk_test_open_secret"
-	lim := newLimiter(t, c, apiKey, contextsvc.EnterprisePlan(60000, 100), // 1,000 a second
+	lim := newLimiter(t, c, apiKey, enterprisePlan(t, 60000, 100), // 1,000 a second
 		redisstore.WithLogger(slog.New(rec)), redisstore.WithRecheckInterval(20*time.Millisecond))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -472,7 +472,7 @@ func TestLimiterFailOpenProbesInBackground(t *testing.T) {
 	c.AddHook(fault)
 	// One a minute, burst 4: 3 tokens in the shared bucket and 3 in the
 	// local one, none refilled during the test. A check is due at once.
-	lim := newLimiter(t, c, testKey(t), contextsvc.EnterprisePlan(1, 4), redisstore.WithRecheckInterval(time.Nanosecond))
+	lim := newLimiter(t, c, testKey(t), enterprisePlan(t, 1, 4), redisstore.WithRecheckInterval(time.Nanosecond))
 	ctx := context.Background()
 	wait := func(what string) {
 		t.Helper()
@@ -551,15 +551,17 @@ func TestNewLimiterRefusesBadArguments(t *testing.T) {
 		plan   contextsvc.Plan
 		opts   []redisstore.LimiterOption
 	}{
-		{"nil client", nil, "sk", contextsvc.PlanFree, nil},
-		{"empty key", c, "", contextsvc.PlanFree, nil},
+		{"nil client", nil, "sk", contextsvc.FreePlan(), nil},
+		{"empty key", c, "", contextsvc.FreePlan(), nil},
 		{"zero plan", c, "sk", contextsvc.Plan{}, nil},
-		{"bad enterprise plan", c, "sk", contextsvc.EnterprisePlan(0, 5), nil},
-		{"unknown failure mode", c, "sk", contextsvc.PlanFree, []redisstore.LimiterOption{redisstore.WithFailureMode(7)}},
-		{"negative headroom", c, "sk", contextsvc.PlanFree, []redisstore.LimiterOption{redisstore.WithHeadroom(-1)}},
+		{"unknown failure mode", c, "sk", contextsvc.FreePlan(), []redisstore.LimiterOption{redisstore.WithFailureMode(7)}},
+		{"negative headroom", c, "sk", contextsvc.FreePlan(), []redisstore.LimiterOption{redisstore.WithHeadroom(-1)}},
+		{"empty key prefix", c, "sk", contextsvc.FreePlan(), []redisstore.LimiterOption{redisstore.WithKeyPrefix("")}},
+		{"zero recheck interval", c, "sk", contextsvc.FreePlan(), []redisstore.LimiterOption{redisstore.WithRecheckInterval(0)}},
+		{"negative recheck interval", c, "sk", contextsvc.FreePlan(), []redisstore.LimiterOption{redisstore.WithRecheckInterval(-time.Second)}},
 	}
 	for _, tc := range tests {
-		if _, err := redisstore.NewLimiter(tc.client, tc.key, tc.plan, tc.opts...); !errors.Is(err, contextsvc.ErrInvalidArgument) {
+		if l, err := redisstore.NewLimiter(tc.client, tc.key, tc.plan, tc.opts...); !errors.Is(err, contextsvc.ErrInvalidArgument) || l != nil {
 			t.Errorf("%s: %v, want ErrInvalidArgument", tc.name, err)
 		}
 	}

@@ -123,13 +123,17 @@ func parsePlan(s string) (mockserver.Key, contextsvc.Plan, error) {
 	}
 	switch k.Plan {
 	case mockserver.PlanFree:
-		return k, contextsvc.PlanFree, nil
+		return k, contextsvc.FreePlan(), nil
 	case mockserver.PlanPro:
-		return k, contextsvc.PlanPro, nil
+		return k, contextsvc.ProPlan(), nil
 	case mockserver.PlanBusiness:
-		return k, contextsvc.PlanBusiness, nil
+		return k, contextsvc.BusinessPlan(), nil
 	}
-	return k, contextsvc.EnterprisePlan(k.PerMinute, k.Burst), nil
+	p, err := contextsvc.EnterprisePlan(k.PerMinute, k.Burst)
+	if err != nil {
+		return k, contextsvc.Plan{}, fmt.Errorf("-plan %q: %w", s, err)
+	}
+	return k, p, nil
 }
 
 // run starts Redis (unless given) and the mock server, runs the phases and

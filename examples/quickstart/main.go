@@ -125,8 +125,12 @@ func runEmbedded(ctx context.Context, out *printer, cfg config) error {
 
 	secret := rand.Text() // a fresh signing secret for this run
 	rcv := newReceiver()
+	hook, err := contextsvc.NewWebhookHandler(secret, rcv.handle)
+	if err != nil {
+		return err
+	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /webhooks", contextsvc.NewWebhookHandler(secret, rcv.handle))
+	mux.Handle("POST /webhooks", hook)
 	receiver, err := listen(mux)
 	if err != nil {
 		return err
@@ -345,7 +349,7 @@ type exported struct {
 
 // exportTo streams an export of the current version into dst.
 func exportTo(ctx context.Context, client *contextsvc.Client, id string, format contextsvc.ExportFormat, dst io.Writer) (exported, error) {
-	exp, err := client.Contexts.Export(ctx, id, contextsvc.ExportOptions{Format: format})
+	exp, err := client.Contexts.Export(ctx, id, &contextsvc.ExportOptions{Format: format})
 	if err != nil {
 		return exported{}, fmt.Errorf("export %s: %w", format, err)
 	}

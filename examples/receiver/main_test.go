@@ -193,7 +193,10 @@ func TestReplayWindowFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mux := newMux(cfg, slog.New(slog.DiscardHandler))
+		mux, err := newMux(cfg, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, d := range []struct {
 			body string
 			want int

@@ -68,7 +68,11 @@ func (r *countingReceiver) typeOf(id string) contextsvc.EventType {
 // port and returns its URL.
 func startReceiver(t *testing.T, secret string, fn func(context.Context, *contextsvc.Event) error, opts ...contextsvc.WebhookOption) string {
 	t.Helper()
-	srv := httptest.NewServer(contextsvc.NewWebhookHandler(secret, fn, opts...))
+	h, err := contextsvc.NewWebhookHandler(secret, fn, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/webhooks"
 }

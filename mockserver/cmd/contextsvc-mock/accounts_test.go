@@ -274,7 +274,7 @@ func TestCommandAccountsIsolateEvents(t *testing.T) {
 		if _, err := cl.Contexts.Update(ctx, c.ID, &contextsvc.UpdateContextRequest{Content: &content}); err != nil {
 			t.Fatal(err)
 		}
-		ex, err := cl.Contexts.Export(ctx, c.ID, contextsvc.ExportOptions{Format: contextsvc.ExportJSON})
+		ex, err := cl.Contexts.Export(ctx, c.ID, &contextsvc.ExportOptions{Format: contextsvc.ExportJSON})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -93,7 +93,7 @@ func TestRunStateFile(t *testing.T) {
 	if err != nil || len(page2.Data) != 1 || page2.Data[0].ID != ids[2] {
 		t.Errorf("page 2 with the first run's cursor: %+v %v", page2, err)
 	}
-	versions, err := a.Contexts.Versions(ctx, ids[0], nil)
+	versions, err := a.Contexts.ListVersions(ctx, ids[0], nil)
 	if err != nil || len(versions.Data) != 2 || versions.Data[1].Content != content {
 		t.Errorf("versions after restart: %+v %v", versions, err)
 	}
