@@ -70,7 +70,7 @@ func ExampleServer_WaitIdle() {
 func ExampleServer_AddFault() {
 	srv := mockserver.New()
 	defer srv.Close(context.Background())
-	_ = srv.AddFault(mockserver.Fault{Method: "GET", Path: "/v1/contexts", Status: 503, RetryAfter: 2, Times: 2})
+	_ = srv.AddFault(mockserver.Fault{Method: "GET", Path: "/v1/contexts", Status: 503, RetryAfter: 2 * time.Second, Times: 2})
 	for range 3 {
 		fmt.Println(serve(srv, "GET", "/v1/contexts", ""))
 	}

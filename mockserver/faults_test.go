@@ -155,7 +155,8 @@ func TestFaultValidation(t *testing.T) {
 		}
 	}
 	ts.ClearFaults()
-	for _, f := range []Fault{{}, {Status: 302}, {Latency: -time.Second}, {Status: 500, Times: -2}, {Status: 429, RetryAfter: -1}, {Status: 500, RetryAfter: 3},
+	for _, f := range []Fault{{}, {Status: 302}, {Latency: -time.Second}, {Status: 500, Times: -2}, {Status: 429, RetryAfter: -time.Second}, {Status: 500, RetryAfter: 3 * time.Second},
+		{Status: 429, RetryAfter: 1500 * time.Millisecond}, {Status: 503, RetryAfter: 2},
 		{Mode: "later", Status: 500}, {Mode: FaultAfter, Status: 429}, {Mode: FaultDrop, Status: 503}} {
 		if err := ts.AddFault(f); !errors.Is(err, ErrInvalidFault) {
 			t.Errorf("AddFault(%+v): %v", f, err)
@@ -180,7 +181,7 @@ func TestFaultLatency(t *testing.T) {
 		t.Errorf("slowed request took %s", d)
 	}
 	// Latency then status.
-	if err := ts.AddFault(Fault{Latency: 50 * time.Millisecond, Status: 503, RetryAfter: 2}); err != nil {
+	if err := ts.AddFault(Fault{Latency: 50 * time.Millisecond, Status: 503, RetryAfter: 2 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()

@@ -52,7 +52,7 @@ func TestParseFlags(t *testing.T) {
 		st.keys[2].PerMinute != 600 || st.keys[2].Burst != 20 || st.keys[4].Scope != mockserver.ScopeRead {
 		t.Fatalf("keys %v", st.keys)
 	}
-	// The settings make a valid server (New panics on a bad key). Keys
+	// The settings make a valid server (Open refuses a bad key). Keys
 	// without an account share "default"; those naming one share it. The
 	// ids are the names given and the users are derived from them, so both
 	// are the same at every start.
