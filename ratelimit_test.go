@@ -184,38 +184,40 @@ func (l *signallingLimiter) Wait(ctx context.Context) error {
 
 func TestLimiterWaitHonoursCancel(t *testing.T) {
 	t.Parallel()
-	// One token a minute: the second call would wait 60 s.
-	inner, err := NewLocalLimiter(enterprisePlan(t, 1, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim := &signallingLimiter{inner: inner, waiting: make(chan struct{}, 1)}
-	c, mt, rec := newTestClient(t, WithLimiter(lim))
-	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(200, `{"id":"ctx_1"}`)))
-	if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
-		t.Fatal(err)
-	}
-	<-lim.waiting // drain the first call's signal
+	synctest.Test(t, func(t *testing.T) {
+		// One token a minute: the second call would wait 60 s.
+		inner, err := NewLocalLimiter(enterprisePlan(t, 1, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim := &signallingLimiter{inner: inner, waiting: make(chan struct{}, 1)}
+		c, mt, rec := newTestClient(t, WithLimiter(lim))
+		mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(200, `{"id":"ctx_1"}`)))
+		if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
+			t.Fatal(err)
+		}
+		<-lim.waiting // drain the first call's signal
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Contexts.Get(ctx, "ctx_1")
-		done <- err
-	}()
-	<-lim.waiting
-	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, err := c.Contexts.Get(ctx, "ctx_1")
+			done <- err
+		}()
+		<-lim.waiting
+		synctest.Wait() // the call is blocked in the limiter
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the call did not return after cancel")
-	}
-	if n := rec.count(); n != 1 {
-		t.Errorf("%d requests, want 1", n)
-	}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the call returned %v after it started, want at once", d)
+		}
+		if n := rec.count(); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
 }
 
 func TestParseRateLimit(t *testing.T) {
