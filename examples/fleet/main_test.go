@@ -17,13 +17,15 @@ import (
 )
 
 // TestMain lets the test binary stand in for the example's binary when
-// run with -procs: a worker process it starts runs main.
+// run with -procs: a worker process it starts runs main. Otherwise the
+// tests run through redistest.Main, which tells the terminal when they
+// skipped for want of redis-server.
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(redistest.Main(m))
 }
 
 // phaseTotals reads a phase's "total" row: requests, 429s, calls that
