@@ -299,7 +299,7 @@ func headroomTokens(p contextsvc.Plan, d time.Duration) int {
 
 // workerResult is what one worker did.
 type workerResult struct {
-	Name     string `json:"name"`
+	Name        string `json:"name"`
 	Requests    int    `json:"requests"`    // calls that succeeded
 	TooMany     int    `json:"tooMany"`     // answers 429 (retried by the client)
 	RateLimited int    `json:"rateLimited"` // calls that failed on 429s, their retries spent
