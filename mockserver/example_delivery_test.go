@@ -111,7 +111,7 @@ func ExampleServer_WaitForDelivery() {
 	serve(srv, "POST", "/v1/webhooks", `{"url":"`+receiver.URL+`","events":["context.created"],"secret":"whsec_wait"}`)
 	serve(srv, "POST", "/v1/contexts", `{"name":"Runbook"}`)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	succeeded := mockserver.DeliveryFilter{State: mockserver.DeliverySucceeded}
 	dl, err := srv.WaitForDelivery(ctx, succeeded.Match)
