@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/internal/redistest"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 	"github.com/contextsvc/contextsvc-go/redisstore"
@@ -249,7 +250,7 @@ func BenchmarkFleet(b *testing.B) {
 		burst     = 20
 		token     = "sk_bench_fleet"
 	)
-	plan := enterprisePlan(b, perMinute, burst)
+	plan := plantest.Enterprise(b, perMinute, burst)
 	srv := redistest.Shared(b)
 	for _, side := range []string{"shared", "local"} {
 		b.Run(side, func(b *testing.B) {

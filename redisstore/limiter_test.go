@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/internal/redistest"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 	"github.com/contextsvc/contextsvc-go/redisstore"
@@ -54,7 +55,7 @@ func TestLimiterSharedRate(t *testing.T) {
 		perClient = 4
 		waits     = 15 // per goroutine: 180 in all, about 1.8 s
 	)
-	plan := enterprisePlan(t, perMinute, burst)
+	plan := plantest.Enterprise(t, perMinute, burst)
 	key := testKey(t)
 	interval := time.Minute / perMinute
 
@@ -113,7 +114,7 @@ func TestLimiterSleepsWhatRedisSays(t *testing.T) {
 	hook := &countingHook{}
 	c.AddHook(hook)
 	// 600 a minute: a token every 100 ms; burst 2, so 1 in the bucket.
-	lim := newLimiter(t, c, testKey(t), enterprisePlan(t, 600, 2))
+	lim := newLimiter(t, c, testKey(t), plantest.Enterprise(t, 600, 2))
 	ctx := context.Background()
 	if err := lim.Wait(ctx); err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestLimiterHonoursContext(t *testing.T) {
 	t.Parallel()
 	c := redistest.Client(t, redistest.Shared(t))
 	// One a minute, burst 2: one token, then the next a minute later.
-	lim := newLimiter(t, c, testKey(t), enterprisePlan(t, 1, 2))
+	lim := newLimiter(t, c, testKey(t), plantest.Enterprise(t, 1, 2))
 	if err := lim.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestLimiterHonoursContext(t *testing.T) {
 func TestLimiterHeadroom(t *testing.T) {
 	t.Parallel()
 	c := redistest.Client(t, redistest.Shared(t))
-	plan := enterprisePlan(t, 1, 10) // one a minute: no refill during the test
+	plan := plantest.Enterprise(t, 1, 10) // one a minute: no refill during the test
 	for _, tc := range []struct {
 		opts []redisstore.LimiterOption
 		want int
@@ -250,7 +251,7 @@ func TestLimiterThroughClients(t *testing.T) {
 	const token = "sk_test_shared_plan"
 	ts := mockserver.NewTestServer(t,
 		mockserver.WithKey(mockserver.Key{Token: token, Plan: mockserver.PlanEnterprise, PerMinute: 600, Burst: 5}))
-	plan := enterprisePlan(t, 600, 5)
+	plan := plantest.Enterprise(t, 600, 5)
 	limKey := testKey(t) // the limiter's key: one of the test's own on the shared Redis
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -332,7 +333,7 @@ func TestLimiterFailOpen(t *testing.T) {
 	rec := &logRecorder{}
 	c := redistest.Client(t, srv)
 	apiKey := "sk_test_open_secret"
-	lim := newLimiter(t, c, apiKey, enterprisePlan(t, 60000, 100), // 1,000 a second
+	lim := newLimiter(t, c, apiKey, plantest.Enterprise(t, 60000, 100), // 1,000 a second
 		redisstore.WithLogger(slog.New(rec)), redisstore.WithRecheckInterval(20*time.Millisecond))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -483,7 +484,7 @@ func TestLimiterFailOpenProbesInBackground(t *testing.T) {
 	c.AddHook(fault)
 	// One a minute, burst 4: 3 tokens in the shared bucket and 3 in the
 	// local one, none refilled during the test. A check is due at once.
-	lim := newLimiter(t, c, testKey(t), enterprisePlan(t, 1, 4), redisstore.WithRecheckInterval(time.Nanosecond))
+	lim := newLimiter(t, c, testKey(t), plantest.Enterprise(t, 1, 4), redisstore.WithRecheckInterval(time.Nanosecond))
 	ctx := context.WithValue(context.Background(), callerKey{}, true)
 	wait := func(what string) {
 		t.Helper()

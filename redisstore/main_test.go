@@ -13,24 +13,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/redistest"
 )
 
 // One redis-server for the whole test binary (see internal/redistest);
 // tests that stop Redis start their own.
 func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
-
-// enterprisePlan is contextsvc.EnterprisePlan for limits that must be
-// accepted.
-func enterprisePlan(tb testing.TB, perMinute, burst int) contextsvc.Plan {
-	tb.Helper()
-	p, err := contextsvc.EnterprisePlan(perMinute, burst)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
-}
 
 // countingHook counts the scripts a go-redis client runs, to prove how
 // many round trips a call made.

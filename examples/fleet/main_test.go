@@ -13,6 +13,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/internal/redistest"
 )
 
@@ -109,25 +110,14 @@ func TestRunProcs(t *testing.T) {
 	}
 }
 
-// enterprisePlan is contextsvc.EnterprisePlan for limits that must be
-// accepted.
-func enterprisePlan(tb testing.TB, perMinute, burst int) contextsvc.Plan {
-	tb.Helper()
-	p, err := contextsvc.EnterprisePlan(perMinute, burst)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
-}
-
 func TestParsePlan(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]contextsvc.Plan{
 		"free":               contextsvc.FreePlan(),
 		"pro":                contextsvc.ProPlan(),
 		"business":           contextsvc.BusinessPlan(),
-		"enterprise=6000/20": enterprisePlan(t, 6000, 20),
-		"enterprise=120/3":   enterprisePlan(t, 120, 3),
+		"enterprise=6000/20": plantest.Enterprise(t, 6000, 20),
+		"enterprise=120/3":   plantest.Enterprise(t, 120, 3),
 	} {
 		if _, got, err := parsePlan(in); err != nil || got != want {
 			t.Errorf("parsePlan(%q) = %v, %v; want %v", in, got, err, want)

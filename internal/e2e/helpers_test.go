@@ -28,17 +28,6 @@ func newClient(t *testing.T, ts *mockserver.TestServer, token string, opts ...co
 	return c
 }
 
-// enterprisePlan is contextsvc.EnterprisePlan for limits that must be
-// accepted.
-func enterprisePlan(tb testing.TB, perMinute, burst int) contextsvc.Plan {
-	tb.Helper()
-	p, err := contextsvc.EnterprisePlan(perMinute, burst)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
-}
-
 // asContext is what the client should decode for a context the mock server
 // stores: the server's Go API is the reference the wire is compared with.
 func asContext(sc mockserver.StoredContext) *contextsvc.Context {
