@@ -61,7 +61,8 @@ type Module struct {
 	// Root is the module's directory.
 	Root string
 	// Path is the module path.
-	Path     string
+	Path string
+	// Packages are the public packages, in go list's order.
 	Packages []Package
 	fset     *token.FileSet
 	imp      types.Importer
