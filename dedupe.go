@@ -174,6 +174,8 @@ const DefaultMemoryDeduperSize = 100_000
 // (the handler answers 500 and the sender retries later) rather than let
 // a second attempt of an event run while the first still does. Each call
 // costs O(log size).
+//
+// The zero value holds [DefaultMemoryDeduperSize] ids on time.Now.
 type MemoryDeduper struct {
 	now    func() time.Time
 	max    int
@@ -227,6 +229,14 @@ func NewMemoryDeduper(size int, opts ...MemoryDeduperOption) (*MemoryDeduper, er
 	return d, nil
 }
 
+// clock reads the deduper's clock: time.Now for the zero value.
+func (d *MemoryDeduper) clock() time.Time {
+	if d.now == nil {
+		return time.Now()
+	}
+	return d.now()
+}
+
 // newMemoryDeduper returns a MemoryDeduper of size > 0 ids on the clock now.
 func newMemoryDeduper(size int, now func() time.Time) *MemoryDeduper {
 	return &MemoryDeduper{now: now, max: size, ids: make(map[string]*dedupeEntry)}
@@ -237,7 +247,7 @@ func newMemoryDeduper(size int, now func() time.Time) *MemoryDeduper {
 func (d *MemoryDeduper) Len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.expire(d.now())
+	d.expire(d.clock())
 	return len(d.ids)
 }
 
@@ -268,14 +278,21 @@ func (d *MemoryDeduper) remove(e *dedupeEntry) {
 // add stores a new entry, first dropping the done entry that lapses
 // soonest if the deduper is full. d.mu must be held and id not stored.
 func (d *MemoryDeduper) add(id string, token ClaimToken, until time.Time) error {
-	if len(d.ids) >= d.max {
+	size := d.max
+	if size == 0 { // the zero value
+		size = DefaultMemoryDeduperSize
+	}
+	if len(d.ids) >= size {
 		if len(d.done) == 0 {
-			return fmt.Errorf("%w: all %d slots hold claims; %s refused", ErrDeduperFull, d.max, id)
+			return fmt.Errorf("%w: all %d slots hold claims; %s refused", ErrDeduperFull, size, id)
 		}
 		e := heap.Pop(&d.done).(*dedupeEntry)
 		delete(d.ids, e.id)
 	}
 	e := &dedupeEntry{id: id, token: token, until: until}
+	if d.ids == nil {
+		d.ids = make(map[string]*dedupeEntry)
+	}
 	d.ids[id] = e
 	heap.Push(d.heapOf(e), e)
 	return nil
@@ -289,7 +306,7 @@ func (d *MemoryDeduper) Claim(_ context.Context, id string, lease time.Duration)
 	token := ClaimToken(rand.Text()) // 128 random bits: no two attempts share one
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := d.now()
+	now := d.clock()
 	d.expire(now)
 	if e, ok := d.ids[id]; ok {
 		if e.token == "" {
@@ -310,7 +327,7 @@ func (d *MemoryDeduper) Commit(_ context.Context, id string, token ClaimToken, r
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := d.now()
+	now := d.clock()
 	d.expire(now)
 	e, ok := d.ids[id]
 	switch {
@@ -342,7 +359,7 @@ func (d *MemoryDeduper) Release(_ context.Context, id string, token ClaimToken) 
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.expire(d.now())
+	d.expire(d.clock())
 	if e, ok := d.ids[id]; ok && e.token == token {
 		d.remove(e)
 	}

@@ -358,3 +358,19 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestZeroValues: the zero MemoryDeduper works (the default size, on
+// time.Now), and the zero LocalLimiter refuses instead of panicking.
+func TestZeroValues(t *testing.T) {
+	t.Parallel()
+	var d MemoryDeduper
+	tok := mustClaim(t, &d, "evt_z", time.Minute, ClaimAcquired)
+	mustCommit(t, &d, "evt_z", tok, time.Hour)
+	mustClaim(t, &d, "evt_z", time.Minute, ClaimDuplicate)
+	if n := d.Len(); n != 1 {
+		t.Errorf("Len = %d, want 1", n)
+	}
+	if err := new(LocalLimiter).Wait(context.Background()); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("zero LocalLimiter's Wait: %v, want ErrInvalidArgument", err)
+	}
+}

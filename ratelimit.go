@@ -108,8 +108,14 @@ func (l *LocalLimiter) Plan() Plan { return l.plan }
 
 // Wait blocks until one request may be sent, or ctx is done. When the
 // wait would end after ctx's deadline it returns at once, with an error
-// wrapping [context.DeadlineExceeded].
-func (l *LocalLimiter) Wait(ctx context.Context) error { return waitRate(ctx, l.rl) }
+// wrapping [context.DeadlineExceeded]. A LocalLimiter not made by
+// NewLocalLimiter has no plan: its Wait fails with [ErrInvalidArgument].
+func (l *LocalLimiter) Wait(ctx context.Context) error {
+	if l.rl == nil {
+		return fmt.Errorf("%w: a LocalLimiter not made by NewLocalLimiter", ErrInvalidArgument)
+	}
+	return waitRate(ctx, l.rl)
+}
 
 // waitRate waits for rl. rate.Limiter refuses early when the wait would
 // pass ctx's deadline, with an error of its own; that is reported as the

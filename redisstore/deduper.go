@@ -112,6 +112,9 @@ func (d *Deduper) Key(id string) string { return d.prefix + id }
 
 // Claim implements [contextsvc.Deduper].
 func (d *Deduper) Claim(ctx context.Context, id string, lease time.Duration) (contextsvc.ClaimResult, contextsvc.ClaimToken, error) {
+	if d.client == nil {
+		return 0, "", errNotMade
+	}
 	if id == "" {
 		return 0, "", fmt.Errorf("%w: redisstore: claim with an empty event id", contextsvc.ErrInvalidArgument)
 	}
@@ -136,7 +139,7 @@ func (d *Deduper) Claim(ctx context.Context, id string, lease time.Duration) (co
 
 // Commit implements [contextsvc.Deduper].
 func (d *Deduper) Commit(ctx context.Context, id string, token contextsvc.ClaimToken, remember time.Duration) error {
-	if err := checkToken("commit", id, token); err != nil {
+	if err := d.checkToken("commit", id, token); err != nil {
 		return err
 	}
 	n, err := commitScript.Run(ctx, d.client, []string{d.Key(id)}, claimPrefix+string(token), max(0, millis(remember))).Int()
@@ -151,7 +154,7 @@ func (d *Deduper) Commit(ctx context.Context, id string, token contextsvc.ClaimT
 
 // Release implements [contextsvc.Deduper].
 func (d *Deduper) Release(ctx context.Context, id string, token contextsvc.ClaimToken) error {
-	if err := checkToken("release", id, token); err != nil {
+	if err := d.checkToken("release", id, token); err != nil {
 		return err
 	}
 	if err := releaseScript.Run(ctx, d.client, []string{d.Key(id)}, claimPrefix+string(token)).Err(); err != nil {
@@ -160,7 +163,13 @@ func (d *Deduper) Release(ctx context.Context, id string, token contextsvc.Claim
 	return nil
 }
 
-func checkToken(op, id string, token contextsvc.ClaimToken) error {
+// errNotMade is the error of a Deduper not made by NewDeduper.
+var errNotMade = fmt.Errorf("%w: redisstore: a Deduper not made by NewDeduper", contextsvc.ErrInvalidArgument)
+
+func (d *Deduper) checkToken(op, id string, token contextsvc.ClaimToken) error {
+	if d.client == nil {
+		return errNotMade
+	}
 	if id == "" {
 		return fmt.Errorf("%w: redisstore: %s with an empty event id", contextsvc.ErrInvalidArgument, op)
 	}

@@ -251,6 +251,9 @@ func (l *Limiter) Degraded() bool { return l.degraded.Load() }
 // bucket at once, without a round trip, until a probe in the background
 // finds Redis again.
 func (l *Limiter) Wait(ctx context.Context) error {
+	if l.rl == nil {
+		return fmt.Errorf("%w: redisstore: a Limiter not made by NewLimiter", contextsvc.ErrInvalidArgument)
+	}
 	var timer *time.Timer
 	for {
 		if err := ctx.Err(); err != nil {
