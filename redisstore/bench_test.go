@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/internal/redistest"
 	"github.com/contextsvc/contextsvc-go/redisstore"
 )
@@ -32,7 +33,11 @@ import (
 func BenchmarkLimiterWait(b *testing.B) {
 	c := redistest.Client(b, redistest.Shared(b))
 	ctx := context.Background()
-	lim, err := redisstore.NewLimiter(c, "sk_bench_"+redistest.Prefix(b), contextsvc.EnterprisePlan(1_000_000_000, 1_000_000))
+	plan, err := contextsvc.EnterprisePlan(1_000_000_000, 1_000_000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lim, err := redisstore.NewLimiter(c, "sk_bench_"+redistest.Prefix(b), plan)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -79,7 +84,7 @@ func BenchmarkLimiterWait(b *testing.B) {
 func BenchmarkClusterLimiterWait(b *testing.B) {
 	c := redistest.ClusterClient(b, redistest.SharedCluster(b))
 	ctx := context.Background()
-	lim, err := redisstore.NewLimiter(c, "sk_bench_"+redistest.Prefix(b), contextsvc.EnterprisePlan(1_000_000_000, 1_000_000))
+	lim, err := redisstore.NewLimiter(c, "sk_bench_"+redistest.Prefix(b), plantest.Enterprise(b, 1_000_000_000, 1_000_000))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -198,8 +203,12 @@ func BenchmarkWebhookHandlerDeduper(b *testing.B) {
 		name string
 		opt  func(b *testing.B) contextsvc.WebhookOption
 	}{
-		{"memory", func(*testing.B) contextsvc.WebhookOption {
-			return contextsvc.WithDeduper(contextsvc.NewMemoryDeduper(0, nil))
+		{"memory", func(b *testing.B) contextsvc.WebhookOption {
+			d, err := contextsvc.NewMemoryDeduper(contextsvc.DefaultMemoryDeduperSize)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return contextsvc.WithDeduper(d)
 		}},
 		{"redis", func(b *testing.B) contextsvc.WebhookOption {
 			d, err := redisstore.NewDeduper(redistest.Client(b, srv, &redis.Options{PoolSize: 32}), redistest.Prefix(b))
@@ -212,7 +221,11 @@ func BenchmarkWebhookHandlerDeduper(b *testing.B) {
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			hs := httptest.NewServer(contextsvc.NewWebhookHandler(secret, fn, tc.opt(b)))
+			h, err := contextsvc.NewWebhookHandler(secret, fn, tc.opt(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			hs := httptest.NewServer(h)
 			defer hs.Close()
 			tr := http.DefaultTransport.(*http.Transport).Clone()
 			tr.MaxIdleConnsPerHost = 64
@@ -262,7 +275,7 @@ func BenchmarkFleet(b *testing.B) {
 	if testing.Short() {
 		b.Skip("a 30 s load run per side; skipped with -short")
 	}
-	plan := contextsvc.EnterprisePlan(6000, 20)
+	plan := plantest.Enterprise(b, 6000, 20)
 	sides := []struct {
 		name string
 		pace func(b *testing.B, key string) func(int) contextsvc.Option

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/internal/redistest"
 	"github.com/contextsvc/contextsvc-go/redisstore"
 )
@@ -97,7 +98,7 @@ func TestClusterFleet(t *testing.T) {
 		t.Skip("starts a Redis Cluster and runs a fleet for 2 s; skipped with -short")
 	}
 	cl := redistest.SharedCluster(t)
-	plan := contextsvc.EnterprisePlan(600, 5)
+	plan := plantest.Enterprise(t, 600, 5)
 	key := testKey(t)
 	logs := &logRecorder{}
 	pace := func(int) contextsvc.Option {
@@ -145,7 +146,7 @@ func TestClusterDeduper(t *testing.T) {
 	for range 3 {
 		ds = append(ds, newDeduper(t, clusterClient(t, cl, nil), prefix))
 	}
-	r := newReceivers(ds...)
+	r := newReceivers(t, ds...)
 	ts := time.Now()
 	busy := r.deliver(eventIDs("cluster", n), 2, 16, ts)
 	checkHandledOnce(t, r, busy, n, ts)
@@ -214,7 +215,7 @@ func TestClusterSlotMigration(t *testing.T) {
 	ctx := context.Background()
 
 	// The fleet.
-	plan := contextsvc.EnterprisePlan(600, 5)
+	plan := plantest.Enterprise(t, 600, 5)
 	apiKey := testKey(t)
 	limRedirects, logs := &redirects{}, &logRecorder{}
 	pace := func(int) contextsvc.Option {
@@ -233,7 +234,7 @@ func TestClusterSlotMigration(t *testing.T) {
 	for range 3 {
 		ds = append(ds, newDeduper(t, clusterClient(t, cl, dedupeRedirects), prefix))
 	}
-	r := newReceivers(ds...)
+	r := newReceivers(t, ds...)
 	stop := make(chan struct{})
 	var events atomic.Int64
 	ids := func(yield func(string) bool) {

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
@@ -46,7 +47,8 @@ type receiverAttempt struct {
 type handledKey struct{}
 
 // newReceivers builds one replica per Deduper.
-func newReceivers(dedupers ...contextsvc.Deduper) *receivers {
+func newReceivers(t testing.TB, dedupers ...contextsvc.Deduper) *receivers {
+	t.Helper()
 	r := &receivers{handled: map[string]int{}}
 	fn := func(ctx context.Context, ev *contextsvc.Event) error {
 		r.mu.Lock()
@@ -56,7 +58,11 @@ func newReceivers(dedupers ...contextsvc.Deduper) *receivers {
 		return nil
 	}
 	for _, d := range dedupers {
-		r.handlers = append(r.handlers, contextsvc.NewWebhookHandler(receiverSecret, fn, contextsvc.WithDeduper(d)))
+		h, err := contextsvc.NewWebhookHandler(receiverSecret, fn, contextsvc.WithDeduper(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.handlers = append(r.handlers, h)
 	}
 	return r
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/internal/redistest"
 	"github.com/contextsvc/contextsvc-go/redisstore"
 )
@@ -80,7 +81,7 @@ func TestSentinelFleetFailover(t *testing.T) {
 		t.Run(mode.String()+", "+tc.name, func(t *testing.T) {
 			t.Parallel()
 			sen := redistest.StartSentinel(t)
-			plan := contextsvc.EnterprisePlan(600, 5)
+			plan := plantest.Enterprise(t, 600, 5)
 			interval := time.Minute / time.Duration(plan.PerMinute())
 			apiKey := testKey(t)
 			const clients = 8
@@ -212,7 +213,7 @@ type commitRecord struct {
 	err   error
 }
 
-func (c commitRecorder) Commit(ctx context.Context, id, token string, remember time.Duration) error {
+func (c commitRecorder) Commit(ctx context.Context, id string, token contextsvc.ClaimToken, remember time.Duration) error {
 	start := time.Now()
 	err := c.Deduper.Commit(ctx, id, token, remember)
 	c.mu.Lock()
@@ -263,7 +264,7 @@ func webhookFailover(t *testing.T, opts *redis.FailoverOptions) {
 	for range 3 {
 		ds = append(ds, commitRecorder{Deduper: newDeduper(t, redistest.FailoverClient(t, sen, opts), prefix), mu: &mu, commits: commits})
 	}
-	r := newReceivers(ds...)
+	r := newReceivers(t, ds...)
 	const n = 1500
 	ts := time.Now()
 	busyc := make(chan []string)

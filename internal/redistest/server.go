@@ -41,7 +41,7 @@ import (
 const InstallHint = "apt-get install redis-server"
 
 // ErrNotInstalled is returned when redis-server is not on PATH.
-var ErrNotInstalled = errors.New("redistest: redis-server not found on PATH (" + InstallHint + ")")
+var ErrNotInstalled = errors.New("redis-server not found on PATH")
 
 // Options configures a server started by [Launch].
 type Options struct {
