@@ -11,6 +11,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
 
 // appendListEnd closes a list page begun with `{"data":[`:
@@ -129,8 +130,8 @@ func (s *Server) createContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		c.tags = []string{}
 	}
 	// The Markdown work happens before the lock.
-	c.md = compactInfo(analyze([]byte(c.content)))
-	changes := diffInfo(nil, c.md)
+	c.md = markdown.Analyze([]byte(c.content))
+	changes := markdown.Diff(nil, c.md)
 	a := k.acct
 	a.mu.Lock()
 	now := s.now()
@@ -162,9 +163,9 @@ func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	// The new text is parsed before the lock, so reads of the account
 	// never wait for Markdown work; the diff against the stored analysis
 	// under the lock is cheap.
-	var info mdInfo
+	var info markdown.Info
 	if f.content != nil {
-		info = compactInfo(analyze([]byte(*f.content)))
+		info = markdown.Analyze([]byte(*f.content))
 	}
 	a := k.acct
 	a.mu.Lock()
@@ -192,7 +193,7 @@ func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	}
 	changes := contextsvc.Changes{SectionsModified: []string{}}
 	if content != c.content {
-		changes = diffInfo(&c.md, info)
+		changes = markdown.Diff(&c.md, info)
 		c.md = info
 	}
 	now := s.now()

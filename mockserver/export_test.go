@@ -13,27 +13,20 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-const exportMarkdown = "Opening paragraph with *emphasis*.\n\n" +
-	"# Install Guide\n\nRun the installer carefully.\n\n" +
-	"- first bullet item\n- second bullet item\n\n" +
-	"1. ordered alpha\n2. ordered beta\n\n" +
-	"```go\nfunc main() { fmt.Println(\"codeword\") }\n# not a heading\n```\n\n" +
-	"<script>alert('x')</script>\n\n" +
-	"Inline <script>bad()</script> and [link](javascript:alert(1)) and `<script>` code.\n\n" +
-	"## Café Notes\n\nNaïve résumé text.\n"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown/markdowntest"
+)
 
 func TestExportFormats(t *testing.T) {
 	t.Parallel()
 	ts := NewTestServer(t)
-	c := create(t, ts, mustJSON(map[string]any{"name": "Deploy Guide: Prod!", "content": exportMarkdown}))
+	c := create(t, ts, mustJSON(map[string]any{"name": "Deploy Guide: Prod!", "content": markdowntest.Document}))
 	for _, tc := range []struct {
 		format, canonical, ctype, ext string
 		check                         func(t *testing.T, body []byte)
 	}{
 		{"", "markdown", "text/markdown; charset=utf-8", "md", func(t *testing.T, b []byte) {
-			if string(b) != exportMarkdown {
+			if string(b) != markdowntest.Document {
 				t.Errorf("markdown body differs: %q", b)
 			}
 		}},
@@ -151,7 +144,7 @@ func TestExportPDFText(t *testing.T) {
 		deep.WriteString(strings.Repeat("  ", i) + "- level" + strconv.Itoa(i) + "\n")
 	}
 	deep.WriteString("\n" + strings.Repeat("> ", 40) + "deepest quoted words\n")
-	c := create(t, ts, mustJSON(map[string]any{"name": "Deploy Guide", "content": exportMarkdown + "\n> quoted wisdom here\n\n- outer\n  - nested inner item\n\n" + deep.String()}))
+	c := create(t, ts, mustJSON(map[string]any{"name": "Deploy Guide", "content": markdowntest.Document + "\n> quoted wisdom here\n\n- outer\n  - nested inner item\n\n" + deep.String()}))
 	r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?format=pdf"})
 	if r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)

@@ -8,6 +8,8 @@ import (
 
 	"codeberg.org/go-pdf/fpdf"
 	"github.com/yuin/goldmark/ast"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
 
 // renderPDF lays the context out with the embedded Unicode fonts
@@ -48,7 +50,7 @@ func renderPDF(d exportDoc) ([]byte, error) {
 	pdf.AddPage()
 	p.text(faceBold, 20, 9, []byte(d.name))
 	pdf.Ln(4)
-	p.blocks(parseMarkdown(p.src), 20, faceRegular)
+	p.blocks(markdown.Parse(p.src), 20, faceRegular)
 	pdf.SetCompression(pdf.PageCount() <= maxCompressedPages)
 	var out bytes.Buffer
 	if err := pdf.Output(&out); err != nil {
@@ -90,7 +92,7 @@ type pdfWriter struct {
 	// inline, cell and runs are reused for each block's text: inline
 	// holds it as parsed, cell as printed (appendText), runs its faces.
 	// col is the column after cell's last line break.
-	inline inlineBuffer
+	inline []byte
 	cell   []byte
 	runs   []textRun
 	col    int
@@ -128,8 +130,7 @@ func (p *pdfWriter) setFont(f face, size float64) {
 // inlineText returns the trimmed text of n's inlines, valid until the
 // next call.
 func (p *pdfWriter) inlineText(n ast.Node) []byte {
-	p.inline = p.inline[:0]
-	writeInline(&p.inline, n, p.src)
+	p.inline = markdown.AppendInline(p.inline[:0], n, p.src)
 	return bytes.TrimSpace(p.inline)
 }
 

@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
 
 // timeFormat is RFC 3339 in UTC with millisecond precision, as the contract
@@ -65,9 +65,8 @@ type contextRec struct {
 	// the content.
 	jsonHead, jsonTail []byte
 	// md is the analysis of content, kept so an update parses only the
-	// new text; its section bodies are digests (see compactInfo), not
-	// copies of the text.
-	md mdInfo
+	// new text; its section bodies are digests, not copies of the text.
+	md markdown.Info
 }
 
 // versionRec is a recorded version.
@@ -126,18 +125,6 @@ func (c *contextRec) asOfVersion(v *versionRec) []byte {
 }
 
 func newVersionRec(v StoredVersion) *versionRec { return &versionRec{v: v} }
-
-// compactInfo replaces each section body of info, a fingerprint of the
-// section's source lines, by its SHA-256 digest: change tracking only
-// compares bodies, and a context keeps its analysis for as long as it
-// lives, which would otherwise hold its text a second time.
-func compactInfo(info mdInfo) mdInfo {
-	for i := range info.sections {
-		sum := sha256.Sum256([]byte(info.sections[i].body))
-		info.sections[i].body = string(sum[:])
-	}
-	return info
-}
 
 func (c *contextRec) hasTag(t string) bool { return slices.Contains(c.tags, t) }
 

@@ -1,4 +1,4 @@
-package mockserver
+package markdown
 
 import (
 	"bytes"
@@ -22,14 +22,14 @@ import (
 //     nested d deep costs d times its length: 1 MB of '>' is one line a
 //     million quotes deep, and 1 MB of "- x" lines indented ever deeper
 //     took 4.9 s. Block quotes and list items therefore nest at most
-//     maxNesting deep (see nestingLimited); deeper markers are text.
+//     MaxNesting deep (see nestingLimited); deeper markers are text.
 //   - Openers without closers. A code span opener scans the rest of its
 //     paragraph for a closing backtick run of its length, once per opener
 //     (see codeSpans); a link's "](" scans the rest of its line (see
-//     linkParser in markdown_inline.go).
+//     linkParser in inline.go).
 //   - Emphasis. goldmark matches each closing '*' or '_' against every
 //     unmatched opener before it (it lacks CommonMark's "openers bottom"),
-//     so emphasis and links are parsed by markdown_inline.go.
+//     so emphasis and links are parsed by inline.go.
 //   - Link reference definitions: see linkDefinitions.
 //
 // Everything else (block structure, headings, code blocks, HTML,
@@ -57,14 +57,14 @@ var mdParser = parser.NewParser(
 	parser.WithParagraphTransformers(util.Prioritized(linkDefinitions{}, 100)),
 )
 
-// maxNesting is how deep block quotes and list items nest: a marker that
-// would open a container inside maxNesting others is left as text. 32 is
+// MaxNesting is how deep block quotes and list items nest: a marker that
+// would open a container inside MaxNesting others is left as text. 32 is
 // deeper than documents people write, and it bounds goldmark's work on a
-// line to maxNesting times the line.
-const maxNesting = 32
+// line to MaxNesting times the line.
+const MaxNesting = 32
 
 // nestingLimited is a goldmark block parser (block quote, list or list
-// item) that opens no container inside maxNesting others. Refusing is
+// item) that opens no container inside MaxNesting others. Refusing is
 // what goldmark does for a marker that does not match, so the marker
 // becomes text of the block it is in; continuing an open container is
 // unchanged.
@@ -75,17 +75,17 @@ func (p nestingLimited) Open(parent ast.Node, reader text.Reader, pc parser.Cont
 	// A list's items sit one level below the list's parent, and a new
 	// item of an open list (parent is the list) is always allowed: the
 	// list was opened within the limit.
-	if _, inList := parent.(*ast.List); !inList && nestingDepth(parent) >= maxNesting {
+	if _, inList := parent.(*ast.List); !inList && nestingDepth(parent) >= MaxNesting {
 		return nil, parser.NoChildren
 	}
 	return p.BlockParser.Open(parent, reader, pc)
 }
 
 // nestingDepth counts the block quotes and list items that are n or hold
-// n, up to maxNesting.
+// n, up to MaxNesting.
 func nestingDepth(n ast.Node) int {
 	d := 0
-	for ; n != nil && d < maxNesting; n = n.Parent() {
+	for ; n != nil && d < MaxNesting; n = n.Parent() {
 		switch n.(type) {
 		case *ast.Blockquote, *ast.ListItem:
 			d++

@@ -1,4 +1,4 @@
-package mockserver
+package markdown
 
 import (
 	"github.com/yuin/goldmark/ast"
@@ -23,15 +23,15 @@ import (
 // Here, as in the spec: a link makes the '[' openers before it inactive
 // (no walk); a closing delimiter that finds no opener raises a bottom
 // below which later closers of its kind do not look; a link destination's
-// parentheses nest at most maxLinkParens deep (the spec allows such a
+// parentheses nest at most MaxLinkParens deep (the spec allows such a
 // limit); a destination in pointy brackets ends at an unescaped '<' (the
 // spec's rule, which goldmark does not apply); and a reference label is
 // looked up only when no other bracket lies inside it (no reference label
 // can contain one). Elsewhere the parse matches goldmark's.
 
-// maxLinkParens bounds the parentheses nesting of a link destination;
+// MaxLinkParens bounds the parentheses nesting of a link destination;
 // deeper is no link. cmark uses the same limit.
-const maxLinkParens = 32
+const MaxLinkParens = 32
 
 var inlineStateKey = parser.NewContextKey()
 
@@ -462,7 +462,7 @@ func linkDestination(block text.Reader) ([]byte, bool) {
 // destinationIn reads the link destination that line starts with and
 // returns it and the bytes it spans: in pointy brackets up to an
 // unescaped '>' (no '<' and no line break inside), or up to white space
-// or an unbalanced ')', with parentheses nested at most maxLinkParens
+// or an unbalanced ')', with parentheses nested at most MaxLinkParens
 // deep; never empty unless in pointy brackets.
 func destinationIn(line []byte) (dest []byte, n int, ok bool) {
 	escaped := func(i int) bool { return line[i] == '\\' && i+1 < len(line) && util.IsPunct(line[i+1]) }
@@ -488,7 +488,7 @@ scan:
 			i++
 		case c == '(':
 			depth++
-			if depth > maxLinkParens {
+			if depth > MaxLinkParens {
 				return nil, 0, false
 			}
 		case c == ')':

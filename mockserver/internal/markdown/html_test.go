@@ -1,10 +1,13 @@
-package mockserver
+package markdown_test
 
 import (
+	"bytes"
 	"html"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
 
 // TestHTMLExportHostileLinks renders links, images and autolinks whose
@@ -66,7 +69,11 @@ func TestHTMLExportHostileLinks(t *testing.T) {
 		"[<script>](y)",
 		"[x](<\"><script>>)",
 	} {
-		got := convert(t, htmlExportMarkdown, src)
+		var out bytes.Buffer
+		if err := markdown.WriteHTML(&out, []byte(src)); err != nil {
+			t.Fatal(err)
+		}
+		got := out.String()
 		for _, problem := range unsafeHTML(got) {
 			t.Errorf("%q: %s in %q", src, problem, got)
 		}

@@ -1,6 +1,8 @@
-package mockserver
+package markdown
 
 import (
+	"io"
+
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/renderer"
@@ -17,6 +19,11 @@ var htmlExportMarkdown = goldmark.New(goldmark.WithParser(mdParser), goldmark.Wi
 	// renderer (1000) for the two raw-HTML node kinds.
 	renderer.WithNodeRenderers(util.Prioritized(escapedRawHTML{}, 100)),
 ))
+
+// WriteHTML writes src as HTML (the body of the HTML export) to w: raw
+// HTML in src shown escaped, as text, and dangerous link targets dropped
+// (goldmark's renderer drops them), so nothing of src runs in a browser.
+func WriteHTML(w io.Writer, src []byte) error { return htmlExportMarkdown.Convert(src, w) }
 
 // escapedRawHTML renders inline raw HTML and HTML blocks as escaped text.
 type escapedRawHTML struct{}

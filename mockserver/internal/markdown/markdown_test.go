@@ -1,4 +1,4 @@
-package mockserver
+package markdown
 
 import (
 	"testing"
@@ -11,12 +11,12 @@ import (
 // computeChanges is what an update does: analyze the texts, then diff
 // them (old == nil for a first version).
 func computeChanges(old, cur []byte) contextsvc.Changes {
-	var oi *mdInfo
+	var oi *Info
 	if old != nil {
 		o := analyze(old)
 		oi = &o
 	}
-	return diffInfo(oi, analyze(cur))
+	return Diff(oi, analyze(cur))
 }
 
 // wordCount is the count a create or update records.
@@ -123,6 +123,6 @@ func FuzzComputeChanges(f *testing.F) {
 		if len(same.SectionsModified) != 0 || same.WordCountDelta != 0 {
 			t.Fatalf("self-diff %+v", same)
 		}
-		_ = renderText([]byte(a))
+		_ = Text([]byte(a))
 	})
 }

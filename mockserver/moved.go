@@ -1,0 +1,26 @@
+package mockserver
+
+import (
+	"io"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
+)
+
+// Forwarders to the internal packages that code moved to, for the callers
+// that follow them in the next step of the move.
+
+type mdInfo = markdown.Info
+
+func analyze(src []byte) mdInfo      { return markdown.Analyze(src) }
+func compactInfo(info mdInfo) mdInfo { return info } // Analyze compacts
+
+func diffInfo(old *mdInfo, cur mdInfo) contextsvc.Changes { return markdown.Diff(old, cur) }
+
+func renderText(src []byte) []byte { return markdown.Text(src) }
+
+type htmlConverter struct{}
+
+func (htmlConverter) Convert(src []byte, w io.Writer) error { return markdown.WriteHTML(w, src) }
+
+var htmlExportMarkdown htmlConverter
