@@ -5,6 +5,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/pdf"
 )
 
 // Forwarders to the internal packages that code moved to, for the callers
@@ -24,3 +25,5 @@ type htmlConverter struct{}
 func (htmlConverter) Convert(src []byte, w io.Writer) error { return markdown.WriteHTML(w, src) }
 
 var htmlExportMarkdown htmlConverter
+
+func renderPDF(d exportDoc) ([]byte, error) { return pdf.Render(d.name, d.content, d.updatedAt) }

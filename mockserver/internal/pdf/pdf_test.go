@@ -1,10 +1,14 @@
-package mockserver
+package pdf
 
 import (
 	"bytes"
 	"compress/zlib"
 	"crypto/sha256"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,7 +17,12 @@ import (
 	"unicode"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown/markdowntest"
 )
+
+// t0 is the date of the tests' documents.
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 // unicodeText is text in every script the embedded fonts cover, one
 // paragraph each: Latin with accents (Latin-1 and Extended-A), Greek,
@@ -35,19 +44,17 @@ var unicodeText = []string{
 func TestExportPDFUnicode(t *testing.T) {
 	t.Parallel()
 	bin := pdftotext(t)
-	ts := NewTestServer(t)
 	mixed := strings.Repeat("Go 语言 and Ελληνικά with 日本語 and 한국어 text ", 12)
 	long := strings.Repeat("漢字かなカナ한글", 40) // wraps over several lines with no space
 	content := "# " + unicodeText[1] + "\n\n" + strings.Join(unicodeText, "\n\n") +
 		"\n\n- " + unicodeText[2] + "\n  - " + unicodeText[5] +
 		"\n\n> " + unicodeText[6] + "\n\n```\n" + unicodeText[4] + "\n\tκώδικας 代码\n```\n\n" + mixed + "\n\n" + long + "\n"
 	name := "Ünïcödé Straße 中文"
-	c := create(t, ts, mustJSON(map[string]any{"name": name, "content": content}))
-	r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?format=pdf"})
-	if r.Status != 200 {
-		t.Fatalf("%d %s", r.Status, r.Body)
+	pdf, err := Render(name, content, t0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	text := pdfText(t, bin, r.Body)
+	text := pdfText(t, bin, pdf)
 	for _, s := range append([]string{name, "Go 语言 and Ελληνικά with 日本語 and 한국어 text", "κώδικας 代码"}, unicodeText...) {
 		// A line break in the middle of CJK text reads back as a space.
 		if !strings.Contains(strings.ReplaceAll(text, " ", ""), strings.ReplaceAll(s, " ", "")) {
@@ -64,12 +71,15 @@ func TestExportPDFUnicode(t *testing.T) {
 			t.Errorf("%q (U+%04X) comes back %d times, want %d", r, r, got[r], n)
 		}
 	}
-	if strings.ContainsRune(text, pdfMissing) {
-		t.Errorf("a covered character printed as %q:\n%s", pdfMissing, text)
+	if strings.ContainsRune(text, missing) {
+		t.Errorf("a covered character printed as %q:\n%s", missing, text)
 	}
 	// Same version, same bytes, with the CJK font too.
-	r2 := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?format=pdf"})
-	if !bytes.Equal(r.Body, r2.Body) {
+	pdf2, err := Render(name, content, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(pdf, pdf2) {
 		t.Error("two exports of one version differ")
 	}
 }
@@ -108,7 +118,7 @@ func TestExportPDFMissing(t *testing.T) {
 		in = append(in, tc.in)
 		want = append(want, tc.want)
 	}
-	pdf, err := renderPDF(exportDoc{name: "Missing", content: strings.Join(in, "\n\n"), updatedAt: time.Unix(0, 0)})
+	pdf, err := Render("Missing", strings.Join(in, "\n\n"), time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +178,7 @@ func TestPDFFontCoverage(t *testing.T) {
 				t.Errorf("face %d lacks %q", f, r)
 			}
 		}
-		for _, r := range bullet + string(pdfMissing) + "ΑωάώАяёЇґ€→≤─" {
+		for _, r := range bullet + string(missing) + "ΑωάώАяёЇґ€→≤─" {
 			if !cov.has(f, r) {
 				t.Errorf("face %d lacks %q", f, r)
 			}
@@ -201,7 +211,7 @@ func TestPDFEmbeddedFontsUnchanged(t *testing.T) {
 		before[f] = sha256.Sum256(faceFonts[f].ttf)
 	}
 	content := strings.Join(unicodeText, "\n\n") + "\n\n> " + unicodeText[0] + "\n\n```\n" + unicodeText[2] + " 中\n```\n\n# " + unicodeText[6]
-	if _, err := renderPDF(exportDoc{name: unicodeText[1], content: content}); err != nil {
+	if _, err := Render(unicodeText[1], content, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	for f := range numFaces {
@@ -220,7 +230,7 @@ func TestPDFMixedLinesDrawOnce(t *testing.T) {
 	bin := pdftotext(t)
 	const n = 60
 	content := strings.Repeat("abc 漢字 ", n)
-	pdf, err := renderPDF(exportDoc{name: "Mixed", content: content, updatedAt: time.Unix(0, 0)})
+	pdf, err := Render("Mixed", content, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,4 +268,110 @@ func pageContent(t *testing.T, pdf []byte) []byte {
 		out = append(out, data...)
 	}
 	return out
+}
+
+// TestExportPDFText reads an exported PDF back with pdftotext (Debian's
+// poppler-utils, installed by .ci/run).
+func TestExportPDFText(t *testing.T) {
+	t.Parallel()
+	bin := pdftotext(t)
+	// Nesting deeper than the page is wide still shows its words.
+	var deep strings.Builder
+	for i := range 40 {
+		deep.WriteString(strings.Repeat("  ", i) + "- level" + strconv.Itoa(i) + "\n")
+	}
+	deep.WriteString("\n" + strings.Repeat("> ", 40) + "deepest quoted words\n")
+	content := markdowntest.Document + "\n> quoted wisdom here\n\n- outer\n  - nested inner item\n\n" + deep.String()
+	pdf, err := Render("Deploy Guide", content, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := pdfText(t, bin, pdf)
+	for _, want := range []string{
+		"Deploy Guide", "Opening paragraph with emphasis.", "Install Guide", "Run the installer carefully.",
+		"• first bullet item", "• second bullet item", "ordered alpha", "ordered beta",
+		"codeword", "# not a heading", "Café Notes", "Naïve résumé text.", "quoted wisdom here", "nested inner item",
+		"level0", "level20", "level39", "deepest quoted words",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("pdftotext output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "alert") || strings.Contains(text, "<script>bad") {
+		t.Errorf("raw HTML reached the PDF:\n%s", text)
+	}
+	// Same version, same bytes.
+	pdf2, err := Render("Deploy Guide", content, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(pdf, pdf2) {
+		t.Error("two exports of one version differ")
+	}
+}
+
+// TestExportPDFLong reads back a PDF longer than maxCompressedPages, whose
+// pages are not compressed.
+func TestExportPDFLong(t *testing.T) {
+	t.Parallel()
+	bin := pdftotext(t)
+	var doc strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&doc, "word%d\n\n", i)
+	}
+	pdf, err := Render("Long", doc.String(), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Text is written in UTF-16BE; compressed pages would not show it.
+	if !bytes.Contains(pdf, utf16BE("word2500")) {
+		t.Error("a long PDF's pages are compressed")
+	}
+	text := pdfText(t, bin, pdf)
+	for _, want := range []string{"Long word0 word1", "word2500", "word4998 word4999"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("pdftotext output lacks %q", want)
+		}
+	}
+	if pages := strings.Count(string(pdf), "/Type /Page\n"); pages <= maxCompressedPages {
+		t.Errorf("%d pages, want more than %d", pages, maxCompressedPages)
+	}
+}
+
+// utf16BE encodes s (in the Basic Multilingual Plane) as a PDF string
+// in a Unicode font holds it.
+func utf16BE(s string) []byte {
+	var b []byte
+	for _, r := range s {
+		b = append(b, byte(r>>8), byte(r))
+	}
+	return b
+}
+
+// pdftotext returns the path of poppler's pdftotext, or skips the test
+// (fails it in CI) when it is not installed.
+func pdftotext(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("pdftotext")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("pdftotext is missing in CI: install poppler-utils")
+		}
+		t.Skip("pdftotext not installed (apt-get install poppler-utils)")
+	}
+	return bin
+}
+
+// pdfText returns the words pdftotext reads from pdf, one space apart.
+func pdfText(t *testing.T, bin string, pdf []byte) string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "doc.pdf")
+	if err := os.WriteFile(in, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "-enc", "UTF-8", in, "-").CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdftotext: %v\n%s", err, out)
+	}
+	return strings.Join(strings.Fields(string(out)), " ")
 }

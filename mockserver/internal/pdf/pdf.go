@@ -1,10 +1,19 @@
-package mockserver
+// Package pdf is the PDF export: it lays a Markdown document out on A4
+// pages with Unicode fonts embedded in the binary (fonts/, font.go), the
+// fonts parsed only by the documents that print with them.
+//
+// It owns the layout and the fonts. It sees a name, a text and a date,
+// never a stored context, and it parses the text with the markdown
+// package, so an export reads as the other formats do; it imports nothing
+// else of the mock server.
+package pdf
 
 import (
 	"bytes"
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"codeberg.org/go-pdf/fpdf"
 	"github.com/yuin/goldmark/ast"
@@ -12,14 +21,14 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
 
-// renderPDF lays the context out with the embedded Unicode fonts
-// (pdffont.go): the name as the title, then headings, paragraphs, lists
+// Render lays a document out with the embedded Unicode fonts (font.go):
+// name as the title, then headings, paragraphs, lists
 // (nested, with markers), code blocks in Go Mono on a grey band, block
 // quotes in italics. Every character an embedded font covers is printed,
-// and pdftotext recovers it; any other prints as pdfMissing. A line whose
+// and pdftotext recovers it; any other prints as missing (U+FFFD). A line whose
 // characters need two fonts (Latin and CJK) switches font per run of text.
-// A heading or paragraph without text takes no space. Dates come from the
-// context, so the same version always gives the same bytes.
+// A heading or paragraph without text takes no space. The document's dates
+// are date, so the same name, text and date always give the same bytes.
 //
 // Its cost is linear in the content: one fpdf text per printed line (per
 // run of one font on a line that mixes fonts), a page's runs written one
@@ -35,20 +44,20 @@ import (
 // its output step changes it), so each font is added to a document only
 // when the document first prints with it: a document without code, quotes
 // or CJK text parses two fonts.
-func renderPDF(d exportDoc) ([]byte, error) {
+func Render(name, content string, date time.Time) ([]byte, error) {
 	pdf := fpdf.New("P", "mm", "A4", "")
-	pdf.SetCreationDate(d.updatedAt)
-	pdf.SetModificationDate(d.updatedAt)
+	pdf.SetCreationDate(date)
+	pdf.SetModificationDate(date)
 	pdf.SetCatalogSort(true)
 	pdf.SetMargins(20, 20, 20)
 	pdf.SetAutoPageBreak(true, 20)
-	p := &pdfWriter{pdf: pdf, cov: coverage(), src: []byte(d.content)}
+	p := &pdfWriter{pdf: pdf, cov: coverage(), src: []byte(content)}
 	// The title in the document's information as printed on its page
 	// (fpdf encodes only the Basic Multilingual Plane).
-	p.appendText(faceBold, []byte(d.name), false)
+	p.appendText(faceBold, []byte(name), false)
 	pdf.SetTitle(string(p.cell), true)
 	pdf.AddPage()
-	p.text(faceBold, 20, 9, []byte(d.name))
+	p.text(faceBold, 20, 9, []byte(name))
 	pdf.Ln(4)
 	p.blocks(markdown.Parse(p.src), 20, faceRegular)
 	pdf.SetCompression(pdf.PageCount() <= maxCompressedPages)

@@ -1,4 +1,4 @@
-package mockserver
+package pdf
 
 import (
 	"bytes"
@@ -29,16 +29,16 @@ import (
 //
 // A character neither has (an emoji, Arabic, Hebrew, Devanagari, Thai, CJK
 // Extension A, anything outside the Basic Multilingual Plane, which fpdf
-// cannot print) is printed as pdfMissing.
+// cannot print) is printed as missing.
 
 //go:embed fonts/DroidSansFallback.ttf
 var droidSansFallback []byte
 
-// pdfMissing is what the PDF prints for a character no embedded font
+// missing is what the PDF prints for a character no embedded font
 // covers: U+FFFD REPLACEMENT CHARACTER, the mark Unicode gives for a
 // character that cannot be shown, which the Go fonts draw (a diamond with a
 // question mark) and text extraction returns as U+FFFD.
-const pdfMissing = '\uFFFD'
+const missing = '\uFFFD'
 
 // face is one embedded font.
 type face uint8
@@ -126,7 +126,7 @@ type textRun struct {
 
 // appendText appends s to p.cell as the PDF prints it in face base: each
 // character in base when base has it, else in faceCJK when that has it,
-// else as pdfMissing in base; default-ignorable characters and carriage
+// else as missing in base; default-ignorable characters and carriage
 // returns left out; in code (code is true) a tab advances to the next
 // multiple of 4 columns, elsewhere it is a space. p.runs gets the faces.
 // Its cost is linear in s, with a fast path for printable ASCII, which
@@ -173,7 +173,7 @@ func (p *pdfWriter) appendText(base face, s []byte, code bool) {
 		case p.cov.has(faceCJK, r):
 			p.appendRune(faceCJK, r)
 		default:
-			p.appendRune(base, pdfMissing)
+			p.appendRune(base, missing)
 		}
 	}
 }
