@@ -4,6 +4,7 @@ import (
 	"io"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/pdf"
 )
@@ -27,3 +28,14 @@ func (htmlConverter) Convert(src []byte, w io.Writer) error { return markdown.Wr
 var htmlExportMarkdown htmlConverter
 
 func renderPDF(d exportDoc) ([]byte, error) { return pdf.Render(d.name, d.content, d.updatedAt) }
+
+type diffOp = linediff.Op
+
+const (
+	diffEqual    = linediff.Equal
+	diffDelete   = linediff.Delete
+	diffInsert   = linediff.Insert
+	maxDiffEdits = linediff.MaxEdits
+)
+
+func diffTexts(from, to string) linediff.Diff { return linediff.Texts(from, to) }

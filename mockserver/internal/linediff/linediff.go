@@ -1,47 +1,50 @@
-package mockserver
+// Package linediff is the line diff the dashboard shows between two
+// versions of a context (GET /_mock/contexts/{id}/diff): Myers' O((N+M)D)
+// algorithm, bounded so that any two contents the API accepts (1 MB each)
+// cost time linear in their length. Lines common to both ends are set
+// aside first (linear); the rest is diffed by Myers with at most MaxEdits
+// edits and a budget of steps proportional to its length. Past either
+// bound the diff gives up and says the versions are too different: the
+// page then shows both texts side by side instead.
+//
+// It owns the diff of two strings and nothing else: how a diff is sent
+// and cut to size is the admin API's. It imports nothing of the mock
+// server.
+package linediff
 
 import (
 	"strings"
 )
 
-// This file is the line diff the dashboard shows between two versions of a
-// context (GET /_mock/contexts/{id}/diff): Myers' O((N+M)D) algorithm,
-// bounded so that any two contents the API accepts (1 MB each) cost time
-// linear in their length. Lines common to both ends are set aside first
-// (linear); the rest is diffed by Myers with at most maxDiffEdits edits
-// and a budget of steps proportional to its length. Past either bound the
-// diff gives up and says the versions are too different: the page then
-// shows both texts side by side instead.
-
 const (
-	// maxDiffEdits bounds the edit distance (lines deleted plus lines
+	// MaxEdits bounds the edit distance (lines deleted plus lines
 	// inserted) a diff looks for. Myers keeps one row of its search per
-	// edit, (maxDiffEdits+1)(maxDiffEdits+2)/2 int32s in all: 2 MB.
-	maxDiffEdits = 1000
-	// diffStepsPerLine and diffBaseSteps set the budget of Myers' steps
-	// (diagonals tried and lines compared) for N+M lines:
-	// diffStepsPerLine*(N+M) + diffBaseSteps. A step is a comparison of two
+	// edit, (MaxEdits+1)(MaxEdits+2)/2 int32s in all: 2 MB.
+	MaxEdits = 1000
+	// defaultStepsPerLine and defaultBaseSteps set the budget of Myers'
+	// steps (diagonals tried and lines compared) for N+M lines:
+	// defaultStepsPerLine*(N+M) + defaultBaseSteps. A step is a comparison of two
 	// ints, so two 1 MB texts of short lines (about a million lines in
 	// all) cost some 0.1 s at most.
-	diffStepsPerLine = 64
-	diffBaseSteps    = 1 << 20
-	// diffContext is how many unchanged lines a hunk shows around a change.
-	diffContext = 3
+	defaultStepsPerLine = 64
+	defaultBaseSteps    = 1 << 20
+	// contextLines is how many unchanged lines a hunk shows around a change.
+	contextLines = 3
 )
 
-// diffOp is what a line of a diff does: the same in both texts, only in
+// Op is what a line of a diff does: the same in both texts, only in
 // the old one (deleted) or only in the new one (inserted).
-type diffOp byte
+type Op byte
 
 const (
-	diffEqual  diffOp = ' '
-	diffDelete diffOp = '-'
-	diffInsert diffOp = '+'
+	Equal  Op = ' '
+	Delete Op = '-'
+	Insert Op = '+'
 )
 
-// diffLine is one line of a hunk.
-type diffLine struct {
-	Op diffOp
+// Line is one line of a hunk.
+type Line struct {
+	Op Op
 	// Text is the line without its newline.
 	Text string
 	// NoNewline marks the last line of a text that does not end with a
@@ -49,17 +52,17 @@ type diffLine struct {
 	NoNewline bool
 }
 
-// diffHunk is a run of changes with up to diffContext unchanged lines
+// Hunk is a run of changes with up to contextLines unchanged lines
 // around them. Start lines count from 1; a side with no lines has the
 // number of the line before the hunk.
-type diffHunk struct {
+type Hunk struct {
 	FromStart, FromLines int
 	ToStart, ToLines     int
-	Lines                []diffLine
+	Lines                []Line
 }
 
-// lineDiff is the difference between two texts, line by line.
-type lineDiff struct {
+// Diff is the difference between two texts, line by line.
+type Diff struct {
 	// Identical: the texts are the same.
 	Identical bool
 	// TooDifferent: more than the edits or steps the diff may spend; no
@@ -67,12 +70,12 @@ type lineDiff struct {
 	TooDifferent bool
 	// Added and Removed count the inserted and deleted lines.
 	Added, Removed int
-	Hunks          []diffHunk
+	Hunks          []Hunk
 }
 
-// diffTexts diffs two texts line by line within the default bounds.
-func diffTexts(from, to string) lineDiff {
-	return diffTextsBounded(from, to, maxDiffEdits, diffStepsPerLine, diffBaseSteps)
+// Texts diffs two texts line by line within the default bounds.
+func Texts(from, to string) Diff {
+	return textsBounded(from, to, MaxEdits, defaultStepsPerLine, defaultBaseSteps)
 }
 
 // splitLines splits s into lines, each with its newline but the last when
@@ -88,11 +91,11 @@ func splitLines(s string) []string {
 	return lines
 }
 
-// diffTextsBounded diffs from and to, giving up past maxEdits edits or
+// textsBounded diffs from and to, giving up past maxEdits edits or
 // stepsPerLine*(lines left after the common ends) + baseSteps steps.
-func diffTextsBounded(from, to string, maxEdits, stepsPerLine, baseSteps int) lineDiff {
+func textsBounded(from, to string, maxEdits, stepsPerLine, baseSteps int) Diff {
 	if from == to {
-		return lineDiff{Identical: true}
+		return Diff{Identical: true}
 	}
 	a, b := splitLines(from), splitLines(to)
 	// Lines common to both ends are no part of the search.
@@ -122,21 +125,21 @@ func diffTextsBounded(from, to string, maxEdits, stepsPerLine, baseSteps int) li
 	budget := stepsPerLine*(len(midA)+len(midB)) + baseSteps
 	ops, ok := myers(midA, midB, maxEdits, budget)
 	if !ok {
-		return lineDiff{TooDifferent: true}
+		return Diff{TooDifferent: true}
 	}
 	// The whole script: the common start, the middle, the common end.
-	script := make([]diffOp, 0, pre+len(ops)+suf)
+	script := make([]Op, 0, pre+len(ops)+suf)
 	for range pre {
-		script = append(script, diffEqual)
+		script = append(script, Equal)
 	}
 	script = append(script, ops...)
 	for range suf {
-		script = append(script, diffEqual)
+		script = append(script, Equal)
 	}
 	return hunks(a, b, script)
 }
 
-// myers returns the shortest edit script turning a into b, one diffOp per
+// myers returns the shortest edit script turning a into b, one Op per
 // step (equal, delete a line of a, insert a line of b), or false when it
 // needs more than maxEdits edits or budget steps.
 //
@@ -145,18 +148,18 @@ func diffTextsBounded(from, to string, maxEdits, stepsPerLine, baseSteps int) li
 // x-y reachable with d edits, the furthest point, following runs of equal
 // lines ("snakes"). Row d of the search (the furthest x on diagonals -d,
 // -d+2, …, d) is kept, so the path is found again backwards from the end.
-func myers(a, b []int32, maxEdits, budget int) ([]diffOp, bool) {
+func myers(a, b []int32, maxEdits, budget int) ([]Op, bool) {
 	n, m := len(a), len(b)
 	if n == 0 || m == 0 {
 		if n+m > maxEdits {
 			return nil, false
 		}
-		ops := make([]diffOp, 0, n+m)
+		ops := make([]Op, 0, n+m)
 		for range n {
-			ops = append(ops, diffDelete)
+			ops = append(ops, Delete)
 		}
 		for range m {
-			ops = append(ops, diffInsert)
+			ops = append(ops, Insert)
 		}
 		return ops, true
 	}
@@ -200,10 +203,10 @@ func myers(a, b []int32, maxEdits, budget int) ([]diffOp, bool) {
 
 // backtrack walks the rows 0 to D-1 of myers back from (len(a),
 // len(b)), reached with D edits, and returns the edit script in order.
-func backtrack(a, b []int32, rows []int32, D int) []diffOp {
+func backtrack(a, b []int32, rows []int32, D int) []Op {
 	row := func(d, k int) int32 { return rows[d*(d+1)/2+(k+d)/2] }
 	x, y := len(a), len(b)
-	ops := make([]diffOp, 0, x+y)
+	ops := make([]Op, 0, x+y)
 	for d := D; d > 0; d-- {
 		k := x - y
 		var prevK int
@@ -223,19 +226,19 @@ func backtrack(a, b []int32, rows []int32, D int) []diffOp {
 			startX++
 		}
 		for x > startX && y > startY {
-			ops = append(ops, diffEqual)
+			ops = append(ops, Equal)
 			x--
 			y--
 		}
 		if prevK == k+1 {
-			ops = append(ops, diffInsert)
+			ops = append(ops, Insert)
 		} else {
-			ops = append(ops, diffDelete)
+			ops = append(ops, Delete)
 		}
 		x, y = prevX, prevY
 	}
 	for x > 0 && y > 0 {
-		ops = append(ops, diffEqual)
+		ops = append(ops, Equal)
 		x--
 		y--
 	}
@@ -246,59 +249,59 @@ func backtrack(a, b []int32, rows []int32, D int) []diffOp {
 }
 
 // hunks groups the edit script of a → b into hunks: each change with up
-// to diffContext unchanged lines before and after it, changes fewer than
-// 2*diffContext+1 unchanged lines apart in one hunk, as diff -u does.
-func hunks(a, b []string, script []diffOp) lineDiff {
-	var d lineDiff
-	line := func(op diffOp, s string) diffLine {
+// to contextLines unchanged lines before and after it, changes fewer than
+// 2*contextLines+1 unchanged lines apart in one hunk, as diff -u does.
+func hunks(a, b []string, script []Op) Diff {
+	var d Diff
+	line := func(op Op, s string) Line {
 		text, nl := strings.CutSuffix(s, "\n")
-		return diffLine{Op: op, Text: text, NoNewline: !nl}
+		return Line{Op: op, Text: text, NoNewline: !nl}
 	}
 	i, j := 0, 0 // lines of a and b before script[si]
 	for si := 0; si < len(script); {
-		if script[si] == diffEqual {
+		if script[si] == Equal {
 			si, i, j = si+1, i+1, j+1
 			continue
 		}
-		// A change at si: the hunk runs from diffContext lines before it
-		// to diffContext lines after its last change.
-		ctx := min(diffContext, si)
+		// A change at si: the hunk runs from contextLines lines before it
+		// to contextLines lines after its last change.
+		ctx := min(contextLines, si)
 		end := si
 		for {
-			for end < len(script) && script[end] != diffEqual {
+			for end < len(script) && script[end] != Equal {
 				end++
 			}
 			run := 0
-			for end+run < len(script) && script[end+run] == diffEqual {
+			for end+run < len(script) && script[end+run] == Equal {
 				run++
 			}
-			if end+run < len(script) && run <= 2*diffContext {
+			if end+run < len(script) && run <= 2*contextLines {
 				end += run // the next change joins this hunk
 				continue
 			}
-			end += min(run, diffContext)
+			end += min(run, contextLines)
 			break
 		}
-		h := diffHunk{FromStart: i - ctx + 1, ToStart: j - ctx + 1}
+		h := Hunk{FromStart: i - ctx + 1, ToStart: j - ctx + 1}
 		for c := ctx; c > 0; c-- {
-			h.Lines = append(h.Lines, line(diffEqual, a[i-c]))
+			h.Lines = append(h.Lines, line(Equal, a[i-c]))
 		}
 		h.FromLines, h.ToLines = ctx, ctx
 		for ; si < end; si++ {
 			switch script[si] {
-			case diffEqual:
-				h.Lines = append(h.Lines, line(diffEqual, a[i]))
+			case Equal:
+				h.Lines = append(h.Lines, line(Equal, a[i]))
 				h.FromLines++
 				h.ToLines++
 				i++
 				j++
-			case diffDelete:
-				h.Lines = append(h.Lines, line(diffDelete, a[i]))
+			case Delete:
+				h.Lines = append(h.Lines, line(Delete, a[i]))
 				h.FromLines++
 				d.Removed++
 				i++
 			default:
-				h.Lines = append(h.Lines, line(diffInsert, b[j]))
+				h.Lines = append(h.Lines, line(Insert, b[j]))
 				h.ToLines++
 				d.Added++
 				j++

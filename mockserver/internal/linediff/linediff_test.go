@@ -1,4 +1,4 @@
-package mockserver
+package linediff
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 // applyDiff rebuilds the new text from the old one and the hunks (lines
 // outside them are the same in both), and checks the hunks' numbers and
 // counts against their lines.
-func applyDiff(t testing.TB, from string, d lineDiff) string {
+func applyDiff(t testing.TB, from string, d Diff) string {
 	t.Helper()
 	a := splitLines(from)
 	var out strings.Builder
@@ -35,7 +35,7 @@ func applyDiff(t testing.TB, from string, d lineDiff) string {
 				text += "\n"
 			}
 			switch l.Op {
-			case diffEqual:
+			case Equal:
 				if a[next] != text {
 					t.Fatalf("hunk %+v: context line %q is %q in the old text", h, text, a[next])
 				}
@@ -43,14 +43,14 @@ func applyDiff(t testing.TB, from string, d lineDiff) string {
 				next++
 				from++
 				to++
-			case diffDelete:
+			case Delete:
 				if a[next] != text {
 					t.Fatalf("hunk %+v: deleted line %q is %q in the old text", h, text, a[next])
 				}
 				next++
 				from++
 				removed++
-			case diffInsert:
+			case Insert:
 				out.WriteString(text)
 				to++
 				added++
@@ -91,7 +91,7 @@ func lcsEdits(a, b []string) int {
 
 // checkDiff checks a diff of from and to: it rebuilds to, and it is a
 // shortest one (against the quadratic oracle, for texts small enough).
-func checkDiff(t testing.TB, from, to string, d lineDiff) {
+func checkDiff(t testing.TB, from, to string, d Diff) {
 	t.Helper()
 	if d.Identical != (from == to) {
 		t.Fatalf("Identical = %v for %q and %q", d.Identical, from, to)
@@ -112,9 +112,9 @@ func checkDiff(t testing.TB, from, to string, d lineDiff) {
 
 func TestDiffTexts(t *testing.T) {
 	t.Parallel()
-	eq := func(s string) diffLine { return diffLine{Op: diffEqual, Text: s} }
-	del := func(s string) diffLine { return diffLine{Op: diffDelete, Text: s} }
-	ins := func(s string) diffLine { return diffLine{Op: diffInsert, Text: s} }
+	eq := func(s string) Line { return Line{Op: Equal, Text: s} }
+	del := func(s string) Line { return Line{Op: Delete, Text: s} }
+	ins := func(s string) Line { return Line{Op: Insert, Text: s} }
 	lines := func(n int, f func(i int) string) string {
 		var b strings.Builder
 		for i := 1; i <= n; i++ {
@@ -125,23 +125,23 @@ func TestDiffTexts(t *testing.T) {
 	tests := []struct {
 		name     string
 		from, to string
-		want     lineDiff
+		want     Diff
 	}{
-		{name: "identical", from: "a\nb\n", to: "a\nb\n", want: lineDiff{Identical: true}},
-		{name: "both empty", want: lineDiff{Identical: true}},
+		{name: "identical", from: "a\nb\n", to: "a\nb\n", want: Diff{Identical: true}},
+		{name: "both empty", want: Diff{Identical: true}},
 		{
 			name: "from empty", from: "", to: "a\nb\n",
-			want: lineDiff{Added: 2, Hunks: []diffHunk{{FromStart: 0, FromLines: 0, ToStart: 1, ToLines: 2, Lines: []diffLine{ins("a"), ins("b")}}}},
+			want: Diff{Added: 2, Hunks: []Hunk{{FromStart: 0, FromLines: 0, ToStart: 1, ToLines: 2, Lines: []Line{ins("a"), ins("b")}}}},
 		},
 		{
 			name: "one line changed", from: "# Title\n\nold text\n\nend\n", to: "# Title\n\nnew text\n\nend\n",
-			want: lineDiff{Added: 1, Removed: 1, Hunks: []diffHunk{{FromStart: 1, FromLines: 5, ToStart: 1, ToLines: 5,
-				Lines: []diffLine{eq("# Title"), eq(""), del("old text"), ins("new text"), eq(""), eq("end")}}}},
+			want: Diff{Added: 1, Removed: 1, Hunks: []Hunk{{FromStart: 1, FromLines: 5, ToStart: 1, ToLines: 5,
+				Lines: []Line{eq("# Title"), eq(""), del("old text"), ins("new text"), eq(""), eq("end")}}}},
 		},
 		{
 			name: "newline at the end", from: "a\nb", to: "a\nb\n",
-			want: lineDiff{Added: 1, Removed: 1, Hunks: []diffHunk{{FromStart: 1, FromLines: 2, ToStart: 1, ToLines: 2,
-				Lines: []diffLine{eq("a"), {Op: diffDelete, Text: "b", NoNewline: true}, ins("b")}}}},
+			want: Diff{Added: 1, Removed: 1, Hunks: []Hunk{{FromStart: 1, FromLines: 2, ToStart: 1, ToLines: 2,
+				Lines: []Line{eq("a"), {Op: Delete, Text: "b", NoNewline: true}, ins("b")}}}},
 		},
 		{
 			name: "two hunks far apart",
@@ -155,25 +155,25 @@ func TestDiffTexts(t *testing.T) {
 				}
 				return fmt.Sprint("line ", i)
 			}),
-			want: lineDiff{Added: 2, Removed: 2, Hunks: []diffHunk{
-				{FromStart: 1, FromLines: 5, ToStart: 1, ToLines: 5, Lines: []diffLine{eq("line 1"), del("line 2"), ins("second"), eq("line 3"), eq("line 4"), eq("line 5")}},
-				{FromStart: 15, FromLines: 6, ToStart: 15, ToLines: 6, Lines: []diffLine{eq("line 15"), eq("line 16"), eq("line 17"), del("line 18"), ins("eighteenth"), eq("line 19"), eq("line 20")}},
+			want: Diff{Added: 2, Removed: 2, Hunks: []Hunk{
+				{FromStart: 1, FromLines: 5, ToStart: 1, ToLines: 5, Lines: []Line{eq("line 1"), del("line 2"), ins("second"), eq("line 3"), eq("line 4"), eq("line 5")}},
+				{FromStart: 15, FromLines: 6, ToStart: 15, ToLines: 6, Lines: []Line{eq("line 15"), eq("line 16"), eq("line 17"), del("line 18"), ins("eighteenth"), eq("line 19"), eq("line 20")}},
 			}},
 		},
 		{
 			name: "close changes share a hunk",
 			from: "1\n2\n3\n4\n5\n6\n7\n8\n9\n", to: "1\nTWO\n3\n4\n5\n6\n7\n8\nNINE\n",
-			want: lineDiff{Added: 2, Removed: 2, Hunks: []diffHunk{{FromStart: 1, FromLines: 9, ToStart: 1, ToLines: 9, Lines: []diffLine{
+			want: Diff{Added: 2, Removed: 2, Hunks: []Hunk{{FromStart: 1, FromLines: 9, ToStart: 1, ToLines: 9, Lines: []Line{
 				eq("1"), del("2"), ins("TWO"), eq("3"), eq("4"), eq("5"), eq("6"), eq("7"), eq("8"), del("9"), ins("NINE")}}}},
 		},
 		{
 			name: "deletion only", from: "a\nb\nc\n", to: "a\nc\n",
-			want: lineDiff{Removed: 1, Hunks: []diffHunk{{FromStart: 1, FromLines: 3, ToStart: 1, ToLines: 2, Lines: []diffLine{eq("a"), del("b"), eq("c")}}}},
+			want: Diff{Removed: 1, Hunks: []Hunk{{FromStart: 1, FromLines: 3, ToStart: 1, ToLines: 2, Lines: []Line{eq("a"), del("b"), eq("c")}}}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := diffTexts(tt.from, tt.to)
+			got := Texts(tt.from, tt.to)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("diff (-want +got):\n%s", diff)
 			}
@@ -189,13 +189,13 @@ func TestDiffTexts(t *testing.T) {
 // benchmark has the figures; a quadratic diff would not finish here).
 func TestDiffTextsBounds(t *testing.T) {
 	t.Parallel()
-	if d := diffTextsBounded("a\nb\nc\n", "x\ny\nz\n", 5, diffStepsPerLine, diffBaseSteps); !d.TooDifferent {
+	if d := textsBounded("a\nb\nc\n", "x\ny\nz\n", 5, defaultStepsPerLine, defaultBaseSteps); !d.TooDifferent {
 		t.Errorf("6 edits with at most 5: %+v", d)
 	}
-	if d := diffTextsBounded("a\nb\nc\n", "x\ny\nz\n", 6, diffStepsPerLine, diffBaseSteps); d.TooDifferent || d.Added != 3 || d.Removed != 3 {
+	if d := textsBounded("a\nb\nc\n", "x\ny\nz\n", 6, defaultStepsPerLine, defaultBaseSteps); d.TooDifferent || d.Added != 3 || d.Removed != 3 {
 		t.Errorf("6 edits with at most 6: %+v", d)
 	}
-	if d := diffTextsBounded("a\nb\nc\nd\n", "b\nc\nd\na\n", 100, 0, 3); !d.TooDifferent {
+	if d := textsBounded("a\nb\nc\nd\n", "b\nc\nd\na\n", 100, 0, 3); !d.TooDifferent {
 		t.Errorf("with a budget of 3 steps: %+v", d)
 	}
 	if testing.Short() {
@@ -220,7 +220,7 @@ func TestDiffTextsBounds(t *testing.T) {
 		{"one line each", strings.Repeat("a", size), strings.Repeat("b", size), false},
 		{"same lines, ends changed", "p\n" + same[:size-4] + "q\n", "r\n" + same[:size-4] + "s\n", false},
 	} {
-		d := diffTexts(tc.from, tc.to)
+		d := Texts(tc.from, tc.to)
 		if d.TooDifferent != tc.wantTooDifferent {
 			t.Errorf("%s: TooDifferent = %v, want %v", tc.name, d.TooDifferent, tc.wantTooDifferent)
 		}
@@ -239,9 +239,9 @@ func FuzzDiffTexts(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, from, to string) {
-		checkDiff(t, from, to, diffTexts(from, to))
-		for _, bound := range []struct{ edits, perLine, base int }{{3, diffStepsPerLine, diffBaseSteps}, {100, 1, 10}} {
-			d := diffTextsBounded(from, to, bound.edits, bound.perLine, bound.base)
+		checkDiff(t, from, to, Texts(from, to))
+		for _, bound := range []struct{ edits, perLine, base int }{{3, defaultStepsPerLine, defaultBaseSteps}, {100, 1, 10}} {
+			d := textsBounded(from, to, bound.edits, bound.perLine, bound.base)
 			checkDiff(t, from, to, d)
 			if !d.TooDifferent && d.Added+d.Removed > bound.edits {
 				t.Fatalf("%d edits with at most %d", d.Added+d.Removed, bound.edits)
@@ -270,7 +270,7 @@ func BenchmarkDiffTexts(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(bc.from) + len(bc.to)))
 			for b.Loop() {
-				diffTexts(bc.from, bc.to)
+				Texts(bc.from, bc.to)
 			}
 		})
 	}
