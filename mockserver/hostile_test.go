@@ -100,24 +100,24 @@ func TestHostileBodies(t *testing.T) {
 			}
 
 			// Every export of the updated context.
-			if got := export(t, ts, u.ID, "markdown"); string(got) != body {
+			if got := exportBody(t, ts, u.ID, "markdown"); string(got) != body {
 				t.Errorf("markdown export differs from the body (%d bytes, want %d)", len(got), len(body))
 			}
-			if got, want := string(export(t, ts, u.ID, "text")), markdowntest.Text(doc, []byte(body), true); got != want {
+			if got, want := string(exportBody(t, ts, u.ID, "text")), markdowntest.Text(doc, []byte(body), true); got != want {
 				t.Errorf("text export differs from the oracle's (%d bytes, want %d)", len(got), len(want))
 			}
 			var j contextJSON
-			if err := json.Unmarshal(export(t, ts, u.ID, "json"), &j); err != nil || j.Content != body || j.Version != 2 {
+			if err := json.Unmarshal(exportBody(t, ts, u.ID, "json"), &j); err != nil || j.Content != body || j.Version != 2 {
 				t.Errorf("json export: %v, version %d, content of %d bytes", err, j.Version, len(j.Content))
 			}
-			html := string(export(t, ts, u.ID, "html"))
+			html := string(exportBody(t, ts, u.ID, "html"))
 			if !strings.HasPrefix(html, "<!DOCTYPE html>") || !strings.HasSuffix(html, "</body>\n</html>\n") {
 				t.Errorf("html export is not a whole document: %.80q…%.80q", html, html[max(0, len(html)-80):])
 			}
 			if hw := markdowntest.CountWords(htmlText(html)); hw < words {
 				t.Errorf("html export shows %d words, the text has %d", hw, words)
 			}
-			pdf := export(t, ts, u.ID, "pdf")
+			pdf := exportBody(t, ts, u.ID, "pdf")
 			if !bytes.HasPrefix(pdf, []byte("%PDF-")) || !bytes.Contains(pdf[max(0, len(pdf)-64):], []byte("%%EOF")) {
 				t.Errorf("pdf export is not a whole PDF: %.20q…%q", pdf, pdf[max(0, len(pdf)-20):])
 			}
@@ -135,7 +135,7 @@ func versionOf(t *testing.T, ts *TestServer, id string, n int) versionJSON {
 	return page.Data[n-1]
 }
 
-func export(t *testing.T, ts *TestServer, id, format string) []byte {
+func exportBody(t *testing.T, ts *TestServer, id, format string) []byte {
 	t.Helper()
 	r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + id + "/export?format=" + format})
 	if r.Status != 200 {

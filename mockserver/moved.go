@@ -4,6 +4,7 @@ import (
 	"io"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/export"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/pdf"
@@ -39,3 +40,7 @@ const (
 )
 
 func diffTexts(from, to string) linediff.Diff { return linediff.Texts(from, to) }
+
+func contentDisposition(name string, version int, ext string) string {
+	return export.ContentDisposition(name, version, ext)
+}

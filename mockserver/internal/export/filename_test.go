@@ -1,4 +1,4 @@
-package mockserver
+package export
 
 import (
 	"mime"
@@ -83,9 +83,9 @@ func TestContentDisposition(t *testing.T) {
 			`attachment; filename="100-quoted-a-b-c-d-v1.txt"; filename*=UTF-8''100%25%20%27quoted%27%20%28a%3Bb%29%20%5Bc%5D%3Dd-v1.txt`,
 			"100% 'quoted' (a;b) [c]=d-v1.txt"},
 	} {
-		got := contentDisposition(tc.name, tc.version, tc.ext)
+		got := ContentDisposition(tc.name, tc.version, tc.ext)
 		if got != tc.want {
-			t.Errorf("contentDisposition(%q)\n got %s\nwant %s", tc.name, got, tc.want)
+			t.Errorf("ContentDisposition(%q)\n got %s\nwant %s", tc.name, got, tc.want)
 		}
 		typ, params, err := mime.ParseMediaType(got)
 		if err != nil || typ != "attachment" || params["filename"] != tc.parse {
@@ -113,7 +113,7 @@ func FuzzFileName(f *testing.F) {
 		if !utf8.ValidString(name) {
 			return // names are valid UTF-8 (validate.go)
 		}
-		_, params, err := mime.ParseMediaType(contentDisposition(name, 1, "pdf"))
+		_, params, err := mime.ParseMediaType(ContentDisposition(name, 1, "pdf"))
 		if err != nil || params["filename"] != n+"-v1.pdf" {
 			t.Errorf("%q: ParseMediaType gives %q, %v; want %q", name, params["filename"], err, n+"-v1.pdf")
 		}

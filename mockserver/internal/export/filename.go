@@ -1,4 +1,11 @@
-package mockserver
+// Package export makes the files of the export endpoint (GET
+// /v1/contexts/{id}/export): their names, an attachment's
+// Content-Disposition with an ASCII fallback and the name itself.
+//
+// It owns how an export is named. It sees a context's name, a version
+// number and a format's extension, never a stored context, and imports
+// nothing of the mock server.
+package export
 
 import (
 	"strconv"
@@ -7,13 +14,13 @@ import (
 	"unicode/utf8"
 )
 
-// contentDisposition is an export's Content-Disposition (RFC 6266): an
+// ContentDisposition is an export's Content-Disposition (RFC 6266): an
 // attachment named after the context and version, twice: filename is the
 // ASCII fallback, slug(name)-v<version>.<ext>; filename* (RFC 5987,
 // UTF-8, percent-encoded) is the real name, fileName(name)-v<version>.<ext>.
 // Clients that read filename* (browsers, this SDK) save
 // "Ünïcödé Straße-v1.pdf"; others "unicode-strasse-v1.pdf".
-func contentDisposition(name string, version int, ext string) string {
+func ContentDisposition(name string, version int, ext string) string {
 	suffix := "-v" + strconv.Itoa(version) + "." + ext
 	var b strings.Builder
 	b.WriteString(`attachment; filename="`)
