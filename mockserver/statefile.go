@@ -7,11 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 )
 
 // DefaultStateInterval is how often, at most, a server with a state file
@@ -98,6 +99,41 @@ type statePersister struct {
 // the bytes written so far each time a state file write makes progress,
 // so a test can kill the process in the middle of a write.
 var stateWriteHook func(written int64)
+
+// ErrStateFileInUse is wrapped by the [*StateFileError] that [Open]
+// returns when another server (in this process or another) already keeps
+// its state in the same file: two servers writing one file would each
+// overwrite the other's state.
+var ErrStateFileInUse = errors.New("mockserver: in use by another server")
+
+// lockStateFile takes the lock of the state file at path
+// (statefile.Lock): a lock another server holds is an error wrapping
+// ErrStateFileInUse.
+func lockStateFile(path string) (*os.File, error) {
+	f, err := statefile.Lock(path)
+	if le, ok := errors.AsType[*statefile.LockedError](err); ok {
+		return nil, fmt.Errorf("%w: %s is locked", ErrStateFileInUse, le.Name)
+	}
+	return f, err
+}
+
+// writeFileAtomic writes the state file at path (statefile.WriteAtomic),
+// telling stateWriteHook of the progress.
+func writeFileAtomic(path string, write func(io.Writer) (int64, error)) (int64, error) {
+	hook := stateWriteHook
+	if hook == nil {
+		return statefile.WriteAtomic(path, write)
+	}
+	return statefile.WriteAtomic(path, func(f io.Writer) (int64, error) {
+		var n int64
+		return write(writerFunc(func(p []byte) (int, error) {
+			k, err := f.Write(p)
+			n += int64(k)
+			hook(n)
+			return k, err
+		}))
+	})
+}
 
 // stateChanged notes that the state changed: the state file is written
 // once the interval has passed. It is cheap when nothing is pending.
@@ -284,14 +320,14 @@ func (s *Server) loadStateFileLocked() error {
 	fail := func(format string, args ...any) error {
 		return &StateFileError{Path: p.path, Err: fmt.Errorf(format, args...)}
 	}
-	if err := removeStaleTemps(p.path); err != nil {
+	if err := statefile.RemoveStaleTemps(p.path); err != nil {
 		return fail("cannot clear what an interrupted write left: %w", err)
 	}
 	start := time.Now()
 	f, err := os.Open(p.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := checkWritableDir(p.path); err != nil {
+		if err := statefile.CheckWritableDir(p.path); err != nil {
 			return fail("cannot write a file in its directory: %w", err)
 		}
 		s.logger.Info("no state file yet: starting empty; it is written once the state changes", "path", p.path)
@@ -313,7 +349,7 @@ func (s *Server) loadStateFileLocked() error {
 		}
 		return fail("cannot read it: %w", err)
 	}
-	if err := checkWritableDir(p.path); err != nil {
+	if err := statefile.CheckWritableDir(p.path); err != nil {
 		return fail("cannot write a file in its directory: %w", err)
 	}
 	s.stateMu.Lock()
@@ -343,91 +379,4 @@ func (s *Server) hasKeyFor(account string) bool {
 		}
 	}
 	return false
-}
-
-// tempPrefix is the name prefix of the temporary files of path's writes.
-func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
-
-// removeStaleTemps removes the temporary files that writes of path
-// interrupted by a crash left beside it.
-func removeStaleTemps(path string) error {
-	dir := filepath.Dir(path)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // reported as the directory's problem by the caller
-	}
-	if err != nil {
-		return err
-	}
-	prefix := tempPrefix(path)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), prefix) && e.Type().IsRegular() {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// checkWritableDir makes sure a temporary file can be made beside path.
-func checkWritableDir(path string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*")
-	if err != nil {
-		return err
-	}
-	name := f.Name()
-	_ = f.Close()
-	return os.Remove(name)
-}
-
-// writeFileAtomic replaces the file at path with what write writes, so
-// that at every moment path holds either the old file or the new one,
-// whole: write into a temporary file in the same directory (mode 0600),
-// sync it, rename it over path, sync the directory so the rename itself
-// survives a crash. On failure the temporary file is removed and path is
-// untouched.
-func writeFileAtomic(path string, write func(io.Writer) (int64, error)) (n int64, err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, tempPrefix(path)+"*")
-	if err != nil {
-		return 0, err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return 0, err
-	}
-	var w io.Writer = f
-	if hook := stateWriteHook; hook != nil {
-		w = writerFunc(func(p []byte) (int, error) {
-			k, err := f.Write(p)
-			n += int64(k)
-			hook(n)
-			return k, err
-		})
-	}
-	if n, err = write(w); err != nil {
-		return 0, err
-	}
-	if err := f.Sync(); err != nil {
-		return 0, err
-	}
-	if err := f.Close(); err != nil {
-		return 0, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return 0, err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return n, err
-	}
-	defer d.Close()
-	return n, d.Sync()
 }

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package mockserver
+package statefile
 
 import (
 	"errors"
@@ -8,7 +8,8 @@ import (
 	"syscall"
 )
 
-const lockSupported = true
+// Supported is whether this system has the lock of [Lock].
+const Supported = true
 
 // tryLock takes an exclusive flock on f without waiting.
 func tryLock(f *os.File) error {
@@ -20,7 +21,7 @@ func tryLock(f *os.File) error {
 		case errors.Is(err, syscall.EINTR):
 			continue
 		case errors.Is(err, syscall.EWOULDBLOCK):
-			return errLockBusy
+			return errBusy
 		default:
 			return err
 		}

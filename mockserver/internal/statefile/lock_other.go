@@ -1,12 +1,12 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package mockserver
+package statefile
 
 import "os"
 
-// lockSupported is false where flock is missing: there nothing stops two
+// Supported is false where flock is missing: there nothing stops two
 // servers sharing a state file (the documentation says to run one per
 // file).
-const lockSupported = false
+const Supported = false
 
 func tryLock(*os.File) error { return nil }
