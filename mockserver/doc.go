@@ -111,8 +111,9 @@
 //     with a state file (see "State that survives a restart"). Each
 //     version's text is held once; the JSON of a read is encoded from it.
 //   - Events: the last [DefaultHistoryLimit] (10,000), or as many as
-//     [WithHistoryLimit] (the command's -history-limit) says; the oldest
-//     go first.
+//     [WithHistoryLimit] (the command's -history-limit) says, and at most
+//     [MaxEventHistoryBytes] (64 MiB) of them, their data included; past
+//     either the oldest go first.
 //   - Deliveries: every pending one, and the last history-limit deliveries
 //     to finish (succeeded or failed); those that finished first go first,
 //     with their event's body once no kept delivery needs it. At most

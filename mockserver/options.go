@@ -115,7 +115,8 @@ func WithDeliveryBacklog(n int) Option { return func(cf *config) { cf.deliveryBa
 func WithRetryLimit(n int) Option { return func(cf *config) { cf.retryLimit = n } }
 
 // WithHistoryLimit sets how many events the server keeps (the oldest are
-// dropped first) and how many finished (succeeded or failed) webhook
+// dropped first, and also once they hold [MaxEventHistoryBytes]) and how
+// many finished (succeeded or failed) webhook
 // deliveries it keeps (those that finished first are dropped first); a
 // pending delivery is always kept, however many there are. n <= 0 means
 // [DefaultHistoryLimit] (10,000). Contexts, their versions and webhooks

@@ -143,7 +143,7 @@ func Open(opts ...Option) (*Server, error) {
 		adminHosts:        newAdminHosts(cf.adminHosts),
 		accounts:          make(map[string]*account),
 		hooks:             webhookIndex{byID: make(map[string]*webhook)},
-		events:            newEventLog(cf.historyLimit),
+		events:            newEventLog(cf.historyLimit, MaxEventHistoryBytes),
 		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
 		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
 		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),

@@ -168,7 +168,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		"Requests with any other Host get a 403, so that a web page on another site cannot point its own name at the mock (DNS rebinding)")
 	fs.Var(&level, "log-level", "`level` of the log on stderr: debug, info (default: every request and delivery attempt), warn or error")
 	fs.DurationVar(&st.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long running requests and webhook deliveries may take to finish")
-	fs.IntVar(&st.historyLimit, "history-limit", mockserver.DefaultHistoryLimit, "how many events, and how many finished webhook deliveries, are kept (the oldest go first; pending deliveries are always kept)")
+	fs.IntVar(&st.historyLimit, "history-limit", mockserver.DefaultHistoryLimit, "how many events, and how many finished webhook deliveries, are kept (the oldest go first; pending deliveries are always kept); events are also kept to 64 MiB, data included")
 	fs.IntVar(&st.deliveryBacklog, "delivery-backlog", mockserver.DefaultDeliveryBacklog, "how many webhook deliveries may wait for their first attempt; past it, requests that fire events wait for room (about 1 KB of memory a delivery)")
 	fs.IntVar(&st.retryLimit, "retry-limit", mockserver.DefaultRetryLimit, "how many webhook deliveries may wait for a retry; past it, a failed attempt gets no retry and its delivery ends failed (1 to 3 KB of memory a waiting retry)")
 	fs.DurationVar(&st.headerTimeout, "read-header-timeout", mockserver.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers before its connection is closed")
