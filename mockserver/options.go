@@ -36,6 +36,7 @@ type config struct {
 	stateInterval time.Duration
 
 	adminHosts []string
+	adminAuth  *adminAuth
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit
