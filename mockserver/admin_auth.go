@@ -197,13 +197,10 @@ func (a *adminAuth) check(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	key := a.credentialKey(user, pass)
-	a.mu.Lock()
-	_, known := a.verified[key]
-	a.mu.Unlock()
-	if known {
+	if a.known(key) {
 		return true
 	}
-	valid, e := a.verify(r, user, pass)
+	valid, e := a.verify(r, key, user, pass)
 	if e != nil {
 		w.Header()["Retry-After"] = []string{"1"}
 		writeError(w, e)
@@ -224,6 +221,14 @@ func (a *adminAuth) check(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// known reports whether the credentials of key were verified.
+func (a *adminAuth) known(key [sha256.Size]byte) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.verified[key]
+	return ok
+}
+
 // credentialKey is the HMAC of a user name and password under the key
 // made at start: what the set of verified credentials holds.
 func (a *adminAuth) credentialKey(user, pass string) [sha256.Size]byte {
@@ -238,10 +243,12 @@ func (a *adminAuth) credentialKey(user, pass string) [sha256.Size]byte {
 	return out
 }
 
-// verify runs the bcrypt check of credentials not verified yet, in turn:
-// a 429 when too many wait or the checks' rate is spent, nothing (and no
-// check) when the request ends while it waits.
-func (a *adminAuth) verify(r *http.Request, user, pass string) (bool, *apiError) {
+// verify runs the bcrypt check of credentials (key) not verified yet, in
+// turn: a 429 when too many wait or the checks' rate is spent, nothing
+// (and no check) when the request ends while it waits. Credentials that
+// another request verified while this one waited need no check (a page's
+// first requests come together, with the same password).
+func (a *adminAuth) verify(r *http.Request, key [sha256.Size]byte, user, pass string) (bool, *apiError) {
 	busy := &apiError{status: http.StatusTooManyRequests, typ: errRateLimited,
 		message: "too many admin password checks at once: try again in a second"}
 	select {
@@ -256,6 +263,9 @@ func (a *adminAuth) verify(r *http.Request, user, pass string) (bool, *apiError)
 		return false, busy
 	}
 	defer func() { <-a.checks }()
+	if a.known(key) {
+		return true, nil
+	}
 	if !a.limiter.Allow() {
 		return false, busy
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/time/rate"
@@ -256,4 +257,80 @@ func TestAdminAuthChecks(t *testing.T) {
 	if r := ask(t.Context(), "admin", "s3cret"); r.Status != 200 || len(a.verified) != 1 {
 		t.Errorf("a new credential with the set full: %d, %d in the set, want it alone", r.Status, len(a.verified))
 	}
+}
+
+// TestAdminAuthWaitersShareACheck: a request that waited for the check
+// while another verified the same credentials passes without a check of
+// its own (here none could run: the rate is spent).
+func TestAdminAuthWaitersShareACheck(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		a, err := parseAdminAuth(strings.NewReader("ops:" + testHash("0ps")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.limiter = rate.NewLimiter(0, 0)
+		a.checks <- struct{}{} // another request's check runs
+		done := make(chan int, 1)
+		go func() {
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", "/_mock/clock", nil)
+			req.Header.Set("Authorization", basic("ops", "0ps"))
+			w := httptest.NewRecorder()
+			if a.check(w, req) {
+				done <- 200
+				return
+			}
+			done <- w.Code
+		}()
+		synctest.Wait() // the request waits for the check
+		a.mu.Lock()
+		a.verified[a.credentialKey("ops", "0ps")] = struct{}{} // what the other check found
+		a.mu.Unlock()
+		<-a.checks
+		if code := <-done; code != 200 {
+			t.Errorf("the waiting request: %d, want it served", code)
+		}
+	})
+}
+
+// BenchmarkAdminAuth: an admin request (GET /_mock/clock) without
+// credentials configured, the baseline, beside the same with credentials
+// already verified (a keyed hash and a map lookup), and one bcrypt check
+// at cost 10 (what -hash-password makes), which only a new or wrong
+// password pays.
+func BenchmarkAdminAuth(b *testing.B) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("correct horse"), 10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opt, err := WithAdminAuth(strings.NewReader("admin:" + string(hash)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	serve := func(b *testing.B, s *Server, auth string) {
+		for b.Loop() {
+			req := httptest.NewRequest("GET", "/_mock/clock", nil)
+			req.Host = "127.0.0.1"
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				b.Fatalf("%d %s", rec.Code, rec.Body)
+			}
+		}
+	}
+	b.Run("none", func(b *testing.B) { serve(b, unvalidated(New()), "") })
+	b.Run("remembered", func(b *testing.B) { serve(b, unvalidated(New(opt)), basic("admin", "correct horse")) })
+	b.Run("bcrypt-cost-10", func(b *testing.B) {
+		a, _ := parseAdminAuth(strings.NewReader("admin:" + string(hash)))
+		a.limiter = rate.NewLimiter(rate.Inf, 1)
+		req := httptest.NewRequest("GET", "/_mock/clock", nil)
+		for b.Loop() {
+			if ok, e := a.verify(req, a.credentialKey("admin", "x"), "admin", "correct horse"); !ok || e != nil {
+				b.Fatal(ok, e)
+			}
+		}
+	})
 }

@@ -269,6 +269,10 @@ func hashPasswordLine(user string, r io.Reader) (string, error) {
 	if strings.Contains(user, ":") {
 		return "", fmt.Errorf("user name %q holds a ':', which ends a user name in the file", user)
 	}
+	// The name as the file will take it, before the slow hash.
+	if err := checkAuthUser(user); err != nil {
+		return "", err
+	}
 	pass, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", fmt.Errorf("reading the password from stdin: %w", err)
@@ -281,11 +285,20 @@ func hashPasswordLine(user string, r io.Reader) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the password: %w", err)
 	}
-	line := user + ":" + string(hash)
-	if _, err := mockserver.WithAdminAuth(strings.NewReader(line)); err != nil {
-		return "", errors.New(strings.TrimPrefix(err.Error(), "mockserver: admin credentials, line 1: "))
+	return user + ":" + string(hash), nil
+}
+
+// checkAuthUser checks that the -admin-auth-file takes user's name (with
+// a hash of the lowest cost, made in a millisecond).
+func checkAuthUser(user string) error {
+	hash, err := bcrypt.GenerateFromPassword([]byte("x"), bcrypt.MinCost)
+	if err != nil {
+		return err
 	}
-	return line, nil
+	if _, err := mockserver.WithAdminAuth(strings.NewReader(user + ":" + string(hash))); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "mockserver: admin credentials, line 1: "))
+	}
+	return nil
 }
 
 // beyondLoopback reports whether addr, an -addr, listens where other
