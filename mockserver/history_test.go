@@ -633,21 +633,11 @@ func TestEventHistoryMemoryAccounting(t *testing.T) {
 			evs[i] = newEvent(newID("evt_"), contextsvc.EventTeamMemberAdded, t0, "acct_default", data)
 			given += len(evs[i].Body) + len(evs[i].ID)
 		}
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for _, ev := range evs {
-			l.add(ev)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		real := int(after.HeapAlloc) - int(before.HeapAlloc) + given
-		_, counted := l.stats()
-		ratio := float64(counted) / float64(real)
-		t.Logf("events of %d bytes of data: %d bytes counted, %d on the heap (%.2f)", dataLen, counted, real, ratio)
-		if ratio < 0.9 || ratio > 1.5 {
-			t.Errorf("events of %d bytes of data: the history counts %d bytes for %d on the heap (%.2f); want 0.9 to 1.5", dataLen, counted, real, ratio)
-		}
+		checkMemoryAccounting(t, fmt.Sprintf("events of %d bytes of data", dataLen), given, func() {
+			for _, ev := range evs {
+				l.add(ev)
+			}
+		}, func() int { _, b := l.stats(); return b })
 		runtime.KeepAlive(l)
 		runtime.KeepAlive(evs)
 	}
