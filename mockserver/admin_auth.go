@@ -90,8 +90,9 @@ type adminAuth struct {
 // stream and its actions included) ask for a user name and password:
 // HTTP Basic, which browsers prompt for and send with the page's every
 // request, and curl sends with -u USER:PASSWORD. htpasswd is the text of
-// an htpasswd file: one "user:hash" a line, each hash bcrypt's ($2a$,
-// $2b$ or $2y$, cost 4 to 14) as `htpasswd -nbBC 10 USER PASSWORD` or
+// an htpasswd file (the command's -admin-auth-file): one "user:hash" a
+// line, each hash bcrypt's ($2a$, $2b$ or $2y$, cost 4 to 14) as the
+// command's -hash-password USER, `htpasswd -nbBC 10 USER PASSWORD` or
 // golang.org/x/crypto/bcrypt writes it; empty lines and lines starting
 // with '#' are skipped. At most 1,000 users, 1 MiB. The server keeps the
 // hashes, never a password.
