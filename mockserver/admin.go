@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -461,7 +462,6 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 			given++
 		}
 	}
-	adv, canAdvance := s.clock.(advancer)
 	switch {
 	case given != 1:
 		writeError(w, badRequest("", `give exactly one of "duration" (a Go duration such as "90s" or "1h30m"), "seconds" (a number) and "toNextDue" (true)`))
@@ -471,17 +471,14 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 			writeError(w, badRequest("toNextDue", "toNextDue must be true"))
 			return
 		}
-		at, ok := s.NextAttemptAt()
-		if !ok && canAdvance {
-			writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
-				message: "no delivery attempt is waiting, so there is no next due time to advance to"})
-			return
-		}
-		d = max(at.Sub(s.clock.Now()), 0)
 	case hasD:
 		str, e := decodeString("duration", rawD)
 		if e != nil {
 			writeError(w, e)
+			return
+		}
+		if strings.HasPrefix(str, "-") {
+			writeError(w, badRequest("duration", fmt.Sprintf("duration %q must be positive: the clock only moves forward", str)))
 			return
 		}
 		var err error
@@ -511,17 +508,71 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 		}
 		d = time.Duration(secs * float64(time.Second))
 	}
-	if !canAdvance {
-		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
-			message: "the server runs on the real clock, which cannot be advanced; start it with a fake clock (the command's -fake-clock, or mockserver.WithClock(mockserver.NewFakeClock(t)))"})
-		return
+	res, e, err := s.advanceClock(r.Context(), d, hasN)
+	switch {
+	case e != nil:
+		writeError(w, e)
+	case err != nil:
+		// The client went away: the advance stopped at a due time, and
+		// there is no one to answer.
+		s.logger.Info("clock advance stopped: its request ended", "now", formatTime(s.clock.Now()), "attempts", res.Attempts)
+	default:
+		writeValue(w, http.StatusOK, res)
 	}
-	adv.Advance(d)
-	if _, watched := s.clock.(interface{ watch(func(time.Time)) }); !watched {
-		// A FakeClock tells the dashboards itself, whoever moves it.
+}
+
+// clockAdvanceJSON is the answer of an advance: the clock after it, and
+// how many delivery attempts ran while it advanced.
+type clockAdvanceJSON struct {
+	clockJSON
+	Attempts int `json:"attempts"`
+}
+
+// advanceClock moves the server's clock forward by d, or with toNextDue to
+// the next waiting attempt's due time, running everything due on the way
+// (FakeClock.AdvanceContext), and says how many attempts ran. On a
+// FakeClock the next due time is read once the advance's turn has come
+// and what was due already has run, and the attempts are counted within
+// the turn, so a concurrent advance counts its own. A real clock is a 409, and so is toNextDue with nothing
+// waiting; when ctx ends the advance stops at a due time and ctx's error
+// is returned.
+func (s *Server) advanceClock(ctx context.Context, d time.Duration, toNextDue bool) (clockAdvanceJSON, *apiError, error) {
+	adv, ok := s.clock.(advancer)
+	if !ok {
+		return clockAdvanceJSON{}, &apiError{status: http.StatusConflict, typ: errConflict,
+			message: "the server runs on the real clock, which cannot be advanced; start it with a fake clock (the command's -fake-clock, or mockserver.WithClock(mockserver.NewFakeClock(t)))"}, nil
+	}
+	fc, _ := s.clock.(*FakeClock)
+	if fc != nil {
+		if err := fc.takeTurn(ctx); err != nil {
+			return clockAdvanceJSON{}, nil, err
+		}
+		defer fc.giveTurn()
+	}
+	before := s.deliveries.attemptsStarted()
+	if fc != nil {
+		// What is due now runs first: the next due time is the one after.
+		fc.fireDue()
+	}
+	if toNextDue {
+		at, waiting := s.NextAttemptAt()
+		if !waiting {
+			return clockAdvanceJSON{}, &apiError{status: http.StatusConflict, typ: errConflict,
+				message: "no delivery attempt is waiting, so there is no next due time to advance to"}, nil
+		}
+		d = max(at.Sub(s.clock.Now()), 0)
+	}
+	var err error
+	if fc != nil {
+		err = fc.runTo(ctx, fc.Now().Add(d))
+	} else {
+		adv.Advance(d)
+	}
+	if _, watched := s.clock.(watchedClock); !watched {
+		// A FakeClock tells the dashboards itself, at each time it reaches.
 		s.changes.publish(change{Kind: changeClock, Now: formatTime(s.clock.Now())})
 	}
-	writeValue(w, http.StatusOK, s.clockState())
+	return clockAdvanceJSON{clockJSON: s.clockState(), Attempts: int(s.deliveries.attemptsStarted() - before)}, nil, err
 }
 
 func (s *Server) adminReset(w http.ResponseWriter, r *http.Request) {

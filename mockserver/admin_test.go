@@ -214,6 +214,7 @@ func TestAdminClock(t *testing.T) {
 		{"neither", `{}`, ""},
 		{"bad duration", `{"duration":"soon"}`, "duration"},
 		{"negative duration", `{"duration":"-1m"}`, "duration"},
+		{"negative hours", `{"duration":"-1h"}`, "duration"},
 		{"negative seconds", `{"seconds":-3}`, "seconds"},
 		{"seconds string", `{"seconds":"3"}`, "seconds"},
 		{"huge seconds", `{"seconds":1e300}`, "seconds"},
@@ -230,6 +231,11 @@ func TestAdminClock(t *testing.T) {
 		r := do(t, ts, call{method: "POST", path: "/_mock/clock/advance", body: tc.body, key: "-"})
 		if typ, param := r.errorOf(t); r.Status != 400 || typ != "invalid_request" || param != tc.param {
 			t.Errorf("%s: %d %s", tc.name, r.Status, r.Body)
+		}
+		// A negative duration is told so, not that it is malformed.
+		if negative := strings.Contains(tc.body, `"-`); negative != strings.Contains(string(r.Body), "must be positive") ||
+			negative && strings.Contains(string(r.Body), "is not a duration") {
+			t.Errorf("%s: %s", tc.name, r.Body)
 		}
 	}
 	if !clock.Now().Equal(dlvT0.Add(90*time.Second + 500*time.Millisecond)) {

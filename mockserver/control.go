@@ -44,9 +44,10 @@ func (s *Server) NextAttemptAt() (time.Time, bool) { return s.deliveries.nextDue
 func (s *Server) Redeliver(id string) (Delivery, error) { return s.deliveries.redeliver(id) }
 
 // WaitIdle blocks until no delivery attempt is due or running, or ctx is
-// done (it then returns ctx's error). On a [FakeClock], a test writes:
-// change something, Advance, WaitIdle, then checks the attempts that the
-// advance made due; nothing sleeps or polls.
+// done (it then returns ctx's error). A test calls it for the attempts
+// that are due at once (an event's first, a redelivery); on a [FakeClock],
+// an Advance already waits for those it makes due. Nothing sleeps or
+// polls.
 func (s *Server) WaitIdle(ctx context.Context) error { return s.deliveries.waitIdle(ctx) }
 
 // WaitForDelivery blocks until a delivery, existing or future, matches
@@ -78,6 +79,10 @@ func (s *Server) WaitForDelivery(ctx context.Context, match func(Delivery) bool)
 func (s *Server) Close(ctx context.Context) error {
 	s.CloseStreams()
 	err := s.deliveries.close(ctx)
+	// Nothing is left for an advance to wait for, or to show.
+	if c, ok := s.clock.(watchedClock); ok {
+		c.unwatch(s)
+	}
 	if serr := s.closeState(); serr != nil {
 		err = errors.Join(err, serr)
 	}
@@ -87,8 +92,12 @@ func (s *Server) Close(ctx context.Context) error {
 // Reset empties the server as if it were new: contexts, webhooks, events,
 // deliveries (running attempts are canceled and forgotten), faults,
 // idempotency keys, and every key's rate-limit bucket (full again). Keys,
-// options and the clock stay.
+// options and the clock stay. It is one change: a copy of the state
+// ([Server.SaveState]) or a load ([Server.LoadState]) happens wholly
+// before it or wholly after.
 func (s *Server) Reset() {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
 	s.hooks.mu.Lock()
 	for _, a := range s.accountList {
 		a.mu.Lock()

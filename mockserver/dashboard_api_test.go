@@ -845,27 +845,3 @@ func TestStreamLimitAndShutdown(t *testing.T) {
 		b.Close()
 	}
 }
-
-// TestFakeClockWatch: a watcher hears every move once its timers have
-// fired, and no Advance that does not move.
-func TestFakeClockWatch(t *testing.T) {
-	t.Parallel()
-	c := NewFakeClock(dlvT0)
-	var heard []time.Time
-	fired := false
-	c.AfterFunc(time.Minute, func() { fired = true })
-	c.watch(func(now time.Time) {
-		if !fired && now.Sub(dlvT0) >= time.Minute {
-			t.Error("the watcher ran before the due timer")
-		}
-		heard = append(heard, now)
-	})
-	c.Advance(0)
-	c.Advance(time.Minute)
-	c.Set(dlvT0) // backwards: no move
-	c.Advance(time.Second)
-	want := []time.Time{dlvT0.Add(time.Minute), dlvT0.Add(time.Minute + time.Second)}
-	if diff := cmp.Diff(want, heard); diff != "" {
-		t.Errorf("heard (-want +got):\n%s", diff)
-	}
-}

@@ -312,7 +312,7 @@ func TestDashboardViews(t *testing.T) {
 		}
 	}
 	next := d.wait(`document.querySelector('.detail dl.kv').textContent.includes('Next attempt') && document.querySelector('.detail dl.kv').textContent`)
-	if !strings.Contains(next, "in 24m 30s") {
+	if !strings.Contains(next, "in 23m 30s") {
 		t.Errorf("the next attempt: %s", next)
 	}
 	rows := evalAs[int](d, `document.querySelectorAll('table.list.deliveries tbody tr').length`)
@@ -417,8 +417,9 @@ func TestDashboardRedeliver(t *testing.T) {
 }
 
 // TestDashboardClock: the clock's button moves the fake clock to the next
-// due attempt; the receiver gets it, and the page shows the new time and
-// the new attempt.
+// due attempt; the receiver gets it, and the page shows the new time, the
+// new attempt and how many attempts the advance ran. A day's advance runs
+// each retry due within it, at its time.
 func TestDashboardClock(t *testing.T) {
 	skipShortBrowser(t)
 	t.Parallel()
@@ -440,6 +441,7 @@ func TestDashboardClock(t *testing.T) {
 	d.wait(`document.querySelector('#clock-now').textContent.includes('12:01:00') &&
 		document.querySelector('#clock-next').textContent.includes('12:06:00') &&
 		document.querySelector('table.list tbody tr td.num').textContent === '2'`)
+	d.wait(`[...document.querySelectorAll('.toast')].some(t => t.textContent === 'Clock advanced to the next due attempt: 1 delivery attempt ran')`)
 	// By a duration typed in: past the next retry.
 	evalAs[chromedp.Void](d, `document.querySelector('#clock-duration').value = '5m'`)
 	d.click("#clock-form button")
@@ -447,6 +449,27 @@ func TestDashboardClock(t *testing.T) {
 		t.Errorf("the receiver saw attempt %s, want 3", n)
 	}
 	d.wait(`document.querySelector('#clock-now').textContent.includes('12:06:00') && document.querySelector('table.list tbody tr td.num').textContent === '3'`)
+	// A day: the retries at 12:36 and 14:36 run, the next is due the day
+	// after at 14:36.
+	d.click(`[data-advance="24h"]`)
+	for _, want := range []string{"4", "5"} {
+		if n := rc.waitHit(t); n != want {
+			t.Errorf("the receiver saw attempt %s, want %s", n, want)
+		}
+	}
+	d.wait(`[...document.querySelectorAll('.toast')].some(t => t.textContent === 'Clock advanced by 24h: 2 delivery attempts ran')`)
+	d.wait(`document.querySelector('#clock-now').textContent.includes('2026-11-22 12:06:00') &&
+		document.querySelector('#clock-next').textContent.includes('14:36:00') &&
+		document.querySelector('table.list tbody tr td.num').textContent === '5'`)
+	dl := ts.Deliveries(DeliveryFilter{})[0]
+	if len(dl.Attempts) != 5 {
+		t.Fatalf("%d attempts, want 5", len(dl.Attempts))
+	}
+	for i, at := range []time.Duration{0, time.Minute, 6 * time.Minute, 36 * time.Minute, 2*time.Hour + 36*time.Minute} {
+		if a := dl.Attempts[i]; !a.StartedAt.Equal(dlvT0.Add(at)) {
+			t.Errorf("attempt %d started at +%v, want +%v", a.Number, a.StartedAt.Sub(dlvT0), at)
+		}
+	}
 	browsertest.NoErrors(t, d.tab)
 }
 

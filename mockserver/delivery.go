@@ -95,8 +95,10 @@ type DeliveryAttempt struct {
 	// ScheduledAt is when the attempt was due on the server's clock.
 	ScheduledAt time.Time `json:"scheduledAt"`
 	// StartedAt is when the attempt started on the server's clock. It may be
-	// later than ScheduledAt when the senders were busy or a fake clock
-	// jumped past the due time.
+	// later than ScheduledAt when the senders were busy on the real clock;
+	// on a FakeClock it is ScheduledAt (an advance stops at each due
+	// time), unless the attempt was overdue when the server got it (a
+	// state loaded after its due time).
 	StartedAt time.Time `json:"startedAt"`
 	// Duration is how long the attempt took in real time (the network is
 	// real even when the server's clock is fake).

@@ -1224,11 +1224,13 @@ func ExampleDefaultRetrySchedule() {
 	// attempt 6 at +26h36m0s
 }
 
-// jumpyClock is a FakeClock that "another goroutine" advances by jump just
+// jumpyClock is a FakeClock that "another goroutine" moves by jump just
 // as the delivery engine arms a timer for the jumpAt-th time: after the
 // engine has read the clock, before the timer is registered. That is what
-// a test's Advance, or the admin API's, does when it runs while a worker is
-// finishing an attempt.
+// a test's Advance, or the admin API's, does when it moves the time while
+// the engine arms a timer outside a worker (a state being restored): it
+// moves the time first, then fires the due timers and waits for their
+// work, which waits for the engine's lock, held by the arming goroutine.
 type jumpyClock struct {
 	*FakeClock
 	jump   time.Duration
@@ -1243,7 +1245,9 @@ func (c *jumpyClock) maybeJump() {
 	jump := c.calls == c.jumpAt
 	c.mu.Unlock()
 	if jump {
-		c.FakeClock.Advance(c.jump)
+		c.FakeClock.mu.Lock()
+		c.FakeClock.now = c.FakeClock.now.Add(c.jump)
+		c.FakeClock.mu.Unlock()
 	}
 }
 

@@ -194,6 +194,13 @@
 // idempotency keys are not kept: a POST repeated across a restart runs
 // again.
 //
+// Loading a document (LoadState, PUT /_mock/state, the file at start),
+// [Server.Reset] and every copy of the state (SaveState, GET /_mock/state,
+// the file's writes) exclude one another: a copy is one whole state, as
+// loaded or reset, never half of one, and a load's webhooks come with
+// their pending deliveries. A document is read and checked before the
+// load takes its turn, so requests wait only while it is installed.
+//
 // A document is read as a stream and held to the API's rules field by
 // field: names, content and tags as on create (limits, control
 // characters, lone surrogate escapes), webhook urls, events and secrets as
@@ -237,14 +244,22 @@
 // 5 min, 30 min, 2 h and 24 h ([WithRetrySchedule] changes that), each
 // attempt bounded by [WithDeliveryTimeout] in real time. A 3xx is not
 // followed. The schedule runs on the server's [Clock]: with a [FakeClock],
-// a test advances it and calls [Server.WaitIdle] (or
-// [Server.WaitForDelivery]) instead of sleeping:
+// a test advances it instead of sleeping. An advance catches up as a real
+// clock would: it stops at each time an attempt falls due within the jump,
+// in order, runs the attempts due then on the server's senders (each
+// attempt's StartedAt is its due time) and waits for them, so the retries
+// they schedule within the jump run too, and returns once all of it has
+// run. The cost is that of the attempts, not of the jump's length:
 //
 //	clock := mockserver.NewFakeClock(start)
 //	ts := mockserver.NewTestServer(t, mockserver.WithClock(clock))
-//	// register a webhook, update a context, then:
-//	clock.Advance(time.Minute)
-//	ts.WaitIdle(ctx) // attempt 2 has happened
+//	// register a webhook to a receiver that is down, create a context, then:
+//	clock.Advance(27 * time.Hour) // attempts at +0, +1m, +6m, +36m, +2h36m, +26h36m
+//
+// Advances from several goroutines run one after another, each from where
+// the last ended; [FakeClock.AdvanceContext] stops at a due time when its
+// context ends. [Server.WaitIdle] (or [Server.WaitForDelivery]) waits for
+// the attempts due without an advance, such as an event's first.
 //
 // [Server.Deliveries], [Server.Delivery] and [Server.Redeliver] inspect and
 // retry deliveries; [Server.Close] stops them gracefully.
@@ -270,7 +285,8 @@
 // events, active, secret; as registration checks them; an empty object or
 // an unknown field is a 400) and DELETE /_mock/webhooks/{id}, POST
 // /_mock/contexts/{id}/publish (any account's context), GET /_mock/clock,
-// POST /_mock/clock/advance (fake clock only, else 409), POST
+// POST /_mock/clock/advance (fake clock only, else 409; it answers once
+// every attempt due on the way has run, with how many ran), POST
 // /_mock/reset, GET, POST, DELETE /_mock/faults, and GET and PUT
 // /_mock/state (the state document; see "State that survives a
 // restart"). The four lists are

@@ -24,8 +24,40 @@ func serve(srv *mockserver.Server, method, path, body string) int {
 	return rec.Code
 }
 
-// The retry schedule runs on the server's fake clock: advance it, wait
-// for the deliveries to be idle, look. Nothing sleeps.
+// An advance of the fake clock runs every attempt that falls due within
+// it, each at its due time, the retries those schedule included: one
+// advance of 27 hours takes a delivery to a receiver that always fails
+// through its whole schedule. Nothing sleeps.
+func ExampleFakeClock_Advance() {
+	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	clock := mockserver.NewFakeClock(start)
+	srv := mockserver.New(mockserver.WithClock(clock))
+	defer srv.Close(context.Background())
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable) // always down
+	}))
+	defer receiver.Close()
+	serve(srv, "POST", "/v1/webhooks", `{"url":"`+receiver.URL+`","events":["context.created"],"secret":"whsec_example"}`)
+	serve(srv, "POST", "/v1/contexts", `{"name":"Runbook"}`)
+
+	clock.Advance(27 * time.Hour) // returns once every attempt due has run
+	dl := srv.Deliveries(mockserver.DeliveryFilter{})[0]
+	for _, a := range dl.Attempts {
+		fmt.Println(a.Number, "at", a.StartedAt.Sub(start), a.StatusCode)
+	}
+	fmt.Println(dl.State)
+	// Output:
+	// 1 at 0s 503
+	// 2 at 1m0s 503
+	// 3 at 6m0s 503
+	// 4 at 36m0s 503
+	// 5 at 2h36m0s 503
+	// 6 at 26h36m0s 503
+	// failed
+}
+
+// Attempts that are due now (an event's first) run without an advance:
+// WaitIdle waits for them. An advance runs those due on the way.
 func ExampleServer_WaitIdle() {
 	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	clock := mockserver.NewFakeClock(start)
@@ -48,12 +80,8 @@ func ExampleServer_WaitIdle() {
 	serve(srv, "POST", "/v1/webhooks", `{"url":"`+receiver.URL+`","events":["context.created"],"secret":"whsec_example"}`)
 	serve(srv, "POST", "/v1/contexts", `{"name":"Runbook"}`)
 
-	ctx := context.Background()
-	_ = srv.WaitIdle(ctx) // the first attempt, at +0
-	for _, d := range []time.Duration{time.Minute, 5 * time.Minute} {
-		clock.Advance(d)
-		_ = srv.WaitIdle(ctx)
-	}
+	_ = srv.WaitIdle(context.Background()) // the first attempt, at +0
+	clock.Advance(time.Hour)               // the retries at +1m and +6m
 	dl := srv.Deliveries(mockserver.DeliveryFilter{})[0]
 	fmt.Println(dl.State)
 	for _, a := range dl.Attempts {

@@ -156,8 +156,9 @@ type deliverer struct {
 	timerAt  time.Time // due time the timer is armed for
 	timerGen uint64    // tells a stale timer callback from the current one
 
-	running int  // worker goroutines alive (at most workers)
-	closed  bool // close was called: no new attempt starts
+	running int    // worker goroutines alive (at most workers)
+	started uint64 // attempts started, ever (an advance of the clock reports how many it ran)
+	closed  bool   // close was called: no new attempt starts
 	// attemptCtx is the parent of every attempt's context. reset cancels it
 	// (the records are gone), and so does close once its deadline passes.
 	attemptCtx    context.Context
@@ -657,9 +658,9 @@ func (d *deliverer) redeliver(id string) (Delivery, error) {
 }
 
 // waitIdle blocks until no attempt is due (due at or before the clock's
-// now) and none is running, or ctx is done. With a FakeClock, Advance then
-// waitIdle runs every attempt that the advance made due, and the retries they
-// schedule that are already due. After close only running attempts count.
+// now) and none is running, or ctx is done. A FakeClock's advance waits so
+// at each due time (settle); a test calls it for the attempts due without
+// an advance (an event's first). After close only running attempts count.
 func (d *deliverer) waitIdle(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -672,6 +673,21 @@ func (d *deliverer) waitIdle(ctx context.Context) error {
 		d.changed.Wait()
 	}
 	return nil
+}
+
+// settle waits until no attempt is due or running, whatever it takes: a
+// FakeClock calls it (through the server, a clockWatcher) at each due time
+// an advance stops at, so the attempts due then run at that time, and the
+// retries they schedule count from it, before the clock moves on. Each
+// attempt is bounded by the delivery time-out, so it ends.
+func (d *deliverer) settle() { _ = d.waitIdle(context.Background()) }
+
+// attemptsStarted returns how many attempts have started since the engine
+// was made.
+func (d *deliverer) attemptsStarted() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.started
 }
 
 // waitFor blocks until a delivery, existing or future, matches match, and
@@ -908,8 +924,8 @@ func (d *deliverer) stopTimerLocked() {
 }
 
 // onTimer runs when the clock reaches the armed due time. With a FakeClock
-// it runs inside Advance, so when Advance returns the due attempts have
-// been handed to the workers.
+// it runs inside an advance, which then waits for the workers to send the
+// attempts due (settle) before it moves on.
 func (d *deliverer) onTimer(gen uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -970,6 +986,7 @@ func (d *deliverer) work() {
 		}
 		rec.inFlight = true
 		rec.url = st.url
+		d.started++
 		job := attemptJob{
 			ctx:         d.attemptCtx,
 			rec:         rec,

@@ -79,6 +79,15 @@ type Server struct {
 	// idem holds the POSTs' idempotency keys (idempotency.go).
 	idem idempotencyStore
 
+	// stateMu makes the changes of the whole state (LoadState and PUT
+	// /_mock/state, the state file's load, Reset) and the copies of it
+	// (SaveState, GET /_mock/state, the state file's saves) exclude one
+	// another: each copy is one whole state, and a load is never mixed
+	// with a reset or another load. Copies share it. It comes before
+	// every other lock, and only those take it: requests and deliveries
+	// change the state under the finer locks alone.
+	stateMu sync.RWMutex
+
 	// persist writes the state file (statefile.go); nil without one.
 	// persistDeliveries is set once the file is loaded: from then on
 	// every change of a delivery is a change of the state.
@@ -165,9 +174,6 @@ func Open(opts ...Option) (*Server, error) {
 		HTTPClient: cf.deliveryClient,
 	})
 	s.deliveries.onChange = s.deliveryChanged
-	if c, ok := cf.clock.(interface{ watch(func(time.Time)) }); ok {
-		c.watch(func(now time.Time) { s.changes.publish(change{Kind: changeClock, Now: formatTime(now)}) })
-	}
 	s.onEvent = func(ctx context.Context, ev Event, targets []*webhook) {
 		for _, w := range targets {
 			// The event's Body is never changed, so the deliveries share
@@ -238,6 +244,10 @@ func Open(opts ...Option) (*Server, error) {
 		// changes are noted where requests and Go methods make them.
 		s.persistDeliveries.Store(true)
 	}
+	// Last, so that a server Open refuses is not left on its clock.
+	if c, ok := cf.clock.(watchedClock); ok {
+		c.watch(s)
+	}
 	return s, nil
 }
 
@@ -250,6 +260,16 @@ func (s *Server) deliveryChanged(c change) {
 	}
 	s.changes.publish(c)
 }
+
+// moved and settle make the server a watcher of its FakeClock
+// (clockWatcher): the dashboards are told each time the clock reaches, and
+// an advance waits at each due time until the delivery attempts due then
+// have run.
+func (s *Server) moved(now time.Time) {
+	s.changes.publish(change{Kind: changeClock, Now: formatTime(now)})
+}
+
+func (s *Server) settle() { s.deliveries.settle() }
 
 // HTTPServer returns an http.Server that serves s on addr with the
 // server's time-outs ([WithReadHeaderTimeout], [WithIdleTimeout]; the body

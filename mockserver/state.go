@@ -79,10 +79,11 @@ func (e *StateError) field() string {
 // event log, finished deliveries, faults, idempotency keys and rate-limit
 // buckets are not part of it. It holds webhook secrets: keep it private.
 //
-// The copy is taken a little at a time (each account under its own lock,
-// then the deliveries), so requests are held up only while pointers are
-// copied; the text is written after. GET /_mock/state serves the same
-// document.
+// The copy is one whole state: a load or a reset happens wholly before it
+// or wholly after. It is taken a little at a time (the deliveries, then
+// each account under its own lock), so requests are held up only while
+// pointers are copied; the text is written after. GET /_mock/state serves
+// the same document.
 func (s *Server) SaveState(w io.Writer) error {
 	_, err := s.snapshotState().writeTo(w)
 	return err
@@ -102,22 +103,31 @@ func (s *Server) SaveState(w io.Writer) error {
 // and [ErrStateTooNew] for a newer format) and nothing is changed. An error
 // reading r is returned as it is. Every account of the document must be
 // one of the server's (a key's, or one its state file held when it
-// started). PUT /_mock/state does the same over HTTP.
+// started). PUT /_mock/state does the same over HTTP. The document is
+// installed as one change: a copy of the state ([Server.SaveState]), a
+// [Server.Reset] or another load happens wholly before it or wholly
+// after.
 func (s *Server) LoadState(r io.Reader) error {
 	st, err := s.readState(r, false)
 	if err != nil {
 		return err
 	}
+	// Read and checked without the lock (a large document takes a
+	// while); installed under it.
+	s.stateMu.Lock()
 	s.installState(st, false)
+	s.stateMu.Unlock()
 	s.stateChanged()
 	// Everything may have changed: the dashboard reloads as after a reset.
 	s.changes.publish(change{Kind: changeReset})
 	return nil
 }
 
-// stateSnapshot is a consistent-enough copy of what the document holds,
-// taken under the locks and written without them: strings and recorded
-// versions never change once stored, so it shares them with the server.
+// stateSnapshot is a copy of what the document holds, taken under the
+// locks and written without them: strings and recorded versions never
+// change once stored, so it shares them with the server. No load or reset
+// runs while it is taken (stateMu); requests may, each wholly before or
+// after the part of the copy it touches.
 type stateSnapshot struct {
 	savedAt     time.Time
 	salt        [16]byte
@@ -156,6 +166,8 @@ type savedContext struct {
 // is left out, as the server ends it; the document never names a webhook
 // it does not hold, nor has a pending delivery to an inactive one.
 func (s *Server) snapshotState() *stateSnapshot {
+	s.stateMu.RLock()
+	defer s.stateMu.RUnlock()
 	snap := &stateSnapshot{savedAt: s.clock.Now(), salt: *s.cursorSalt.Load(), eventSeq: s.events.lastSeq()}
 	pending, dseq := s.deliveries.savePending()
 	snap.deliverySeq = dseq
@@ -204,8 +216,10 @@ type loadedAccount struct {
 // installState makes st the server's state. Each account is swapped under
 // its own lock, with indexes built before, and the webhook index with
 // them, as Reset does; then the history is emptied and the deliveries
-// restored. addAccounts lets st hold accounts no key belongs to (only
-// before the server serves: the account map is read without a lock).
+// restored. The caller holds stateMu, so no copy of the state sees it
+// half-way and no reset or other load comes between. addAccounts lets st
+// hold accounts no key belongs to (only before the server serves: the
+// account map is read without a lock).
 func (s *Server) installState(st *loadedState, addAccounts bool) {
 	byID := make(map[string]*loadedAccount, len(st.accounts))
 	for _, la := range st.accounts {

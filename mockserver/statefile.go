@@ -303,7 +303,9 @@ func (s *Server) loadStateFileLocked() error {
 	if err := checkWritableDir(p.path); err != nil {
 		return fail("cannot write a file in its directory: %w", err)
 	}
+	s.stateMu.Lock()
 	s.installState(st, true)
+	s.stateMu.Unlock()
 	p.current = true
 	var unreachable []string
 	for _, la := range st.accounts {

@@ -397,5 +397,12 @@ func (s *Server) Contexts(accountID string) []StoredContext {
 
 // Webhooks returns every registered webhook, by account (in key order)
 // then registration; [Server.AccountWebhooks] returns one account's, and
-// GET /_mock/webhooks pages through them in registration order.
-func (s *Server) Webhooks() []Webhook { return s.Snapshot().Webhooks }
+// GET /_mock/webhooks pages through them in registration order. It copies
+// the webhooks alone: its cost does not grow with the contexts stored.
+func (s *Server) Webhooks() []Webhook {
+	var out []Webhook
+	for _, a := range s.accountList {
+		out = a.appendWebhooks(out)
+	}
+	return out
+}

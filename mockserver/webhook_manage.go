@@ -87,9 +87,15 @@ func (s *Server) AccountWebhooks(account string) []Webhook {
 	if a == nil {
 		return nil
 	}
+	return a.appendWebhooks([]Webhook{})
+}
+
+// appendWebhooks appends copies of a's webhooks to out, in registration
+// order.
+func (a *account) appendWebhooks(out []Webhook) []Webhook {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	out := make([]Webhook, 0, len(a.webhooks))
+	out = slices.Grow(out, len(a.webhooks))
 	for _, w := range a.webhooks {
 		out = append(out, w.public())
 	}

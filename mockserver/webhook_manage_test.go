@@ -528,3 +528,51 @@ func TestWebhookChangesRace(t *testing.T) {
 		t.Errorf("%d deliveries to the steady webhook, not all succeeded", n)
 	}
 }
+
+// TestWebhooksCostDoesNotGrowWithVersions: Server.Webhooks copies the
+// webhooks alone, so what it allocates is the same with one context of
+// one version as with 50 contexts of 20 versions each.
+func TestWebhooksCostDoesNotGrowWithVersions(t *testing.T) {
+	// Not parallel: AllocsPerRun counts every goroutine's allocations.
+	if raceEnabled {
+		t.Skip("the race detector changes allocations")
+	}
+	s := New(WithClock(NewFakeClock(dlvT0)), WithKey(Key{Token: "k", Plan: PlanUnlimited}))
+	defer s.Close(t.Context())
+	serve := func(method, path, body string) []byte {
+		rec := newRecorder()
+		s.ServeHTTP(rec, httptestRequest(method, path, body, s.DefaultKey().Token))
+		if rec.Code/100 != 2 {
+			t.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body)
+		}
+		return rec.Body.Bytes()
+	}
+	for i := range 3 {
+		// Subscribed to an event no context fires: no delivery runs.
+		serve("POST", "/v1/webhooks", fmt.Sprintf(`{"url":"http://127.0.0.1:9/hook%d","events":["team.member.added"],"secret":"s"}`, i))
+	}
+	create := func() string {
+		var c contextJSON
+		if err := json.Unmarshal(serve("POST", "/v1/contexts", `{"name":"Doc","content":"v1"}`), &c); err != nil {
+			t.Fatal(err)
+		}
+		return c.ID
+	}
+	create()
+	webhooks := func() {
+		if n := len(s.Webhooks()); n != 3 {
+			t.Fatalf("%d webhooks, want 3", n)
+		}
+	}
+	few := testing.AllocsPerRun(100, webhooks)
+	for range 49 {
+		id := create()
+		for v := 2; v <= 20; v++ {
+			serve("PUT", "/v1/contexts/"+id, fmt.Sprintf(`{"content":"v%d"}`, v))
+		}
+	}
+	many := testing.AllocsPerRun(100, webhooks)
+	if many != few {
+		t.Errorf("Webhooks allocates %v times with 1 version stored, %v with 981", few, many)
+	}
+}

@@ -116,11 +116,12 @@ function confirmDialog(title, text, confirmLabel) {
   });
 }
 
-// act runs an admin action, reports its outcome, and refreshes the counts.
+// act runs an admin action, reports its outcome (what, or what the
+// function what makes of the answer), and refreshes the counts.
 async function act(what, fn) {
   try {
     const res = await fn();
-    toast(what);
+    toast(typeof what === 'function' ? what(res) : what);
     refreshSummary();
     return res;
   } catch (e) {
@@ -844,8 +845,12 @@ function faultForm() {
 
 // ---- The clock's actions, reset ----
 
+// advance moves the fake clock; the mock runs every attempt due on the
+// way, each at its own time, and answers once they have run, saying how
+// many did.
 async function advance(body) {
-  const c = await act(body.toNextDue ? 'Clock advanced to the next due attempt' : `Clock advanced by ${body.duration}`,
+  const how = body.toNextDue ? 'to the next due attempt' : `by ${body.duration}`;
+  const c = await act(res => `Clock advanced ${how}: ${res.attempts} delivery ${res.attempts === 1 ? 'attempt' : 'attempts'} ran`,
     () => api('/_mock/clock/advance', { method: 'POST', body }));
   if (c) setClock(c);
 }
