@@ -20,9 +20,14 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 )
 
+// SDKVersion is this module's version, following semantic versioning: from
+// 1.0.0 on, its exported API changes only compatibly until a 2.0.0 (see
+// CHANGELOG.md). It is sent in the User-Agent header.
+const SDKVersion = "1.0.0"
+
 // DefaultUserAgent is sent in the User-Agent header of every request; a
 // caller's [WithUserAgent] is put in front of it.
-const DefaultUserAgent = "contextsvc-go/0.1.0"
+const DefaultUserAgent = "contextsvc-go/" + SDKVersion
 
 // Environment variables read by [NewClient] when the corresponding argument
 // or option is not given.
@@ -96,9 +101,13 @@ type options struct {
 type Option func(*options) error
 
 // WithBaseURL sets the service's base URL, which must end in /v1 (a
-// trailing slash is fine). Without it, CONTEXTSVC_BASE_URL is used.
+// trailing slash is fine). Without it, CONTEXTSVC_BASE_URL is used; an
+// empty u is an error (an unset variable, most likely), not the fallback.
 func WithBaseURL(u string) Option {
 	return func(o *options) error {
+		if u == "" {
+			return fmt.Errorf("%w: WithBaseURL(\"\"): give the base URL, ending in /v1, or leave the option out to use %s", ErrInvalidArgument, EnvBaseURL)
+		}
 		o.baseURL = u
 		return nil
 	}
@@ -143,12 +152,12 @@ func WithRetryWait(minWait, maxWait time.Duration) Option {
 	}
 }
 
-// WithPlan paces the client to the plan's rate with a token bucket (see
-// [NewLimiter]). Without WithPlan or WithLimiter the client does not pace
-// itself and relies on retrying 429 answers.
+// WithPlan paces the client to the plan's rate with a token bucket of its
+// own (a [LocalLimiter]). Without WithPlan or WithLimiter the client does
+// not pace itself and relies on retrying 429 answers.
 func WithPlan(p Plan) Option {
 	return func(o *options) error {
-		l, err := NewLimiter(p)
+		l, err := NewLocalLimiter(p)
 		if err != nil {
 			return err
 		}
@@ -167,20 +176,26 @@ func WithLimiter(l Limiter) Option {
 }
 
 // WithUserAgent puts the caller's product token in front of the SDK's own
-// in the User-Agent header, e.g. "myapp/1.2 contextsvc-go/0.1.0".
+// in the User-Agent header, e.g. "myapp/1.2 contextsvc-go/1.0.0". An empty
+// token, or one with a line break or another control character, is an
+// error.
 func WithUserAgent(ua string) Option {
 	return func(o *options) error {
-		if strings.ContainsAny(ua, "\r\n") {
-			return fmt.Errorf("%w: WithUserAgent: contains a line break", ErrInvalidArgument)
+		ua = strings.TrimSpace(ua)
+		if ua == "" {
+			return fmt.Errorf("%w: WithUserAgent: empty product token", ErrInvalidArgument)
 		}
-		o.userAgent = strings.TrimSpace(ua)
+		if strings.ContainsFunc(ua, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) {
+			return fmt.Errorf("%w: WithUserAgent: contains a line break or another control character", ErrInvalidArgument)
+		}
+		o.userAgent = ua
 		return nil
 	}
 }
 
 // WithLogger makes the client log retries and failed attempts through
-// logger. By default it logs nothing. The API key and the Authorization
-// header are never logged.
+// logger. By default (and with nil) it logs nothing. The API key and the
+// Authorization header are never logged.
 func WithLogger(logger *slog.Logger) Option {
 	return func(o *options) error {
 		o.logger = logger

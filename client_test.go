@@ -170,10 +170,11 @@ func TestNewClientConfiguration(t *testing.T) {
 		{name: "key with space", key: "bad key", opts: []Option{WithBaseURL("https://x.test/v1")}, wantErr: "spaces or control"},
 		{name: "negative retries", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithMaxRetries(-1)}, wantErr: "WithMaxRetries"},
 		{name: "min over max", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithRetryWait(2*time.Second, time.Second)}, wantErr: "WithRetryWait"},
-		{name: "bad plan", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithPlan(EnterprisePlan(0, 5))}, wantErr: "positive rate"},
 		{name: "zero plan", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithPlan(Plan{})}, wantErr: "positive rate"},
 		{name: "nil http client", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithHTTPClient(nil)}, wantErr: "WithHTTPClient"},
 		{name: "user agent newline", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithUserAgent("a\r\nX: y")}, wantErr: "line break"},
+		{name: "empty user agent", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithUserAgent(" ")}, wantErr: "empty product token"},
+		{name: "empty base URL option", key: "k", opts: []Option{WithBaseURL("")}, wantErr: "WithBaseURL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,7 +205,7 @@ func TestNewClientConfiguration(t *testing.T) {
 
 func TestClientFormattingRedactsKey(t *testing.T) {
 	t.Parallel()
-	c, _, _ := newTestClient(t, WithPlan(PlanPro), WithUserAgent("app/1"))
+	c, _, _ := newTestClient(t, WithPlan(ProPlan()), WithUserAgent("app/1"))
 	outputs := map[string]string{
 		"%v ptr":   fmt.Sprintf("%v", c),
 		"%+v ptr":  fmt.Sprintf("%+v", c),
@@ -564,7 +565,7 @@ func TestOverRealHTTP(t *testing.T) {
 	if got.Version != 2 || calls != 2 {
 		t.Errorf("version %d after %d calls", got.Version, calls)
 	}
-	exp, err := c.Contexts.Export(context.Background(), "ctx_1", ExportOptions{})
+	exp, err := c.Contexts.Export(context.Background(), "ctx_1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -154,7 +154,9 @@ const (
 	ExportPDF      ExportFormat = "pdf"      // application/pdf
 )
 
-// ExportOptions selects what [ContextsService.Export] returns.
+// ExportOptions selects what [ContextsService.Export] returns. The zero
+// value (or nil) asks for the current version in the service's default
+// format.
 type ExportOptions struct {
 	// Format is the document format; empty means the service's default
 	// (Markdown).
@@ -309,8 +311,8 @@ func (s *ContextsService) Delete(ctx context.Context, id string, opts ...Request
 	return res, nil
 }
 
-// Versions returns one page of the context's versions, oldest first.
-func (s *ContextsService) Versions(ctx context.Context, id string, opts *VersionListOptions, ropts ...RequestOption) (*VersionList, error) {
+// ListVersions returns one page of the context's versions, oldest first.
+func (s *ContextsService) ListVersions(ctx context.Context, id string, opts *VersionListOptions, ropts ...RequestOption) (*VersionList, error) {
 	p, err := contextPath(id, "/versions")
 	if err != nil {
 		return nil, err
@@ -346,7 +348,7 @@ func (s *ContextsService) AllVersions(ctx context.Context, id string, opts *Vers
 	return paginate(o.Cursor, func(cursor string) ([]*Version, bool, string, error) {
 		po := o
 		po.Cursor = cursor
-		page, err := s.Versions(ctx, id, &po, ropts...)
+		page, err := s.ListVersions(ctx, id, &po, ropts...)
 		if err != nil {
 			return nil, false, "", err
 		}
@@ -354,12 +356,16 @@ func (s *ContextsService) AllVersions(ctx context.Context, id string, opts *Vers
 	})
 }
 
-// Export returns the context as a document in the chosen format, streamed:
-// the caller must close the result's Body.
-func (s *ContextsService) Export(ctx context.Context, id string, opts ExportOptions, ropts ...RequestOption) (*Export, error) {
+// Export returns the context as a document in the chosen format (nil opts:
+// the current version as Markdown), streamed: the caller must close the
+// result's Body.
+func (s *ContextsService) Export(ctx context.Context, id string, opts *ExportOptions, ropts ...RequestOption) (*Export, error) {
 	p, err := contextPath(id, "/export")
 	if err != nil {
 		return nil, err
+	}
+	if opts == nil {
+		opts = &ExportOptions{}
 	}
 	if opts.Version < 0 {
 		return nil, fmt.Errorf("%w: Export: negative version %d", ErrInvalidArgument, opts.Version)

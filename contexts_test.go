@@ -141,7 +141,7 @@ func TestContextOperations(t *testing.T) {
 			name: "versions", method: "GET", url: testBase + "/contexts/ctx_1/versions", status: 200,
 			resp: `{"data":[` + ver1 + `],"hasMore":false,"nextCursor":null}`,
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Contexts.Versions(ctx, "ctx_1", &VersionListOptions{Limit: 100, Cursor: "v"})
+				return c.Contexts.ListVersions(ctx, "ctx_1", &VersionListOptions{Limit: 100, Cursor: "v"})
 			},
 			want:   recorded{Method: "GET", Path: "/v1/contexts/ctx_1/versions", Query: "cursor=v&limit=100"},
 			result: &VersionList{Data: []*Version{wantVer1}},
@@ -195,9 +195,9 @@ func TestArgumentsCheckedBeforeSending(t *testing.T) {
 		"update nothing set": func() error { _, err := c.Contexts.Update(ctx, "ctx_1", &UpdateContextRequest{}); return err },
 		"update nil":         func() error { _, err := c.Contexts.Update(ctx, "ctx_1", nil); return err },
 		"delete empty id":    func() error { _, err := c.Contexts.Delete(ctx, ""); return err },
-		"versions empty id":  func() error { _, err := c.Contexts.Versions(ctx, "", nil); return err },
-		"export empty id":    func() error { _, err := c.Contexts.Export(ctx, "", ExportOptions{}); return err },
-		"export negative":    func() error { _, err := c.Contexts.Export(ctx, "ctx_1", ExportOptions{Version: -1}); return err },
+		"versions empty id":  func() error { _, err := c.Contexts.ListVersions(ctx, "", nil); return err },
+		"export empty id":    func() error { _, err := c.Contexts.Export(ctx, "", &ExportOptions{}); return err },
+		"export negative":    func() error { _, err := c.Contexts.Export(ctx, "ctx_1", &ExportOptions{Version: -1}); return err },
 		"create nil":         func() error { _, err := c.Contexts.Create(ctx, nil); return err },
 		"register nil":       func() error { _, err := c.Webhooks.Register(ctx, nil); return err },
 	}
@@ -256,7 +256,7 @@ func TestTolerantListShapes(t *testing.T) {
 			t.Parallel()
 			c, mt, _ := newTestClient(t)
 			mt.RegisterResponder("GET", testBase+"/contexts/ctx_1/versions", respond(200, body))
-			got, err := c.Contexts.Versions(context.Background(), "ctx_1", nil)
+			got, err := c.Contexts.ListVersions(context.Background(), "ctx_1", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -328,7 +328,7 @@ func TestExport(t *testing.T) {
 				}
 				return resp, nil
 			}))
-			exp, err := c.Contexts.Export(context.Background(), "ctx_1", tt.opts)
+			exp, err := c.Contexts.Export(context.Background(), "ctx_1", &tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -354,7 +354,7 @@ func TestExport(t *testing.T) {
 		c, mt, _ := newTestClient(t)
 		mt.RegisterResponder("GET", testBase+"/contexts/ctx_1/export",
 			respond(400, `{"error":{"type":"invalid_request","message":"unknown format","param":"format"}}`))
-		_, err := c.Contexts.Export(context.Background(), "ctx_1", ExportOptions{Format: "docx"})
+		_, err := c.Contexts.Export(context.Background(), "ctx_1", &ExportOptions{Format: "docx"})
 		var apiErr *Error
 		if !errors.As(err, &apiErr) || apiErr.Param != "format" || !errors.Is(err, ErrBadRequest) {
 			t.Fatalf("err = %v, want a 400 naming format", err)

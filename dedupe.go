@@ -39,6 +39,12 @@ func (r ClaimResult) String() string {
 	return "unknown"
 }
 
+// ClaimToken identifies one attempt's claim on an event id: [Deduper.Claim]
+// returns it with [ClaimAcquired], and the attempt passes it to Commit or
+// Release. It is opaque; its own type keeps it from being swapped with the
+// event id, which is a string too.
+type ClaimToken string
+
 // Errors a [Deduper] returns, wrapped; test them with errors.Is.
 var (
 	// ErrClaimLost is returned by Commit when the attempt's lease lapsed
@@ -122,12 +128,12 @@ var (
 type Deduper interface {
 	// Claim atomically takes id for lease unless it is held or done, and
 	// returns the owner token of the new claim.
-	Claim(ctx context.Context, id string, lease time.Duration) (ClaimResult, string, error)
+	Claim(ctx context.Context, id string, lease time.Duration) (ClaimResult, ClaimToken, error)
 	// Commit marks the claim made with token as handled for remember.
-	Commit(ctx context.Context, id, token string, remember time.Duration) error
+	Commit(ctx context.Context, id string, token ClaimToken, remember time.Duration) error
 	// Release gives up the claim made with token, so the id can be claimed
 	// again.
-	Release(ctx context.Context, id, token string) error
+	Release(ctx context.Context, id string, token ClaimToken) error
 }
 
 // checkClaim validates the arguments of Claim.
@@ -142,7 +148,7 @@ func checkClaim(id string, lease time.Duration) error {
 }
 
 // checkToken validates the arguments of Commit and Release.
-func checkToken(id, token string) error {
+func checkToken(id string, token ClaimToken) error {
 	if id == "" {
 		return fmt.Errorf("%w: deduper: empty event id", ErrInvalidArgument)
 	}
@@ -152,9 +158,9 @@ func checkToken(id, token string) error {
 	return nil
 }
 
-// DefaultMemoryDeduperSize is the number of ids a [NewMemoryDeduper] with
-// size 0 keeps: a whole 27-hour replay window of events at one a second, in about
-// 14 MB when full (about 140 bytes per 30-character id).
+// DefaultMemoryDeduperSize is the number of ids the handler's own
+// [MemoryDeduper] keeps: a whole 27-hour replay window of events at one a
+// second, in about 14 MB when full (about 140 bytes per 30-character id).
 const DefaultMemoryDeduperSize = 100_000
 
 // MemoryDeduper is an in-memory [Deduper] for one process, following the
@@ -168,6 +174,8 @@ const DefaultMemoryDeduperSize = 100_000
 // (the handler answers 500 and the sender retries later) rather than let
 // a second attempt of an event run while the first still does. Each call
 // costs O(log size).
+//
+// The zero value holds [DefaultMemoryDeduperSize] ids on time.Now.
 type MemoryDeduper struct {
 	now    func() time.Time
 	max    int
@@ -179,21 +187,58 @@ type MemoryDeduper struct {
 
 type dedupeEntry struct {
 	id    string
-	token string // of the claim; empty once done
+	token ClaimToken // of the claim; empty once done
 	until time.Time
 	index int // in its heap: claims while token != "", else done
 }
 
-// NewMemoryDeduper returns a MemoryDeduper holding at most size ids (0 or
-// less means [DefaultMemoryDeduperSize]). now is its clock, for tests; nil
-// means time.Now.
-func NewMemoryDeduper(size int, now func() time.Time) *MemoryDeduper {
-	if size <= 0 {
-		size = DefaultMemoryDeduperSize
+// MemoryDeduperOption configures [NewMemoryDeduper]. An option given a
+// value it cannot use makes NewMemoryDeduper return an error wrapping
+// [ErrInvalidArgument].
+type MemoryDeduperOption func(*MemoryDeduper) error
+
+// WithDeduperClock sets the MemoryDeduper's clock (default time.Now), for
+// tests: give it the same clock as the handler's [WithWebhookClock]. nil is
+// an error.
+func WithDeduperClock(now func() time.Time) MemoryDeduperOption {
+	return func(d *MemoryDeduper) error {
+		if now == nil {
+			return fmt.Errorf("%w: WithDeduperClock(nil)", ErrInvalidArgument)
+		}
+		d.now = now
+		return nil
 	}
-	if now == nil {
-		now = time.Now
+}
+
+// NewMemoryDeduper returns a MemoryDeduper holding at most size ids, e.g.
+// [DefaultMemoryDeduperSize]. A size below 1 is an error wrapping
+// [ErrInvalidArgument].
+func NewMemoryDeduper(size int, opts ...MemoryDeduperOption) (*MemoryDeduper, error) {
+	if size < 1 {
+		return nil, fmt.Errorf("%w: NewMemoryDeduper(%d): the size must be at least 1", ErrInvalidArgument, size)
 	}
+	d := newMemoryDeduper(size, time.Now)
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(d); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// clock reads the deduper's clock: time.Now for the zero value.
+func (d *MemoryDeduper) clock() time.Time {
+	if d.now == nil {
+		return time.Now()
+	}
+	return d.now()
+}
+
+// newMemoryDeduper returns a MemoryDeduper of size > 0 ids on the clock now.
+func newMemoryDeduper(size int, now func() time.Time) *MemoryDeduper {
 	return &MemoryDeduper{now: now, max: size, ids: make(map[string]*dedupeEntry)}
 }
 
@@ -202,7 +247,7 @@ func NewMemoryDeduper(size int, now func() time.Time) *MemoryDeduper {
 func (d *MemoryDeduper) Len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.expire(d.now())
+	d.expire(d.clock())
 	return len(d.ids)
 }
 
@@ -232,29 +277,36 @@ func (d *MemoryDeduper) remove(e *dedupeEntry) {
 
 // add stores a new entry, first dropping the done entry that lapses
 // soonest if the deduper is full. d.mu must be held and id not stored.
-func (d *MemoryDeduper) add(id, token string, until time.Time) error {
-	if len(d.ids) >= d.max {
+func (d *MemoryDeduper) add(id string, token ClaimToken, until time.Time) error {
+	size := d.max
+	if size == 0 { // the zero value
+		size = DefaultMemoryDeduperSize
+	}
+	if len(d.ids) >= size {
 		if len(d.done) == 0 {
-			return fmt.Errorf("%w: all %d slots hold claims; %s refused", ErrDeduperFull, d.max, id)
+			return fmt.Errorf("%w: all %d slots hold claims; %s refused", ErrDeduperFull, size, id)
 		}
 		e := heap.Pop(&d.done).(*dedupeEntry)
 		delete(d.ids, e.id)
 	}
 	e := &dedupeEntry{id: id, token: token, until: until}
+	if d.ids == nil {
+		d.ids = make(map[string]*dedupeEntry)
+	}
 	d.ids[id] = e
 	heap.Push(d.heapOf(e), e)
 	return nil
 }
 
 // Claim implements [Deduper].
-func (d *MemoryDeduper) Claim(_ context.Context, id string, lease time.Duration) (ClaimResult, string, error) {
+func (d *MemoryDeduper) Claim(_ context.Context, id string, lease time.Duration) (ClaimResult, ClaimToken, error) {
 	if err := checkClaim(id, lease); err != nil {
 		return 0, "", err
 	}
-	token := rand.Text() // 128 random bits: no two attempts share one
+	token := ClaimToken(rand.Text()) // 128 random bits: no two attempts share one
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := d.now()
+	now := d.clock()
 	d.expire(now)
 	if e, ok := d.ids[id]; ok {
 		if e.token == "" {
@@ -269,13 +321,13 @@ func (d *MemoryDeduper) Claim(_ context.Context, id string, lease time.Duration)
 }
 
 // Commit implements [Deduper].
-func (d *MemoryDeduper) Commit(_ context.Context, id, token string, remember time.Duration) error {
+func (d *MemoryDeduper) Commit(_ context.Context, id string, token ClaimToken, remember time.Duration) error {
 	if err := checkToken(id, token); err != nil {
 		return err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := d.now()
+	now := d.clock()
 	d.expire(now)
 	e, ok := d.ids[id]
 	switch {
@@ -301,13 +353,13 @@ func (d *MemoryDeduper) Commit(_ context.Context, id, token string, remember tim
 }
 
 // Release implements [Deduper].
-func (d *MemoryDeduper) Release(_ context.Context, id, token string) error {
+func (d *MemoryDeduper) Release(_ context.Context, id string, token ClaimToken) error {
 	if err := checkToken(id, token); err != nil {
 		return err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.expire(d.now())
+	d.expire(d.clock())
 	if e, ok := d.ids[id]; ok && e.token == token {
 		d.remove(e)
 	}

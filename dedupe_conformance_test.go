@@ -34,7 +34,11 @@ func TestMemoryDeduperContract(t *testing.T) {
 	dedupetest.Run(t, dedupetest.Harness{
 		New: func(t *testing.T) (contextsvc.Deduper, func(time.Duration)) {
 			clk := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
-			return contextsvc.NewMemoryDeduper(100, clk.Now), clk.Advance
+			d, err := contextsvc.NewMemoryDeduper(100, contextsvc.WithDeduperClock(clk.Now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d, clk.Advance
 		},
 		Short: time.Minute,
 	})

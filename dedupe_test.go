@@ -39,7 +39,7 @@ var testStart = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 // mustClaim claims id and fails t unless the result is want; it returns the
 // token.
-func mustClaim(t *testing.T, d Deduper, id string, lease time.Duration, want ClaimResult) string {
+func mustClaim(t *testing.T, d Deduper, id string, lease time.Duration, want ClaimResult) ClaimToken {
 	t.Helper()
 	got, token, err := d.Claim(context.Background(), id, lease)
 	if err != nil {
@@ -51,10 +51,42 @@ func mustClaim(t *testing.T, d Deduper, id string, lease time.Duration, want Cla
 	return token
 }
 
-func mustCommit(t *testing.T, d Deduper, id, token string, remember time.Duration) {
+func mustCommit(t *testing.T, d Deduper, id string, token ClaimToken, remember time.Duration) {
 	t.Helper()
 	if err := d.Commit(context.Background(), id, token, remember); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// newDeduper is NewMemoryDeduper of size ids on the clock now.
+func newDeduper(tb testing.TB, size int, now func() time.Time) *MemoryDeduper {
+	tb.Helper()
+	d, err := NewMemoryDeduper(size, WithDeduperClock(now))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+func TestNewMemoryDeduperRefusesBadArguments(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		size int
+		opts []MemoryDeduperOption
+		want string
+	}{
+		{"zero size", 0, nil, "NewMemoryDeduper(0)"},
+		{"negative size", -5, nil, "NewMemoryDeduper(-5)"},
+		{"nil clock", 10, []MemoryDeduperOption{WithDeduperClock(nil)}, "WithDeduperClock(nil)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := NewMemoryDeduper(tc.size, tc.opts...)
+			if d != nil || !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("NewMemoryDeduper = %v, %v; want an ErrInvalidArgument saying %q", d, err, tc.want)
+			}
+		})
 	}
 }
 
@@ -67,7 +99,7 @@ func mustCommit(t *testing.T, d Deduper, id, token string, remember time.Duratio
 func TestMemoryDeduperExactExpiry(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
-	d := NewMemoryDeduper(10, clk.Now)
+	d := newDeduper(t, 10, clk.Now)
 
 	tok := mustClaim(t, d, "evt_a", time.Minute, ClaimAcquired)
 	mustCommit(t, d, "evt_a", tok, time.Hour)
@@ -91,7 +123,7 @@ func TestMemoryDeduperBounded(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
 	const size = 5
-	d := NewMemoryDeduper(size, clk.Now)
+	d := newDeduper(t, size, clk.Now)
 	for i := range 3 * size {
 		id := fmt.Sprintf("evt_%02d", i)
 		tok := mustClaim(t, d, id, time.Hour, ClaimAcquired)
@@ -114,8 +146,8 @@ func TestMemoryDeduperEvictsDoneBeforeClaims(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clk := newTestClock(testStart)
-	d := NewMemoryDeduper(4, clk.Now)
-	claims := map[string]string{}
+	d := newDeduper(t, 4, clk.Now)
+	claims := map[string]ClaimToken{}
 	for _, id := range []string{"evt_c1", "evt_c2"} {
 		claims[id] = mustClaim(t, d, id, 10*time.Minute, ClaimAcquired)
 	}
@@ -169,7 +201,7 @@ func TestMemoryDeduperManyEvictions(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
 	const size = 20_000
-	d := NewMemoryDeduper(size, clk.Now)
+	d := newDeduper(t, size, clk.Now)
 	for i := range 3 * size {
 		id := "evt_" + strconv.Itoa(i)
 		tok := mustClaim(t, d, id, time.Minute, ClaimAcquired)
@@ -198,7 +230,7 @@ func TestClaimResultString(t *testing.T) {
 func TestDeduperThroughHandler(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
-	d := NewMemoryDeduper(0, clk.Now)
+	d := newDeduper(t, DefaultMemoryDeduperSize, clk.Now)
 	var calls atomic.Int32
 	var fail atomic.Bool
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -213,7 +245,7 @@ func TestDeduperThroughHandler(t *testing.T) {
 		}
 		return nil
 	}
-	h := NewWebhookHandler(testSecret, fn, WithWebhookClock(clk.Now), WithDeduper(d))
+	h := newHandler(t, testSecret, fn, WithWebhookClock(clk.Now), WithDeduper(d))
 	body := eventBody("evt_story", testStart)
 	sig := Sign(body, testSecret)
 	step := func(name string, wantCode int, wantCalls int32) {
@@ -263,7 +295,7 @@ func TestDeduperThroughHandler(t *testing.T) {
 func TestWebhookHandlerLeaseLapses(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
-	d := NewMemoryDeduper(0, clk.Now)
+	d := newDeduper(t, DefaultMemoryDeduperSize, clk.Now)
 	var logs strings.Builder
 	var mu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
@@ -283,7 +315,7 @@ func TestWebhookHandlerLeaseLapses(t *testing.T) {
 		}
 		return nil
 	}
-	h := NewWebhookHandler(testSecret, fn, WithWebhookClock(clk.Now), WithDeduper(d), WithWebhookLogger(logger))
+	h := newHandler(t, testSecret, fn, WithWebhookClock(clk.Now), WithDeduper(d), WithWebhookLogger(logger))
 	body := eventBody("evt_lapse", testStart)
 	sig := Sign(body, testSecret)
 
@@ -325,4 +357,20 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestZeroValues: the zero MemoryDeduper works (the default size, on
+// time.Now), and the zero LocalLimiter refuses instead of panicking.
+func TestZeroValues(t *testing.T) {
+	t.Parallel()
+	var d MemoryDeduper
+	tok := mustClaim(t, &d, "evt_z", time.Minute, ClaimAcquired)
+	mustCommit(t, &d, "evt_z", tok, time.Hour)
+	mustClaim(t, &d, "evt_z", time.Minute, ClaimDuplicate)
+	if n := d.Len(); n != 1 {
+		t.Errorf("Len = %d, want 1", n)
+	}
+	if err := new(LocalLimiter).Wait(context.Background()); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("zero LocalLimiter's Wait: %v, want ErrInvalidArgument", err)
+	}
 }

@@ -2,19 +2,27 @@
 // REST API for contexts (named Markdown documents with tags), their versions
 // and exports, plus signed webhook notifications.
 //
-// The package has two parts:
+// This package holds the two parts a program that uses the service needs:
 //
-//   - A typed client for every /v1 operation (see [NewClient]), with bearer
+//   - The client for every /v1 operation (see [NewClient]), with bearer
 //     authentication, 429-aware retries, plan-aware client-side rate limiting
-//     and typed errors ([Error]). Every POST carries an idempotency key, so
-//     it is retried safely like the other methods; per-call options
-//     ([RequestOption]) set headers, keys, retries and time-outs, and
-//     return the call's [Response].
-//   - A webhook library for receivers: the event envelope and typed event
+//     ([WithPlan], [LocalLimiter]) and typed errors ([Error]). Every POST
+//     carries an idempotency key, so it is retried safely like the other
+//     methods; per-call options ([RequestOption]) set headers, keys, retries
+//     and time-outs, and return the call's [Response].
+//   - The webhook library for receivers: the event envelope and typed event
 //     data ([Event]), the constant-time sha256= HMAC verifier
 //     ([VerifySignature]) and a verifying [net/http.Handler]
-//     ([NewWebhookHandler]).
+//     ([NewWebhookHandler]) with replay protection and deduplication
+//     ([Deduper]).
 //
-// The package mockserver holds an in-memory implementation of the whole API
-// for tests.
+// The module's other public packages build on it: package mockserver is an
+// in-memory implementation of the whole API, with signed webhook deliveries
+// and a fake clock, for tests and local development (and the command
+// contextsvc-mock); package redisstore shares the rate limit of one key and
+// the record of handled events through Redis, for fleets of clients and
+// replicas of a receiver.
+//
+// The module follows semantic versioning ([SDKVersion]); its exported API is
+// recorded in the repository's api/ directory and checked by its tests.
 package contextsvc

@@ -35,7 +35,7 @@ func ExampleNewClient() {
 	// WithBaseURL to CONTEXTSVC_BASE_URL.
 	client, err := contextsvc.NewClient("sk_live_do_not_print",
 		contextsvc.WithBaseURL("https://api.example.com/v1"),
-		contextsvc.WithPlan(contextsvc.PlanPro), // pace to 300/min, at most 49 at once
+		contextsvc.WithPlan(contextsvc.ProPlan()), // pace to 300/min, at most 49 at once
 	)
 	if err != nil {
 		log.Fatal(err)

@@ -81,8 +81,12 @@ func ExampleNewWebhookHandler() {
 		fmt.Println("handling", ev.Type, ev.ID)
 		return nil // an error answers 500, so the service retries
 	}
+	h, err := contextsvc.NewWebhookHandler("whsec_example", handle)
+	if err != nil {
+		log.Fatal(err) // an empty secret (an unset variable) or a bad option
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/webhooks/contextsvc", contextsvc.NewWebhookHandler("whsec_example", handle))
+	mux.Handle("/webhooks/contextsvc", h)
 	srv := httptest.NewServer(mux) // in production: http.ListenAndServe(":8080", mux)
 	defer srv.Close()
 
@@ -110,7 +114,10 @@ func ExampleNewWebhookHandler() {
 // deduplicates by hand follows the same steps.
 func ExampleMemoryDeduper() {
 	ctx := context.Background()
-	d := contextsvc.NewMemoryDeduper(0, nil)
+	d, err := contextsvc.NewMemoryDeduper(contextsvc.DefaultMemoryDeduperSize)
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	res, token, _ := d.Claim(ctx, "evt_1", 10*time.Minute)
 	fmt.Println("first attempt:", res)

@@ -33,7 +33,7 @@ func TestExportFilenameWithMockServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		exp, err := client.Contexts.Export(ctx, c.ID, contextsvc.ExportOptions{Format: tc.format})
+		exp, err := client.Contexts.Export(ctx, c.ID, &contextsvc.ExportOptions{Format: tc.format})
 		if err != nil {
 			t.Fatal(err)
 		}

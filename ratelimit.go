@@ -20,19 +20,28 @@ type Plan struct {
 	burst     int
 }
 
-// The published plans. Enterprise plans are set per account: build one with
-// [EnterprisePlan].
-var (
-	PlanFree     = Plan{name: "free", perMinute: 60, burst: 10}
-	PlanPro      = Plan{name: "pro", perMinute: 300, burst: 50}
-	PlanBusiness = Plan{name: "business", perMinute: 1000, burst: 100}
-)
+// FreePlan returns the Free plan: 60 requests a minute, bursts of 10.
+//
+// The published plans are functions, not variables, so that no package can
+// change a plan for every other one in the process.
+func FreePlan() Plan { return Plan{name: "free", perMinute: 60, burst: 10} }
 
-// EnterprisePlan returns the plan of an Enterprise account, whose limits are
-// agreed per account. perMinute and burst must be positive; [WithPlan]
-// reports an error otherwise.
-func EnterprisePlan(perMinute, burst int) Plan {
-	return Plan{name: "enterprise", perMinute: perMinute, burst: burst}
+// ProPlan returns the Pro plan: 300 requests a minute, bursts of 50.
+func ProPlan() Plan { return Plan{name: "pro", perMinute: 300, burst: 50} }
+
+// BusinessPlan returns the Business plan: 1,000 requests a minute, bursts
+// of 100.
+func BusinessPlan() Plan { return Plan{name: "business", perMinute: 1000, burst: 100} }
+
+// EnterprisePlan returns the plan of an Enterprise account, whose limits
+// are agreed per account. perMinute and burst must be positive; otherwise
+// it returns an error wrapping [ErrInvalidArgument].
+func EnterprisePlan(perMinute, burst int) (Plan, error) {
+	p := Plan{name: "enterprise", perMinute: perMinute, burst: burst}
+	if err := p.validate(); err != nil {
+		return Plan{}, err
+	}
+	return p, nil
 }
 
 // Name returns the plan's name: "free", "pro", "business" or "enterprise".
@@ -59,15 +68,19 @@ func (p Plan) validate() error {
 
 // Limiter paces requests on the client side. Wait blocks until one request
 // may be sent or ctx is done (then it returns an error). Every attempt,
-// retries included, waits once. *rate.Limiter satisfies it; a caller can plug
-// in its own, e.g. one shared by many processes.
+// retries included, waits once. [LocalLimiter] paces one process (it is
+// what [WithPlan] installs), redisstore.Limiter a fleet sharing a key;
+// *rate.Limiter satisfies it too, and a caller can plug in its own.
 type Limiter interface {
 	Wait(ctx context.Context) error
 }
 
-// NewLimiter returns a token bucket for the plan: it refills PerMinute/60
-// tokens a second, as the bucket the service keeps per key does, and holds
-// one token fewer than the plan's Burst (at least one).
+// LocalLimiter paces the requests of one process to a plan: a token bucket
+// that refills PerMinute/60 tokens a second, as the bucket the service
+// keeps per key does, and holds one token fewer than the plan's Burst (at
+// least one). Build one with [NewLocalLimiter] and give it to several
+// clients with [WithLimiter] to pace them together; [WithPlan] builds one
+// per client. It is safe for concurrent use.
 //
 // The token of headroom is what keeps a paced client free of 429s: the
 // service counts a request when it arrives, not when it was sent, so a
@@ -75,11 +88,46 @@ type Limiter interface {
 // earlier one slowed by a connection set-up, would otherwise find the
 // service's bucket a fraction of a token short. One token absorbs arrival
 // jitter of up to one refill interval (1 s on the Free plan).
-func NewLimiter(p Plan) (Limiter, error) {
+type LocalLimiter struct {
+	plan Plan
+	rl   *rate.Limiter
+}
+
+// NewLocalLimiter returns a LocalLimiter for the plan. A plan without a
+// positive rate and burst (the zero Plan) is an error wrapping
+// [ErrInvalidArgument].
+func NewLocalLimiter(p Plan) (*LocalLimiter, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return rate.NewLimiter(rate.Limit(float64(p.perMinute)/60), max(1, p.burst-1)), nil
+	return &LocalLimiter{plan: p, rl: rate.NewLimiter(rate.Limit(float64(p.perMinute)/60), max(1, p.burst-1))}, nil
+}
+
+// Plan returns the plan the limiter paces to.
+func (l *LocalLimiter) Plan() Plan { return l.plan }
+
+// Wait blocks until one request may be sent, or ctx is done. When the
+// wait would end after ctx's deadline it returns at once, with an error
+// wrapping [context.DeadlineExceeded]. A LocalLimiter not made by
+// NewLocalLimiter has no plan: its Wait fails with [ErrInvalidArgument].
+func (l *LocalLimiter) Wait(ctx context.Context) error {
+	if l.rl == nil {
+		return fmt.Errorf("%w: a LocalLimiter not made by NewLocalLimiter", ErrInvalidArgument)
+	}
+	return waitRate(ctx, l.rl)
+}
+
+// waitRate waits for rl. rate.Limiter refuses early when the wait would
+// pass ctx's deadline, with an error of its own; that is reported as the
+// deadline, so errors.Is(err, context.DeadlineExceeded) holds.
+func waitRate(ctx context.Context, rl *rate.Limiter) error {
+	err := rl.Wait(ctx)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		if _, ok := ctx.Deadline(); ok {
+			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+		}
+	}
+	return err
 }
 
 // RateLimit is the service's view of the key's rate limit, from the
@@ -161,16 +209,16 @@ func (e *limiterError) Unwrap() error { return e.err }
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if t.limiter != nil {
-		if err := t.limiter.Wait(ctx); err != nil {
-			// rate.Limiter refuses early when the wait would pass the
-			// deadline; report that as the deadline so errors.Is works.
-			// Only for rate.Limiter: another Limiter's own failure (e.g. a
-			// shared store that is down) is not a deadline.
-			if _, isRate := t.limiter.(*rate.Limiter); isRate && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-				if _, ok := ctx.Deadline(); ok {
-					err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
-				}
-			}
+		var err error
+		if rl, ok := t.limiter.(*rate.Limiter); ok {
+			// A caller's own *rate.Limiter gets the deadline reporting of
+			// LocalLimiter. Another Limiter's failure (e.g. a shared store
+			// that is down) is its own, not a deadline.
+			err = waitRate(ctx, rl)
+		} else {
+			err = t.limiter.Wait(ctx)
+		}
+		if err != nil {
 			if req.Body != nil {
 				req.Body.Close()
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,6 +17,16 @@ import (
 // *rate.Limiter is usable as a Limiter as it is.
 var _ Limiter = (*rate.Limiter)(nil)
 
+// enterprisePlan is EnterprisePlan for limits that must be accepted.
+func enterprisePlan(tb testing.TB, perMinute, burst int) Plan {
+	tb.Helper()
+	p, err := EnterprisePlan(perMinute, burst)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
 func TestPlans(t *testing.T) {
 	t.Parallel()
 	type plan struct {
@@ -24,7 +35,7 @@ func TestPlans(t *testing.T) {
 		String           string
 	}
 	got := []plan{}
-	for _, p := range []Plan{PlanFree, PlanPro, PlanBusiness, EnterprisePlan(5000, 400)} {
+	for _, p := range []Plan{FreePlan(), ProPlan(), BusinessPlan(), enterprisePlan(t, 5000, 400)} {
 		got = append(got, plan{p.Name(), p.PerMinute(), p.Burst(), p.String()})
 	}
 	want := []plan{
@@ -36,68 +47,73 @@ func TestPlans(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	l, err := NewLimiter(PlanPro)
+	l, err := NewLocalLimiter(ProPlan())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rl := l.(*rate.Limiter)
 	// One token below the plan's burst: the headroom for arrival jitter.
-	if rl.Burst() != 49 || rl.Limit() != 5 {
-		t.Errorf("pro limiter: burst %d, %v/s; want 49, 5/s", rl.Burst(), rl.Limit())
+	if l.rl.Burst() != 49 || l.rl.Limit() != 5 || l.Plan() != ProPlan() {
+		t.Errorf("pro limiter: burst %d, %v/s, plan %v; want 49, 5/s, pro", l.rl.Burst(), l.rl.Limit(), l.Plan())
 	}
-	if l, err := NewLimiter(EnterprisePlan(60, 1)); err != nil || l.(*rate.Limiter).Burst() != 1 {
+	if l, err := NewLocalLimiter(enterprisePlan(t, 60, 1)); err != nil || l.rl.Burst() != 1 {
 		t.Errorf("a burst-1 plan must still let one request through at once: %v", err)
 	}
-	for _, p := range []Plan{{}, EnterprisePlan(0, 1), EnterprisePlan(1, 0), EnterprisePlan(-1, 5)} {
-		if _, err := NewLimiter(p); !errors.Is(err, ErrInvalidArgument) {
-			t.Errorf("NewLimiter(%v) err = %v", p, err)
+	if _, err := NewLocalLimiter(Plan{}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("NewLocalLimiter(Plan{}) err = %v", err)
+	}
+	for _, limits := range [][2]int{{0, 1}, {1, 0}, {-1, 5}} {
+		if p, err := EnterprisePlan(limits[0], limits[1]); !errors.Is(err, ErrInvalidArgument) || p != (Plan{}) {
+			t.Errorf("EnterprisePlan(%d, %d) = %v, %v; want the zero Plan and ErrInvalidArgument", limits[0], limits[1], p, err)
 		}
 	}
 }
 
 func TestLimiterBurstThenWaits(t *testing.T) {
 	t.Parallel()
-	// One token a minute, burst 3 (so 2 in the client's bucket): two calls
-	// pass at once, the third must wait most of a minute, which a 150 ms
-	// deadline does not allow.
-	c, mt, rec := newTestClient(t, WithPlan(EnterprisePlan(1, 3)))
-	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(200, `{"id":"ctx_1"}`)))
-	for i := range 2 {
-		if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
-			t.Fatalf("call %d: %v", i, err)
+	synctest.Test(t, func(t *testing.T) {
+		// One token a minute, burst 3 (so 2 in the client's bucket): two
+		// calls pass at once, the third must wait most of a minute, which
+		// a 150 ms deadline does not allow: it is refused at once.
+		c, mt, rec := newTestClient(t, WithPlan(enterprisePlan(t, 1, 3)))
+		mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(200, `{"id":"ctx_1"}`)))
+		for i := range 2 {
+			if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
 		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := c.Contexts.Get(ctx, "ctx_1")
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("third call: err = %v, want context.DeadlineExceeded", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("the refused wait took %v", d)
-	}
-	if n := rec.count(); n != 2 {
-		t.Errorf("%d requests reached the server, want 2", n)
-	}
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := c.Contexts.Get(ctx, "ctx_1")
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("third call: err = %v, want context.DeadlineExceeded", err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the refused wait took %v, want none", d)
+		}
+		if n := rec.count(); n != 2 {
+			t.Errorf("%d requests reached the server, want 2", n)
+		}
+	})
 }
 
 func TestLimiterPacesRequests(t *testing.T) {
 	t.Parallel()
-	// 3000/min is one token every 20 ms; with burst 1, three calls need at
-	// least two refills. Only the lower bound is checked: it cannot be
-	// beaten, while an upper bound would fail on a busy machine.
-	c, mt, _ := newTestClient(t, WithPlan(EnterprisePlan(3000, 1)))
-	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", respond(200, `{"id":"ctx_1"}`))
-	start := time.Now()
-	for range 3 {
-		if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		// 3000/min is one token every 20 ms; with burst 1, three calls
+		// take exactly two refills on the bubble's clock.
+		c, mt, _ := newTestClient(t, WithPlan(enterprisePlan(t, 3000, 1)))
+		mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", respond(200, `{"id":"ctx_1"}`))
+		start := time.Now()
+		for range 3 {
+			if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if d := time.Since(start); d < 35*time.Millisecond {
-		t.Errorf("three calls took %v, want at least two 20 ms refills", d)
-	}
+		if d := time.Since(start); d != 40*time.Millisecond {
+			t.Errorf("three calls took %v, want two 20 ms refills", d)
+		}
+	})
 }
 
 // countingLimiter counts waits and lets each through, or fails with err.
@@ -168,38 +184,40 @@ func (l *signallingLimiter) Wait(ctx context.Context) error {
 
 func TestLimiterWaitHonoursCancel(t *testing.T) {
 	t.Parallel()
-	// One token a minute: the second call would wait 60 s.
-	inner, err := NewLimiter(EnterprisePlan(1, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim := &signallingLimiter{inner: inner, waiting: make(chan struct{}, 1)}
-	c, mt, rec := newTestClient(t, WithLimiter(lim))
-	mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(200, `{"id":"ctx_1"}`)))
-	if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
-		t.Fatal(err)
-	}
-	<-lim.waiting // drain the first call's signal
+	synctest.Test(t, func(t *testing.T) {
+		// One token a minute: the second call would wait 60 s.
+		inner, err := NewLocalLimiter(enterprisePlan(t, 1, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim := &signallingLimiter{inner: inner, waiting: make(chan struct{}, 1)}
+		c, mt, rec := newTestClient(t, WithLimiter(lim))
+		mt.RegisterResponder("GET", testBase+"/contexts/ctx_1", rec.wrap(respond(200, `{"id":"ctx_1"}`)))
+		if _, err := c.Contexts.Get(context.Background(), "ctx_1"); err != nil {
+			t.Fatal(err)
+		}
+		<-lim.waiting // drain the first call's signal
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Contexts.Get(ctx, "ctx_1")
-		done <- err
-	}()
-	<-lim.waiting
-	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, err := c.Contexts.Get(ctx, "ctx_1")
+			done <- err
+		}()
+		<-lim.waiting
+		synctest.Wait() // the call is blocked in the limiter
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the call did not return after cancel")
-	}
-	if n := rec.count(); n != 1 {
-		t.Errorf("%d requests, want 1", n)
-	}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the call returned %v after it started, want at once", d)
+		}
+		if n := rec.count(); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
 }
 
 func TestParseRateLimit(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/jarcoal/httpmock"
-	"golang.org/x/time/rate"
 )
 
 // TestREADMECodeCompiles keeps the README honest: every Go code block in it
@@ -200,8 +199,8 @@ func TestREADMERetryTable(t *testing.T) {
 }
 
 // TestREADMEPlanComments checks the numbers the README's snippets give for
-// a client's pacing (`WithPlan(contextsvc.PlanPro), // pace to …`) against
-// the bucket NewLimiter builds: its rate per minute and its size, which is
+// a client's pacing (`WithPlan(contextsvc.ProPlan()), // pace to …`) against
+// the bucket NewLocalLimiter builds: its rate per minute and its size, which is
 // one token less than the plan's burst.
 func TestREADMEPlanComments(t *testing.T) {
 	t.Parallel()
@@ -209,22 +208,22 @@ func TestREADMEPlanComments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans := map[string]contextsvc.Plan{"Free": contextsvc.PlanFree, "Pro": contextsvc.PlanPro, "Business": contextsvc.PlanBusiness}
-	comments := regexp.MustCompile(`WithPlan\(contextsvc\.Plan(\w+)\)[^\n]*//([^\n]*)`).FindAllStringSubmatch(string(readme), -1)
+	plans := map[string]contextsvc.Plan{"Free": contextsvc.FreePlan(), "Pro": contextsvc.ProPlan(), "Business": contextsvc.BusinessPlan()}
+	comments := regexp.MustCompile(`WithPlan\(contextsvc\.(\w+)Plan\(\)\)[^\n]*//([^\n]*)`).FindAllStringSubmatch(string(readme), -1)
 	if len(comments) == 0 {
 		t.Fatal("README.md has no WithPlan snippet with a comment")
 	}
 	for _, m := range comments {
 		plan, ok := plans[m[1]]
 		if !ok {
-			t.Errorf("README: WithPlan(contextsvc.Plan%s): no such plan", m[1])
+			t.Errorf("README: WithPlan(contextsvc.%sPlan()): no such plan", m[1])
 			continue
 		}
-		lim, err := contextsvc.NewLimiter(plan)
+		lim, err := contextsvc.NewLocalLimiter(plan)
 		if err != nil {
 			t.Fatal(err)
 		}
-		bucket := lim.(*rate.Limiter).Burst()
+		bucket := contextsvc.BucketSize(lim)
 		for _, s := range regexp.MustCompile(`\d+`).FindAllString(m[2], -1) {
 			if n, _ := strconv.Atoi(s); n != plan.PerMinute() && n != bucket {
 				t.Errorf("README: %q: %d is neither the rate per minute (%d) nor the bucket's size (%d)", strings.TrimSpace(m[0]), n, plan.PerMinute(), bucket)

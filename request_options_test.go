@@ -10,7 +10,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -361,63 +363,71 @@ func TestWithRequestMaxRetries(t *testing.T) {
 }
 
 // TestWithAttemptTimeout: an attempt that hangs is cut and retried; the
-// next one, answered at once, succeeds. No timing is asserted: the time-out
-// is what lets the call end at all.
+// next one, answered at once, succeeds. It runs in a synctest bubble over
+// net/http's transport and server on an in-memory network, so the
+// time-out is exact and no wall-clock time passes.
 func TestWithAttemptTimeout(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	calls := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		calls++
-		n := calls
-		mu.Unlock()
-		if n == 1 {
-			<-r.Context().Done() // hangs until the client gives up
-			return
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		calls := 0
+		_, hc := servePipe(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			calls++
+			n := calls
+			mu.Unlock()
+			if n == 1 {
+				<-r.Context().Done() // hangs until the client gives up
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			if r.URL.Path == "/v1/contexts/ctx_1/export" {
+				io.WriteString(w, strings.Repeat("x", 100_000))
+				return
+			}
+			io.WriteString(w, ctx1JSON)
+		}))
+		c, err := NewClient(testKey, WithBaseURL(pipeBase), WithHTTPClient(hc), WithRetryWait(time.Millisecond, time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == "/v1/contexts/ctx_1/export" {
-			io.WriteString(w, strings.Repeat("x", 100_000))
-			return
+		var resp Response
+		start := time.Now()
+		got, err := c.Contexts.Get(context.Background(), "ctx_1", WithAttemptTimeout(200*time.Millisecond), WithResponseInto(&resp))
+		if err != nil {
+			t.Fatal(err)
 		}
-		io.WriteString(w, ctx1JSON)
-	}))
-	defer srv.Close()
-	c, err := NewClient(testKey, WithBaseURL(srv.URL+"/v1"), WithRetryWait(time.Millisecond, time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var resp Response
-	got, err := c.Contexts.Get(context.Background(), "ctx_1", WithAttemptTimeout(200*time.Millisecond), WithResponseInto(&resp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.ID != "ctx_1" || resp.Attempts != 2 {
-		t.Errorf("got %q after %d attempts, want ctx_1 after 2", got.ID, resp.Attempts)
-	}
-	// A streamed export stays readable after the call returns: the
-	// time-out ends when its body is closed, not when Export returns.
-	exp, err := c.Contexts.Export(context.Background(), "ctx_1", ExportOptions{}, WithAttemptTimeout(time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := io.Copy(io.Discard, exp.Body)
-	exp.Body.Close()
-	if err != nil || n != 100_000 {
-		t.Errorf("export body: %d bytes, %v", n, err)
-	}
-	// Every attempt timing out: a deadline error, not the caller's context.
-	mt := httpmock.NewMockTransport()
-	mt.RegisterNoResponder(func(r *http.Request) (*http.Response, error) {
-		<-r.Context().Done()
-		return nil, r.Context().Err()
+		if got.ID != "ctx_1" || resp.Attempts != 2 {
+			t.Errorf("got %q after %d attempts, want ctx_1 after 2", got.ID, resp.Attempts)
+		}
+		// The hanging attempt's 200 ms, then the 1 ms back-off.
+		if d := time.Since(start); d != 201*time.Millisecond {
+			t.Errorf("the call took %v, want 201ms", d)
+		}
+		// A streamed export stays readable after the call returns: the
+		// time-out ends when its body is closed, not when Export returns.
+		exp, err := c.Contexts.Export(context.Background(), "ctx_1", nil, WithAttemptTimeout(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, exp.Body)
+		exp.Body.Close()
+		if err != nil || n != 100_000 {
+			t.Errorf("export body: %d bytes, %v", n, err)
+		}
+		// Every attempt timing out: a deadline error, not the caller's
+		// context.
+		mt := httpmock.NewMockTransport()
+		mt.RegisterNoResponder(func(r *http.Request) (*http.Response, error) {
+			<-r.Context().Done()
+			return nil, r.Context().Err()
+		})
+		c, _ = NewClient(testKey, WithBaseURL(testBase), WithHTTPClient(&http.Client{Transport: mt}), WithRetryWait(time.Millisecond, time.Millisecond), WithMaxRetries(1))
+		_, err = c.Contexts.Get(context.Background(), "ctx_1", WithAttemptTimeout(10*time.Millisecond), WithResponseInto(&resp))
+		if !errors.Is(err, context.DeadlineExceeded) || resp.Attempts != 2 {
+			t.Errorf("err = %v after %d attempts, want DeadlineExceeded after 2", err, resp.Attempts)
+		}
 	})
-	c, _ = NewClient(testKey, WithBaseURL(testBase), WithHTTPClient(&http.Client{Transport: mt}), WithRetryWait(time.Millisecond, time.Millisecond), WithMaxRetries(1))
-	_, err = c.Contexts.Get(context.Background(), "ctx_1", WithAttemptTimeout(10*time.Millisecond), WithResponseInto(&resp))
-	if !errors.Is(err, context.DeadlineExceeded) || resp.Attempts != 2 {
-		t.Errorf("err = %v after %d attempts, want DeadlineExceeded after 2", err, resp.Attempts)
-	}
 }
 
 func TestDeleteAfterLostAnswer(t *testing.T) {
@@ -504,39 +514,35 @@ func TestDeleteAfterResetOverRealHTTP(t *testing.T) {
 // TestDeleteAfterAttemptTimeoutWhileConnecting: an attempt that
 // WithAttemptTimeout ends while net/http's transport is still connecting
 // sent nothing, so a 404 on the next attempt is the context's own answer:
-// ErrNotFound, not a success made up from a lost answer.
+// ErrNotFound, not a success made up from a lost answer. The transport is
+// net/http's, on an in-memory network in a synctest bubble: the time-out
+// is exact, and no wall-clock time passes.
 func TestDeleteAfterAttemptTimeoutWhileConnecting(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusNotFound) // no such context, ever
-	}))
-	defer srv.Close()
-	var mu sync.Mutex
-	dials := 0
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		mu.Lock()
-		dials++
-		n := dials
-		mu.Unlock()
-		if n == 1 {
-			// A connection that never completes, until the attempt's
-			// time-out ends the wait.
-			<-ctx.Done()
-			return nil, ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		pn, hc := servePipe(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNotFound) // no such context, ever
+		}))
+		var dials atomic.Int32
+		pn.dial = func(ctx context.Context, connect func() (net.Conn, error)) (net.Conn, error) {
+			if dials.Add(1) == 1 {
+				// A connection that never completes, until the attempt's
+				// time-out ends the wait.
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return connect()
 		}
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}}
-	defer tr.CloseIdleConnections()
-	c, err := NewClient(testKey, WithBaseURL(srv.URL+"/v1"), WithHTTPClient(&http.Client{Transport: tr}),
-		WithRetryWait(time.Millisecond, time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var resp Response
-	res, err := c.Contexts.Delete(context.Background(), "ctx_missing", WithAttemptTimeout(250*time.Millisecond), WithResponseInto(&resp))
-	if !errors.Is(err, ErrNotFound) || resp.Attempts != 2 {
-		t.Errorf("Delete: %+v, %v after %d attempts; want ErrNotFound after 2 (the first never connected)", res, err, resp.Attempts)
-	}
+		c, err := NewClient(testKey, WithBaseURL(pipeBase), WithHTTPClient(hc), WithRetryWait(time.Millisecond, time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resp Response
+		res, err := c.Contexts.Delete(context.Background(), "ctx_missing", WithAttemptTimeout(250*time.Millisecond), WithResponseInto(&resp))
+		if !errors.Is(err, ErrNotFound) || resp.Attempts != 2 {
+			t.Errorf("Delete: %+v, %v after %d attempts; want ErrNotFound after 2 (the first never connected)", res, err, resp.Attempts)
+		}
+	})
 }
 
 // unreadable is a request body whose reading fails.

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -39,8 +42,10 @@ const (
 	webhookRememberSlack = time.Second
 )
 
-// WebhookOption configures the handler made by [NewWebhookHandler].
-type WebhookOption func(*webhookConfig)
+// WebhookOption configures the handler made by [NewWebhookHandler]. An
+// option given a value it cannot use makes NewWebhookHandler return an
+// error wrapping [ErrInvalidArgument].
+type WebhookOption func(*webhookConfig) error
 
 type webhookConfig struct {
 	secrets    []string
@@ -55,89 +60,116 @@ type webhookConfig struct {
 }
 
 // WithWebhookSecrets adds secrets that are also accepted, for rotation:
-// while the service changes over to a new secret, accept both.
+// while the service changes over to a new secret, accept both. An empty
+// secret among them is an error.
 func WithWebhookSecrets(secrets ...string) WebhookOption {
-	return func(c *webhookConfig) { c.secrets = append(c.secrets, secrets...) }
+	return func(c *webhookConfig) error {
+		if slices.Contains(secrets, "") {
+			return fmt.Errorf("%w: WithWebhookSecrets: an empty secret (an unset variable?) would let anyone sign", ErrInvalidArgument)
+		}
+		c.secrets = append(c.secrets, secrets...)
+		return nil
+	}
 }
 
 // WithSignatureHeader sets the name of the signature header (default
-// [DefaultSignatureHeader]).
+// [DefaultSignatureHeader]). An empty name, or one a header cannot have,
+// is an error.
 func WithSignatureHeader(name string) WebhookOption {
-	return func(c *webhookConfig) {
-		if name != "" {
-			c.header = name
+	return func(c *webhookConfig) error {
+		if name == "" || strings.ContainsFunc(name, func(r rune) bool { return !isTokenChar(r) }) {
+			return fmt.Errorf("%w: WithSignatureHeader(%q): not a header name", ErrInvalidArgument, name)
 		}
+		c.header = name
+		return nil
 	}
 }
 
 // WithMaxBodyBytes sets the largest body read (default
-// [DefaultWebhookMaxBodyBytes]); a larger one is answered 413. n <= 0 keeps the
-// default.
+// [DefaultWebhookMaxBodyBytes]); a larger one is answered 413. n must be
+// positive.
 func WithMaxBodyBytes(n int64) WebhookOption {
-	return func(c *webhookConfig) {
-		if n > 0 {
-			c.maxBody = n
+	return func(c *webhookConfig) error {
+		if n <= 0 {
+			return fmt.Errorf("%w: WithMaxBodyBytes(%d): must be positive", ErrInvalidArgument, n)
 		}
+		c.maxBody = n
+		return nil
 	}
 }
 
 // WithWebhookLogger sets the logger for refused and failed deliveries
-// (default: none). Logs carry event ids, types and reasons, never secrets,
-// signatures or bodies.
+// (default, and nil: none). Logs carry event ids, types and reasons, never
+// secrets, signatures or bodies.
 func WithWebhookLogger(l *slog.Logger) WebhookOption {
-	return func(c *webhookConfig) {
-		if l != nil {
-			c.logger = l
+	return func(c *webhookConfig) error {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
 		}
+		c.logger = l
+		return nil
 	}
 }
 
 // WithReplayWindow sets how old (past) and how far in the future (future)
 // an event's timestamp may be; the defaults are [DefaultReplayWindow] and
 // [DefaultFutureSkew]. The timestamp is inside the signed bytes, so it
-// cannot be changed without breaking the signature. A past of 0 or less
-// turns replay protection off: no time check and no deduplication. A
-// negative future is taken as 0.
+// cannot be changed without breaking the signature. A past of 0 turns
+// replay protection off: no time check and no deduplication. A negative
+// past or future is an error.
 func WithReplayWindow(past, future time.Duration) WebhookOption {
-	return func(c *webhookConfig) {
-		c.window = past
-		c.future = max(future, 0)
+	return func(c *webhookConfig) error {
+		if past < 0 || future < 0 {
+			return fmt.Errorf("%w: WithReplayWindow(%v, %v): must not be negative (a past of 0 turns the check off)", ErrInvalidArgument, past, future)
+		}
+		c.window, c.future = past, future
+		return nil
 	}
 }
 
 // WithDeduper sets where handled event ids are remembered (default: a
-// [NewMemoryDeduper] of [DefaultMemoryDeduperSize] ids on the handler's
+// [MemoryDeduper] of [DefaultMemoryDeduperSize] ids on the handler's
 // clock). Receivers with several replicas pass a shared one, such as
 // redisstore.NewDeduper. nil turns deduplication off while keeping the
 // time check.
 func WithDeduper(d Deduper) WebhookOption {
-	return func(c *webhookConfig) { c.deduper, c.deduperSet = d, true }
-}
-
-// WithWebhookClock sets the handler's clock (default time.Now), for tests
-// of the replay window.
-func WithWebhookClock(now func() time.Time) WebhookOption {
-	return func(c *webhookConfig) {
-		if now != nil {
-			c.now = now
-		}
+	return func(c *webhookConfig) error {
+		c.deduper, c.deduperSet = d, true
+		return nil
 	}
 }
 
-// webhookHandler is the http.Handler made by NewWebhookHandler.
-type webhookHandler struct {
+// WithWebhookClock sets the handler's clock (default time.Now), for tests
+// of the replay window. nil is an error.
+func WithWebhookClock(now func() time.Time) WebhookOption {
+	return func(c *webhookConfig) error {
+		if now == nil {
+			return fmt.Errorf("%w: WithWebhookClock(nil)", ErrInvalidArgument)
+		}
+		c.now = now
+		return nil
+	}
+}
+
+// WebhookHandler is the [net/http.Handler] made by [NewWebhookHandler]: it
+// receives the service's webhook deliveries. It is safe for concurrent use.
+type WebhookHandler struct {
 	cfg    webhookConfig
 	verify *verifier
 	fn     func(context.Context, *Event) error
 	bufs   sync.Pool // of *bytes.Buffer
 }
 
-// NewWebhookHandler returns an http.Handler that receives the service's
-// webhook deliveries and calls fn once per verified event. Mounting it
-// takes three lines:
+// NewWebhookHandler returns a handler that receives the service's webhook
+// deliveries and calls fn once per verified event. Mounting it takes a few
+// lines:
 //
 //	secret := os.Getenv("CONTEXTSVC_WEBHOOK_SECRET")
-//	http.Handle("/webhooks/contextsvc", contextsvc.NewWebhookHandler(secret, handleEvent))
+//	h, err := contextsvc.NewWebhookHandler(secret, handleEvent)
+//	if err != nil {
+//		log.Fatal(err) // no secret, or a bad option
+//	}
+//	http.Handle("/webhooks/contextsvc", h)
 //	log.Fatal(http.ListenAndServe(":8080", nil))
 //
 // where handleEvent is a func(context.Context, *contextsvc.Event) error.
@@ -162,11 +194,20 @@ type webhookHandler struct {
 // fn runs with the request's context. An attempt holds its event id for
 // at most 10 minutes (the claim's lease, see [Deduper]); fn should finish
 // well within that, and within the sender's time-out: past it, another
-// attempt may claim the event and run fn again. The signing secret is secret plus
-// any given with [WithWebhookSecrets]. If none is set, or one is empty, or
-// fn is nil, every request is answered 500 and logged: a misconfigured
-// receiver must neither accept forged deliveries nor drop real ones.
-func NewWebhookHandler(secret string, fn func(context.Context, *Event) error, opts ...WebhookOption) http.Handler {
+// attempt may claim the event and run fn again. The signing secret is
+// secret plus any given with [WithWebhookSecrets].
+//
+// An empty secret (an unset environment variable, typically), a nil fn or
+// an option given a value it cannot use is an error wrapping
+// [ErrInvalidArgument]: a receiver that would accept forged deliveries, or
+// drop real ones, does not start.
+func NewWebhookHandler(secret string, fn func(context.Context, *Event) error, opts ...WebhookOption) (*WebhookHandler, error) {
+	if secret == "" {
+		return nil, fmt.Errorf("%w: NewWebhookHandler: empty webhook secret (an unset variable?) would let anyone sign", ErrInvalidArgument)
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("%w: NewWebhookHandler: nil function", ErrInvalidArgument)
+	}
 	cfg := webhookConfig{
 		secrets: []string{secret},
 		header:  DefaultSignatureHeader,
@@ -177,35 +218,36 @@ func NewWebhookHandler(secret string, fn func(context.Context, *Event) error, op
 		now:     time.Now,
 	}
 	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
 		}
 	}
 	if !cfg.deduperSet {
-		cfg.deduper = NewMemoryDeduper(0, cfg.now)
+		cfg.deduper = newMemoryDeduper(DefaultMemoryDeduperSize, cfg.now)
 	}
 	if cfg.window <= 0 {
 		cfg.deduper = nil
 	}
-	h := &webhookHandler{cfg: cfg, verify: newVerifier(cfg.secrets), fn: fn}
+	h := &WebhookHandler{cfg: cfg, verify: newVerifier(cfg.secrets), fn: fn}
 	h.bufs.New = func() any { return new(bytes.Buffer) }
-	if h.verify.bad || fn == nil {
-		cfg.logger.Error("contextsvc webhook handler misconfigured: no secret, an empty secret, or no function; every delivery will be answered 500")
-	}
-	return h
+	return h, nil
 }
 
-// ServeHTTP implements http.Handler.
-func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP implements [net/http.Handler].
+func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log := h.cfg.logger
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if h.verify.bad || h.fn == nil {
-		log.Error("contextsvc webhook delivery refused: handler misconfigured (no secret, an empty secret, or no function)")
-		http.Error(w, "receiver misconfigured", http.StatusInternalServerError)
+	if h.verify == nil {
+		// A WebhookHandler not made by NewWebhookHandler has no secret:
+		// refuse rather than accept or drop anything.
+		http.Error(w, "receiver misconfigured: use NewWebhookHandler", http.StatusInternalServerError)
 		return
 	}
 
@@ -260,7 +302,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	d := h.cfg.deduper
-	var claimToken string
+	var claimToken ClaimToken
 	if d != nil {
 		res, token, err := d.Claim(r.Context(), ev.ID, webhookClaimLease)
 		if err != nil {
@@ -306,7 +348,7 @@ func (h *webhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // call runs fn and, if the event id was claimed (with token), releases the
 // claim unless fn succeeded, also when fn panics (the panic goes on to
 // net/http).
-func (h *webhookHandler) call(ctx context.Context, ev *Event, token string) (err error) {
+func (h *WebhookHandler) call(ctx context.Context, ev *Event, token ClaimToken) (err error) {
 	if h.cfg.deduper != nil {
 		ok := false
 		defer func() {

@@ -47,7 +47,7 @@ func BenchmarkWebhookHandler(b *testing.B) {
 				b.Fatal(err)
 			}
 			clk := newTestClock(ev.Timestamp)
-			h := NewWebhookHandler(secret, func(context.Context, *Event) error { return nil },
+			h := newHandler(b, secret, func(context.Context, *Event) error { return nil },
 				WithWebhookClock(clk.Now), WithDeduper(nil), WithMaxBodyBytes(2<<20))
 			r, err := http.NewRequest(http.MethodPost, "/webhooks", nil)
 			if err != nil {

@@ -65,7 +65,7 @@ func TestWebhookHandlerSuccess(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
 	var rc eventRecorder
-	h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now))
+	h := newHandler(t, testSecret, rc.fn, WithWebhookClock(clk.Now))
 	body := eventBody("evt_ok", testStart)
 	w := deliver(t, h, body, Sign(body, testSecret))
 	if w.Code != http.StatusOK {
@@ -122,7 +122,7 @@ func TestWebhookHandlerRefusals(t *testing.T) {
 			clk := newTestClock(testStart)
 			var rc eventRecorder
 			opts := append([]WebhookOption{WithWebhookClock(clk.Now), WithWebhookLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))}, tc.opts...)
-			h := NewWebhookHandler(testSecret, rc.fn, opts...)
+			h := newHandler(t, testSecret, rc.fn, opts...)
 			r := httptest.NewRequest(tc.method, "/webhooks", bytes.NewReader(tc.body))
 			if tc.sig != "" {
 				r.Header.Set(DefaultSignatureHeader, tc.sig)
@@ -168,7 +168,7 @@ func TestWebhookHandlerRefusals(t *testing.T) {
 func TestWebhookHandlerNilBody(t *testing.T) {
 	t.Parallel()
 	var rc eventRecorder
-	h := NewWebhookHandler(testSecret, rc.fn)
+	h := newHandler(t, testSecret, rc.fn)
 	r := &http.Request{Method: http.MethodPost, Header: http.Header{DefaultSignatureHeader: {Sign(nil, testSecret)}}}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
@@ -182,12 +182,12 @@ func TestWebhookHandlerBodyLimitEdge(t *testing.T) {
 	clk := newTestClock(testStart)
 	var rc eventRecorder
 	body := eventBody("evt_edge", testStart)
-	h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now), WithMaxBodyBytes(int64(len(body))))
+	h := newHandler(t, testSecret, rc.fn, WithWebhookClock(clk.Now), WithMaxBodyBytes(int64(len(body))))
 	if w := deliver(t, h, body, Sign(body, testSecret)); w.Code != http.StatusOK {
 		t.Fatalf("body of exactly the limit: status %d", w.Code)
 	}
 	// Default limit, over a real connection (no Content-Length trust).
-	srv := httptest.NewServer(NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now)))
+	srv := httptest.NewServer(newHandler(t, testSecret, rc.fn, WithWebhookClock(clk.Now)))
 	defer srv.Close()
 	big := bytes.Repeat([]byte("x"), DefaultWebhookMaxBodyBytes+1)
 	resp, err := srv.Client().Post(srv.URL, "application/json", bytes.NewReader(big))
@@ -204,7 +204,7 @@ func TestWebhookHandlerCustomHeaderAndRotation(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
 	var rc eventRecorder
-	h := NewWebhookHandler("whsec_new", rc.fn, WithWebhookClock(clk.Now),
+	h := newHandler(t, "whsec_new", rc.fn, WithWebhookClock(clk.Now),
 		WithWebhookSecrets("whsec_old"), WithSignatureHeader("X-Acme-Signature"))
 	for i, secret := range []string{"whsec_new", "whsec_old", "whsec_retired"} {
 		body := eventBody(fmt.Sprintf("evt_rot_%d", i), testStart)
@@ -251,7 +251,7 @@ func TestWebhookHandlerReplayWindow(t *testing.T) {
 			t.Parallel()
 			clk := newTestClock(testStart)
 			var rc eventRecorder
-			h := NewWebhookHandler(testSecret, rc.fn, append([]WebhookOption{WithWebhookClock(clk.Now)}, tc.opts...)...)
+			h := newHandler(t, testSecret, rc.fn, append([]WebhookOption{WithWebhookClock(clk.Now)}, tc.opts...)...)
 			body := eventBody("evt_w", testStart.Add(-tc.age))
 			w := deliver(t, h, body, Sign(body, testSecret))
 			if w.Code != tc.status {
@@ -268,7 +268,7 @@ func TestWebhookHandlerDuplicatesAndRetries(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
 	var rc eventRecorder
-	h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now))
+	h := newHandler(t, testSecret, rc.fn, WithWebhookClock(clk.Now))
 	body := eventBody("evt_dup", testStart)
 	sig := Sign(body, testSecret)
 
@@ -329,7 +329,7 @@ func TestWebhookHandlerConcurrentDuplicate(t *testing.T) {
 		}
 		return nil
 	}
-	h := NewWebhookHandler(testSecret, fn, WithWebhookClock(clk.Now))
+	h := newHandler(t, testSecret, fn, WithWebhookClock(clk.Now))
 	body := eventBody("evt_conc", testStart)
 	sig := Sign(body, testSecret)
 
@@ -354,7 +354,7 @@ func TestWebhookHandlerConcurrentDuplicate(t *testing.T) {
 func TestWebhookHandlerManyConcurrentDuplicates(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
-	h := NewWebhookHandler(testSecret, func(context.Context, *Event) error { calls.Add(1); return nil })
+	h := newHandler(t, testSecret, func(context.Context, *Event) error { calls.Add(1); return nil })
 	body := eventBody("evt_many", time.Now())
 	sig := Sign(body, testSecret)
 	var wg sync.WaitGroup
@@ -384,7 +384,7 @@ func TestWebhookHandlerPanicReleasesClaim(t *testing.T) {
 		}
 		return nil
 	}
-	h := NewWebhookHandler(testSecret, fn, WithWebhookClock(clk.Now))
+	h := newHandler(t, testSecret, fn, WithWebhookClock(clk.Now))
 	body := eventBody("evt_panic", testStart)
 	sig := Sign(body, testSecret)
 	func() {
@@ -402,28 +402,57 @@ func TestWebhookHandlerPanicReleasesClaim(t *testing.T) {
 
 func TestWebhookHandlerMisconfigured(t *testing.T) {
 	t.Parallel()
-	body := eventBody("evt_cfg", time.Now())
 	var rc eventRecorder
 	cases := []struct {
 		name   string
-		h      http.Handler
-		signer string
+		secret string
+		fn     func(context.Context, *Event) error
+		opts   []WebhookOption
+		want   string
 	}{
-		{"empty secret", NewWebhookHandler("", rc.fn), ""},
-		{"empty extra secret", NewWebhookHandler(testSecret, rc.fn, WithWebhookSecrets("")), testSecret},
-		{"nil fn", NewWebhookHandler(testSecret, nil), testSecret},
+		{"empty secret", "", rc.fn, nil, "empty webhook secret"},
+		{"nil fn", testSecret, nil, nil, "nil function"},
+		{"empty extra secret", testSecret, rc.fn, []WebhookOption{WithWebhookSecrets("whsec_old", "")}, "WithWebhookSecrets"},
+		{"empty signature header", testSecret, rc.fn, []WebhookOption{WithSignatureHeader("")}, "WithSignatureHeader"},
+		{"signature header with a space", testSecret, rc.fn, []WebhookOption{WithSignatureHeader("X Sig")}, "WithSignatureHeader"},
+		{"zero body limit", testSecret, rc.fn, []WebhookOption{WithMaxBodyBytes(0)}, "WithMaxBodyBytes(0)"},
+		{"negative body limit", testSecret, rc.fn, []WebhookOption{WithMaxBodyBytes(-1)}, "WithMaxBodyBytes(-1)"},
+		{"negative window", testSecret, rc.fn, []WebhookOption{WithReplayWindow(-time.Second, 0)}, "WithReplayWindow"},
+		{"negative future", testSecret, rc.fn, []WebhookOption{WithReplayWindow(time.Hour, -time.Second)}, "WithReplayWindow"},
+		{"nil clock", testSecret, rc.fn, []WebhookOption{WithWebhookClock(nil)}, "WithWebhookClock(nil)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if w := deliver(t, tc.h, body, Sign(body, tc.signer)); w.Code != http.StatusInternalServerError {
-				t.Errorf("status %d, want 500", w.Code)
+			h, err := NewWebhookHandler(tc.secret, tc.fn, tc.opts...)
+			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), tc.want) || h != nil {
+				t.Fatalf("NewWebhookHandler = %v, %v; want nil and an ErrInvalidArgument saying %q", h, err, tc.want)
+			}
+			if strings.Contains(err.Error(), testSecret) {
+				t.Errorf("the error shows the secret: %v", err)
 			}
 		})
+	}
+
+	// A WebhookHandler not made by NewWebhookHandler refuses every
+	// delivery rather than panicking, accepting or dropping it.
+	body := eventBody("evt_cfg", time.Now())
+	if w := deliver(t, &WebhookHandler{}, body, Sign(body, testSecret)); w.Code != http.StatusInternalServerError {
+		t.Errorf("zero WebhookHandler: status %d, want 500", w.Code)
 	}
 	if rc.calls() != 0 {
 		t.Errorf("fn called %d times", rc.calls())
 	}
+}
+
+// newHandler is NewWebhookHandler for options that must be accepted.
+func newHandler(tb testing.TB, secret string, fn func(context.Context, *Event) error, opts ...WebhookOption) *WebhookHandler {
+	tb.Helper()
+	h, err := NewWebhookHandler(secret, fn, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
 }
 
 // stubDeduper is a Deduper whose calls can fail and are recorded.
@@ -431,24 +460,24 @@ type stubDeduper struct {
 	claimErr, commitErr error
 	commitCtxErr        error
 	commits, releases   atomic.Int32
-	tokens              []string // passed to Commit and Release
+	tokens              []ClaimToken // passed to Commit and Release
 }
 
-func (s *stubDeduper) Claim(context.Context, string, time.Duration) (ClaimResult, string, error) {
+func (s *stubDeduper) Claim(context.Context, string, time.Duration) (ClaimResult, ClaimToken, error) {
 	if s.claimErr != nil {
 		return 0, "", s.claimErr
 	}
 	return ClaimAcquired, "stub-token", nil
 }
 
-func (s *stubDeduper) Commit(ctx context.Context, _, token string, _ time.Duration) error {
+func (s *stubDeduper) Commit(ctx context.Context, _ string, token ClaimToken, _ time.Duration) error {
 	s.commits.Add(1)
 	s.commitCtxErr = ctx.Err()
 	s.tokens = append(s.tokens, token)
 	return s.commitErr
 }
 
-func (s *stubDeduper) Release(_ context.Context, _, token string) error {
+func (s *stubDeduper) Release(_ context.Context, _ string, token ClaimToken) error {
 	s.releases.Add(1)
 	s.tokens = append(s.tokens, token)
 	return nil
@@ -464,7 +493,7 @@ func TestWebhookHandlerDeduperErrors(t *testing.T) {
 		t.Parallel()
 		var rc eventRecorder
 		d := &stubDeduper{claimErr: errors.New("redis down")}
-		h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(d))
+		h := newHandler(t, testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(d))
 		if w := deliver(t, h, body, sig); w.Code != http.StatusInternalServerError || rc.calls() != 0 {
 			t.Errorf("status %d, calls %d; want 500 and no call", w.Code, rc.calls())
 		}
@@ -473,7 +502,7 @@ func TestWebhookHandlerDeduperErrors(t *testing.T) {
 		t.Parallel()
 		var rc eventRecorder
 		d := &stubDeduper{commitErr: errors.New("redis down")}
-		h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(d))
+		h := newHandler(t, testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(d))
 		if w := deliver(t, h, body, sig); w.Code != http.StatusOK || rc.calls() != 1 {
 			t.Errorf("status %d, calls %d; want 200 (fn succeeded)", w.Code, rc.calls())
 		}
@@ -482,7 +511,7 @@ func TestWebhookHandlerDeduperErrors(t *testing.T) {
 		t.Parallel()
 		d := &stubDeduper{}
 		ctx, cancel := context.WithCancel(context.Background())
-		h := NewWebhookHandler(testSecret, func(context.Context, *Event) error { cancel(); return nil },
+		h := newHandler(t, testSecret, func(context.Context, *Event) error { cancel(); return nil },
 			WithWebhookClock(clk.Now), WithDeduper(d))
 		r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/", bytes.NewReader(body))
 		r.Header.Set(DefaultSignatureHeader, sig)
@@ -490,26 +519,26 @@ func TestWebhookHandlerDeduperErrors(t *testing.T) {
 		if d.commits.Load() != 1 || d.commitCtxErr != nil {
 			t.Errorf("commits %d, ctx err %v; want 1, nil", d.commits.Load(), d.commitCtxErr)
 		}
-		if diff := cmp.Diff([]string{"stub-token"}, d.tokens); diff != "" {
+		if diff := cmp.Diff([]ClaimToken{"stub-token"}, d.tokens); diff != "" {
 			t.Errorf("tokens given to Commit (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("release on failure", func(t *testing.T) {
 		t.Parallel()
 		d := &stubDeduper{}
-		h := NewWebhookHandler(testSecret, func(context.Context, *Event) error { return io.ErrUnexpectedEOF },
+		h := newHandler(t, testSecret, func(context.Context, *Event) error { return io.ErrUnexpectedEOF },
 			WithWebhookClock(clk.Now), WithDeduper(d))
 		if w := deliver(t, h, body, sig); w.Code != http.StatusInternalServerError || d.releases.Load() != 1 || d.commits.Load() != 0 {
 			t.Errorf("status %d, releases %d, commits %d", w.Code, d.releases.Load(), d.commits.Load())
 		}
-		if diff := cmp.Diff([]string{"stub-token"}, d.tokens); diff != "" {
+		if diff := cmp.Diff([]ClaimToken{"stub-token"}, d.tokens); diff != "" {
 			t.Errorf("tokens given to Release (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("nil deduper: no deduplication", func(t *testing.T) {
 		t.Parallel()
 		var rc eventRecorder
-		h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(nil))
+		h := newHandler(t, testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(nil))
 		deliver(t, h, body, sig)
 		deliver(t, h, body, sig)
 		if rc.calls() != 2 {
@@ -524,7 +553,7 @@ func TestWebhookHandlerOverHTTP(t *testing.T) {
 	t.Parallel()
 	var rc eventRecorder
 	mux := http.NewServeMux()
-	mux.Handle("/webhooks/contextsvc", NewWebhookHandler(testSecret, rc.fn))
+	mux.Handle("/webhooks/contextsvc", newHandler(t, testSecret, rc.fn))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
@@ -557,8 +586,8 @@ func TestWebhookHandlerRemembersThroughWindow(t *testing.T) {
 	t.Parallel()
 	clk := newTestClock(testStart)
 	var rc eventRecorder
-	d := NewMemoryDeduper(0, clk.Now)
-	h := NewWebhookHandler(testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(d))
+	d := newDeduper(t, DefaultMemoryDeduperSize, clk.Now)
+	h := newHandler(t, testSecret, rc.fn, WithWebhookClock(clk.Now), WithDeduper(d))
 	body := eventBody("evt_edge_dup", testStart)
 	sig := Sign(body, testSecret)
 	if w := deliver(t, h, body, sig); w.Code != http.StatusOK {

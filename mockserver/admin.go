@@ -580,7 +580,8 @@ func (s *Server) adminReset(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// faultJSON is a Fault on the wire; latency in milliseconds.
+// faultJSON is a Fault on the wire; latency in milliseconds, retryAfter
+// in seconds.
 type faultJSON struct {
 	Method     string `json:"method,omitempty"`
 	Path       string `json:"path,omitempty"`
@@ -598,7 +599,7 @@ func (f faultJSON) MarshalJSON() ([]byte, error) {
 }
 
 func toFaultJSON(f Fault) faultJSON {
-	return faultJSON{Method: f.Method, Path: f.Path, Status: f.Status, RetryAfter: f.RetryAfter,
+	return faultJSON{Method: f.Method, Path: f.Path, Status: f.Status, RetryAfter: int(f.RetryAfter / time.Second),
 		LatencyMs: f.Latency.Milliseconds(), Times: f.Times, Mode: string(f.Mode)}
 }
 
@@ -644,7 +645,7 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 			ft.Mode = FaultMode(v)
 		}
 	}
-	var latencyMs int
+	var latencyMs, retryAfter int
 	for _, p := range []struct {
 		name     string
 		v        *int
@@ -653,7 +654,7 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 		// A status given is one to answer: 0 would mean none, so it is
 		// refused rather than ignored.
 		{"status", &ft.Status, 400, 599},
-		{"retryAfter", &ft.RetryAfter, 0, math.MaxInt32},
+		{"retryAfter", &retryAfter, 0, math.MaxInt32},
 		{"latencyMs", &latencyMs, 0, int(maxFaultLatency.Milliseconds())},
 		{"times", &ft.Times, 0, math.MaxInt32},
 	} {
@@ -669,6 +670,7 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 		*p.v = n
 	}
 	ft.Latency = time.Duration(latencyMs) * time.Millisecond
+	ft.RetryAfter = time.Duration(retryAfter) * time.Second
 	if err := s.AddFault(ft); errors.Is(err, ErrTooManyFaults) {
 		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict, message: err.Error()})
 		return

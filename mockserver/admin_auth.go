@@ -107,18 +107,53 @@ type adminAuth struct {
 // its bearer keys and is not affected; nor is [WithAdmin](false), which
 // turns the admin routes off.
 //
-// The error names the line at fault and what is wrong with it (never a
-// hash).
-func WithAdminAuth(htpasswd io.Reader) (Option, error) {
-	a, err := parseAdminAuth(htpasswd)
+// htpasswd is read when WithAdminAuth is called. A text that is not such
+// lines (or a nil htpasswd) makes [Open] return an error wrapping
+// [ErrInvalidOption] that names the line at fault and what is wrong with
+// it (never a hash).
+func WithAdminAuth(htpasswd io.Reader) Option {
+	var users []adminUser
+	var err error
+	if htpasswd != nil {
+		users, err = parseAdminUsers(htpasswd)
+	}
+	return func(cf *config) error {
+		switch {
+		case htpasswd == nil:
+			return invalidOption("WithAdminAuth(nil): give the text of an htpasswd file")
+		case err != nil:
+			return invalidOption("WithAdminAuth: %s", strings.TrimPrefix(err.Error(), "mockserver: "))
+		}
+		// A checker of its own for each server the option is given to.
+		cf.adminAuth = newAdminAuth(users)
+		return nil
+	}
+}
+
+// parseAdminAuth reads a credentials file into a checker.
+func parseAdminAuth(r io.Reader) (*adminAuth, error) {
+	users, err := parseAdminUsers(r)
 	if err != nil {
 		return nil, err
 	}
-	return func(cf *config) { cf.adminAuth = a }, nil
+	return newAdminAuth(users), nil
 }
 
-// parseAdminAuth reads a credentials file.
-func parseAdminAuth(r io.Reader) (*adminAuth, error) {
+// newAdminAuth is a checker of users' credentials, with a key of its own.
+func newAdminAuth(users []adminUser) *adminAuth {
+	a := &adminAuth{
+		users:    users,
+		verified: make(map[[sha256.Size]byte]struct{}),
+		checks:   make(chan struct{}, 1),
+		waiting:  make(chan struct{}, maxCheckWaiters),
+		limiter:  rate.NewLimiter(checksPerSecond, checksPerSecond),
+	}
+	_, _ = rand.Read(a.hmacKey[:])
+	return a
+}
+
+// parseAdminUsers reads a credentials file.
+func parseAdminUsers(r io.Reader) ([]adminUser, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxAdminAuthBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("mockserver: reading the admin credentials: %w", err)
@@ -126,13 +161,7 @@ func parseAdminAuth(r io.Reader) (*adminAuth, error) {
 	if len(b) > maxAdminAuthBytes {
 		return nil, fmt.Errorf("mockserver: the admin credentials are over %d bytes", maxAdminAuthBytes)
 	}
-	a := &adminAuth{
-		verified: make(map[[sha256.Size]byte]struct{}),
-		checks:   make(chan struct{}, 1),
-		waiting:  make(chan struct{}, maxCheckWaiters),
-		limiter:  rate.NewLimiter(checksPerSecond, checksPerSecond),
-	}
-	_, _ = rand.Read(a.hmacKey[:])
+	var users []adminUser
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), maxAdminAuthBytes)
 	for n := 1; sc.Scan(); n++ {
@@ -144,34 +173,44 @@ func parseAdminAuth(r io.Reader) (*adminAuth, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mockserver: admin credentials, line %d: %s", n, err)
 		}
-		for _, other := range a.users {
+		for _, other := range users {
 			if other.name == u.name {
 				return nil, fmt.Errorf("mockserver: admin credentials, line %d: user %q is given twice", n, u.name)
 			}
 		}
-		if len(a.users) == maxAdminUsers {
+		if len(users) == maxAdminUsers {
 			return nil, fmt.Errorf("mockserver: admin credentials, line %d: more than %d users", n, maxAdminUsers)
 		}
-		a.users = append(a.users, u)
+		users = append(users, u)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("mockserver: reading the admin credentials: %w", err)
 	}
-	if len(a.users) == 0 {
+	if len(users) == 0 {
 		return nil, errors.New("mockserver: the admin credentials name no user (lines of user:bcrypt-hash, as htpasswd -nB USER writes them)")
 	}
-	return a, nil
+	return users, nil
+}
+
+// ValidAdminUser reports whether name can be a user of [WithAdminAuth]'s
+// file (the command's -hash-password USER): 1 or more printable
+// characters of valid UTF-8, without ':' (which ends the name in a line).
+func ValidAdminUser(name string) error {
+	if name == "" || !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f || r == ':' }) {
+		return fmt.Errorf("mockserver: an admin user name must be 1 or more printable characters without ':', got %q", name)
+	}
+	return nil
 }
 
 // parseAdminUser reads one "user:hash" line; its errors never quote the
 // hash.
 func parseAdminUser(line string) (adminUser, error) {
 	name, hash, ok := strings.Cut(line, ":")
-	switch {
-	case !ok:
+	if !ok {
 		return adminUser{}, errors.New("not user:hash (htpasswd -nB USER writes such a line)")
-	case name == "" || !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		return adminUser{}, errors.New("the user name must be 1 or more printable characters before the ':'")
+	}
+	if err := ValidAdminUser(name); err != nil {
+		return adminUser{}, errors.New(strings.TrimPrefix(err.Error(), "mockserver: "))
 	}
 	hash = strings.TrimSpace(hash)
 	if !strings.HasPrefix(hash, "$2") {

@@ -3,6 +3,7 @@ package mockserver
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -36,22 +37,15 @@ var testHash = func() func(password string) string {
 }()
 
 // withTestAdminAuth is WithAdminAuth for a test's htpasswd text.
-func withTestAdminAuth(t testing.TB, htpasswd string) Option {
-	t.Helper()
-	opt, err := WithAdminAuth(strings.NewReader(htpasswd))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return opt
-}
+func withTestAdminAuth(htpasswd string) Option { return WithAdminAuth(strings.NewReader(htpasswd)) }
 
 func basic(user, pass string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 }
 
 // TestWithAdminAuthRefusesBadFiles: a credentials file that is not
-// user:bcrypt-hash lines is an error naming the line and what is wrong,
-// never quoting a hash.
+// user:bcrypt-hash lines makes Open fail with an ErrInvalidOption naming
+// the line and what is wrong, never quoting a hash.
 func TestWithAdminAuthRefusesBadFiles(t *testing.T) {
 	t.Parallel()
 	good := testHash("pw")
@@ -63,11 +57,11 @@ func TestWithAdminAuthRefusesBadFiles(t *testing.T) {
 	tests := []struct {
 		name, file, want string
 	}{
-		{"empty", "", "name no user"},
+		{"empty", "", "WithAdminAuth: the admin credentials name no user"},
 		{"only comments", "# admins\n\n  \n", "name no user"},
 		{"no colon", "admin\n", "line 1: not user:hash"},
-		{"no user name", "# x\n:" + good + "\n", "line 2: the user name must be"},
-		{"a control character in the name", "ad\tmin:" + good, "line 1: the user name must be"},
+		{"no user name", "# x\n:" + good + "\n", "line 2: an admin user name must be 1 or more printable characters"},
+		{"a control character in the name", "ad\tmin:" + good, `line 1: an admin user name must be 1 or more printable characters without ':', got "ad\tmin"`},
 		{"an apr1 hash", "admin:$apr1$abc$def", `line 1: user "admin": the password hash is not bcrypt's`},
 		{"a SHA hash", "admin:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=", "is not bcrypt's"},
 		{"a plain password", "admin:hunter2", "is not bcrypt's"},
@@ -80,9 +74,9 @@ func TestWithAdminAuthRefusesBadFiles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			opt, err := WithAdminAuth(strings.NewReader(tt.file))
-			if err == nil || opt != nil {
-				t.Fatalf("no error, want one saying %q", tt.want)
+			s, err := Open(WithAdminAuth(strings.NewReader(tt.file)))
+			if !errors.Is(err, ErrInvalidOption) || s != nil {
+				t.Fatalf("error %v, want an ErrInvalidOption saying %q", err, tt.want)
 			}
 			if !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), good[7:]) {
 				t.Errorf("error %q, want it to say %q and quote no hash", err, tt.want)
@@ -91,8 +85,13 @@ func TestWithAdminAuthRefusesBadFiles(t *testing.T) {
 	}
 	// What htpasswd writes: $2y$, comments, blank lines, CRLF.
 	ok := "# the mock's admins\r\n\r\nadmin:" + strings.Replace(good, "$2a$", "$2y$", 1) + "\r\nops:" + testHash("other") + "\n"
-	if _, err := WithAdminAuth(strings.NewReader(ok)); err != nil {
+	if s, err := Open(WithAdminAuth(strings.NewReader(ok))); err != nil {
 		t.Errorf("a file as htpasswd writes it: %v", err)
+	} else {
+		s.Close(t.Context())
+	}
+	if _, err := Open(WithAdminAuth(nil)); !errors.Is(err, ErrInvalidOption) || !strings.Contains(err.Error(), "WithAdminAuth(nil)") {
+		t.Errorf("WithAdminAuth(nil): %v", err)
 	}
 }
 
@@ -103,7 +102,7 @@ func TestWithAdminAuthRefusesBadFiles(t *testing.T) {
 // comes first.
 func TestAdminAuth(t *testing.T) {
 	t.Parallel()
-	ts := NewTestServer(t, withTestAdminAuth(t, "admin:"+testHash("s3cret")+"\nops:"+testHash("0ps")))
+	ts := NewTestServer(t, withTestAdminAuth("admin:"+testHash("s3cret")+"\nops:"+testHash("0ps")))
 	create(t, ts, `{"name":"Keep me"}`)
 	good := basic("admin", "s3cret")
 	tests := []struct {
@@ -303,10 +302,7 @@ func BenchmarkAdminAuth(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opt, err := WithAdminAuth(strings.NewReader("admin:" + string(hash)))
-	if err != nil {
-		b.Fatal(err)
-	}
+	opt := WithAdminAuth(strings.NewReader("admin:" + string(hash)))
 	serve := func(b *testing.B, s *Server, auth string) {
 		for b.Loop() {
 			req := httptest.NewRequest("GET", "/_mock/clock", nil)

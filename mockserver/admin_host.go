@@ -37,14 +37,23 @@ const maxAdminHostLen = 253
 // port. Any other Host gets a 403: a web page on another site could
 // otherwise point its own name at the mock's address (DNS rebinding) and
 // read and change the mock through the visitor's browser. It may be given
-// many times; New panics on a name that [ValidAdminHost] refuses.
+// many times; a name that [ValidAdminHost] refuses makes Open return an
+// error wrapping [ErrInvalidOption].
 //
 // A test that calls [Server.ServeHTTP] with httptest.NewRequest, whose
 // Host is example.com, sets the request's Host to 127.0.0.1 for the
 // admin routes ([NewTestServer]'s requests need nothing: they go to
 // 127.0.0.1).
 func WithAdminHosts(names ...string) Option {
-	return func(cf *config) { cf.adminHosts = append(cf.adminHosts, names...) }
+	return func(cf *config) error {
+		for _, n := range names {
+			if err := ValidAdminHost(n); err != nil {
+				return invalidOption("WithAdminHosts: %s", strings.TrimPrefix(err.Error(), "mockserver: "))
+			}
+		}
+		cf.adminHosts = append(cf.adminHosts, names...)
+		return nil
+	}
 }
 
 // ValidAdminHost reports whether name can be given to [WithAdminHosts]
@@ -73,12 +82,10 @@ func ValidAdminHost(name string) error {
 // trailing dot.
 type adminHosts []string
 
+// newAdminHosts normalises names, which WithAdminHosts has checked.
 func newAdminHosts(names []string) adminHosts {
 	out := make(adminHosts, 0, len(names))
 	for _, n := range names {
-		if err := ValidAdminHost(n); err != nil {
-			panic(err)
-		}
 		out = append(out, strings.TrimSuffix(strings.ToLower(n), "."))
 	}
 	return out

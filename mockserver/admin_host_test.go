@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -111,10 +112,7 @@ func TestValidAdminHost(t *testing.T) {
 			t.Errorf("ValidAdminHost(%q) = %v, want %q", tc.name, err, tc.err)
 		}
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("New took an admin host with a port")
-		}
-	}()
-	New(WithAdminHosts("mock:8080"))
+	if s, err := Open(WithAdminHosts("mock", "mock:8080")); !errors.Is(err, ErrInvalidOption) || s != nil {
+		t.Errorf("Open took an admin host with a port: %v", err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/conformance"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -26,12 +27,12 @@ func TestConformance(t *testing.T) {
 	)
 	// A plan whose burst holds the whole run: the fake clock refills no
 	// bucket.
-	plan := contextsvc.EnterprisePlan(100_000, 10_000)
+	plan := plantest.Enterprise(t, 100_000, 10_000)
 	clock := mockserver.NewFakeClock(time.Now())
 	ts := mockserver.NewTestServer(t, mockserver.WithClock(clock),
 		mockserver.WithKey(mockserver.Key{Token: key, Plan: mockserver.PlanEnterprise, PerMinute: plan.PerMinute(), Burst: plan.Burst(), Account: account}),
 		mockserver.WithKey(mockserver.Key{Token: readKey, Plan: mockserver.PlanEnterprise, PerMinute: plan.PerMinute(), Burst: plan.Burst(), Account: account, Scope: mockserver.ScopeRead}))
-	lim, err := contextsvc.NewLimiter(plan)
+	lim, err := contextsvc.NewLocalLimiter(plan)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,7 +151,7 @@ func TestDashboardWithCredentials(t *testing.T) {
 	skipShortBrowser(t)
 	t.Parallel()
 	var log requestLog
-	ts, _ := newFakeTestServer(t, append(log.option(), withTestAdminAuth(t, "admin:"+testHash("correct horse")))...)
+	ts, _ := newFakeTestServer(t, append(log.option(), withTestAdminAuth("admin:"+testHash("correct horse")))...)
 	hook := registerHook(t, ts, "https://hooks.example.com/in", "s", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"Doc"}`)
 
@@ -192,7 +192,7 @@ func TestDashboardWrongPassword(t *testing.T) {
 	skipShortBrowser(t)
 	t.Parallel()
 	var log requestLog
-	ts, _ := newFakeTestServer(t, append(log.option(), withTestAdminAuth(t, "admin:"+testHash("correct horse")))...)
+	ts, _ := newFakeTestServer(t, append(log.option(), withTestAdminAuth("admin:"+testHash("correct horse")))...)
 	create(t, ts, `{"name":"Keep me"}`)
 	d := newDash(t, ts, func(tab context.Context) { basicAuth(t, tab, "admin", "wrong horse", 2) })
 	d.navigate(ts.HTTP.URL + "/_mock/ui/")

@@ -835,7 +835,7 @@ func TestStreamLimitAndShutdown(t *testing.T) {
 	if !strings.Contains(string(b), "too many event streams: 64 dashboards are open") || res.Header.Get("Retry-After") != "30" {
 		t.Errorf("stream %d: %s, Retry-After %q", maxSubscribers+1, b, res.Header.Get("Retry-After"))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	if err := hs.Config.Shutdown(ctx); err != nil {
 		t.Errorf("Shutdown with open streams: %v", err)

@@ -45,7 +45,9 @@ func (benchReceiver) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // withDeliveryClient makes the server send its delivery attempts with c.
-func withDeliveryClient(c *http.Client) Option { return func(cf *config) { cf.deliveryClient = c } }
+func withDeliveryClient(c *http.Client) Option {
+	return func(cf *config) error { cf.deliveryClient = c; return nil }
+}
 
 // dashboardBenchServer serves a mock holding n deliveries (a multiple of
 // 10), seeded through the Go API: ten webhooks of one account (seven

@@ -65,8 +65,7 @@ func openDashboard(t *testing.T, ts *TestServer, fragment string) *dash {
 func newDash(t *testing.T, ts *TestServer, setup func(tab context.Context)) *dash {
 	t.Helper()
 	tab := browsertest.New(t)
-	ctx, cancel := context.WithTimeout(tab, 30*time.Second)
-	t.Cleanup(cancel)
+	ctx := browsertest.Bounded(t, tab)
 	if setup != nil {
 		setup(tab)
 	}
@@ -177,13 +176,7 @@ func (rc *receiver) setAnswer(answer func(w http.ResponseWriter)) {
 // number.
 func (rc *receiver) waitHit(t *testing.T) string {
 	t.Helper()
-	select {
-	case n := <-rc.hits:
-		return n
-	case <-time.After(20 * time.Second):
-		t.Fatal("the receiver got no request")
-		return ""
-	}
+	return <-rc.hits
 }
 
 func answerStatus(status int, body string) func(w http.ResponseWriter) {
@@ -258,7 +251,7 @@ func newDemo(t *testing.T, opts ...Option) *demo {
 		"# Payments outage\n\n## Detect\n\nPager alert `payments_5xx_rate > 2%`.\n\n## Mitigate\n\n1. Fail over to the standby region.\n2. Pause the retry queue.\n", "ops", "payments")
 	advance := func(d time.Duration) {
 		clock.Advance(d)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		if err := ts.WaitIdle(ctx); err != nil {
 			t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/contextsvc/contextsvc-go/internal/browsertest"
 )
@@ -85,11 +84,7 @@ func TestDashboardReconnects(t *testing.T) {
 		// The mock shuts down: its stream ends, and the browser's
 		// reconnection is refused.
 		a.CloseStreams()
-		select {
-		case <-front.refused:
-		case <-time.After(20 * time.Second):
-			t.Fatal("the page did not try to reconnect")
-		}
+		<-front.refused
 		front.current.Store(b.Server)
 		d.wait(`document.querySelector('#live').textContent === 'live' && document.querySelector('main').textContent.includes('Only on the second mock')`)
 		if m := evalAs[string](d, `window.marker`); m != "no reload" {

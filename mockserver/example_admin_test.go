@@ -17,11 +17,11 @@ func ExampleWithAdminAuth() {
 	// Cost 10 (bcrypt.DefaultCost) or more for a real password: what a
 	// guess costs. The lowest here, so that the example runs fast.
 	hash, _ := bcrypt.GenerateFromPassword([]byte("a long passphrase"), bcrypt.MinCost)
-	auth, err := mockserver.WithAdminAuth(strings.NewReader("admin:" + string(hash) + "\n"))
+	srv, err := mockserver.Open(mockserver.WithAdminAuth(strings.NewReader("admin:" + string(hash) + "\n")))
 	if err != nil {
-		panic(err) // the error names the line and what is wrong with it
+		panic(err) // a bad file: the error names the line and what is wrong with it
 	}
-	hs := httptest.NewServer(mockserver.New(auth))
+	hs := httptest.NewServer(srv)
 	defer hs.Close()
 
 	for _, pass := range []string{"", "a wrong guess", "a long passphrase"} {

@@ -98,7 +98,7 @@ func ExampleServer_WaitIdle() {
 func ExampleServer_AddFault() {
 	srv := mockserver.New()
 	defer srv.Close(context.Background())
-	_ = srv.AddFault(mockserver.Fault{Method: "GET", Path: "/v1/contexts", Status: 503, RetryAfter: 2, Times: 2})
+	_ = srv.AddFault(mockserver.Fault{Method: "GET", Path: "/v1/contexts", Status: 503, RetryAfter: 2 * time.Second, Times: 2})
 	for range 3 {
 		fmt.Println(serve(srv, "GET", "/v1/contexts", ""))
 	}
@@ -139,7 +139,7 @@ func ExampleServer_WaitForDelivery() {
 	serve(srv, "POST", "/v1/webhooks", `{"url":"`+receiver.URL+`","events":["context.created"],"secret":"whsec_wait"}`)
 	serve(srv, "POST", "/v1/contexts", `{"name":"Runbook"}`)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	succeeded := mockserver.DeliveryFilter{State: mockserver.DeliverySucceeded}
 	dl, err := srv.WaitForDelivery(ctx, succeeded.Match)
@@ -206,7 +206,11 @@ func ExampleFakeClock_receiver() {
 		"on the server's clock": {contextsvc.WithWebhookClock(clock.Now)},
 		"on the real clock":     nil,
 	} {
-		rs := httptest.NewServer(contextsvc.NewWebhookHandler("whsec_clock", handle, opts...))
+		h, err := contextsvc.NewWebhookHandler("whsec_clock", handle, opts...)
+		if err != nil {
+			panic(err)
+		}
+		rs := httptest.NewServer(h)
 		defer rs.Close()
 		receivers[rs.URL] = name
 		serve(srv, "POST", "/v1/webhooks", `{"url":"`+rs.URL+`","events":["context.created"],"secret":"whsec_clock"}`)
@@ -239,7 +243,10 @@ func ExampleServer_UpdateWebhook() {
 	var handled atomic.Int32
 	handle := func(context.Context, *contextsvc.Event) error { handled.Add(1); return nil }
 	// Step 1: the receiver verifies with the new secret and, for now, the old one.
-	receiver := contextsvc.NewWebhookHandler(newSecret, handle, contextsvc.WithWebhookSecrets(oldSecret))
+	receiver, err := contextsvc.NewWebhookHandler(newSecret, handle, contextsvc.WithWebhookSecrets(oldSecret))
+	if err != nil {
+		panic(err)
+	}
 	rs := httptest.NewServer(receiver)
 	defer rs.Close()
 	serve(srv, "POST", "/v1/webhooks", `{"url":"`+rs.URL+`","events":["context.created"],"secret":"`+oldSecret+`"}`)
@@ -248,7 +255,7 @@ func ExampleServer_UpdateWebhook() {
 	_ = srv.WaitIdle(ctx)
 
 	// Step 2: the webhook's secret changes in place (PATCH /_mock/webhooks/{id}).
-	_, err := srv.UpdateWebhook(hookID, mockserver.WebhookUpdate{Secret: &newSecret})
+	_, err = srv.UpdateWebhook(hookID, mockserver.WebhookUpdate{Secret: &newSecret})
 	if err != nil {
 		panic(err)
 	}

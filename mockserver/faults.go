@@ -36,10 +36,12 @@ type Fault struct {
 	// matching type (rate_limited for 429, internal for 500, unavailable
 	// for 503, …). FaultAfter needs one; FaultDrop refuses one.
 	Status int
-	// RetryAfter, in seconds, is sent as Retry-After with a 429 or 503. A
-	// 429 without it sends Retry-After: 1, as the contract requires one.
-	// With another Status, AddFault refuses it.
-	RetryAfter int
+	// RetryAfter is sent as Retry-After, in whole seconds, with a 429 or
+	// 503. A 429 without it sends Retry-After: 1, as the contract requires
+	// one. AddFault refuses it with another Status, and when it is
+	// negative or not a whole number of seconds (the header cannot say
+	// 1.5 s).
+	RetryAfter time.Duration
 	// Latency is waited (in real time, even on a fake clock) before the
 	// request runs or Status is answered. A request canceled meanwhile is
 	// dropped.
@@ -109,6 +111,8 @@ func (f Fault) validate() (field string, err error) {
 		return "status", fmt.Errorf("%w: status %d is not between 400 and 599", ErrInvalidFault, f.Status)
 	case f.RetryAfter < 0:
 		return "retryAfter", fmt.Errorf("%w: retryAfter must not be negative", ErrInvalidFault)
+	case f.RetryAfter%time.Second != 0:
+		return "retryAfter", fmt.Errorf("%w: retryAfter %v is not a whole number of seconds, which Retry-After needs", ErrInvalidFault, f.RetryAfter)
 	case f.RetryAfter > 0 && f.Status != http.StatusTooManyRequests && f.Status != http.StatusServiceUnavailable:
 		// Said rather than silently dropped: the user expects the header.
 		return "retryAfter", fmt.Errorf("%w: retryAfter is sent only with status 429 or 503", ErrInvalidFault)
@@ -332,11 +336,11 @@ func faultError(h http.Header, f Fault) *apiError {
 		if h["X-Ratelimit-Limit"] != nil {
 			h["X-Ratelimit-Remaining"] = []string{"0"}
 		}
-		h["Retry-After"] = []string{strconv.Itoa(max(f.RetryAfter, 1))}
+		h["Retry-After"] = []string{strconv.FormatInt(int64(max(f.RetryAfter, time.Second)/time.Second), 10)}
 	case f.Status == http.StatusServiceUnavailable:
 		e.typ = errUnavailable
 		if f.RetryAfter > 0 {
-			h["Retry-After"] = []string{strconv.Itoa(f.RetryAfter)}
+			h["Retry-After"] = []string{strconv.FormatInt(int64(f.RetryAfter/time.Second), 10)}
 		}
 	case f.Status >= 500:
 		e.typ = errInternal

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
@@ -155,7 +157,8 @@ func TestFaultValidation(t *testing.T) {
 		}
 	}
 	ts.ClearFaults()
-	for _, f := range []Fault{{}, {Status: 302}, {Latency: -time.Second}, {Status: 500, Times: -2}, {Status: 429, RetryAfter: -1}, {Status: 500, RetryAfter: 3},
+	for _, f := range []Fault{{}, {Status: 302}, {Latency: -time.Second}, {Status: 500, Times: -2}, {Status: 429, RetryAfter: -time.Second}, {Status: 500, RetryAfter: 3 * time.Second},
+		{Status: 429, RetryAfter: 1500 * time.Millisecond}, {Status: 503, RetryAfter: 2},
 		{Mode: "later", Status: 500}, {Mode: FaultAfter, Status: 429}, {Mode: FaultDrop, Status: 503}} {
 		if err := ts.AddFault(f); !errors.Is(err, ErrInvalidFault) {
 			t.Errorf("AddFault(%+v): %v", f, err)
@@ -163,30 +166,41 @@ func TestFaultValidation(t *testing.T) {
 	}
 }
 
-// TestFaultLatency runs on a fake clock that never moves: the latency is
-// real time all the same.
+// TestFaultLatency: a latency is waited in real time, even on a fake clock
+// that never moves. The test runs in a synctest bubble, whose real time is
+// its own: the waits take no time and are exact.
 func TestFaultLatency(t *testing.T) {
 	t.Parallel()
-	ts, _ := newFakeTestServer(t)
-	r := admin(t, ts, "POST", "/_mock/faults", `{"method":"GET","path":"/v1/contexts","latencyMs":150}`)
-	if r.Status != 201 || !strings.Contains(string(r.Body), `"latencyMs":150`) || !strings.Contains(string(r.Body), `"times":1`) {
-		t.Fatalf("add: %d %s", r.Status, r.Body)
-	}
-	start := time.Now()
-	if r := do(t, ts, call{method: "GET", path: "/v1/contexts"}); r.Status != 200 {
-		t.Errorf("slowed request: %d", r.Status)
-	}
-	if d := time.Since(start); d < 150*time.Millisecond {
-		t.Errorf("slowed request took %s", d)
-	}
-	// Latency then status.
-	if err := ts.AddFault(Fault{Latency: 50 * time.Millisecond, Status: 503, RetryAfter: 2}); err != nil {
-		t.Fatal(err)
-	}
-	start = time.Now()
-	if r := do(t, ts, call{method: "GET", path: "/v1/contexts"}); r.Status != 503 || time.Since(start) < 50*time.Millisecond {
-		t.Errorf("slow 503: %d after %s", r.Status, time.Since(start))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := New(WithClock(NewFakeClock(dlvT0)))
+		defer s.Close(context.Background())
+		key := s.DefaultKey().Token
+		serve := func(method, path, body string) *httptest.ResponseRecorder {
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, httptestRequest(method, path, body, key))
+			return w
+		}
+		w := serve("POST", "/_mock/faults", `{"method":"GET","path":"/v1/contexts","latencyMs":150}`)
+		if w.Code != 201 || !strings.Contains(w.Body.String(), `"latencyMs":150`) || !strings.Contains(w.Body.String(), `"times":1`) {
+			t.Fatalf("add: %d %s", w.Code, w.Body)
+		}
+		start := time.Now()
+		if w := serve("GET", "/v1/contexts", ""); w.Code != 200 {
+			t.Errorf("slowed request: %d", w.Code)
+		}
+		if d := time.Since(start); d != 150*time.Millisecond {
+			t.Errorf("slowed request took %s, want 150ms", d)
+		}
+		// Latency then status.
+		if err := s.AddFault(Fault{Latency: 50 * time.Millisecond, Status: 503, RetryAfter: 2 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		w = serve("GET", "/v1/contexts", "")
+		if d := time.Since(start); w.Code != 503 || d != 50*time.Millisecond || w.Header().Get("Retry-After") != "2" {
+			t.Errorf("slow 503: %d after %s, Retry-After %q; want 503 after 50ms, 2", w.Code, d, w.Header().Get("Retry-After"))
+		}
+	})
 }
 
 // TestFaultLatencyCanceled checks that a request canceled while it waits
@@ -194,31 +208,23 @@ func TestFaultLatency(t *testing.T) {
 // five minutes.
 func TestFaultLatencyCanceled(t *testing.T) {
 	t.Parallel()
-	ts := NewTestServer(t)
-	if err := ts.AddFault(Fault{Latency: 5 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/contexts", nil)
-	req.Header.Set("Authorization", "Bearer "+ts.APIKey)
-	if res, err := ts.HTTP.Client().Do(req); err == nil {
-		res.Body.Close()
-		t.Fatalf("request answered %d", res.StatusCode)
-	}
-	closed := make(chan struct{})
-	go func() {
-		ts.HTTP.Close() // waits for the handler to return
-		close(closed)
-	}()
-	select {
-	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the handler is still waiting out the latency")
-	}
-	if len(ts.Faults()) != 0 {
-		t.Errorf("fault not used up: %+v", ts.Faults())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := New()
+		defer s.Close(context.Background())
+		if err := s.AddFault(Fault{Latency: 5 * time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		s.ServeHTTP(httptest.NewRecorder(), httptestRequest("GET", "/v1/contexts", "", s.DefaultKey().Token).WithContext(ctx))
+		if d := time.Since(start); d != 100*time.Millisecond {
+			t.Errorf("the handler returned after %v, want when the request was canceled (100ms)", d)
+		}
+		if len(s.Faults()) != 0 {
+			t.Errorf("fault not used up: %+v", s.Faults())
+		}
+	})
 }
 
 // TestFaultModesLoseTheAnswer: in modes after and drop the request runs

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -130,14 +131,9 @@ func TestAccountUser(t *testing.T) {
 		if err := ValidAccount(bad); err == nil {
 			t.Errorf("ValidAccount(%q) = nil", bad)
 		}
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("New accepted the account %q", bad)
-				}
-			}()
-			New(WithKey(Key{Token: "x", Account: bad}))
-		}()
+		if s, err := Open(WithKey(Key{Token: "x", Account: bad})); !errors.Is(err, ErrInvalidOption) || s != nil {
+			t.Errorf("Open accepted the account %q: %v", bad, err)
+		}
 	}
 }
 
@@ -187,18 +183,13 @@ func TestDefaultKeyAndKeys(t *testing.T) {
 		t.Fatal("DefaultKey is not the first key")
 	}
 	for _, bad := range [][]Key{{{Token: ""}}, {{Token: "x", Plan: "gold"}}, {{Token: "x", Plan: PlanEnterprise}}, {{Token: "x", Scope: "admin"}}, {{Token: "x", User: "u1"}}, {{Token: "x"}, {Token: "x"}}} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("New accepted %v", bad)
-				}
-			}()
-			var opts []Option
-			for _, k := range bad {
-				opts = append(opts, WithKey(k))
-			}
-			New(opts...)
-		}()
+		var opts []Option
+		for _, k := range bad {
+			opts = append(opts, WithKey(k))
+		}
+		if s, err := Open(opts...); !errors.Is(err, ErrInvalidOption) || s != nil {
+			t.Errorf("Open accepted %v: %v", bad, err)
+		}
 	}
 }
 

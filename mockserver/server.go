@@ -112,11 +112,11 @@ type Server struct {
 // kin-openapi, which no program imports; it is nil everywhere else.
 var testHandler func(s *Server, next http.Handler) http.Handler
 
-// New returns a Server configured by opts. Without a WithKey option it
-// creates one key (plan business, scope write), see [Server.DefaultKey].
-// It panics on an invalid key, as a configuration error, and when the
-// file of [WithStateFile] cannot be loaded; [Open] returns that error
-// instead.
+// New is [Open] for tests and programs whose options are fixed in their
+// code, as httptest.NewServer is: it returns the Server, and panics with
+// the error Open would return (an option or key it cannot accept, a state
+// file it cannot load). Code whose options come from its users (flags,
+// files, the environment) calls Open.
 func New(opts ...Option) *Server {
 	s, err := Open(opts...)
 	if err != nil {
@@ -125,17 +125,26 @@ func New(opts ...Option) *Server {
 	return s
 }
 
-// Open is [New] for a server that may fail to start: with [WithStateFile],
-// it loads the state file (a missing one is a first start, and the server
-// starts empty) and returns an error naming the file and what is wrong
-// when it cannot be read, is not a valid state document (the error wraps
+// Open returns a Server configured by opts. Without a [WithKey] option it
+// creates one key (plan business, scope write), see [Server.DefaultKey].
+//
+// An option given a value it cannot use, an invalid key or two keys with
+// one token is an error wrapping [ErrInvalidOption]; it names a key by
+// its position, never by its token. With [WithStateFile], Open loads the
+// state file (a missing one is a first start, and the server starts
+// empty) and returns an error naming the file and what is wrong when it
+// cannot be read, is not a valid state document (the error wraps
 // [ErrInvalidState]), or its directory cannot take a new file; the file is
-// then left as it is. Without a state file it never fails. Like New, it
-// panics on an invalid key.
+// then left as it is.
 func Open(opts ...Option) (*Server, error) {
 	cf := config{clock: RealClock{}, admin: true}
 	for _, o := range opts {
-		o(&cf)
+		if o == nil {
+			continue
+		}
+		if err := o(&cf); err != nil {
+			return nil, err
+		}
 	}
 	if cf.logger == nil {
 		cf.logger = slog.New(slog.DiscardHandler)
@@ -187,7 +196,12 @@ func Open(opts ...Option) (*Server, error) {
 	if len(cf.keys) == 0 {
 		cf.keys = []Key{{Token: "sk_test_" + strings.TrimPrefix(newID("k_"), "k_"), Plan: PlanBusiness, Scope: ScopeWrite}}
 	}
+	tokens := make(map[string]int, len(cf.keys))
 	for i, k := range cf.keys {
+		if first, ok := tokens[k.Token]; ok && k.Token != "" {
+			return nil, invalidOption("WithKey #%d: the same token as key #%d", i+1, first)
+		}
+		tokens[k.Token] = i + 1
 		if k.Plan == "" {
 			k.Plan = PlanPro
 		}
@@ -201,12 +215,7 @@ func Open(opts ...Option) (*Server, error) {
 			k.User = AccountUser(k.Account)
 		}
 		if err := k.validate(); err != nil {
-			panic(err)
-		}
-		for _, other := range s.keys {
-			if other.Token == k.Token {
-				panic("mockserver: two keys with the same token")
-			}
+			return nil, invalidOption("WithKey #%d: %s", i+1, strings.TrimPrefix(err.Error(), "mockserver: "))
 		}
 		ak := &apiKey{Key: k, hash: sha256.Sum256([]byte(k.Token))}
 		if pm, b, limited := k.limits(); limited {

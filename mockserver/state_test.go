@@ -40,7 +40,7 @@ func stateServer(t *testing.T, clock *FakeClock, path string, opts ...Option) *T
 func stop(t *testing.T, ts *TestServer) {
 	t.Helper()
 	ts.HTTP.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	if err := ts.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -290,13 +290,9 @@ func TestStateFileMissingThenWritten(t *testing.T) {
 		t.Fatalf("a state file before any change: %v", err)
 	}
 	c := create(t, ts, `{"name":"Periodic"}`)
-	select {
-	case err := <-saved:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no save after a change")
+	err := <-saved
+	if err != nil {
+		t.Fatal(err)
 	}
 	s2, err := Open(append([]Option{WithClock(clock)}, stateKeys...)...)
 	if err != nil {

@@ -37,14 +37,27 @@ const DefaultStateInterval = 10 * time.Second
 // ends with the process too, so a crash leaves none behind. (Where the
 // system has no flock, as on Windows, nothing checks: run one server per
 // file.)
-func WithStateFile(path string) Option { return func(cf *config) { cf.stateFile = path } }
+//
+// An empty path is an error.
+func WithStateFile(path string) Option {
+	return func(cf *config) error {
+		if path == "" {
+			return invalidOption("WithStateFile(\"\"): give a file name, or leave the option out for no state file")
+		}
+		cf.stateFile = path
+		return nil
+	}
+}
 
 // WithStateInterval sets how long, at least, a server with a state file
 // waits after a change before it writes the file (the changes of that
-// time are written together); <= 0 means [DefaultStateInterval]. A write
+// time are written together); the default is [DefaultStateInterval]. It
+// must be positive. A write
 // that took long (a large state) makes the next wait at least ten times as
 // long, so writing never takes more than a tenth of the time.
-func WithStateInterval(d time.Duration) Option { return func(cf *config) { cf.stateInterval = d } }
+func WithStateInterval(d time.Duration) Option {
+	return positive("WithStateInterval", d, func(cf *config) *time.Duration { return &cf.stateInterval })
+}
 
 // statePersister writes a server's state file: after a change, once the
 // interval has passed, and at Close. Between changes no timer is armed

@@ -2,7 +2,6 @@ package mockserver
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -82,8 +81,6 @@ func TestStalledClientsAreDropped(t *testing.T) {
 				if _, err := io.WriteString(conn, tc.send); err != nil {
 					t.Fatal(err)
 				}
-				// A safety net for a broken server, not the assertion.
-				_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 				br := bufio.NewReader(conn)
 				if tc.status != 0 {
 					res, err := http.ReadResponse(br, nil)
@@ -100,20 +97,14 @@ func TestStalledClientsAreDropped(t *testing.T) {
 						t.Errorf("%s: the 400 does not say Connection: close", tc.name)
 					}
 				}
-				rest, err := io.ReadAll(br)
-				var ne net.Error
-				switch {
-				case errors.As(err, &ne) && ne.Timeout():
-					t.Errorf("%s: the connection is still open after 10 s", tc.name)
-				case len(rest) > 0 && tc.status != 0:
+				// Returns when the server closes the connection (one it
+				// kept open is go test's -timeout).
+				rest, _ := io.ReadAll(br) // a reset ends it too
+				if len(rest) > 0 && tc.status != 0 {
 					t.Errorf("%s: more after the answer: %q", tc.name, rest)
 				}
 				if closed != nil {
-					select {
-					case <-closed:
-					case <-time.After(10 * time.Second):
-						t.Errorf("%s: the server did not report the connection closed", tc.name)
-					}
+					<-closed
 				}
 				if tc.status == 0 && len(rest) > 0 && !strings.HasPrefix(string(rest), "HTTP/1.1 4") {
 					t.Errorf("%s: got %q", tc.name, rest)

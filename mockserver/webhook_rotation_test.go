@@ -22,6 +22,7 @@ import (
 // request is recorded with the answer it got.
 type rotatingReceiver struct {
 	*httptest.Server
+	t      *testing.T
 	clock  Clock
 	dedupe *contextsvc.MemoryDeduper
 
@@ -42,8 +43,11 @@ type rotationHit struct {
 }
 
 func newRotatingReceiver(t *testing.T, clock Clock) *rotatingReceiver {
-	rr := &rotatingReceiver{clock: clock, dedupe: contextsvc.NewMemoryDeduper(0, clock.Now),
-		calls: map[string]int{}, handled: map[string]int{}}
+	dedupe, err := contextsvc.NewMemoryDeduper(contextsvc.DefaultMemoryDeduperSize, contextsvc.WithDeduperClock(clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := &rotatingReceiver{t: t, clock: clock, dedupe: dedupe, calls: map[string]int{}, handled: map[string]int{}}
 	rr.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -66,8 +70,11 @@ func newRotatingReceiver(t *testing.T, clock Clock) *rotatingReceiver {
 // deploy puts in service a handler that signs with secret and also
 // accepts previous.
 func (rr *rotatingReceiver) deploy(secret string, previous ...string) {
-	h := contextsvc.NewWebhookHandler(secret, rr.fn, contextsvc.WithWebhookSecrets(previous...),
+	h, err := contextsvc.NewWebhookHandler(secret, rr.fn, contextsvc.WithWebhookSecrets(previous...),
 		contextsvc.WithWebhookClock(rr.clock.Now), contextsvc.WithDeduper(rr.dedupe))
+	if err != nil {
+		rr.t.Fatal(err)
+	}
 	rr.mu.Lock()
 	rr.handler = h
 	rr.mu.Unlock()

@@ -3,14 +3,12 @@ package redisstore_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,8 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/internal/redistest"
-	"github.com/contextsvc/contextsvc-go/mockserver"
 	"github.com/contextsvc/contextsvc-go/redisstore"
 )
 
@@ -31,11 +29,15 @@ import (
 // paired side interleaves the two and reports their ratio, the figure the
 // goal is read from.
 //
-//	go test -run '^$' -bench 'LimiterWait' ./redisstore
+//	go test -run '^$' -bench '^BenchmarkLimiterWait$' ./redisstore
 func BenchmarkLimiterWait(b *testing.B) {
 	c := redistest.Client(b, redistest.Shared(b))
 	ctx := context.Background()
-	lim, err := redisstore.NewLimiter(c, "sk_bench_"+redistest.Prefix(b), contextsvc.EnterprisePlan(1_000_000_000, 1_000_000))
+	plan, err := contextsvc.EnterprisePlan(1_000_000_000, 1_000_000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lim, err := redisstore.NewLimiter(c, "sk_bench_"+redistest.Prefix(b), plan)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,38 +66,71 @@ func BenchmarkLimiterWait(b *testing.B) {
 		reportClientCPU(b, cpu)
 		reportServerTime(b, c, "evalsha")
 	})
-	// paired times a PING and a Wait in every iteration, in alternating
-	// order, so both sides meet the same machine: on a noisy 2-core host
-	// the two separate loops above can land a second apart on different
-	// loads, and their ratio then measures the load, not the limiter.
+	// paired interleaves the two (runPaired): the ratio the goal is read
+	// from.
 	b.Run("paired", func(b *testing.B) {
-		var ping, wait []time.Duration
-		i := 0
-		for b.Loop() {
-			pingFirst := i%2 == 0
-			i++
-			for side := range 2 {
-				t0 := time.Now()
-				var err error
-				isPing := (side == 0) == pingFirst
-				if isPing {
-					err = c.Ping(ctx).Err()
-				} else {
-					err = lim.Wait(ctx)
-				}
-				d := time.Since(t0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if isPing {
-					ping = append(ping, d)
-				} else {
-					wait = append(wait, d)
-				}
+		runPaired(b, func() error { return c.Ping(ctx).Err() }, func() error { return lim.Wait(ctx) })
+	})
+}
+
+// BenchmarkClusterLimiterWait is BenchmarkLimiterWait's paired side over
+// a three-master Redis Cluster and redis.NewClusterClient: a Wait (its
+// script routed by the key's slot) against a PING to the node serving
+// that slot, through the same cluster client's connection to it. (The
+// cluster client's own Ping goes to every master, as Redis's command
+// tips ask, so it is no baseline for a one-key command.)
+//
+//	go test -run '^$' -bench 'ClusterLimiterWait' ./redisstore
+func BenchmarkClusterLimiterWait(b *testing.B) {
+	c := redistest.ClusterClient(b, redistest.SharedCluster(b))
+	ctx := context.Background()
+	lim, err := redisstore.NewLimiter(c, "sk_bench_"+redistest.Prefix(b), plantest.Enterprise(b, 1_000_000_000, 1_000_000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := lim.Wait(ctx); err != nil { // load the script, learn the slots
+		b.Fatal(err)
+	}
+	node, err := c.MasterForKey(ctx, lim.Key())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("paired", func(b *testing.B) {
+		runPaired(b, func() error { return node.Ping(ctx).Err() }, func() error { return lim.Wait(ctx) })
+	})
+}
+
+// runPaired times a ping and a wait in every iteration, in alternating
+// order, so both sides meet the same machine: on a noisy 2-core host two
+// separate loops can land a second apart on different loads, and their
+// ratio then measures the load, not the limiter. It reports as
+// reportPaired does.
+func runPaired(b *testing.B, ping, wait func() error) {
+	var pings, waits []time.Duration
+	i := 0
+	for b.Loop() {
+		pingFirst := i%2 == 0
+		i++
+		for side := range 2 {
+			isPing := (side == 0) == pingFirst
+			f := wait
+			if isPing {
+				f = ping
+			}
+			t0 := time.Now()
+			err := f()
+			d := time.Since(t0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if isPing {
+				pings = append(pings, d)
+			} else {
+				waits = append(waits, d)
 			}
 		}
-		reportPaired(b, ping, wait)
-	})
+	}
+	reportPaired(b, pings, waits)
 }
 
 // reportPaired reports both sides' median and mean round trips and the
@@ -168,8 +203,12 @@ func BenchmarkWebhookHandlerDeduper(b *testing.B) {
 		name string
 		opt  func(b *testing.B) contextsvc.WebhookOption
 	}{
-		{"memory", func(*testing.B) contextsvc.WebhookOption {
-			return contextsvc.WithDeduper(contextsvc.NewMemoryDeduper(0, nil))
+		{"memory", func(b *testing.B) contextsvc.WebhookOption {
+			d, err := contextsvc.NewMemoryDeduper(contextsvc.DefaultMemoryDeduperSize)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return contextsvc.WithDeduper(d)
 		}},
 		{"redis", func(b *testing.B) contextsvc.WebhookOption {
 			d, err := redisstore.NewDeduper(redistest.Client(b, srv, &redis.Options{PoolSize: 32}), redistest.Prefix(b))
@@ -182,7 +221,11 @@ func BenchmarkWebhookHandlerDeduper(b *testing.B) {
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			hs := httptest.NewServer(contextsvc.NewWebhookHandler(secret, fn, tc.opt(b)))
+			h, err := contextsvc.NewWebhookHandler(secret, fn, tc.opt(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			hs := httptest.NewServer(h)
 			defer hs.Close()
 			tr := http.DefaultTransport.(*http.Transport).Clone()
 			tr.MaxIdleConnsPerHost = 64
@@ -216,103 +259,65 @@ func BenchmarkWebhookHandlerDeduper(b *testing.B) {
 }
 
 // fleetDuration is how long BenchmarkFleet runs each side.
-var fleetDuration = flag.Duration("fleet-duration", 30*time.Second, "how long BenchmarkFleet runs each of its two sides")
+var fleetDuration = flag.Duration("fleet-duration", 30*time.Second, "how long BenchmarkFleet runs each of its sides")
 
 // BenchmarkFleet: 8 independent clients (each its own Client, transport,
-// go-redis connection and limiter) share an Enterprise plan of 6,000
+// go-redis client and limiter) share an Enterprise plan of 6,000
 // requests a minute, burst 20, against the mock server on loopback, for
-// 30 s: through redisstore.NewLimiter ("shared"), and, as the baseline,
-// each with its own contextsvc.WithPlan bucket ("local"). Goals for
-// shared: no answer 429, and at least 0.9 of the plan's rate. It is a
+// 30 s: through redisstore.NewLimiter on one redis-server ("shared") and
+// on a three-master Redis Cluster ("cluster"), and, as the baseline, each
+// with its own contextsvc.WithPlan bucket ("local"). Goals for shared and
+// cluster: no answer 429, and at least 0.9 of the plan's rate. It is a
 // benchmark so that `go test ./...` never runs it:
 //
 //	go test -run '^$' -bench 'Fleet' -benchtime 1x ./redisstore
 func BenchmarkFleet(b *testing.B) {
 	if testing.Short() {
-		b.Skip("a 30 s load run; skipped with -short")
+		b.Skip("a 30 s load run per side; skipped with -short")
 	}
-	const (
-		clients   = 8
-		perMinute = 6000
-		burst     = 20
-		token     = "sk_bench_fleet"
-	)
-	plan := contextsvc.EnterprisePlan(perMinute, burst)
-	srv := redistest.Shared(b)
-	for _, side := range []string{"shared", "local"} {
-		b.Run(side, func(b *testing.B) {
-			ts := mockserver.NewTestServer(b, mockserver.WithKey(mockserver.Key{
-				Token: token, Plan: mockserver.PlanEnterprise, PerMinute: perMinute, Burst: burst}))
-			limKey := token + redistest.Prefix(b) // a fresh shared bucket for every run
-			var ok, failed, tooMany atomic.Int64
+	plan := plantest.Enterprise(b, 6000, 20)
+	sides := []struct {
+		name string
+		pace func(b *testing.B, key string) func(int) contextsvc.Option
+	}{
+		{"shared", func(b *testing.B, key string) func(int) contextsvc.Option {
+			srv := redistest.Shared(b)
+			return func(int) contextsvc.Option { return sharedLimiter(b, redistest.Client(b, srv), key, plan) }
+		}},
+		{"cluster", func(b *testing.B, key string) func(int) contextsvc.Option {
+			cl := redistest.SharedCluster(b)
+			return func(int) contextsvc.Option { return sharedLimiter(b, redistest.ClusterClient(b, cl), key, plan) }
+		}},
+		{"local", func(*testing.B, string) func(int) contextsvc.Option {
+			return func(int) contextsvc.Option { return contextsvc.WithPlan(plan) }
+		}},
+	}
+	for _, side := range sides {
+		b.Run(side.name, func(b *testing.B) {
+			pace := side.pace(b, "sk_bench_fleet"+redistest.Prefix(b)) // a fresh shared bucket for every run
 			ctx, cancel := context.WithTimeout(context.Background(), *fleetDuration)
 			defer cancel()
-			var wg sync.WaitGroup
-			var whenMu sync.Mutex
-			when := map[int]int{}
-			t0 := time.Now()
-			for range clients {
-				ct := &counting429{base: http.DefaultTransport.(*http.Transport).Clone(), n: &tooMany, start: t0, mu: &whenMu, when: when}
-				opts := []contextsvc.Option{contextsvc.WithBaseURL(ts.URL), contextsvc.WithHTTPClient(&http.Client{Transport: ct})}
-				if side == "shared" {
-					lim, err := redisstore.NewLimiter(redistest.Client(b, srv), limKey, plan)
-					if err != nil {
-						b.Fatal(err)
-					}
-					opts = append(opts, contextsvc.WithLimiter(lim))
-				} else {
-					opts = append(opts, contextsvc.WithPlan(plan))
-				}
-				client, err := contextsvc.NewClient(token, opts...)
-				if err != nil {
-					b.Fatal(err)
-				}
-				wg.Go(func() {
-					for ctx.Err() == nil {
-						_, err := client.Contexts.Get(ctx, "ctx_bench_missing")
-						switch {
-						case errors.Is(err, contextsvc.ErrNotFound):
-							ok.Add(1) // the answer the service gives: a request within the limit
-						case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
-						default:
-							failed.Add(1)
-						}
-					}
-				})
-			}
-			start := time.Now()
-			wg.Wait()
-			elapsed := time.Since(start)
-			rate := float64(ok.Load()) / elapsed.Seconds()
+			res := runFleet(ctx, b, plan, 8, pace, nil)
+			rate := float64(res.ok) / res.elapsed.Seconds()
 			b.ReportMetric(rate, "req/s")
-			b.ReportMetric(rate/(perMinute/60.0), "of-plan")
-			b.ReportMetric(float64(tooMany.Load()), "429s")
-			b.ReportMetric(float64(failed.Load()), "failed")
+			b.ReportMetric(rate/(float64(plan.PerMinute())/60), "of-plan")
+			b.ReportMetric(float64(res.tooMany(0, res.elapsed+time.Hour)), "429s")
+			b.ReportMetric(float64(len(res.failed)), "failed")
 			b.ReportMetric(0, "ns/op")
-			if len(when) > 0 {
+			if when := res.tooManyBySecond(); len(when) > 0 {
 				b.Logf("answers 429 by second of the run: %v", when)
 			}
 		})
 	}
 }
 
-// counting429 counts the answers 429 the server gave, retried or not, and
-// notes in which second of the run each came.
-type counting429 struct {
-	base  http.RoundTripper
-	n     *atomic.Int64
-	start time.Time
-	mu    *sync.Mutex
-	when  map[int]int // second of the run → answers 429
-}
-
-func (c *counting429) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := c.base.RoundTrip(req)
-	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
-		c.n.Add(1)
-		c.mu.Lock()
-		c.when[int(time.Since(c.start).Seconds())]++
-		c.mu.Unlock()
+// sharedLimiter is WithLimiter of a redisstore.Limiter on c for apiKey and
+// plan, with opts, failing tb if it cannot be built.
+func sharedLimiter(tb testing.TB, c redis.UniversalClient, apiKey string, plan contextsvc.Plan, opts ...redisstore.LimiterOption) contextsvc.Option {
+	tb.Helper()
+	lim, err := redisstore.NewLimiter(c, apiKey, plan, opts...)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return resp, err
+	return contextsvc.WithLimiter(lim)
 }

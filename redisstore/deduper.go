@@ -111,15 +111,18 @@ func NewDeduper(client redis.UniversalClient, prefix string) (*Deduper, error) {
 func (d *Deduper) Key(id string) string { return d.prefix + id }
 
 // Claim implements [contextsvc.Deduper].
-func (d *Deduper) Claim(ctx context.Context, id string, lease time.Duration) (contextsvc.ClaimResult, string, error) {
+func (d *Deduper) Claim(ctx context.Context, id string, lease time.Duration) (contextsvc.ClaimResult, contextsvc.ClaimToken, error) {
+	if d.client == nil {
+		return 0, "", errNotMade
+	}
 	if id == "" {
 		return 0, "", fmt.Errorf("%w: redisstore: claim with an empty event id", contextsvc.ErrInvalidArgument)
 	}
 	if lease <= 0 {
 		return 0, "", fmt.Errorf("%w: redisstore: claim %s with lease %v, want > 0", contextsvc.ErrInvalidArgument, id, lease)
 	}
-	token := rand.Text() // 128 random bits: no two attempts in the fleet share one
-	n, err := claimScript.Run(ctx, d.client, []string{d.Key(id)}, claimPrefix+token, millis(lease)).Int()
+	token := contextsvc.ClaimToken(rand.Text()) // 128 random bits: no two attempts in the fleet share one
+	n, err := claimScript.Run(ctx, d.client, []string{d.Key(id)}, claimPrefix+string(token), millis(lease)).Int()
 	if err != nil {
 		return 0, "", fmt.Errorf("redisstore: claim %s: %w", id, err)
 	}
@@ -135,11 +138,11 @@ func (d *Deduper) Claim(ctx context.Context, id string, lease time.Duration) (co
 }
 
 // Commit implements [contextsvc.Deduper].
-func (d *Deduper) Commit(ctx context.Context, id, token string, remember time.Duration) error {
-	if err := checkToken("commit", id, token); err != nil {
+func (d *Deduper) Commit(ctx context.Context, id string, token contextsvc.ClaimToken, remember time.Duration) error {
+	if err := d.checkToken("commit", id, token); err != nil {
 		return err
 	}
-	n, err := commitScript.Run(ctx, d.client, []string{d.Key(id)}, claimPrefix+token, max(0, millis(remember))).Int()
+	n, err := commitScript.Run(ctx, d.client, []string{d.Key(id)}, claimPrefix+string(token), max(0, millis(remember))).Int()
 	if err != nil {
 		return fmt.Errorf("redisstore: commit %s: %w", id, err)
 	}
@@ -150,17 +153,23 @@ func (d *Deduper) Commit(ctx context.Context, id, token string, remember time.Du
 }
 
 // Release implements [contextsvc.Deduper].
-func (d *Deduper) Release(ctx context.Context, id, token string) error {
-	if err := checkToken("release", id, token); err != nil {
+func (d *Deduper) Release(ctx context.Context, id string, token contextsvc.ClaimToken) error {
+	if err := d.checkToken("release", id, token); err != nil {
 		return err
 	}
-	if err := releaseScript.Run(ctx, d.client, []string{d.Key(id)}, claimPrefix+token).Err(); err != nil {
+	if err := releaseScript.Run(ctx, d.client, []string{d.Key(id)}, claimPrefix+string(token)).Err(); err != nil {
 		return fmt.Errorf("redisstore: release %s: %w", id, err)
 	}
 	return nil
 }
 
-func checkToken(op, id, token string) error {
+// errNotMade is the error of a Deduper not made by NewDeduper.
+var errNotMade = fmt.Errorf("%w: redisstore: a Deduper not made by NewDeduper", contextsvc.ErrInvalidArgument)
+
+func (d *Deduper) checkToken(op, id string, token contextsvc.ClaimToken) error {
+	if d.client == nil {
+		return errNotMade
+	}
 	if id == "" {
 		return fmt.Errorf("%w: redisstore: %s with an empty event id", contextsvc.ErrInvalidArgument, op)
 	}

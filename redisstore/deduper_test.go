@@ -40,15 +40,15 @@ type replicas struct {
 
 func (r *replicas) next() *redisstore.Deduper { return r.ds[r.n.Add(1)%uint64(len(r.ds))] }
 
-func (r *replicas) Claim(ctx context.Context, id string, lease time.Duration) (contextsvc.ClaimResult, string, error) {
+func (r *replicas) Claim(ctx context.Context, id string, lease time.Duration) (contextsvc.ClaimResult, contextsvc.ClaimToken, error) {
 	return r.next().Claim(ctx, id, lease)
 }
 
-func (r *replicas) Commit(ctx context.Context, id, token string, remember time.Duration) error {
+func (r *replicas) Commit(ctx context.Context, id string, token contextsvc.ClaimToken, remember time.Duration) error {
 	return r.next().Commit(ctx, id, token, remember)
 }
 
-func (r *replicas) Release(ctx context.Context, id, token string) error {
+func (r *replicas) Release(ctx context.Context, id string, token contextsvc.ClaimToken) error {
 	return r.next().Release(ctx, id, token)
 }
 
@@ -176,7 +176,10 @@ func TestDeduperThroughHandler(t *testing.T) {
 		}
 		return nil
 	}
-	h := contextsvc.NewWebhookHandler(secret, fn, contextsvc.WithWebhookClock(clock), contextsvc.WithDeduper(d))
+	h, err := contextsvc.NewWebhookHandler(secret, fn, contextsvc.WithWebhookClock(clock), contextsvc.WithDeduper(d))
+	if err != nil {
+		t.Fatal(err)
+	}
 	send := func(id string, ts time.Time) int {
 		body := eventJSON(id, ts)
 		r := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(body))
@@ -246,7 +249,7 @@ func TestDeduperRedisRestart(t *testing.T) {
 	var mu sync.Mutex
 	calls := map[string]int{}
 	entered, finish := make(chan struct{}), make(chan struct{})
-	h := contextsvc.NewWebhookHandler(secret, func(_ context.Context, e *contextsvc.Event) error {
+	h, err := contextsvc.NewWebhookHandler(secret, func(_ context.Context, e *contextsvc.Event) error {
 		mu.Lock()
 		calls[e.ID]++
 		mu.Unlock()
@@ -256,6 +259,9 @@ func TestDeduperRedisRestart(t *testing.T) {
 		}
 		return nil
 	}, contextsvc.WithDeduper(d))
+	if err != nil {
+		t.Fatal(err)
+	}
 	send := func(id string) int {
 		body := eventJSON(id, time.Now())
 		r := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(body))

@@ -7,7 +7,13 @@
 // Both take a [redis.UniversalClient] of github.com/redis/go-redis/v9, so
 // one server, Sentinel and Cluster all work, and both touch exactly one
 // key per command (Cluster never sees a cross-slot script). Redis 6.2 or
-// later.
+// later. Their tests run them on a real three-master Redis Cluster, with
+// slots moved under load (the ASK and MOVED answers of a move never reach
+// a caller), and through a Sentinel failover with the master killed under
+// load: until a replica is promoted, a call first waits out go-redis's
+// retries, then meets the failure behaviour described below for a Redis
+// that cannot be reached. The README's "When Redis fails" gives the
+// times.
 //
 // # The limiter
 //
@@ -15,7 +21,7 @@
 // the whole 1,000 requests a minute, and the service answers most of their
 // requests 429. With it they pace to 1,000 a minute together:
 //
-//	lim, err := redisstore.NewLimiter(rdb, apiKey, contextsvc.PlanBusiness)
+//	lim, err := redisstore.NewLimiter(rdb, apiKey, contextsvc.BusinessPlan())
 //	client, err := contextsvc.NewClient(apiKey, contextsvc.WithLimiter(lim))
 //
 // It runs GCRA, the generic cell rate algorithm, through
@@ -24,7 +30,7 @@
 // 60 s / PerMinute is exactly a token bucket holding B tokens and
 // refilling PerMinute a minute, which is the bucket the service keeps per
 // key, so a plan maps onto it with nothing lost: B is the plan's burst
-// minus the one token of headroom [contextsvc.NewLimiter] also keeps
+// minus the one token of headroom [contextsvc.LocalLimiter] also keeps
 // (arrival jitter between the limiter and the service must not meet a
 // 429; [WithHeadroom] leaves more for fleets whose requests reach the
 // service in a more shuffled order). redis_rate's script stores one number per key (the theoretical
@@ -69,7 +75,7 @@
 // Deduper makes each event handled once across them:
 //
 //	dedupe, err := redisstore.NewDeduper(rdb, "myapp:webhooks:")
-//	h := contextsvc.NewWebhookHandler(secret, handle, contextsvc.WithDeduper(dedupe))
+//	h, err := contextsvc.NewWebhookHandler(secret, handle, contextsvc.WithDeduper(dedupe))
 //
 // Each event id is one key, prefix + id, whose value is "c:<token>" while
 // an attempt holds it (expiring with the claim's 10-minute lease) and "d"

@@ -22,7 +22,7 @@ func ExampleNewLimiter() {
 	defer rdb.Close()
 	apiKey := os.Getenv("CONTEXTSVC_API_KEY")
 
-	lim, err := redisstore.NewLimiter(rdb, apiKey, contextsvc.PlanBusiness,
+	lim, err := redisstore.NewLimiter(rdb, apiKey, contextsvc.BusinessPlan(),
 		redisstore.WithLogger(slog.Default())) // says once when Redis is unreachable, and when it is back
 	if err != nil {
 		log.Fatal(err)
@@ -44,7 +44,7 @@ func ExampleWithFailureMode() {
 	defer rdb.Close()
 	apiKey := os.Getenv("CONTEXTSVC_API_KEY")
 
-	lim, err := redisstore.NewLimiter(rdb, apiKey, contextsvc.PlanPro,
+	lim, err := redisstore.NewLimiter(rdb, apiKey, contextsvc.ProPlan(),
 		redisstore.WithFailureMode(redisstore.FailClosed))
 	if err != nil {
 		log.Fatal(err)
@@ -76,6 +76,10 @@ func ExampleNewDeduper() {
 		return nil // an error answers 500: the service retries, and the retry is handled afresh
 	}
 	secret := os.Getenv("CONTEXTSVC_WEBHOOK_SECRET")
-	http.Handle("/webhooks/contextsvc", contextsvc.NewWebhookHandler(secret, handle, contextsvc.WithDeduper(dedupe)))
+	h, err := contextsvc.NewWebhookHandler(secret, handle, contextsvc.WithDeduper(dedupe))
+	if err != nil {
+		log.Fatal(err) // no secret, or a bad option
+	}
+	http.Handle("/webhooks/contextsvc", h)
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }

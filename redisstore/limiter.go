@@ -37,7 +37,7 @@ type FailureMode int
 
 const (
 	// FailOpen, the default: pace this process alone with a local token
-	// bucket of the same plan (as [contextsvc.NewLimiter] builds), log the
+	// bucket of the same plan (a [contextsvc.LocalLimiter]), log the
 	// change once, and go back to Redis as soon as it answers again (asked
 	// in the background, so no Wait waits on an unreachable Redis). The
 	// fleet may then try up to one plan's rate per process; the service
@@ -64,8 +64,10 @@ func (m FailureMode) String() string {
 	return "FailureMode(" + fmt.Sprint(int(m)) + ")"
 }
 
-// LimiterOption configures [NewLimiter].
-type LimiterOption func(*limiterConfig)
+// LimiterOption configures [NewLimiter]. An option given a value it cannot
+// use makes NewLimiter return an error wrapping
+// [contextsvc.ErrInvalidArgument].
+type LimiterOption func(*limiterConfig) error
 
 type limiterConfig struct {
 	mode     FailureMode
@@ -78,50 +80,74 @@ type limiterConfig struct {
 // WithFailureMode sets what Wait does when Redis cannot be reached
 // (default [FailOpen]).
 func WithFailureMode(m FailureMode) LimiterOption {
-	return func(c *limiterConfig) { c.mode = m }
+	return func(c *limiterConfig) error {
+		if m != FailOpen && m != FailClosed {
+			return fmt.Errorf("%w: redisstore.WithFailureMode: unknown %v", contextsvc.ErrInvalidArgument, m)
+		}
+		c.mode = m
+		return nil
+	}
 }
 
 // WithLogger sets the logger that a [FailOpen] limiter tells when it
 // falls back to its local bucket (one Warn per outage, with the cause) and
-// when Redis is back (one Info). Default: none, like the rest of the SDK;
-// [Limiter.Degraded] reports the state too. The API key is never logged.
+// when Redis is back (one Info). Default, and nil: none, like the rest of
+// the SDK; [Limiter.Degraded] reports the state too. The API key is never
+// logged.
 func WithLogger(l *slog.Logger) LimiterOption {
-	return func(c *limiterConfig) {
-		if l != nil {
-			c.logger = l
+	return func(c *limiterConfig) error {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
 		}
+		c.logger = l
+		return nil
 	}
 }
 
 // WithKeyPrefix replaces [DefaultKeyPrefix], e.g. to keep two
-// environments apart on one Redis.
+// environments apart on one Redis. An empty prefix is an error.
 func WithKeyPrefix(prefix string) LimiterOption {
-	return func(c *limiterConfig) { c.prefix = prefix }
+	return func(c *limiterConfig) error {
+		if prefix == "" {
+			return fmt.Errorf("%w: redisstore.WithKeyPrefix(\"\"): leave the option out for %q", contextsvc.ErrInvalidArgument, DefaultKeyPrefix)
+		}
+		c.prefix = prefix
+		return nil
+	}
 }
 
 // WithHeadroom sets how many tokens of the plan's burst the shared bucket
-// leaves unused (default 1, as [contextsvc.NewLimiter] does; 0 paces to
-// the plan exactly). Each token absorbs one emission interval of arrival
-// jitter (10 ms at 6,000 a minute, 1 s on the Free plan): the service
-// counts a request when it arrives, and requests granted by Redis in one
-// order may reach it in another, from hosts at different distances or
-// delayed by a busy CPU. A fleet running flat out on a fast plan may want
-// headroom covering that difference, e.g. 5 tokens for 50 ms at 6,000 a
-// minute. The bucket keeps at least one token whatever the headroom.
+// leaves unused (default 1, as [contextsvc.LocalLimiter] does; 0 paces to
+// the plan exactly; negative is an error). Each token absorbs one emission
+// interval of arrival jitter (10 ms at 6,000 a minute, 1 s on the Free
+// plan): the service counts a request when it arrives, and requests
+// granted by Redis in one order may reach it in another, from hosts at
+// different distances or delayed by a busy CPU. A fleet running flat out
+// on a fast plan may want headroom covering that difference, e.g. 5 tokens
+// for 50 ms at 6,000 a minute. The bucket keeps at least one token
+// whatever the headroom.
 func WithHeadroom(tokens int) LimiterOption {
-	return func(c *limiterConfig) { c.headroom = tokens }
+	return func(c *limiterConfig) error {
+		if tokens < 0 {
+			return fmt.Errorf("%w: redisstore.WithHeadroom(%d): want >= 0", contextsvc.ErrInvalidArgument, tokens)
+		}
+		c.headroom = tokens
+		return nil
+	}
 }
 
 // WithRecheckInterval sets how long a failing-open limiter paces locally
 // before it asks Redis again whether it answers (default
-// [DefaultRecheckInterval]); values <= 0 keep the default. The question
-// runs in the background, started by the first Wait after the interval,
-// and spends no token.
+// [DefaultRecheckInterval]); it must be positive. The question runs in the
+// background, started by the first Wait after the interval, and spends no
+// token.
 func WithRecheckInterval(d time.Duration) LimiterOption {
-	return func(c *limiterConfig) {
-		if d > 0 {
-			c.recheck = d
+	return func(c *limiterConfig) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: redisstore.WithRecheckInterval(%v): must be positive", contextsvc.ErrInvalidArgument, d)
 		}
+		c.recheck = d
+		return nil
 	}
 }
 
@@ -136,7 +162,7 @@ type Limiter struct {
 	limit   redis_rate.Limit
 	plan    contextsvc.Plan
 	mode    FailureMode
-	local   contextsvc.Limiter
+	local   *contextsvc.LocalLimiter
 	log     *slog.Logger
 	recheck time.Duration
 
@@ -148,7 +174,7 @@ type Limiter struct {
 
 // NewLimiter returns a Limiter for apiKey on plan, keeping its state in
 // client (one server, Sentinel or Cluster). Its bucket holds one token
-// fewer than the plan's burst, as [contextsvc.NewLimiter]'s does, so
+// fewer than the plan's burst, as a [contextsvc.LocalLimiter]'s does, so
 // arrival jitter does not meet a 429 ([WithHeadroom] changes that). Every process sharing the key must
 // give the same plan. The Redis key is named after the SHA-256 of apiKey,
 // never the key itself ([Limiter.Key]).
@@ -162,7 +188,7 @@ func NewLimiter(client redis.UniversalClient, apiKey string, plan contextsvc.Pla
 	if apiKey == "" {
 		return nil, fmt.Errorf("%w: redisstore.NewLimiter: empty API key", contextsvc.ErrInvalidArgument)
 	}
-	local, err := contextsvc.NewLimiter(plan)
+	local, err := contextsvc.NewLocalLimiter(plan)
 	if err != nil {
 		return nil, err
 	}
@@ -174,15 +200,12 @@ func NewLimiter(client redis.UniversalClient, apiKey string, plan contextsvc.Pla
 		headroom: 1,
 	}
 	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
+		if o == nil {
+			continue
 		}
-	}
-	if cfg.mode != FailOpen && cfg.mode != FailClosed {
-		return nil, fmt.Errorf("%w: redisstore.NewLimiter: unknown %v", contextsvc.ErrInvalidArgument, cfg.mode)
-	}
-	if cfg.headroom < 0 {
-		return nil, fmt.Errorf("%w: redisstore.NewLimiter: headroom %d, want >= 0", contextsvc.ErrInvalidArgument, cfg.headroom)
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
 	}
 	sum := sha256.Sum256([]byte(apiKey))
 	return &Limiter{
@@ -228,13 +251,16 @@ func (l *Limiter) Degraded() bool { return l.degraded.Load() }
 // bucket at once, without a round trip, until a probe in the background
 // finds Redis again.
 func (l *Limiter) Wait(ctx context.Context) error {
+	if l.rl == nil {
+		return fmt.Errorf("%w: redisstore: a Limiter not made by NewLimiter", contextsvc.ErrInvalidArgument)
+	}
 	var timer *time.Timer
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if l.mode == FailOpen && l.degraded.Load() && l.paceLocally() {
-			return l.waitLocal(ctx)
+			return l.local.Wait(ctx)
 		}
 		res, err := l.rl.Allow(ctx, l.key, l.limit)
 		if err != nil {
@@ -245,7 +271,7 @@ func (l *Limiter) Wait(ctx context.Context) error {
 				return fmt.Errorf("%w: %w", ErrUnavailable, err)
 			}
 			l.fallBack(err)
-			return l.waitLocal(ctx)
+			return l.local.Wait(ctx)
 		}
 		if l.degraded.Load() {
 			l.recovered()
@@ -272,19 +298,6 @@ func (l *Limiter) Wait(ctx context.Context) error {
 		case <-timer.C:
 		}
 	}
-}
-
-// waitLocal waits for the local bucket. rate.Limiter refuses early when
-// the wait would pass ctx's deadline; that is reported as the deadline,
-// as the client does for its own limiter.
-func (l *Limiter) waitLocal(ctx context.Context) error {
-	err := l.local.Wait(ctx)
-	if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-		if _, ok := ctx.Deadline(); ok {
-			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
-		}
-	}
-	return err
 }
 
 // paceLocally reports whether this Wait uses the local bucket because

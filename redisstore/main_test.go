@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -39,10 +40,12 @@ func (h *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 	return next
 }
 
-// logRecorder is a slog.Handler keeping every record's level and message.
+// logRecorder is a slog.Handler keeping every record's level, message
+// and attributes, and when it was logged.
 type logRecorder struct {
 	mu      sync.Mutex
 	records []string
+	times   []time.Time
 }
 
 func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
@@ -55,6 +58,7 @@ func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
 	})
 	r.mu.Lock()
 	r.records = append(r.records, b.String())
+	r.times = append(r.times, rec.Time)
 	r.mu.Unlock()
 	return nil
 }
@@ -67,8 +71,37 @@ func (r *logRecorder) lines() []string {
 	return append([]string(nil), r.records...)
 }
 
+// last returns the last record starting with prefix and when it was
+// logged, or ok false if there is none.
+func (r *logRecorder) last(prefix string) (line string, at time.Time, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.records) - 1; i >= 0; i-- {
+		if strings.HasPrefix(r.records[i], prefix) {
+			return r.records[i], r.times[i], true
+		}
+	}
+	return "", time.Time{}, false
+}
+
 // isNetError reports whether err is a network error (Redis unreachable).
 func isNetError(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne)
+}
+
+// waitFor polls cond every 5 ms until it holds: for a state that Redis,
+// or code running against it, reaches in its own time. It fails t only
+// when the test binary's -timeout is near, never on a wall-clock bound
+// of its own.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		if dl, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+			if d, set := dl.Deadline(); set && time.Until(d) < 10*time.Second {
+				t.Fatalf("still waiting for %s when the test binary's -timeout is near", what)
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -29,11 +29,11 @@ func (p *planFlag) Set(v string) error {
 func parsePlan(v string) (contextsvc.Plan, error) {
 	switch {
 	case v == "free":
-		return contextsvc.PlanFree, nil
+		return contextsvc.FreePlan(), nil
 	case v == "pro":
-		return contextsvc.PlanPro, nil
+		return contextsvc.ProPlan(), nil
 	case v == "business":
-		return contextsvc.PlanBusiness, nil
+		return contextsvc.BusinessPlan(), nil
 	case strings.HasPrefix(v, "enterprise="):
 		n, b, ok := strings.Cut(strings.TrimPrefix(v, "enterprise="), "/")
 		pm, err1 := strconv.Atoi(n)
@@ -41,7 +41,7 @@ func parsePlan(v string) (contextsvc.Plan, error) {
 		if !ok || err1 != nil || err2 != nil || pm <= 0 || burst <= 0 {
 			return contextsvc.Plan{}, fmt.Errorf("enterprise plan must be enterprise=PERMINUTE/BURST with positive numbers, got %q", v)
 		}
-		return contextsvc.EnterprisePlan(pm, burst), nil
+		return contextsvc.EnterprisePlan(pm, burst)
 	}
 	return contextsvc.Plan{}, errors.New("must be free, pro, business, enterprise=PERMINUTE/BURST or unlimited")
 }
@@ -57,7 +57,7 @@ func (p planFlag) apply(cfg *conformance.Config) error {
 	if err != nil {
 		return err
 	}
-	lim, err := contextsvc.NewLimiter(plan)
+	lim, err := contextsvc.NewLocalLimiter(plan)
 	if err != nil {
 		return err
 	}

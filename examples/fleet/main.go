@@ -16,6 +16,15 @@
 //     server's bucket fills only up to its burst: the fleet gets less of
 //     its plan, not more.
 //
+// The shared bucket leaves 100 ms of the plan's rate unused (-headroom,
+// redisstore.WithHeadroom): Redis grants tokens in one order, but a busy
+// machine may deliver the requests to the server in another, and a
+// request that arrives later than its token allowed finds the server's
+// bucket short. If the shared phase still meets 429s, the example says so
+// and which option absorbs more; the client retried them, and a loaded
+// machine is no failure. It exits 1 only when a call failed for another
+// reason than the rate limit.
+//
 // It prints each worker's requests, requests a second and 429 answers, and
 // the totals. A run takes about 25 s:
 //
@@ -36,6 +45,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -63,6 +73,9 @@ type config struct {
 	plan      string // as the mock command's -key takes it: free, pro, business, enterprise=N/B
 	redisAddr string // "" starts a redis-server for the run
 	local     bool   // also run the phase without Redis
+	// headroom is the arrival jitter the shared bucket absorbs: the tokens
+	// the plan's rate refills in that time are left unused.
+	headroom time.Duration
 
 	// A child process (started by -procs) runs only workers, against the
 	// parent's server and Redis, and prints their results as JSON lines.
@@ -76,24 +89,18 @@ type config struct {
 }
 
 func main() {
-	var cfg config
-	flag.IntVar(&cfg.workers, "workers", 8, "independent clients, each with its own Client, Redis connection and limiter")
-	flag.IntVar(&cfg.procs, "procs", 0, "run the workers in this many separate processes (0: goroutines of this one)")
-	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "length of each phase")
-	flag.StringVar(&cfg.plan, "plan", "enterprise=6000/20", "plan of the key: free, pro, business or enterprise=PERMINUTE/BURST")
-	flag.StringVar(&cfg.redisAddr, "redis-addr", "", "Redis to share the limit through (default: start redis-server on a free loopback port)")
-	flag.BoolVar(&cfg.local, "local", true, "also run the phase with a local bucket per worker, for comparison")
-	flag.BoolVar(&cfg.child, "child", false, "internal: run as a worker process of -procs")
-	flag.StringVar(&cfg.phase, "phase", "", "internal: shared or local")
-	flag.StringVar(&cfg.baseURL, "base-url", "", "internal: the server's base URL")
-	flag.StringVar(&cfg.apiKey, "api-key", "", "internal: the API key")
-	flag.StringVar(&cfg.target, "target", "", "internal: the context id to GET")
-	flag.Int64Var(&cfg.startAt, "start-at", 0, "internal: when to start, Unix nanoseconds")
-	flag.IntVar(&cfg.first, "first", 1, "internal: number of the first worker")
-	flag.Parse()
+	// A worker process (-procs) is this program started with childEnv
+	// set; only then are the flags that wire it to its parent defined, so
+	// -h shows the user's flags alone.
+	cfg, err := parseFlags(os.Args[1:], os.Getenv(childEnv) == "1", os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	var err error
 	if cfg.child {
 		err = runChild(ctx, os.Stdout, cfg)
 	} else {
@@ -103,6 +110,39 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
 		os.Exit(1)
 	}
+}
+
+// parseFlags parses the command line: the user's flags, and in a worker
+// process (child) also those its parent passes. Errors and -h are
+// reported on stderr with the usage.
+func parseFlags(args []string, child bool, stderr io.Writer) (config, error) {
+	cfg := config{child: child}
+	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&cfg.workers, "workers", 8, "independent clients, each with its own Client, Redis connection and limiter")
+	fs.IntVar(&cfg.procs, "procs", 0, "run the workers in this many separate processes (0: goroutines of this one)")
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "length of each phase")
+	fs.StringVar(&cfg.plan, "plan", "enterprise=6000/20", "plan of the key: free, pro, business or enterprise=PERMINUTE/BURST")
+	fs.StringVar(&cfg.redisAddr, "redis-addr", "", "Redis to share the limit through (default: start redis-server on a free loopback port)")
+	fs.BoolVar(&cfg.local, "local", true, "also run the phase with a local bucket per worker, for comparison")
+	fs.DurationVar(&cfg.headroom, "headroom", 100*time.Millisecond, "arrival jitter the shared bucket absorbs: the tokens the plan refills in this time are left unused (redisstore.WithHeadroom); raise it if the shared phase meets 429s on a busy machine")
+	if child {
+		fs.StringVar(&cfg.phase, "phase", "", "shared or local")
+		fs.StringVar(&cfg.baseURL, "base-url", "", "the server's base URL")
+		fs.StringVar(&cfg.apiKey, "api-key", "", "the API key")
+		fs.StringVar(&cfg.target, "target", "", "the context id to GET")
+		fs.Int64Var(&cfg.startAt, "start-at", 0, "when to start, Unix nanoseconds")
+		fs.IntVar(&cfg.first, "first", 1, "number of the first worker")
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		err := fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
+		fmt.Fprintf(stderr, "fleet: %v\n", err)
+		return cfg, err
+	}
+	return cfg, nil
 }
 
 // The mock server's keys, all in one account: setup writes with the
@@ -123,20 +163,24 @@ func parsePlan(s string) (mockserver.Key, contextsvc.Plan, error) {
 	}
 	switch k.Plan {
 	case mockserver.PlanFree:
-		return k, contextsvc.PlanFree, nil
+		return k, contextsvc.FreePlan(), nil
 	case mockserver.PlanPro:
-		return k, contextsvc.PlanPro, nil
+		return k, contextsvc.ProPlan(), nil
 	case mockserver.PlanBusiness:
-		return k, contextsvc.PlanBusiness, nil
+		return k, contextsvc.BusinessPlan(), nil
 	}
-	return k, contextsvc.EnterprisePlan(k.PerMinute, k.Burst), nil
+	p, err := contextsvc.EnterprisePlan(k.PerMinute, k.Burst)
+	if err != nil {
+		return k, contextsvc.Plan{}, fmt.Errorf("-plan %q: %w", s, err)
+	}
+	return k, p, nil
 }
 
 // run starts Redis (unless given) and the mock server, runs the phases and
 // prints their results to w.
 func run(ctx context.Context, w io.Writer, cfg config) error {
-	if cfg.workers < 1 || cfg.procs < 0 || cfg.procs > cfg.workers || cfg.duration <= 0 {
-		return errors.New("need -workers >= 1, 0 <= -procs <= -workers and -duration > 0")
+	if cfg.workers < 1 || cfg.procs < 0 || cfg.procs > cfg.workers || cfg.duration <= 0 || cfg.headroom < 0 {
+		return errors.New("need -workers >= 1, 0 <= -procs <= -workers, -duration > 0 and -headroom >= 0")
 	}
 	key, plan, err := parsePlan(cfg.plan)
 	if err != nil {
@@ -208,7 +252,9 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 		fmt.Fprintln(w)
 		switch phase {
 		case "shared":
-			fmt.Fprintf(w, "Phase shared: every worker paces through redisstore.NewLimiter on one Redis key, for %s.\n", cfg.duration)
+			fmt.Fprintf(w, "Phase shared: every worker paces through redisstore.NewLimiter on one Redis key, for %s;\n", cfg.duration)
+			fmt.Fprintf(w, "  the shared bucket leaves %d of the plan's %d tokens unused, for %v of arrival jitter (-headroom).\n",
+				min(headroomTokens(plan, cfg.headroom), plan.Burst()-1), plan.Burst(), cfg.headroom)
 			cfg.apiKey = sharedKey
 		case "local":
 			fmt.Fprintf(w, "Phase local: every worker paces with its own WithPlan bucket (no Redis), for %s.\n", cfg.duration)
@@ -219,9 +265,12 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 		if err != nil {
 			return err
 		}
-		tooMany, failed := report(w, results, cfg.duration, plan)
-		if phase == "shared" && (tooMany > 0 || failed > 0) {
-			errs = append(errs, fmt.Errorf("the shared phase met %d answers 429 and %d failed calls", tooMany, failed))
+		t := report(w, results, cfg.duration, plan)
+		if phase == "shared" && t.tooMany > 0 {
+			explain429(w, t, cfg.headroom, plan)
+		}
+		if t.failed > 0 {
+			errs = append(errs, fmt.Errorf("phase %s: %d calls failed for another reason than the rate limit (the first: %s)", phase, t.failed, t.firstErr))
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -232,13 +281,30 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 
 func perSecond(p contextsvc.Plan) float64 { return float64(p.PerMinute()) / 60 }
 
+// explain429 says why a shared phase met 429s, which is load, not a
+// failure, and which option absorbs them.
+func explain429(w io.Writer, t totals, headroom time.Duration, plan contextsvc.Plan) {
+	more := 2 * max(headroom, 50*time.Millisecond)
+	fmt.Fprintf(w, "  The server answered %d requests 429 although the fleet stayed within the plan: Redis granted\n", t.tooMany)
+	fmt.Fprintf(w, "  their tokens in one order, and they reached the server in another, later than %v of jitter\n", headroom)
+	fmt.Fprintf(w, "  allows (a busy machine delays some). The client retried them (%d calls gave up). Leave more\n", t.rateLimited)
+	fmt.Fprintf(w, "  headroom: -headroom %v here, redisstore.WithHeadroom(%d) in your code.\n", more, headroomTokens(plan, more))
+}
+
+// headroomTokens is the number of tokens the plan refills in d: what the
+// shared bucket leaves unused to absorb d of arrival jitter.
+func headroomTokens(p contextsvc.Plan, d time.Duration) int {
+	return int(math.Ceil(d.Seconds() * perSecond(p)))
+}
+
 // workerResult is what one worker did.
 type workerResult struct {
-	Name     string `json:"name"`
-	Requests int    `json:"requests"` // calls that succeeded
-	TooMany  int    `json:"tooMany"`  // answers 429 (retried by the client)
-	Failed   int    `json:"failed"`   // calls that failed
-	FirstErr string `json:"firstErr,omitempty"`
+	Name        string `json:"name"`
+	Requests    int    `json:"requests"`    // calls that succeeded
+	TooMany     int    `json:"tooMany"`     // answers 429 (retried by the client)
+	RateLimited int    `json:"rateLimited"` // calls that failed on 429s, their retries spent
+	Failed      int    `json:"failed"`      // calls that failed otherwise
+	FirstErr    string `json:"firstErr,omitempty"`
 }
 
 // runPhase runs cfg.workers workers for cfg.duration, in this process or
@@ -266,9 +332,9 @@ func runPhase(ctx context.Context, cfg config) ([]workerResult, error) {
 		if p < cfg.workers%cfg.procs {
 			n++
 		}
-		args := []string{"-child", "-phase", cfg.phase, "-plan", cfg.plan, "-redis-addr", cfg.redisAddr,
+		args := []string{"-phase", cfg.phase, "-plan", cfg.plan, "-redis-addr", cfg.redisAddr,
 			"-base-url", cfg.baseURL, "-api-key", cfg.apiKey, "-target", cfg.target,
-			"-workers", strconv.Itoa(n), "-duration", cfg.duration.String(),
+			"-workers", strconv.Itoa(n), "-duration", cfg.duration.String(), "-headroom", cfg.headroom.String(),
 			"-start-at", strconv.FormatInt(cfg.startAt, 10), "-first", strconv.Itoa(first)}
 		first += n
 		wg.Go(func() {
@@ -358,7 +424,7 @@ func worker(ctx context.Context, cfg config, plan contextsvc.Plan, name string, 
 	case "shared":
 		rdb := redis.NewClient(&redis.Options{Addr: cfg.redisAddr})
 		defer rdb.Close()
-		lim, err := redisstore.NewLimiter(rdb, cfg.apiKey, plan)
+		lim, err := redisstore.NewLimiter(rdb, cfg.apiKey, plan, redisstore.WithHeadroom(headroomTokens(plan, cfg.headroom)))
 		if err != nil {
 			return res, err
 		}
@@ -388,6 +454,8 @@ func worker(ctx context.Context, cfg config, plan contextsvc.Plan, name string, 
 		case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 			// The phase ends (or would, before the next token): not a
 			// failure.
+		case errors.Is(err, contextsvc.ErrRateLimited):
+			res.RateLimited++
 		default:
 			res.Failed++
 			if res.FirstErr == "" {
@@ -399,30 +467,37 @@ func worker(ctx context.Context, cfg config, plan contextsvc.Plan, name string, 
 	return res, nil
 }
 
-// report prints the results as a table and returns the total 429 answers
-// and failed calls.
-func report(w io.Writer, results []workerResult, d time.Duration, plan contextsvc.Plan) (tooMany, failed int) {
+// totals are a phase's totals.
+type totals struct {
+	tooMany, rateLimited, failed int
+	firstErr                     string
+}
+
+// report prints the results as a table and returns the totals.
+func report(w io.Writer, results []workerResult, d time.Duration, plan contextsvc.Plan) totals {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tworker\trequests\treq/s\tanswers 429\tfailed\t")
+	fmt.Fprintln(tw, "\tworker\trequests\treq/s\tanswers 429\tgave up on 429\tfailed\t")
 	var total int
+	var t totals
 	for _, r := range results {
-		fmt.Fprintf(tw, "\t%s\t%d\t%.1f\t%d\t%d\t\n", r.Name, r.Requests, float64(r.Requests)/d.Seconds(), r.TooMany, r.Failed)
+		fmt.Fprintf(tw, "\t%s\t%d\t%.1f\t%d\t%d\t%d\t\n", r.Name, r.Requests, float64(r.Requests)/d.Seconds(), r.TooMany, r.RateLimited, r.Failed)
 		total += r.Requests
-		tooMany += r.TooMany
-		failed += r.Failed
-	}
-	rate := float64(total) / d.Seconds()
-	fmt.Fprintf(tw, "\ttotal\t%d\t%.1f\t%d\t%d\t\n", total, rate, tooMany, failed)
-	tw.Flush()
-	fmt.Fprintf(w, "  Together: %.1f requests a second, %.2f of the plan's %.1f; %d answers 429, %d failed calls.\n",
-		rate, rate/perSecond(plan), perSecond(plan), tooMany, failed)
-	for _, r := range results {
-		if r.FirstErr != "" {
-			fmt.Fprintf(w, "  %s's first failure: %s\n", r.Name, r.FirstErr)
-			break
+		t.tooMany += r.TooMany
+		t.rateLimited += r.RateLimited
+		t.failed += r.Failed
+		if t.firstErr == "" {
+			t.firstErr = r.FirstErr
 		}
 	}
-	return tooMany, failed
+	rate := float64(total) / d.Seconds()
+	fmt.Fprintf(tw, "\ttotal\t%d\t%.1f\t%d\t%d\t%d\t\n", total, rate, t.tooMany, t.rateLimited, t.failed)
+	tw.Flush()
+	fmt.Fprintf(w, "  Together: %.1f requests a second, %.2f of the plan's %.1f; %d answers 429, %d calls gave up on them, %d failed otherwise.\n",
+		rate, rate/perSecond(plan), perSecond(plan), t.tooMany, t.rateLimited, t.failed)
+	if t.firstErr != "" {
+		fmt.Fprintf(w, "  The first other failure: %s\n", t.firstErr)
+	}
+	return t
 }
 
 // countingTransport counts the server's 429 answers, including those the

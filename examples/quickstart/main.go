@@ -9,7 +9,9 @@
 // type, and then, with the client, creates a context, updates it twice,
 // lists, reads the versions, exports Markdown and PDF, and deletes it. It
 // prints each step, and each event as the receiver verifies it, waits until
-// every event the server recorded has arrived, and exits 0.
+// every event the server recorded has arrived, and exits 0. It leaves no
+// file behind: the PDF is only counted, unless -pdf names a file to write
+// it to.
 //
 // To run the same steps against another server, set CONTEXTSVC_BASE_URL
 // (ending in /v1) and CONTEXTSVC_API_KEY. A server elsewhere cannot reach a
@@ -54,9 +56,11 @@ type config struct {
 	// receiverURL is a public URL of a receiver for a remote server, and
 	// webhookSecret its signing secret.
 	receiverURL, webhookSecret string
-	// tempDir receives the exported PDF ("" means os.TempDir()).
-	tempDir string
-	// wait bounds the wait for the webhook deliveries.
+	// pdfPath is the file the exported PDF is written to; "" means it is
+	// only counted, so a run leaves no file behind.
+	pdfPath string
+	// wait bounds the wait for each step's webhook deliveries; 0 means no
+	// bound but ctx's.
 	wait time.Duration
 }
 
@@ -68,7 +72,8 @@ func main() {
 	}
 	flag.StringVar(&cfg.receiverURL, "receiver-url", os.Getenv(envReceiverURL),
 		"public URL of a webhook receiver, for a remote server (default $"+envReceiverURL+")")
-	flag.DurationVar(&cfg.wait, "wait", 10*time.Second, "how long to wait for the webhook deliveries")
+	flag.DurationVar(&cfg.wait, "wait", 10*time.Second, "how long to wait for each step's webhook deliveries (0: as long as it takes)")
+	flag.StringVar(&cfg.pdfPath, "pdf", "", "write the exported PDF to this `file` (by default it is only counted, and nothing is written)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -125,8 +130,12 @@ func runEmbedded(ctx context.Context, out *printer, cfg config) error {
 
 	secret := rand.Text() // a fresh signing secret for this run
 	rcv := newReceiver()
+	hook, err := contextsvc.NewWebhookHandler(secret, rcv.handle)
+	if err != nil {
+		return err
+	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /webhooks", contextsvc.NewWebhookHandler(secret, rcv.handle))
+	mux.Handle("POST /webhooks", hook)
 	receiver, err := listen(mux)
 	if err != nil {
 		return err
@@ -159,7 +168,10 @@ func runEmbedded(ctx context.Context, out *printer, cfg config) error {
 				want = append(want, ev.ID)
 			}
 		}
-		waitCtx, cancel := context.WithTimeout(ctx, cfg.wait)
+		waitCtx, cancel := ctx, context.CancelFunc(func() {})
+		if cfg.wait > 0 {
+			waitCtx, cancel = context.WithTimeout(ctx, cfg.wait)
+		}
 		defer cancel()
 		if err := rcv.waitFor(waitCtx, want); err != nil {
 			return err
@@ -170,7 +182,7 @@ func runEmbedded(ctx context.Context, out *printer, cfg config) error {
 		shown = len(want)
 		return nil
 	}
-	if err := steps(ctx, out, client, cfg.tempDir, settle); err != nil {
+	if err := steps(ctx, out, client, cfg.pdfPath, settle); err != nil {
 		return err
 	}
 	if err := settle(ctx); err != nil {
@@ -211,7 +223,7 @@ func runRemote(ctx context.Context, out *printer, cfg config) error {
 		}
 	}
 	// The events go to the remote receiver, which shows them.
-	return steps(ctx, out, client, cfg.tempDir, func(context.Context) error { return nil })
+	return steps(ctx, out, client, cfg.pdfPath, func(context.Context) error { return nil })
 }
 
 func registerWebhook(ctx context.Context, out *printer, client *contextsvc.Client, url, secret string) error {
@@ -250,7 +262,8 @@ The on-call engineer.
 
 // steps runs the client's side of the quickstart: every operation once.
 // After printing each step it calls settle, which shows the step's events.
-func steps(ctx context.Context, out *printer, client *contextsvc.Client, tempDir string, settle func(context.Context) error) error {
+// The PDF is written to pdfPath, or only counted when it is "".
+func steps(ctx context.Context, out *printer, client *contextsvc.Client, pdfPath string, settle func(context.Context) error) error {
 	c, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{
 		Name: "Quickstart runbook", Content: firstDraft, Tags: []string{"quickstart", "ops"},
 	})
@@ -309,20 +322,28 @@ func steps(ctx context.Context, out *printer, client *contextsvc.Client, tempDir
 		return err
 	}
 
-	f, err := os.CreateTemp(tempDir, "contextsvc-quickstart-*.pdf")
-	if err != nil {
-		return err
+	if pdfPath == "" {
+		pdf, err := exportTo(ctx, client, c.ID, contextsvc.ExportPDF, io.Discard)
+		if err != nil {
+			return err
+		}
+		out.printf("7. Exported  PDF: %d bytes (%s; not saved: give -pdf FILE to keep it)\n", pdf.size, pdf.filename)
+	} else {
+		f, err := os.Create(pdfPath)
+		if err != nil {
+			return err
+		}
+		pdf, err := exportTo(ctx, client, c.ID, contextsvc.ExportPDF, f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return err
+		}
+		path, _ := filepath.Abs(f.Name())
+		out.printf("7. Exported  PDF: %d bytes, written to %s\n", pdf.size, path)
 	}
-	pdf, err := exportTo(ctx, client, c.ID, contextsvc.ExportPDF, f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	path, _ := filepath.Abs(f.Name())
-	out.printf("7. Exported  PDF: %d bytes, written to %s\n", pdf.size, path)
 	if err := settle(ctx); err != nil {
 		return err
 	}
@@ -345,7 +366,7 @@ type exported struct {
 
 // exportTo streams an export of the current version into dst.
 func exportTo(ctx context.Context, client *contextsvc.Client, id string, format contextsvc.ExportFormat, dst io.Writer) (exported, error) {
-	exp, err := client.Contexts.Export(ctx, id, contextsvc.ExportOptions{Format: format})
+	exp, err := client.Contexts.Export(ctx, id, &contextsvc.ExportOptions{Format: format})
 	if err != nil {
 		return exported{}, fmt.Errorf("export %s: %w", format, err)
 	}

@@ -49,9 +49,9 @@ var plans = map[string]struct {
 	server mockserver.Plan
 	client contextsvc.Plan
 }{
-	"free":     {mockserver.PlanFree, contextsvc.PlanFree},
-	"pro":      {mockserver.PlanPro, contextsvc.PlanPro},
-	"business": {mockserver.PlanBusiness, contextsvc.PlanBusiness},
+	"free":     {mockserver.PlanFree, contextsvc.FreePlan()},
+	"pro":      {mockserver.PlanPro, contextsvc.ProPlan()},
+	"business": {mockserver.PlanBusiness, contextsvc.BusinessPlan()},
 }
 
 func main() {

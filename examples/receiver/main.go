@@ -114,7 +114,7 @@ func parseConfig(args []string, getenv func(string) string, errOut io.Writer) (c
 
 // newMux returns the receiver's routes: the verifying webhook handler at
 // cfg.path, which logs each verified event, and nothing else.
-func newMux(cfg config, logger *slog.Logger) *http.ServeMux {
+func newMux(cfg config, logger *slog.Logger) (*http.ServeMux, error) {
 	var opts []contextsvc.WebhookOption
 	if cfg.previousSecret != "" {
 		opts = append(opts, contextsvc.WithWebhookSecrets(cfg.previousSecret))
@@ -124,12 +124,16 @@ func newMux(cfg config, logger *slog.Logger) *http.ServeMux {
 	// Refused deliveries (bad signature, replays) are logged by the handler
 	// itself, without secrets or bodies.
 	opts = append(opts, contextsvc.WithWebhookLogger(logger))
-	mux := http.NewServeMux()
-	mux.Handle("POST "+cfg.path, contextsvc.NewWebhookHandler(cfg.secret, func(ctx context.Context, ev *contextsvc.Event) error {
+	h, err := contextsvc.NewWebhookHandler(cfg.secret, func(ctx context.Context, ev *contextsvc.Event) error {
 		logger.InfoContext(ctx, "event verified", eventAttrs(ev)...)
 		return nil
-	}, opts...))
-	return mux
+	}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST "+cfg.path, h)
+	return mux, nil
 }
 
 // eventAttrs describes an event for the log: its id and type, and the
@@ -167,8 +171,12 @@ func eventAttrs(ev *contextsvc.Event) []any {
 // gracefully: it stops accepting, and waits up to 10 s for deliveries being
 // handled.
 func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger) error {
+	mux, err := newMux(cfg, logger)
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
-		Handler:           newMux(cfg, logger),
+		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}

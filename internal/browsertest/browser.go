@@ -48,7 +48,7 @@ const InstallHint = "apt-get install chromium"
 const ProgramEnv = "BROWSERTEST_CHROMIUM"
 
 // ErrNotInstalled is returned when the program is not found.
-var ErrNotInstalled = errors.New("browsertest: chromium not found on PATH (" + InstallHint + ")")
+var ErrNotInstalled = errors.New("chromium not found on PATH")
 
 // startTimeout bounds how long Launch waits for the DevTools endpoint. A
 // warm start takes about a second on a 2-core machine; a cold one (nothing

@@ -48,13 +48,9 @@ func skipShort(t *testing.T) {
 	}
 }
 
-// timeout bounds one test's waits, so a page that never does what a test
-// waits for fails the test instead of hanging the binary.
-func timeout(t *testing.T, ctx context.Context) context.Context {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// timeout bounds one test's waits (see Bounded), so a page that never
+// does what a test waits for fails the test instead of hanging the binary.
+func timeout(t *testing.T, ctx context.Context) context.Context { return Bounded(t, ctx) }
 
 // TestClickChangesTheDOM: a page loads, and a click on its button changes
 // the document, each click again.

@@ -3,6 +3,7 @@ package browsertest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/contextsvc/contextsvc-go/internal/testproc"
 )
@@ -46,8 +47,9 @@ func Shared(tb testing.TB) *Browser {
 // a stream the page holds open (Server-Sent Events) does not keep a
 // server's Close waiting.
 //
-// The tab has no deadline of its own; a test bounds a wait with
-// context.WithTimeout on the returned context.
+// The tab has no deadline of its own; [Bounded] gives a test's waits one
+// that fails the test, saying what it waited for, before the test binary's
+// -timeout would end it.
 func New(tb testing.TB) context.Context {
 	tb.Helper()
 	b := Shared(tb)
@@ -61,5 +63,22 @@ func New(tb testing.TB) context.Context {
 		}
 		cancel()
 	})
+	return ctx
+}
+
+// Bounded returns ctx ended shortly before the test binary's -timeout (see
+// testing.T.Deadline), or ctx itself when there is none: a page that never
+// does what a test waits for fails the test with its own message, while a
+// slow machine, however slow, is never a failure.
+func Bounded(t interface {
+	Deadline() (time.Time, bool)
+	Cleanup(func())
+}, ctx context.Context) context.Context {
+	dl, ok := t.Deadline()
+	if !ok {
+		return ctx
+	}
+	ctx, cancel := context.WithDeadline(ctx, dl.Add(-10*time.Second))
+	t.Cleanup(cancel)
 	return ctx
 }

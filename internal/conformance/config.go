@@ -46,7 +46,7 @@ type Config struct {
 
 	// Limiter paces every request of the run, retries of cleanup
 	// included, so that it stays within the key's plan: the SDK's
-	// contextsvc.NewLimiter for the plan. nil sends unpaced.
+	// contextsvc.NewLocalLimiter for the plan. nil sends unpaced.
 	Limiter contextsvc.Limiter
 	// PerMinute is the plan's requests per minute, which X-RateLimit-Limit
 	// must say; 0 when not known (any positive number passes).

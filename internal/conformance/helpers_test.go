@@ -14,6 +14,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/conformance"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -44,7 +45,7 @@ func keys() []mockserver.Option {
 // advancing the clock once the mock has recorded the attempt.
 func fakeClockConfig(t *testing.T, baseURL string, srv *mockserver.Server, clock *mockserver.FakeClock) conformance.Config {
 	t.Helper()
-	lim, err := contextsvc.NewLimiter(contextsvc.EnterprisePlan(perMinute, burst))
+	lim, err := contextsvc.NewLocalLimiter(plantest.Enterprise(t, perMinute, burst))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/conformance"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -134,7 +135,7 @@ func TestRunAgainstMock(t *testing.T) {
 func TestRunReadOnly(t *testing.T) {
 	t.Parallel()
 	ts := mockserver.NewTestServer(t, keys()...)
-	lim, _ := contextsvc.NewLimiter(contextsvc.EnterprisePlan(perMinute, burst))
+	lim, _ := contextsvc.NewLocalLimiter(plantest.Enterprise(t, perMinute, burst))
 	rep := run(t, conformance.Config{BaseURL: ts.URL, APIKey: writeKey, ReadKey: readKey, ReadOnly: true,
 		Limiter: lim, PerMinute: perMinute, Document: mockserver.OpenAPI()})
 	txt, _ := text(t, rep)
@@ -229,7 +230,7 @@ func TestProvoke429(t *testing.T) {
 	clock := mockserver.NewFakeClock(time.Now())
 	ts := mockserver.NewTestServer(t, mockserver.WithClock(clock),
 		mockserver.WithKey(mockserver.Key{Token: writeKey, Plan: mockserver.PlanEnterprise, PerMinute: 60_000, Burst: small}))
-	lim, _ := contextsvc.NewLimiter(contextsvc.EnterprisePlan(60_000, small))
+	lim, _ := contextsvc.NewLocalLimiter(plantest.Enterprise(t, 60_000, small))
 	var mu sync.Mutex
 	var slept []time.Duration
 	rep := run(t, conformance.Config{BaseURL: ts.URL, APIKey: writeKey, ReadOnly: true, Provoke429: true,
@@ -259,7 +260,7 @@ func TestRunInterrupted(t *testing.T) {
 	ts := mockserver.NewTestServer(t, keys()...)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	lim, _ := contextsvc.NewLimiter(contextsvc.EnterprisePlan(perMinute, burst))
+	lim, _ := contextsvc.NewLocalLimiter(plantest.Enterprise(t, perMinute, burst))
 	rep, err := conformance.Run(ctx, conformance.Config{BaseURL: ts.URL, APIKey: writeKey, Limiter: lim, PerMinute: perMinute,
 		Document: mockserver.OpenAPI(), Progress: stopAfter{"contexts.update", cancel}})
 	if err != nil {
@@ -295,7 +296,7 @@ func (s stopAfter) Write(p []byte) (int, error) {
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
 	ok := conformance.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk_x", Document: mockserver.OpenAPI()}
-	lim, _ := contextsvc.NewLimiter(contextsvc.PlanFree)
+	lim, _ := contextsvc.NewLocalLimiter(contextsvc.FreePlan())
 	for _, tt := range []struct {
 		name   string
 		change func(*conformance.Config)
@@ -346,7 +347,7 @@ func TestPDFText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp, err := client.Contexts.Export(t.Context(), c.ID, contextsvc.ExportOptions{Format: contextsvc.ExportPDF})
+	exp, err := client.Contexts.Export(t.Context(), c.ID, &contextsvc.ExportOptions{Format: contextsvc.ExportPDF})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestPDFText(t *testing.T) {
 func TestRunWithoutReceiver(t *testing.T) {
 	t.Parallel()
 	ts := mockserver.NewTestServer(t, keys()...)
-	lim, _ := contextsvc.NewLimiter(contextsvc.EnterprisePlan(perMinute, burst))
+	lim, _ := contextsvc.NewLocalLimiter(plantest.Enterprise(t, perMinute, burst))
 	rep := run(t, conformance.Config{BaseURL: ts.URL, APIKey: writeKey, Limiter: lim, PerMinute: perMinute, Document: mockserver.OpenAPI()})
 	txt, _ := text(t, rep)
 	if !rep.Passed() || len(rep.LeftBehind) != 0 {

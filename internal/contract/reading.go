@@ -111,11 +111,11 @@ func ReadAnswer(op string, ex *Exchange) Reading {
 		r.Value, r.Err = client.Contexts.Delete(ctx, id, into)
 	case OpListVersions:
 		r.Method = "Contexts.Versions"
-		r.Value, r.Err = client.Contexts.Versions(ctx, id, nil, into)
+		r.Value, r.Err = client.Contexts.ListVersions(ctx, id, nil, into)
 	case OpExportContext:
 		r.Method = "Contexts.Export"
 		var exp *contextsvc.Export
-		exp, r.Err = client.Contexts.Export(ctx, id, contextsvc.ExportOptions{Format: contextsvc.ExportFormat(q.Get("format"))}, into)
+		exp, r.Err = client.Contexts.Export(ctx, id, &contextsvc.ExportOptions{Format: contextsvc.ExportFormat(q.Get("format"))}, into)
 		if r.Err == nil {
 			body, err := io.ReadAll(exp.Body)
 			exp.Body.Close()

@@ -51,7 +51,7 @@ func Run(t *testing.T, h Harness) {
 
 // Claim claims id and fails t unless the result is want; it returns the
 // token, which must be non-empty exactly when acquired.
-func Claim(t *testing.T, d contextsvc.Deduper, id string, lease time.Duration, want contextsvc.ClaimResult) string {
+func Claim(t *testing.T, d contextsvc.Deduper, id string, lease time.Duration, want contextsvc.ClaimResult) contextsvc.ClaimToken {
 	t.Helper()
 	got, token, err := d.Claim(context.Background(), id, lease)
 	if err != nil {
@@ -66,7 +66,7 @@ func Claim(t *testing.T, d contextsvc.Deduper, id string, lease time.Duration, w
 	return token
 }
 
-func commit(t *testing.T, d contextsvc.Deduper, id, token string, remember time.Duration, want error) {
+func commit(t *testing.T, d contextsvc.Deduper, id string, token contextsvc.ClaimToken, remember time.Duration, want error) {
 	t.Helper()
 	err := d.Commit(context.Background(), id, token, remember)
 	if want == nil && err != nil || want != nil && !errors.Is(err, want) {
@@ -74,7 +74,7 @@ func commit(t *testing.T, d contextsvc.Deduper, id, token string, remember time.
 	}
 }
 
-func release(t *testing.T, d contextsvc.Deduper, id, token string) {
+func release(t *testing.T, d contextsvc.Deduper, id string, token contextsvc.ClaimToken) {
 	t.Helper()
 	if err := d.Release(context.Background(), id, token); err != nil {
 		t.Fatalf("Release(%s, %s) = %v", id, token, err)
@@ -236,7 +236,7 @@ func concurrentClaims(t *testing.T, h Harness) {
 // uniqueTokens: every acquired claim has its own token.
 func uniqueTokens(t *testing.T, h Harness) {
 	d, _ := h.New(t)
-	seen := map[string]bool{}
+	seen := map[contextsvc.ClaimToken]bool{}
 	for i := range 100 {
 		tok := Claim(t, d, fmt.Sprintf("evt_%03d", i), long, acquired)
 		if seen[tok] {
@@ -268,4 +268,4 @@ func invalidArguments(t *testing.T, h Harness) {
 	Claim(t, d, "evt_b", long, acquired)
 }
 
-func second(_ contextsvc.ClaimResult, _ string, err error) error { return err }
+func second(_ contextsvc.ClaimResult, _ contextsvc.ClaimToken, err error) error { return err }

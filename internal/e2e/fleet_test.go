@@ -76,8 +76,11 @@ func newFleet(t *testing.T, n int, clock func() time.Time, prefix string) *fleet
 			ctx.Value(fnDoneKey{}).(*atomic.Bool).Store(true)
 			return nil
 		}
-		f.replicas = append(f.replicas, contextsvc.NewWebhookHandler("whsec_fleet", fn,
-			contextsvc.WithWebhookClock(clock), contextsvc.WithDeduper(d)))
+		h, err := contextsvc.NewWebhookHandler("whsec_fleet", fn, contextsvc.WithWebhookClock(clock), contextsvc.WithDeduper(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.replicas = append(f.replicas, h)
 		f.rngs = append(f.rngs, rand.New(rand.NewPCG(2026, uint64(i)))) // seeded: the same draws every run
 	}
 	return f
@@ -163,7 +166,7 @@ func TestFleetHandlesEachEventOnce(t *testing.T) {
 		}
 	}
 	for _, id := range ids[:2] {
-		exp, err := client.Contexts.Export(ctx, id, contextsvc.ExportOptions{})
+		exp, err := client.Contexts.Export(ctx, id, &contextsvc.ExportOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

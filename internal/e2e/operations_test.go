@@ -109,7 +109,7 @@ func TestCreateGetUpdate(t *testing.T) {
 	if diff := cmp.Diff(wantChanges, updates[0].Changes); diff != "" {
 		t.Errorf("changes of the content update (-want +got):\n%s", diff)
 	}
-	versions, err := client.Contexts.Versions(ctx, created.ID, nil)
+	versions, err := client.Contexts.ListVersions(ctx, created.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestListAndVersionsPaging(t *testing.T) {
 	var pagedVersions []*contextsvc.Version
 	vopts := &contextsvc.VersionListOptions{Limit: 2}
 	for {
-		page, err := client.Contexts.Versions(ctx, id, vopts)
+		page, err := client.Contexts.ListVersions(ctx, id, vopts)
 		if err != nil {
 			t.Fatalf("Versions: %v", err)
 		}
@@ -334,7 +334,7 @@ func TestExportEveryFormat(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/v%d", stdcmp.Or(string(tc.format), "default"), tc.version), func(t *testing.T) {
 			t.Parallel()
-			exp, err := client.Contexts.Export(ctx, c.ID, contextsvc.ExportOptions{Format: tc.format, Version: tc.version})
+			exp, err := client.Contexts.Export(ctx, c.ID, &contextsvc.ExportOptions{Format: tc.format, Version: tc.version})
 			if err != nil {
 				t.Fatalf("Export: %v", err)
 			}
@@ -372,12 +372,12 @@ func TestExportEveryFormat(t *testing.T) {
 	})
 
 	// An unknown format and a version that never existed are typed errors.
-	_, err = client.Contexts.Export(ctx, c.ID, contextsvc.ExportOptions{Format: "docx"})
+	_, err = client.Contexts.Export(ctx, c.ID, &contextsvc.ExportOptions{Format: "docx"})
 	var apiErr *contextsvc.Error
 	if !errors.As(err, &apiErr) || !errors.Is(err, contextsvc.ErrBadRequest) || apiErr.Param != "format" {
 		t.Errorf("Export(docx) = %v, want a 400 naming format", err)
 	}
-	if _, err := client.Contexts.Export(ctx, c.ID, contextsvc.ExportOptions{Version: 9}); !errors.Is(err, contextsvc.ErrNotFound) {
+	if _, err := client.Contexts.Export(ctx, c.ID, &contextsvc.ExportOptions{Version: 9}); !errors.Is(err, contextsvc.ErrNotFound) {
 		t.Errorf("Export(version 9) = %v, want ErrNotFound", err)
 	}
 }
@@ -420,10 +420,10 @@ func TestDeleteThenNotFound(t *testing.T) {
 		},
 		"Delete": func() error { _, err := client.Contexts.Delete(ctx, gone.ID); return err },
 		"Versions": func() error {
-			_, err := client.Contexts.Versions(ctx, gone.ID, nil)
+			_, err := client.Contexts.ListVersions(ctx, gone.ID, nil)
 			return err
 		},
-		"Export": func() error { _, err := client.Contexts.Export(ctx, gone.ID, contextsvc.ExportOptions{}); return err },
+		"Export": func() error { _, err := client.Contexts.Export(ctx, gone.ID, &contextsvc.ExportOptions{}); return err },
 	}
 	for name, call := range calls {
 		err := call()

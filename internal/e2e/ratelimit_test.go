@@ -11,6 +11,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -145,7 +146,7 @@ func TestRetriesHonourRetryAfter(t *testing.T) {
 // clock" case then checks the same on the wall clock, where the loopback's
 // jitter (a first request slower on the wire than the eleventh) reorders
 // arrivals: the client's bucket keeps one token of headroom below the
-// plan's burst for exactly that (see NewLimiter), and before it had, an
+// plan's burst for exactly that (see LocalLimiter), and before it had, an
 // exactly paced client met an occasional 429 here under -race.
 func TestPlanPacingAvoids429(t *testing.T) {
 	t.Parallel()
@@ -160,11 +161,11 @@ func TestPlanPacingAvoids429(t *testing.T) {
 	}{
 		// Burst 10 (9 in the client's bucket), then one a second: 13 calls
 		// take about 4 s.
-		{"free", mockserver.Key{Plan: mockserver.PlanFree}, contextsvc.PlanFree, 13, true, 3 * time.Second, false},
-		{"free, real clock", mockserver.Key{Plan: mockserver.PlanFree}, contextsvc.PlanFree, 13, true, 3 * time.Second, true},
+		{"free", mockserver.Key{Plan: mockserver.PlanFree}, contextsvc.FreePlan(), 13, true, 3 * time.Second, false},
+		{"free, real clock", mockserver.Key{Plan: mockserver.PlanFree}, contextsvc.FreePlan(), 13, true, 3 * time.Second, true},
 		// The same shape scaled up: burst 10, then 100 a second.
 		{"enterprise 6000/min", mockserver.Key{Plan: mockserver.PlanEnterprise, PerMinute: 6000, Burst: 10},
-			contextsvc.EnterprisePlan(6000, 10), 100, false, 900 * time.Millisecond, false},
+			plantest.Enterprise(t, 6000, 10), 100, false, 900 * time.Millisecond, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

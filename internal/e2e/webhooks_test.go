@@ -68,17 +68,20 @@ func (r *countingReceiver) typeOf(id string) contextsvc.EventType {
 // port and returns its URL.
 func startReceiver(t *testing.T, secret string, fn func(context.Context, *contextsvc.Event) error, opts ...contextsvc.WebhookOption) string {
 	t.Helper()
-	srv := httptest.NewServer(contextsvc.NewWebhookHandler(secret, fn, opts...))
+	h, err := contextsvc.NewWebhookHandler(secret, fn, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/webhooks"
 }
 
-// waitIdle waits until the server has no delivery attempt due or running.
+// waitIdle waits until the server has no delivery attempt due or running,
+// however long the machine takes (go test's -timeout ends a hang).
 func waitIdle(t *testing.T, ts *mockserver.TestServer) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := ts.WaitIdle(ctx); err != nil {
+	if err := ts.WaitIdle(t.Context()); err != nil {
 		t.Fatalf("WaitIdle: %v (deliveries %+v)", err, ts.Deliveries(mockserver.DeliveryFilter{}))
 	}
 }

@@ -1,13 +1,22 @@
 // Package redistest runs Debian's redis-server for the tests, benchmarks
 // and examples of this module: on a free loopback port, with nothing
-// written to disk unless asked, and stopped by its PID.
+// written to disk unless asked, and stopped by its PID. It runs it three
+// ways: one server ([Launch]), a Redis Cluster of three masters
+// ([LaunchCluster], created with redis-cli, whose slots a test can move
+// under load), and a master with a replica watched by three sentinels
+// ([LaunchSentinel], whose master a test can kill and whose failover it
+// can wait for). Every wait is on Redis's own state (PING, CLUSTER INFO,
+// the sentinels' answers, WAIT), polled every 5 ms, never a fixed sleep.
 //
 // Tests use it through [Main], [Shared], [Start], [Client] and [Prefix]:
 // one server per test binary is shared by every test (each keeps to its own
 // key prefix), and a test that stops and restarts Redis gets a server of
-// its own so it disturbs no other. Where redis-server is not installed the
-// tests skip and say how to install it; with CI=true they fail instead.
-// Programs use [Launch] and [Server.Close].
+// its own so it disturbs no other. [SharedCluster], [StartCluster],
+// [ClusterClient], [StartSentinel] and [FailoverClient] do the same for
+// the cluster and the sentinel group. Where redis-server (or, for a
+// cluster, redis-cli) is not installed the tests skip and say how to
+// install it; with CI=true they fail instead. Programs use [Launch] and
+// [Server.Close].
 package redistest
 
 import (
@@ -18,6 +27,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +41,7 @@ import (
 const InstallHint = "apt-get install redis-server"
 
 // ErrNotInstalled is returned when redis-server is not on PATH.
-var ErrNotInstalled = errors.New("redistest: redis-server not found on PATH (" + InstallHint + ")")
+var ErrNotInstalled = errors.New("redis-server not found on PATH")
 
 // Options configures a server started by [Launch].
 type Options struct {
@@ -41,14 +51,21 @@ type Options struct {
 	// run with persistence. By default nothing is written to disk and a
 	// restart empties the server.
 	Persistent bool
+
+	// Set by [LaunchCluster] and [LaunchSentinel] for the processes they
+	// run.
+	cluster   bool   // a cluster node, with a bus port of its own
+	replicaOf string // the address of the master it replicates, if any
+	sentinel  string // run as a sentinel with this configuration, if set
 }
 
 // Server is a redis-server process on 127.0.0.1. Its methods are safe for
 // concurrent use.
 type Server struct {
-	opts Options
-	port int
-	dir  string // working directory, removed by Close
+	opts    Options
+	port    int
+	busPort int    // a cluster node's bus port, 0 for any other
+	dir     string // working directory, removed by Close
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd     // nil while stopped
@@ -71,8 +88,19 @@ func Launch(opts Options) (*Server, error) {
 	// Between choosing a free port and redis-server binding it, another
 	// process on this machine may take it: then choose again.
 	for range 5 {
-		if s.port, err = freePort(); err != nil {
+		// A cluster node's bus port defaults to its port + 10000, which is
+		// past 65535 for most free ports; it gets a free one of its own.
+		n := 1
+		if opts.cluster {
+			n = 2
+		}
+		var ports []int
+		if ports, err = freePorts(n); err != nil {
 			break
+		}
+		s.port = ports[0]
+		if opts.cluster {
+			s.busPort = ports[1]
 		}
 		if err = s.start(path); err == nil {
 			return s, nil
@@ -107,18 +135,9 @@ func (s *Server) PID() int {
 func (s *Server) Stop() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return nil
-	}
-	cmd, done := s.cmd, s.done
-	s.cmd = nil
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		select {
-		case <-done: // it had exited already
-			return nil
-		default:
-		}
-		return fmt.Errorf("redistest: signalling redis-server (pid %d): %w", cmd.Process.Pid, err)
+	cmd, done, err := s.signal(syscall.SIGTERM)
+	if cmd == nil {
+		return err
 	}
 	select {
 	case <-done:
@@ -128,6 +147,40 @@ func (s *Server) Stop() error {
 		<-done
 		return fmt.Errorf("redistest: redis-server (pid %d) ignored SIGTERM for 10 s and was killed", cmd.Process.Pid)
 	}
+}
+
+// Kill kills the server by its PID with SIGKILL, as a crash or a lost host
+// would end it: no shutdown, nothing flushed, no replica told. Killing a
+// stopped server does nothing.
+func (s *Server) Kill() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, done, err := s.signal(syscall.SIGKILL)
+	if done != nil {
+		<-done
+	}
+	return err
+}
+
+// signal sends sig to the running process and marks the server stopped.
+// It returns the process and the channel closed when it exits, or nil
+// ones if none was running (or it had exited already). The caller holds
+// s.mu.
+func (s *Server) signal(sig syscall.Signal) (*exec.Cmd, <-chan struct{}, error) {
+	if s.cmd == nil {
+		return nil, nil, nil
+	}
+	cmd, done := s.cmd, s.done
+	s.cmd = nil
+	if err := cmd.Process.Signal(sig); err != nil {
+		select {
+		case <-done: // it had exited already
+			return nil, nil, nil
+		default:
+		}
+		return nil, nil, fmt.Errorf("redistest: signalling redis-server (pid %d): %w", cmd.Process.Pid, err)
+	}
+	return cmd, done, nil
 }
 
 // Start starts a stopped server again on the same port and returns once it
@@ -168,11 +221,36 @@ func (s *Server) start(path string) error {
 		"--loglevel", "warning",
 		"--unixsocket", "",
 		"--databases", "1",
+		// A replica's first sync starts at once, not after the 5 s Redis
+		// otherwise waits for more replicas to share it.
+		"--repl-diskless-sync-delay", "0",
+		// A master stopped by SIGTERM exits at once rather than waiting up
+		// to 10 s for its replicas to acknowledge its last writes.
+		"--shutdown-timeout", "0",
 	}
 	if s.opts.Persistent {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	} else {
 		args = append(args, "--appendonly", "no")
+	}
+	if s.opts.cluster {
+		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-port", strconv.Itoa(s.busPort))
+	}
+	if s.opts.replicaOf != "" {
+		host, port, _ := net.SplitHostPort(s.opts.replicaOf)
+		args = append(args, "--replicaof", host, port)
+	}
+	if s.opts.sentinel != "" {
+		// A sentinel takes its configuration from a file it can rewrite
+		// (it records what it learns there), named first.
+		conf := filepath.Join(s.dir, "sentinel.conf")
+		if _, err := os.Stat(conf); os.IsNotExist(err) {
+			if err := os.WriteFile(conf, []byte(s.opts.sentinel), 0o600); err != nil {
+				return err
+			}
+		}
+		args = append([]string{conf, "--sentinel"}, args...)
 	}
 	cmd := exec.Command(path, args...)
 	log := &tailBuffer{max: 8 << 10}
@@ -283,14 +361,19 @@ func serverPID(addr string) (int, error) {
 // lookPath finds redis-server on PATH.
 func lookPath() (string, error) { return exec.LookPath("redis-server") }
 
-// freePort returns a TCP port that was free on 127.0.0.1 a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// freePorts returns n distinct TCP ports that were free on 127.0.0.1 a
+// moment ago (held open together, so no two are the same).
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports, nil
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -6,7 +6,10 @@
 package testproc
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,10 +36,14 @@ type Shared[T interface{ Close() error }] struct {
 
 // Run runs the tests, then stops the shared process if a test started it,
 // and returns the exit code: 1 if the tests passed but the stop failed.
-// The helper's Main calls it from the package's TestMain.
-func (s *Shared[T]) Run(m *testing.M) int {
+// It also tells the terminal which tests skipped for want of a program
+// (see AnnounceSkips). The helper's Main calls it from the package's
+// TestMain with the *testing.M, or, for a helper sharing several
+// processes, with a Runner that runs the next one's Run.
+func (s *Shared[T]) Run(m Runner) int {
 	s.running.Store(true)
 	code := m.Run()
+	AnnounceSkips()
 	if s.started {
 		if err := s.v.Close(); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
@@ -47,6 +54,16 @@ func (s *Shared[T]) Run(m *testing.M) int {
 	}
 	return code
 }
+
+// Runner runs a test binary's tests and returns its exit code, as
+// *testing.M does.
+type Runner interface{ Run() int }
+
+// RunFunc is a [Runner] made of a function.
+type RunFunc func() int
+
+// Run calls f.
+func (f RunFunc) Run() int { return f() }
 
 // Get returns the shared process, starting it on first use. It fails tb
 // when the package's TestMain does not go through Run, which alone stops
@@ -67,9 +84,9 @@ func (s *Shared[T]) Get(tb testing.TB) T {
 }
 
 // Require skips tb when program is not installed (installedErr is not
-// nil), saying how to install it (hint), or fails it when CI=true: CI
-// installs every such program (.ci/run), so its absence there is a broken
-// CI, not a reason to skip.
+// nil), saying in one line why and how to install it (hint), or fails it
+// when CI=true: CI installs every such program (.ci/run), so its absence
+// there is a broken CI, not a reason to skip.
 func Require(tb testing.TB, program, hint string, installedErr error) {
 	tb.Helper()
 	if installedErr == nil {
@@ -78,5 +95,65 @@ func Require(tb testing.TB, program, hint string, installedErr error) {
 	if os.Getenv("CI") == "true" {
 		tb.Fatalf("%s is not installed and CI=true (.ci/run installs it): %v", program, installedErr)
 	}
-	tb.Skipf("%s is not installed; to run this test: %s: %v", program, hint, installedErr)
+	skips.note(program + " is not installed (" + hint + ")")
+	tb.Skipf("%v; to run this test: %s", installedErr, hint)
+}
+
+// skips counts the tests Require skipped in this test binary, by reason.
+var skips skipCounter
+
+type skipCounter struct {
+	mu      sync.Mutex
+	reasons []string
+	n       map[string]int
+}
+
+func (c *skipCounter) note(reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	if c.n[reason] == 0 {
+		c.reasons = append(c.reasons, reason)
+	}
+	c.n[reason]++
+}
+
+// summary is one line per reason, "pkg: 3 tests skipped: redis-server is
+// not installed (apt-get install redis-server)", or "" when no test
+// skipped. It empties the counts, so shared processes run one inside the
+// other (Run with a Runner) announce them once.
+func (c *skipCounter) summary(pkg string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer func() { c.reasons, c.n = nil, nil }()
+	var b strings.Builder
+	for _, r := range c.reasons {
+		tests := "tests"
+		if c.n[r] == 1 {
+			tests = "test"
+		}
+		fmt.Fprintf(&b, "%s: %d %s skipped: %s\n", pkg, c.n[r], tests, r)
+	}
+	return b.String()
+}
+
+// AnnounceSkips writes to the terminal how many tests Require skipped and
+// why. go test shows nothing of a passing package but "ok", which would
+// hide that a part was not tested; the terminal (/dev/tty) is outside what
+// go test captures, so the line shows beside the "ok". Without a terminal
+// (CI, where a missing program fails instead) it writes nothing.
+func AnnounceSkips() {
+	pkg := strings.TrimSuffix(filepath.Base(os.Args[0]), ".test")
+	line := skips.summary(pkg)
+	if line == "" {
+		return
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	defer tty.Close()
+	_, _ = tty.WriteString(line)
 }

@@ -53,9 +53,9 @@ func TestRequire(t *testing.T) {
 	}{
 		{name: "installed", err: nil},
 		{name: "installed, CI", ci: "true", err: nil},
-		{name: "missing locally skips with the hint", err: missing, wantSkip: "prog is not installed; to run this test: apt-get install prog: exec:"},
+		{name: "missing locally skips with the hint", err: missing, wantSkip: "exec: \"prog\": executable file not found in $PATH; to run this test: apt-get install prog"},
 		{name: "missing in CI fails", ci: "true", err: missing, wantFatal: "prog is not installed and CI=true (.ci/run installs it): exec:"},
-		{name: "CI other than true skips", ci: "1", err: missing, wantSkip: "prog is not installed"},
+		{name: "CI other than true skips", ci: "1", err: missing, wantSkip: "exec: \"prog\""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,6 +69,22 @@ func TestRequire(t *testing.T) {
 				t.Errorf("Skipf %q, want prefix %q", r.skip, tc.wantSkip)
 			}
 		})
+	}
+}
+
+func TestSkipSummary(t *testing.T) {
+	t.Parallel()
+	var c skipCounter
+	if s := c.summary("pkg"); s != "" {
+		t.Errorf("nothing skipped: %q", s)
+	}
+	c.note("redis-server is not installed (apt-get install redis-server)")
+	c.note("chromium is not installed (apt-get install chromium)")
+	c.note("redis-server is not installed (apt-get install redis-server)")
+	want := "pkg: 2 tests skipped: redis-server is not installed (apt-get install redis-server)\n" +
+		"pkg: 1 test skipped: chromium is not installed (apt-get install chromium)\n"
+	if s := c.summary("pkg"); s != want {
+		t.Errorf("summary %q, want %q", s, want)
 	}
 }
 

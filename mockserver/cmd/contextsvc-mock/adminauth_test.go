@@ -124,7 +124,7 @@ func TestBadAdminAuthFile(t *testing.T) {
 	}
 	for _, tc := range []struct{ path, want string }{
 		{filepath.Join(dir, "missing"), "-admin-auth-file: open " + filepath.Join(dir, "missing")},
-		{bad, "-admin-auth-file " + bad + `: admin credentials, line 2: user "admin": the password hash is not bcrypt's`},
+		{bad, "contextsvc-mock: -admin-auth-file " + bad + `: admin credentials, line 2: user "admin": the password hash is not bcrypt's`},
 	} {
 		var stderr bytes.Buffer
 		if code := run(t.Context(), []string{"-addr", "127.0.0.1:0", "-admin-auth-file", tc.path}, io.Discard, &stderr); code != exitUsage ||
@@ -174,8 +174,8 @@ func TestHashPasswordRefuses(t *testing.T) {
 	}{
 		{"admin", "", "give the password on stdin"},
 		{"admin", "\n", "give the password on stdin"},
-		{"a:b", "pw\n", `user name "a:b" holds a ':'`},
-		{"ad\tmin", "pw\n", "the user name must be 1 or more printable characters"},
+		{"a:b", "pw\n", `an admin user name must be 1 or more printable characters without ':', got "a:b"`},
+		{"ad\tmin", "pw\n", `an admin user name must be 1 or more printable characters without ':', got "ad\tmin"`},
 		{"admin", strings.Repeat("p", 73) + "\n", "password length exceeds 72 bytes"},
 	} {
 		stdout.Reset()

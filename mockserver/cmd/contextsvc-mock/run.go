@@ -245,18 +245,30 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	return &st, nil
 }
 
-// readAdminAuth reads the -admin-auth-file.
+// readAdminAuth reads the -admin-auth-file. What it holds is checked by
+// mockserver.Open (see badAdminAuth).
 func readAdminAuth(path string) (mockserver.Option, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("-admin-auth-file: %w", err)
 	}
 	defer f.Close()
-	opt, err := mockserver.WithAdminAuth(f)
-	if err != nil {
-		return nil, fmt.Errorf("-admin-auth-file %s: %s", path, strings.TrimPrefix(err.Error(), "mockserver: "))
+	return mockserver.WithAdminAuth(f), nil
+}
+
+// badAdminAuth is the usage error of an -admin-auth-file that Open
+// refused (its options' one refusal the flags cannot check first), naming
+// the file and the line; "" for any other error.
+func badAdminAuth(st *settings, err error) string {
+	const prefix = "WithAdminAuth: "
+	if !errors.Is(err, mockserver.ErrInvalidOption) {
+		return ""
 	}
-	return opt, nil
+	msg := strings.TrimPrefix(err.Error(), mockserver.ErrInvalidOption.Error()+": ")
+	if !strings.HasPrefix(msg, prefix) {
+		return ""
+	}
+	return "-admin-auth-file " + st.adminAuthFile + ": " + strings.TrimPrefix(msg, prefix)
 }
 
 // adminHashCost is the bcrypt cost of -hash-password: about 60 ms a check
@@ -266,12 +278,8 @@ const adminHashCost = 10
 // hashPasswordLine makes the -admin-auth-file line for user, the password
 // the first line of r, checked as the file will be.
 func hashPasswordLine(user string, r io.Reader) (string, error) {
-	if strings.Contains(user, ":") {
-		return "", fmt.Errorf("user name %q holds a ':', which ends a user name in the file", user)
-	}
-	// The name as the file will take it, before the slow hash.
-	if err := checkAuthUser(user); err != nil {
-		return "", err
+	if err := mockserver.ValidAdminUser(user); err != nil {
+		return "", errors.New(strings.TrimPrefix(err.Error(), "mockserver: "))
 	}
 	pass, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -286,19 +294,6 @@ func hashPasswordLine(user string, r io.Reader) (string, error) {
 		return "", fmt.Errorf("the password: %w", err)
 	}
 	return user + ":" + string(hash), nil
-}
-
-// checkAuthUser checks that the -admin-auth-file takes user's name (with
-// a hash of the lowest cost, made in a millisecond).
-func checkAuthUser(user string) error {
-	hash, err := bcrypt.GenerateFromPassword([]byte("x"), bcrypt.MinCost)
-	if err != nil {
-		return err
-	}
-	if _, err := mockserver.WithAdminAuth(strings.NewReader(user + ":" + string(hash))); err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "mockserver: admin credentials, line 1: "))
-	}
-	return nil
 }
 
 // beyondLoopback reports whether addr, an -addr, listens where other
@@ -444,6 +439,10 @@ func runInput(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: st.logLevel}))
 	srv, err := mockserver.Open(st.options(logger)...)
+	if msg := badAdminAuth(st, err); msg != "" {
+		fmt.Fprintf(stderr, "contextsvc-mock: %s\n", msg)
+		return exitUsage
+	}
 	if err != nil {
 		// The error names the file and what is wrong with it; the file is
 		// left as it is.

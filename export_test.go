@@ -1,0 +1,5 @@
+package contextsvc
+
+// BucketSize is the number of tokens l's bucket holds, for the external
+// tests that check the README's numbers.
+func BucketSize(l *LocalLimiter) int { return l.rl.Burst() }
