@@ -63,7 +63,7 @@ const (
 const adminRealm = "contextsvc-mock admin"
 
 // adminChallenge is the WWW-Authenticate of a 401 from the admin routes.
-var adminChallenge = []string{`Basic realm="` + adminRealm + `", charset="UTF-8"`}
+const adminChallenge = `Basic realm="` + adminRealm + `", charset="UTF-8"`
 
 // adminUser is a line of the credentials file.
 type adminUser struct {
@@ -231,7 +231,7 @@ func parseAdminUser(line string) (adminUser, error) {
 func (a *adminAuth) check(w http.ResponseWriter, r *http.Request) bool {
 	user, pass, ok := r.BasicAuth()
 	if !ok {
-		w.Header()["Www-Authenticate"] = adminChallenge
+		w.Header()["Www-Authenticate"] = []string{adminChallenge}
 		writeError(w, &apiError{status: http.StatusUnauthorized, typ: errUnauthorized,
 			message: "the admin routes and the dashboard need a user name and password (HTTP Basic: a browser asks for them, curl takes -u USER)"})
 		return false
@@ -247,7 +247,7 @@ func (a *adminAuth) check(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if !valid {
-		w.Header()["Www-Authenticate"] = adminChallenge
+		w.Header()["Www-Authenticate"] = []string{adminChallenge}
 		writeError(w, &apiError{status: http.StatusUnauthorized, typ: errUnauthorized,
 			message: "wrong user name or password for the admin routes"})
 		return false

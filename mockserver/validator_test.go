@@ -487,7 +487,7 @@ func checkOffDocument(ex *exchange) []string {
 		}
 		name = map[int]string{http.StatusForbidden: "AdminRefused", http.StatusUnauthorized: "AdminUnauthorized",
 			http.StatusTooManyRequests: "AdminChecksBusy"}[ex.status]
-		if ex.status == http.StatusUnauthorized && ex.header.Get("WWW-Authenticate") != adminChallenge[0] {
+		if ex.status == http.StatusUnauthorized && ex.header.Get("WWW-Authenticate") != adminChallenge {
 			problems = append(problems, fmt.Sprintf("401 with WWW-Authenticate %q", ex.header.Get("WWW-Authenticate")))
 		}
 	default:
