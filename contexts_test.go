@@ -496,12 +496,17 @@ func TestAllRefusesEndlessPaging(t *testing.T) {
 
 func TestRegisterWebhookRequestRedactsSecret(t *testing.T) {
 	t.Parallel()
-	r := &RegisterWebhookRequest{URL: "https://h.test", Events: []EventType{EventContextCreated}, Secret: "whsec_topsecret"}
-	for _, out := range []string{
-		fmt.Sprintf("%v", r), fmt.Sprintf("%+v", r), fmt.Sprintf("%#v", r), fmt.Sprintf("%s", *r), r.String(), r.GoString(),
+	for _, tc := range []struct{ url, want string }{
+		{"https://h.test", "https://h.test"},
+		{"https://bot:toppass@h.test/in?token=toptoken&channel=ops", "https://xxxxx@h.test/in?token=xxxxx&channel=xxxxx"},
 	} {
-		if strings.Contains(out, "topsecret") || !strings.Contains(out, "[REDACTED]") || !strings.Contains(out, "https://h.test") {
-			t.Errorf("formatted request %q", out)
+		r := &RegisterWebhookRequest{URL: tc.url, Events: []EventType{EventContextCreated}, Secret: "whsec_topsecret"}
+		for _, out := range []string{
+			fmt.Sprintf("%v", r), fmt.Sprintf("%+v", r), fmt.Sprintf("%#v", r), fmt.Sprintf("%s", *r), r.String(), r.GoString(),
+		} {
+			if strings.Contains(out, "top") || !strings.Contains(out, "[REDACTED]") || !strings.Contains(out, tc.want) {
+				t.Errorf("formatted request %q, want %s and [REDACTED]", out, tc.want)
+			}
 		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"io"
 	"slices"
 	"time"
-
-	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // This file is the Go side of the state document: what the server keeps
@@ -297,7 +295,6 @@ func (l *eventLog) lastSeq() uint64 {
 func (l *eventLog) resetTo(seq uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.all = queue[*eventRec]{}
-	l.byType = make(map[contextsvc.EventType]*queue[*eventRec])
+	l.clear()
 	l.seq = max(l.seq, seq)
 }

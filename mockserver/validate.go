@@ -277,20 +277,29 @@ func validContent(content string) *apiError {
 // ones before it took minutes of CPU.
 func cleanTags(tags []string) ([]string, *apiError) {
 	out := make([]string, 0, min(len(tags), maxTags))
-	for _, t := range tags {
+	for i, t := range tags {
 		n := utf8.RuneCountInString(t)
 		if n < 1 || n > maxTagRunes {
-			return nil, badRequest("tags", fmt.Sprintf("each tag must be 1 to %d characters, got %d", maxTagRunes, n))
+			return nil, badRequest("tags", fmt.Sprintf("tags[%d] must be 1 to %d characters, got %d", i, maxTagRunes, n))
 		}
 		if slices.Contains(out, t) {
 			continue
 		}
 		if len(out) == maxTags {
-			return nil, badRequest("tags", fmt.Sprintf("at most %d tags (after duplicates are dropped), got more", maxTags))
+			return nil, badRequest("tags", fmt.Sprintf("at most %d tags (after duplicates are dropped), got %d", maxTags, distinctCount(tags)))
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// distinctCount counts the distinct strings of l, in linear time.
+func distinctCount(l []string) int {
+	seen := make(map[string]struct{}, len(l))
+	for _, s := range l {
+		seen[s] = struct{}{}
+	}
+	return len(seen)
 }
 
 // contextFields are the decoded fields of a create or update body; nil
