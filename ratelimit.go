@@ -160,8 +160,22 @@ func (e *limiterError) Unwrap() error { return e.err }
 // the rate-limit headers of the answer.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	cs, _ := ctx.Value(callKey{}).(*callState)
+	var hooks *callHooks
+	if cs != nil && cs.hooks != nil {
+		hooks = cs.hooks
+		hooks.beforeAttempt(cs)
+	}
 	if t.limiter != nil {
-		if err := t.limiter.Wait(ctx); err != nil {
+		var start time.Time
+		if hooks != nil {
+			start = time.Now()
+		}
+		err := t.limiter.Wait(ctx)
+		if hooks != nil {
+			hooks.wait(cs.Context, WaitLimiter, cs.attempts+1, start, err)
+		}
+		if err != nil {
 			// rate.Limiter refuses early when the wait would pass the
 			// deadline; report that as the deadline so errors.Is works.
 			// Only for rate.Limiter: another Limiter's own failure (e.g. a
@@ -179,13 +193,16 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// Counted once past the limiter: Attempts is how many times the
 	// request was actually sent.
-	cs, _ := ctx.Value(callKey{}).(*callState)
 	var resp *http.Response
 	var err error
-	if cs != nil {
+	switch {
+	case hooks != nil:
+		cs.attempts++
+		resp, err = hooks.sendAttempt(t.base, req, cs)
+	case cs != nil:
 		cs.attempts++
 		resp, err = sendAttempt(t.base, req, cs)
-	} else {
+	default:
 		resp, err = t.base.RoundTrip(req)
 	}
 	if err == nil && resp.Header.Get("X-RateLimit-Limit") != "" {
