@@ -83,6 +83,10 @@ type Call struct {
 	// URL is the request's URL, ids and query included: never a metric
 	// label. It never carries the API key (which travels in a header).
 	URL *url.URL
+	// Attempts is how many attempts the call has sent so far; once next
+	// has returned, all of them (0 when none was sent, e.g. because the
+	// limiter refused).
+	Attempts int
 }
 
 // Attempt describes one attempt of a call to middleware. Do not modify it.
@@ -221,6 +225,7 @@ var errNoAnswer = fmt.Errorf("a middleware returned neither a response nor an er
 // sendAttempt runs an attempt through the Attempt hooks.
 func (h *callHooks) sendAttempt(base http.RoundTripper, req *http.Request, cs *callState) (*http.Response, error) {
 	h.attempt.Number = cs.attempts
+	h.call.Attempts = cs.attempts
 	var next AttemptNext = func(r *http.Request) (*http.Response, error) { return sendAttempt(base, r, cs) }
 	for _, m := range slices.Backward(h.mws) {
 		if m.Attempt == nil {

@@ -57,7 +57,7 @@ func (l *hookLog) middleware(name string) Middleware {
 		Call: func(ctx context.Context, call *Call, next CallNext) (*http.Response, error) {
 			l.add("%s call %s %s %s", name, call.Operation, call.Method, call.URLTemplate)
 			resp, err := next(context.WithValue(ctx, ctxMark{}, name))
-			l.add("%s call end %s", name, outcome(resp, err))
+			l.add("%s call end %s after %d", name, outcome(resp, err), call.Attempts)
 			return resp, err
 		},
 		Attempt: func(req *http.Request, a *Attempt, next AttemptNext) (*http.Response, error) {
@@ -95,7 +95,7 @@ func TestMiddlewareSequence(t *testing.T) {
 				"m call getContext GET /v1/contexts/{id}",
 				"m attempt 1 getContext ctx=m",
 				"m attempt 1 end 200",
-				"m call end 200",
+				"m call end 200 after 1",
 			},
 		},
 		{
@@ -113,7 +113,7 @@ func TestMiddlewareSequence(t *testing.T) {
 				"m wait limiter before 2 600ms err=<nil> ctx=m",
 				"m attempt 2 getContext ctx=m",
 				"m attempt 2 end 200",
-				"m call end 200",
+				"m call end 200 after 2",
 			},
 		},
 		{
@@ -127,7 +127,7 @@ func TestMiddlewareSequence(t *testing.T) {
 				"m wait retry before 2 3s err=<nil> ctx=m",
 				"m attempt 2 getContext ctx=m",
 				"m attempt 2 end 200",
-				"m call end 200",
+				"m call end 200 after 2",
 			},
 		},
 		{
@@ -140,7 +140,7 @@ func TestMiddlewareSequence(t *testing.T) {
 				"m attempt 1 getContext ctx=m",
 				"m attempt 1 end 503",
 				"m wait retry before 2 1s err=context deadline exceeded ctx=m",
-				"m call end error contextsvc: GET /contexts/ctx_1: context deadline exceeded",
+				"m call end error contextsvc: GET /contexts/ctx_1: context deadline exceeded after 1",
 			},
 		},
 		{
@@ -154,7 +154,7 @@ func TestMiddlewareSequence(t *testing.T) {
 				"m wait retry before 2 1s err=<nil> ctx=m",
 				"m attempt 2 getContext ctx=m",
 				"m attempt 2 end 503",
-				"m call end error 503",
+				"m call end error 503 after 2",
 			},
 		},
 		{
@@ -164,7 +164,7 @@ func TestMiddlewareSequence(t *testing.T) {
 			want: []string{
 				"m call getContext GET /v1/contexts/{id}",
 				"m wait limiter before 1 0s err=limiter store unavailable ctx=m",
-				"m call end error contextsvc: GET /contexts/ctx_1: waiting for the rate limiter: limiter store unavailable",
+				"m call end error contextsvc: GET /contexts/ctx_1: waiting for the rate limiter: limiter store unavailable after 0",
 			},
 		},
 		{
@@ -182,7 +182,7 @@ func TestMiddlewareSequence(t *testing.T) {
 				"m call deleteContext DELETE /v1/contexts/{id}",
 				"m attempt 1 deleteContext ctx=m",
 				"m attempt 1 end 200",
-				"m call end 200",
+				"m call end 200 after 1",
 			},
 		},
 		{
@@ -200,7 +200,7 @@ func TestMiddlewareSequence(t *testing.T) {
 				"m call  POST ",
 				"m attempt 1  ctx=m",
 				"m attempt 1 end 200",
-				"m call end 200",
+				"m call end 200 after 1",
 			},
 		},
 	}
@@ -292,9 +292,9 @@ func TestMiddlewareOrder(t *testing.T) {
 			"c attempt 1 " + opName + " ctx=c",
 			"c attempt 1 end 200",
 			"a attempt 1 end 200",
-			"c call end 200",
-			"b call end 200",
-			"a call end 200",
+			"c call end 200 after 1",
+			"b call end 200 after 1",
+			"a call end 200 after 1",
 		}
 		if diff := cmp.Diff(want, log.all()); diff != "" {
 			t.Errorf("%s: hooks saw (-want +got):\n%s", op.name, diff)

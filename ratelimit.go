@@ -156,6 +156,10 @@ type limiterError struct{ err error }
 func (e *limiterError) Error() string { return "waiting for the rate limiter: " + e.err.Error() }
 func (e *limiterError) Unwrap() error { return e.err }
 
+// ErrorType names the failure for OpenTelemetry's error.type (the
+// semantic conventions' Go helper looks for this method).
+func (e *limiterError) ErrorType() string { return "rate_limiter" }
+
 // RoundTrip waits for the limiter, counts the attempt, sends, and records
 // the rate-limit headers of the answer.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
