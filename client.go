@@ -69,6 +69,10 @@ type Client struct {
 type clientState struct {
 	mu        sync.Mutex
 	rateLimit RateLimit
+	// templates are the endpoints' URL templates from the host on, for
+	// middleware (see route), made at the first call that needs them.
+	templatesOnce sync.Once
+	templates     [len(endpoints)]string
 }
 
 func (s *clientState) setRateLimit(rl RateLimit) {

@@ -2,6 +2,7 @@ package contextsvc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -159,6 +160,18 @@ type callHooks struct {
 	// again (zero when it has not, or once the next attempt began): the
 	// back-off's start.
 	retryWaitStart time.Time
+
+	// The chains run hook after hook by index, so a call makes no closure
+	// per hook: nextCall and nextAttempt are runCall and runAttempt as
+	// values, made once per call.
+	client                *Client
+	cs                    *callState
+	req                   *retryablehttp.Request
+	base                  http.RoundTripper // under the attempts
+	callStep, attemptStep int               // the next hook to run
+	sent, attemptSent     bool              // the innermost step has run
+	nextCall              CallNext
+	nextAttempt           AttemptNext
 }
 
 // hooked reports whether a call must go through middleware.
@@ -173,37 +186,14 @@ func (c *Client) sendHooked(cs *callState, req *retryablehttp.Request) (*http.Re
 	if len(cs.middleware) > 0 {
 		mws = append(slices.Clip(mws), cs.middleware...)
 	}
-	h := &callHooks{mws: mws, call: Call{Method: cs.method, URL: req.URL}}
+	h := &callHooks{mws: mws, call: Call{Method: cs.method, URL: req.URL}, client: c, cs: cs, req: req}
 	h.call.URLTemplate, h.call.Operation = c.route(cs.method, req.URL)
 	h.attempt.Call = &h.call
+	h.nextCall = h.runCall
 	cs.hooks = h
 
-	ran := false
-	var next CallNext = func(ctx context.Context) (*http.Response, error) {
-		if ran {
-			return nil, fmt.Errorf("contextsvc: %s %s: a middleware called next more than once", cs.method, cs.path)
-		}
-		ran = true
-		if ctx != nil {
-			// The caller's context is never cs itself, so this makes no cycle.
-			cs.Context = ctx
-		}
-		resp, err := c.retryClient(cs).Do(req)
-		if err != nil && err == cs.Err() && !h.retryWaitStart.IsZero() {
-			// The context ended during the back-off.
-			h.wait(cs.Context, WaitRetry, cs.attempts+1, h.retryWaitStart, err)
-		}
-		return c.finish(cs, resp, err)
-	}
-	for _, m := range slices.Backward(mws) {
-		if m.Call == nil {
-			continue
-		}
-		hook, inner := m.Call, next
-		next = func(ctx context.Context) (*http.Response, error) { return hook(ctx, &h.call, inner) }
-	}
-	resp, err := next(cs.Context)
-	if !ran {
+	resp, err := h.runCall(cs.Context)
+	if !h.sent {
 		// A middleware answered the call itself.
 		if err == nil && resp != nil && resp.Body == nil {
 			resp.Body = http.NoBody
@@ -219,27 +209,70 @@ func (c *Client) sendHooked(cs *callState, req *retryablehttp.Request) (*http.Re
 	return resp, err
 }
 
-// errNoAnswer is a middleware returning neither a response nor an error.
-var errNoAnswer = fmt.Errorf("a middleware returned neither a response nor an error")
+// runCall runs the next Call hook, or, past the last, sends the call
+// through the retry layer with the context the hooks passed on.
+func (h *callHooks) runCall(ctx context.Context) (*http.Response, error) {
+	for h.callStep < len(h.mws) {
+		m := h.mws[h.callStep]
+		h.callStep++
+		if m.Call != nil {
+			return m.Call(ctx, &h.call, h.nextCall)
+		}
+	}
+	cs := h.cs
+	if h.sent {
+		return nil, fmt.Errorf("contextsvc: %s %s: %w", cs.method, cs.path, errNextTwice)
+	}
+	h.sent = true
+	if ctx != nil {
+		// The caller's context is never cs itself, so this makes no cycle.
+		cs.Context = ctx
+	}
+	resp, err := h.client.retryClient(cs).Do(h.req)
+	if err != nil && err == cs.Err() && !h.retryWaitStart.IsZero() {
+		// The context ended during the back-off.
+		h.wait(cs.Context, WaitRetry, cs.attempts+1, h.retryWaitStart, err)
+	}
+	return h.client.finish(cs, resp, err)
+}
 
 // sendAttempt runs an attempt through the Attempt hooks.
 func (h *callHooks) sendAttempt(base http.RoundTripper, req *http.Request, cs *callState) (*http.Response, error) {
 	h.attempt.Number = cs.attempts
 	h.call.Attempts = cs.attempts
-	var next AttemptNext = func(r *http.Request) (*http.Response, error) { return sendAttempt(base, r, cs) }
-	for _, m := range slices.Backward(h.mws) {
-		if m.Attempt == nil {
-			continue
-		}
-		hook, inner := m.Attempt, next
-		next = func(r *http.Request) (*http.Response, error) { return hook(r, &h.attempt, inner) }
+	h.base, h.attemptStep, h.attemptSent = base, 0, false
+	if h.nextAttempt == nil {
+		h.nextAttempt = h.runAttempt
 	}
-	resp, err := next(req)
+	resp, err := h.runAttempt(req)
 	if err == nil && resp == nil {
 		err = errNoAnswer
 	}
 	return resp, err
 }
+
+// runAttempt runs the next Attempt hook, or, past the last, sends the
+// attempt.
+func (h *callHooks) runAttempt(req *http.Request) (*http.Response, error) {
+	for h.attemptStep < len(h.mws) {
+		m := h.mws[h.attemptStep]
+		h.attemptStep++
+		if m.Attempt != nil {
+			return m.Attempt(req, &h.attempt, h.nextAttempt)
+		}
+	}
+	if h.attemptSent {
+		return nil, errNextTwice
+	}
+	h.attemptSent = true
+	return sendAttempt(h.base, req, h.cs)
+}
+
+// errNoAnswer is a middleware returning neither a response nor an error.
+var errNoAnswer = errors.New("a middleware returned neither a response nor an error")
+
+// errNextTwice is a middleware calling next a second time.
+var errNextTwice = errors.New("a middleware called next more than once")
 
 // wait tells the Wait hooks of a wait that began at start and is over now.
 func (h *callHooks) wait(ctx context.Context, reason WaitReason, attempt int, start time.Time, err error) {
@@ -282,19 +315,25 @@ func (c *Client) route(method string, u *url.URL) (template, operation string) {
 	if !ok {
 		return "", ""
 	}
-	for _, e := range endpoints {
-		if template == "" && matchTemplate(e.template, rel) {
-			template = e.template
+	found := -1
+	for i, e := range endpoints {
+		if found < 0 && matchTemplate(e.template, rel) {
+			template, found = e.template, i
 		}
 		if template == e.template && method == e.method {
 			operation = e.operation
 			break
 		}
 	}
-	if template == "" {
+	if found < 0 {
 		return "", ""
 	}
-	return c.base.Path + template, operation
+	c.state.templatesOnce.Do(func() {
+		for i, e := range endpoints {
+			c.state.templates[i] = c.base.Path + e.template
+		}
+	})
+	return c.state.templates[found], operation
 }
 
 // matchTemplate reports whether an escaped path matches a template such as

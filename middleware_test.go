@@ -359,6 +359,12 @@ func TestMiddlewareAnswers(t *testing.T) {
 			}
 			return next(ctx)
 		}}, wantErr: "called next more than once", sent: 1},
+		{name: "an attempt calling next twice", mw: Middleware{Attempt: func(r *http.Request, _ *Attempt, next AttemptNext) (*http.Response, error) {
+			if resp, err := next(r); err == nil {
+				resp.Body.Close()
+			}
+			return next(r)
+		}}, wantErr: "called next more than once", sent: 1},
 		{name: "an attempt answering nothing", mw: Middleware{Attempt: func(*http.Request, *Attempt, AttemptNext) (*http.Response, error) {
 			return nil, nil
 		}}, wantErr: "neither a response nor an error"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -52,6 +53,7 @@ type clientTelemetry struct {
 	duration    httpconv.ClientRequestDuration
 	retries     metric.Int64Counter
 	limiterWait metric.Float64Histogram
+	endpoints   boundedCache[endpointKey, *endpoint]
 }
 
 // NewMiddleware returns client middleware (see [contextsvc.Middleware]) that
@@ -80,29 +82,99 @@ func NewMiddleware(opts ...Option) (contextsvc.Middleware, error) {
 	return contextsvc.Middleware{Call: t.call, Attempt: t.attempt, Wait: t.wait}, nil
 }
 
-// call is the Call hook: the call's span, around all its attempts.
-func (t *clientTelemetry) call(ctx context.Context, call *contextsvc.Call, next contextsvc.CallNext) (*http.Response, error) {
+// endpointKey identifies an endpoint of a server: what every span and
+// metric of its calls has in common.
+type endpointKey struct {
+	method, template, operation, host string
+	port                              int
+}
+
+// endpoint is what the spans and metrics of an endpoint's calls share,
+// built once: the span name, the start options with the attributes known
+// before sending (so samplers see them), and the metrics' attribute sets by
+// outcome. Caching them keeps their allocations off every call.
+type endpoint struct {
+	name         string
+	callStart    []trace.SpanStartOption
+	attemptStart []trace.SpanStartOption
+	attrs        []attribute.KeyValue // every metric's: method, server, template
+	retries      []metric.AddOption
+	results      boundedCache[resultKey, []metric.RecordOption] // for the request duration
+	waits        boundedCache[string, []metric.RecordOption]    // for the limiter wait, by error.type
+}
+
+// resultKey is an attempt's outcome, as the duration metric labels it.
+type resultKey struct {
+	status  int
+	errType string
+}
+
+func (t *clientTelemetry) endpoint(call *contextsvc.Call) *endpoint {
 	host, port := server(call.URL)
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs, methodAttr(call.Method), semconv.ServerAddress(host), semconv.ServerPort(port))
-	if call.URLTemplate != "" {
-		attrs = append(attrs, semconv.URLTemplate(call.URLTemplate))
+	k := endpointKey{method: call.Method, template: call.URLTemplate, operation: call.Operation, host: host, port: port}
+	if !knownMethod(k.method) {
+		k.method = "_OTHER"
 	}
-	if call.Operation != "" {
-		attrs = append(attrs, OperationKey.String(call.Operation))
-	}
-	ctx, span := t.tracer.Start(ctx, spanName(call), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	resp, err := next(ctx)
-	if span.IsRecording() {
-		attrs = append(attrs[:0], AttemptsKey.Int(call.Attempts))
-		if status := statusCode(resp, err); status > 0 {
+	return t.endpoints.get(k, func() *endpoint {
+		e := &endpoint{name: spanName(call)}
+		e.attrs = []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method), semconv.ServerAddress(host), semconv.ServerPort(port)}
+		if k.template != "" {
+			e.attrs = append(e.attrs, semconv.URLTemplate(k.template))
+		}
+		callAttrs := e.attrs
+		if k.operation != "" {
+			callAttrs = append(callAttrs[:len(callAttrs):len(callAttrs)], OperationKey.String(k.operation))
+		}
+		e.callStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(callAttrs...)}
+		e.attemptStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(e.attrs...)}
+		e.retries = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(e.attrs...))}
+		return e
+	})
+}
+
+// durationOptions returns the request duration's attributes for an
+// attempt's outcome.
+func (e *endpoint) durationOptions(status int, errType string) []metric.RecordOption {
+	return e.results.get(resultKey{status, errType}, func() []metric.RecordOption {
+		attrs := append([]attribute.KeyValue(nil), e.attrs...)
+		if status > 0 {
 			attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
 		}
+		if errType != "" {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
+		}
+		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
+	})
+}
+
+// waitOptions returns the limiter wait's attributes for a wait's outcome.
+func (e *endpoint) waitOptions(errType string) []metric.RecordOption {
+	return e.waits.get(errType, func() []metric.RecordOption {
+		attrs := append([]attribute.KeyValue(nil), e.attrs...)
+		if errType != "" {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
+		}
+		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
+	})
+}
+
+// call is the Call hook: the call's span, around all its attempts.
+func (t *clientTelemetry) call(ctx context.Context, call *contextsvc.Call, next contextsvc.CallNext) (*http.Response, error) {
+	e := t.endpoint(call)
+	ctx, span := t.tracer.Start(ctx, e.name, e.callStart...)
+	resp, err := next(ctx)
+	if span.IsRecording() {
+		var attrs [3]attribute.KeyValue
+		n := 0
+		attrs[n], n = AttemptsKey.Int(call.Attempts), n+1
+		if status := statusCode(resp, err); status > 0 {
+			attrs[n], n = semconv.HTTPResponseStatusCode(status), n+1
+		}
 		if err != nil {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(err)))
+			attrs[n], n = semconv.ErrorTypeKey.String(errorType(err)), n+1
 			span.SetStatus(codes.Error, err.Error())
 		}
-		span.SetAttributes(attrs...)
+		span.SetAttributes(attrs[:n]...)
 	}
 	span.End()
 	return resp, err
@@ -111,18 +183,15 @@ func (t *clientTelemetry) call(ctx context.Context, call *contextsvc.Call, next 
 // attempt is the Attempt hook: the attempt's span, the trace context in
 // its headers, and the request duration metric.
 func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next contextsvc.AttemptNext) (*http.Response, error) {
-	call := a.Call
-	host, port := server(req.URL)
-	method := methodAttr(req.Method)
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs, method, semconv.ServerAddress(host), semconv.ServerPort(port), semconv.URLFull(fullURL(req.URL)))
-	if call.URLTemplate != "" {
-		attrs = append(attrs, semconv.URLTemplate(call.URLTemplate))
+	e := t.endpoint(a.Call)
+	ctx, span := t.tracer.Start(req.Context(), e.name, e.attemptStart...)
+	if span.IsRecording() {
+		if a.Number > 1 {
+			span.SetAttributes(semconv.URLFull(fullURL(req.URL)), semconv.HTTPRequestResendCount(a.Number-1))
+		} else {
+			span.SetAttributes(semconv.URLFull(fullURL(req.URL)))
+		}
 	}
-	if a.Number > 1 {
-		attrs = append(attrs, semconv.HTTPRequestResendCount(a.Number-1))
-	}
-	ctx, span := t.tracer.Start(req.Context(), spanName(call), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	r := req.WithContext(ctx)
 	if t.propagates {
 		// The request's own header map is shared with the call's other
@@ -132,7 +201,7 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 		for k, v := range req.Header {
 			h[k] = v
 		}
-		t.prop.Inject(ctx, propagation.HeaderCarrier(h))
+		t.prop.Inject(ctx, headerCarrier(h))
 		r.Header = h
 	}
 	start := time.Now()
@@ -164,24 +233,11 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 	}
 	span.End()
 
-	// The metric's attributes: the span's without url.full (it has ids)
-	// and the resend count.
-	mattrs := attrs[:3]
-	if call.URLTemplate != "" {
-		mattrs = append(mattrs, semconv.URLTemplate(call.URLTemplate))
-	}
 	if t.duration.Enabled(ctx) {
-		rec := mattrs
-		if status > 0 {
-			rec = append(rec, semconv.HTTPResponseStatusCode(status))
-		}
-		if errType != "" {
-			rec = append(rec, semconv.ErrorTypeKey.String(errType))
-		}
-		t.duration.Inst().Record(ctx, elapsed.Seconds(), metric.WithAttributes(rec...))
+		t.duration.Inst().Record(ctx, elapsed.Seconds(), e.durationOptions(status, errType)...)
 	}
 	if a.Number > 1 && t.retries.Enabled(ctx) {
-		t.retries.Add(ctx, 1, metric.WithAttributes(mattrs...))
+		t.retries.Add(ctx, 1, e.retries...)
 	}
 	return resp, err
 }
@@ -198,16 +254,7 @@ func (t *clientTelemetry) wait(ctx context.Context, w *contextsvc.Wait) {
 		}
 	}
 	if w.Reason == contextsvc.WaitLimiter && t.limiterWait.Enabled(ctx) {
-		host, port := server(w.Call.URL)
-		attrs := make([]attribute.KeyValue, 0, 5)
-		attrs = append(attrs, methodAttr(w.Call.Method), semconv.ServerAddress(host), semconv.ServerPort(port))
-		if w.Call.URLTemplate != "" {
-			attrs = append(attrs, semconv.URLTemplate(w.Call.URLTemplate))
-		}
-		if errType != "" {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
-		}
-		t.limiterWait.Record(ctx, w.Duration.Seconds(), metric.WithAttributes(attrs...))
+		t.limiterWait.Record(ctx, w.Duration.Seconds(), t.endpoint(w.Call).waitOptions(errType)...)
 	}
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() || (w.Reason == contextsvc.WaitLimiter && w.Err == nil && w.Duration < minLimiterEvent) {
@@ -223,6 +270,28 @@ func (t *clientTelemetry) wait(ctx context.Context, w *contextsvc.Wait) {
 	}
 	span.AddEvent(name, trace.WithTimestamp(w.Start), trace.WithAttributes(attrs...))
 }
+
+// headerCarrier is propagation.HeaderCarrier without the allocation of
+// canonicalising the W3C header names on every injection.
+type headerCarrier http.Header
+
+func (h headerCarrier) Get(key string) string { return http.Header(h).Get(key) }
+
+func (h headerCarrier) Set(key, value string) {
+	switch key {
+	case "traceparent":
+		key = "Traceparent"
+	case "tracestate":
+		key = "Tracestate"
+	case "baggage":
+		key = "Baggage"
+	default:
+		key = textproto.CanonicalMIMEHeaderKey(key)
+	}
+	h[key] = []string{value}
+}
+
+func (h headerCarrier) Keys() []string { return propagation.HeaderCarrier(h).Keys() }
 
 // spanName is the semantic conventions' HTTP client span name: the method
 // and the URL template, or the method alone (HTTP for a method they do not
@@ -246,16 +315,6 @@ func knownMethod(m string) bool {
 		return true
 	}
 	return false
-}
-
-// methodAttr is http.request.method: the method, or _OTHER for one the
-// semantic conventions do not know (which keeps the attribute's values
-// few).
-func methodAttr(m string) attribute.KeyValue {
-	if knownMethod(m) {
-		return semconv.HTTPRequestMethodKey.String(m)
-	}
-	return semconv.HTTPRequestMethodOther
 }
 
 // server returns server.address and server.port of a URL, the port being
