@@ -15,6 +15,12 @@
 //     ([VerifySignature]) and a verifying [net/http.Handler]
 //     ([NewWebhookHandler]).
 //
+// Two hooks let other code observe both: [Middleware] ([WithMiddleware],
+// [WithRequestMiddleware]) sees each call once around its attempts, each
+// attempt and each wait; [WithDeliveryHook] hears how the webhook handler
+// answered each request. Package contextsvcotel builds OpenTelemetry traces
+// and metrics on them; this package does not import OpenTelemetry.
+//
 // The package mockserver holds an in-memory implementation of the whole API
 // for tests.
 package contextsvc

@@ -13,6 +13,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/contextsvcotel"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -56,6 +57,41 @@ func printSpans(spans tracetest.SpanStubs) {
 	for _, r := range roots {
 		walk(r, "")
 	}
+}
+
+// Tracing and measuring a client and a receiver: the providers are the
+// application's (here SDK ones; in production with an OTLP exporter).
+func Example() {
+	tp := sdktrace.NewTracerProvider()
+	mp := sdkmetric.NewMeterProvider()
+	defer tp.Shutdown(context.Background())
+	defer mp.Shutdown(context.Background())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"ctx_1","name":"Runbook","version":3}`)
+	}))
+	defer srv.Close()
+	apiKey, baseURL, secret := "sk_test_example", srv.URL+"/v1", "whsec_example"
+	handle := func(context.Context, *contextsvc.Event) error { return nil }
+
+	mw, err := contextsvcotel.NewMiddleware(contextsvcotel.WithTracerProvider(tp), contextsvcotel.WithMeterProvider(mp))
+	if err != nil {
+		log.Fatal(err)
+	}
+	client, err := contextsvc.NewClient(apiKey, contextsvc.WithBaseURL(baseURL), contextsvc.WithMiddleware(mw))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	opt, err := contextsvcotel.NewWebhookOption(contextsvcotel.WithTracerProvider(tp), contextsvcotel.WithMeterProvider(mp))
+	if err != nil {
+		log.Fatal(err)
+	}
+	receiver := contextsvc.NewWebhookHandler(secret, handle, opt)
+
+	c, err := client.Contexts.Get(context.Background(), "ctx_1")
+	fmt.Println(c.Name, err, receiver != nil)
+	// Output: Runbook <nil> true
 }
 
 // The client's call, retried once after a 503: one span for the call and
