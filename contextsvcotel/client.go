@@ -209,7 +209,7 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 	elapsed := time.Since(start)
 
 	status := 0
-	if err == nil {
+	if err == nil && resp != nil {
 		status = resp.StatusCode
 	}
 	var errType string
@@ -333,7 +333,7 @@ func server(u *url.URL) (string, int) {
 // statusCode is the HTTP status a call ended with: its response's, or its
 // *contextsvc.Error's; 0 when it got no answer.
 func statusCode(resp *http.Response, err error) int {
-	if err == nil {
+	if err == nil && resp != nil {
 		return resp.StatusCode
 	}
 	if e, ok := errors.AsType[*contextsvc.Error](err); ok {

@@ -350,3 +350,41 @@ func TestClientTelemetryOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestClientTelemetryAroundFaultyMiddleware: an inner middleware that
+// answers neither a response nor an error fails the call; the telemetry
+// around it records the failure rather than panicking.
+func TestClientTelemetryAroundFaultyMiddleware(t *testing.T) {
+	t.Parallel()
+	tel := newTelemetry(t)
+	mw, err := contextsvcotel.NewMiddleware(contextsvcotel.WithTracerProvider(tel.tp), contextsvcotel.WithMeterProvider(tel.mp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &service{answers: []answer{{status: 200, body: `{"id":"ctx_1"}`}}}
+	mt := httpmock.NewMockTransport()
+	mt.RegisterNoResponder(svc.respond)
+	client, err := contextsvc.NewClient("sk_test_otel_0123456789", contextsvc.WithBaseURL(testBase),
+		contextsvc.WithHTTPClient(&http.Client{Transport: mt}), contextsvc.WithMiddleware(mw), contextsvc.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	faulty := contextsvc.Middleware{
+		Call: func(ctx context.Context, _ *contextsvc.Call, next contextsvc.CallNext) (*http.Response, error) {
+			if resp, err := next(ctx); err != nil {
+				return resp, err
+			}
+			return nil, nil
+		},
+		Attempt: func(*http.Request, *contextsvc.Attempt, contextsvc.AttemptNext) (*http.Response, error) {
+			return nil, nil
+		},
+	}
+	_, err = client.Contexts.Get(context.Background(), "ctx_1", contextsvc.WithRequestMiddleware(faulty))
+	if err == nil || !strings.Contains(err.Error(), "neither a response nor an error") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(tel.spans.GetSpans()); n != 2 {
+		t.Errorf("%d spans, want the call's and its attempt's", n)
+	}
+}
