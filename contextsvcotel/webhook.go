@@ -24,7 +24,25 @@ type webhookTelemetry struct {
 	tracer   trace.Tracer
 	prop     propagation.TextMapPropagator
 	duration messagingconv.ProcessDuration
+	start    []trace.SpanStartOption // every delivery span's
+	// results holds the metric's attributes by outcome, built once each.
+	results boundedCache[deliveryKey, []metric.RecordOption]
 }
+
+// deliveryKey is what the metric labels a delivery by.
+type deliveryKey struct {
+	outcome contextsvc.DeliveryOutcome
+	typ     string // a type the SDK knows, _OTHER, or "" before verification
+}
+
+// processNames are the span names of the event types the SDK knows.
+var processNames = func() map[contextsvc.EventType]string {
+	m := map[contextsvc.EventType]string{}
+	for _, t := range contextsvc.AllEventTypes() {
+		m[t] = "process " + string(t)
+	}
+	return m
+}()
 
 // NewWebhookOption returns an option for [contextsvc.NewWebhookHandler]
 // that traces and measures every request the handler answers: one span per
@@ -51,7 +69,14 @@ func NewWebhookOption(opts ...Option) (contextsvc.WebhookOption, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &webhookTelemetry{tracer: c.tracer(), prop: c.prop}
+	t := &webhookTelemetry{tracer: c.tracer(), prop: c.prop, start: []trace.SpanStartOption{
+		trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(
+			semconv.MessagingSystemKey.String(MessagingSystem),
+			semconv.MessagingOperationName("process"),
+			semconv.MessagingOperationTypeProcess,
+		),
+	}}
 	if t.duration, err = messagingconv.NewProcessDuration(c.meter(), metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
 		return nil, err
 	}
@@ -62,14 +87,7 @@ func NewWebhookOption(opts ...Option) (contextsvc.WebhookOption, error) {
 // ends it.
 func (t *webhookTelemetry) hook(r *http.Request) (context.Context, func(contextsvc.DeliveryResult)) {
 	ctx := r.Context()
-	opts := []trace.SpanStartOption{
-		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(
-			semconv.MessagingSystemKey.String(MessagingSystem),
-			semconv.MessagingOperationName("process"),
-			semconv.MessagingOperationTypeProcess,
-		),
-	}
+	opts := t.start
 	sent := trace.SpanContextFromContext(t.prop.Extract(context.Background(), propagation.HeaderCarrier(r.Header)))
 	if sent.IsValid() {
 		current := trace.SpanContextFromContext(ctx)
@@ -77,7 +95,7 @@ func (t *webhookTelemetry) hook(r *http.Request) (context.Context, func(contexts
 		case !current.IsValid():
 			ctx = trace.ContextWithRemoteSpanContext(ctx, sent)
 		case current.TraceID() != sent.TraceID():
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sent}))
+			opts = append(opts[:len(opts):len(opts)], trace.WithLinks(trace.Link{SpanContext: sent}))
 		}
 	}
 	ctx, span := t.tracer.Start(ctx, "process", opts...)
@@ -96,8 +114,8 @@ func (t *webhookTelemetry) hook(r *http.Request) (context.Context, func(contexts
 			attrs := make([]attribute.KeyValue, 0, 8)
 			attrs = append(attrs, OutcomeKey.String(string(res.Outcome)), semconv.HTTPResponseStatusCode(res.StatusCode))
 			if res.Event != nil {
-				if res.Event.Type.Known() {
-					span.SetName("process " + typ)
+				if name, ok := processNames[res.Event.Type]; ok {
+					span.SetName(name)
 				}
 				attrs = append(attrs, semconv.MessagingMessageID(res.Event.ID), EventTypeKey.String(string(res.Event.Type)))
 			}
@@ -119,15 +137,7 @@ func (t *webhookTelemetry) hook(r *http.Request) (context.Context, func(contexts
 		}
 		span.End()
 		if t.duration.Enabled(ctx) {
-			attrs := make([]attribute.KeyValue, 0, 6)
-			attrs = append(attrs, OutcomeKey.String(string(res.Outcome)))
-			if typ != "" {
-				attrs = append(attrs, EventTypeKey.String(typ))
-			}
-			if failed {
-				attrs = append(attrs, semconv.ErrorTypeKey.String(string(res.Outcome)))
-			}
-			t.duration.Record(ctx, elapsed.Seconds(), "process", MessagingSystem, attrs...)
+			t.duration.Inst().Record(ctx, elapsed.Seconds(), t.resultOptions(res.Outcome, typ, failed)...)
 		}
 	}
 }
@@ -141,4 +151,23 @@ func deliveryFailed(o contextsvc.DeliveryOutcome) bool {
 		return false
 	}
 	return true
+}
+
+// resultOptions returns the metric's attributes for a delivery's outcome
+// and event type.
+func (t *webhookTelemetry) resultOptions(outcome contextsvc.DeliveryOutcome, typ string, failed bool) []metric.RecordOption {
+	return t.results.get(deliveryKey{outcome, typ}, func() []metric.RecordOption {
+		attrs := []attribute.KeyValue{
+			semconv.MessagingSystemKey.String(MessagingSystem),
+			semconv.MessagingOperationName("process"),
+			OutcomeKey.String(string(outcome)),
+		}
+		if typ != "" {
+			attrs = append(attrs, EventTypeKey.String(typ))
+		}
+		if failed {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(string(outcome)))
+		}
+		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
+	})
 }
