@@ -1,26 +1,20 @@
 package contextsvcotel_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/contextsvcotel"
+	"github.com/contextsvc/contextsvc-go/internal/benchtest"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
-
-// benchContext is the root package's benchmark context: a typical one.
-const benchContext = `{"id":"ctx_0123456789abcdefghij","name":"Runbook","content":"# Deploy\n\nRun the pipeline, then check the dashboards.\n\n## Rollback\n\nRevert the release tag.","tags":["ops","deploy"],"version":7,"createdAt":"2026-11-21T20:51:00.123Z","updatedAt":"2026-11-21T20:52:00.456Z"}`
 
 // benchProviders is an SDK tracer with a batch span processor in front of
 // an exporter that drops the spans (what a service exporting its traces
@@ -35,17 +29,10 @@ func benchProviders(b *testing.B) (*sdktrace.TracerProvider, *sdkmetric.MeterPro
 	return tp, mp
 }
 
-func benchTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 64
-	return t
-}
-
 // BenchmarkClientTelemetry prices the client's instrumentation against
-// otelhttp's around plain net/http, against the same local server in the
-// same run:
-//   - plain: net/http + encoding/json, as in the root package's
-//     BenchmarkContextsGet;
+// otelhttp's around plain net/http, against the same local server (the
+// root package's BenchmarkContextsGet's) in the same run:
+//   - plain: net/http + encoding/json, as in BenchmarkContextsGet;
 //   - plain-otelhttp: the same through otelhttp.NewTransport (one span and
 //     its metrics per request);
 //   - client: Contexts.Get, no middleware;
@@ -59,46 +46,11 @@ func benchTransport() *http.Transport {
 // the same SDK tracer (batch processor, discarding exporter) and meter
 // provider.
 func BenchmarkClientTelemetry(b *testing.B) {
-	body := []byte(benchContext)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h["Content-Type"] = []string{"application/json"}
-		h["X-Request-Id"] = []string{"req_bench"}
-		w.Write(body)
-	}))
-	b.Cleanup(srv.Close)
+	srv := benchtest.Server(b)
+	url := srv.URL + "/v1/contexts/" + benchtest.ContextID
 	ctx := context.Background()
-	const id = "ctx_0123456789abcdefghij"
-
 	plain := func(b *testing.B, rt http.RoundTripper) {
-		hc := &http.Client{Transport: rt}
-		url := srv.URL + "/v1/contexts/" + id
-		b.ReportAllocs()
-		for b.Loop() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer sk_bench")
-			req.Header.Set("User-Agent", "bench")
-			req.Header.Set("Accept", "application/json")
-			resp, err := hc.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var c contextsvc.Context
-			if resp.StatusCode != http.StatusOK {
-				b.Fatal(resp.Status)
-			}
-			if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if c.Version != 7 {
-				b.Fatal("bad decode")
-			}
-		}
+		benchtest.Plain(b, rt, url, func(c *contextsvc.Context) bool { return c.Version == 7 })
 	}
 	client := func(b *testing.B, opts ...contextsvc.Option) {
 		c, err := contextsvc.NewClient("sk_bench", append([]contextsvc.Option{contextsvc.WithBaseURL(srv.URL + "/v1")}, opts...)...)
@@ -107,7 +59,7 @@ func BenchmarkClientTelemetry(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			got, err := c.Contexts.Get(ctx, id)
+			got, err := c.Contexts.Get(ctx, benchtest.ContextID)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -117,10 +69,10 @@ func BenchmarkClientTelemetry(b *testing.B) {
 		}
 	}
 
-	b.Run("plain", func(b *testing.B) { plain(b, benchTransport()) })
+	b.Run("plain", func(b *testing.B) { plain(b, benchtest.Transport()) })
 	b.Run("plain-otelhttp", func(b *testing.B) {
 		tp, mp := benchProviders(b)
-		plain(b, otelhttp.NewTransport(benchTransport(), otelhttp.WithTracerProvider(tp), otelhttp.WithMeterProvider(mp),
+		plain(b, otelhttp.NewTransport(benchtest.Transport(), otelhttp.WithTracerProvider(tp), otelhttp.WithMeterProvider(mp),
 			otelhttp.WithPropagators(propagation.TraceContext{})))
 	})
 	b.Run("client", func(b *testing.B) { client(b) })
@@ -141,17 +93,6 @@ func BenchmarkClientTelemetry(b *testing.B) {
 	})
 }
 
-// discardWriter is a ResponseWriter that keeps nothing, so the benchmark
-// measures the handler rather than a recorder.
-type discardWriter struct {
-	h    http.Header
-	code int
-}
-
-func (w *discardWriter) Header() http.Header         { return w.h }
-func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (w *discardWriter) WriteHeader(code int)        { w.code = code }
-
 // BenchmarkWebhookTelemetry prices the receiver's instrumentation: the
 // handler alone against the same handler with NewWebhookOption on an SDK
 // tracer (batch processor, discarding exporter) and meter provider, and on
@@ -163,29 +104,12 @@ func BenchmarkWebhookTelemetry(b *testing.B) {
 	run := func(b *testing.B, opts ...contextsvc.WebhookOption) {
 		opts = append(opts, contextsvc.WithWebhookClock(func() time.Time { return deliveredAt }), contextsvc.WithDeduper(nil))
 		h := contextsvc.NewWebhookHandler(secret, func(context.Context, *contextsvc.Event) error { return nil }, opts...)
-		r, err := http.NewRequest(http.MethodPost, "/webhooks", nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r.Header.Set(contextsvc.DefaultSignatureHeader, contextsvc.Sign(body, secret))
-		r.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
-		r.Header.Set("X-Service-Delivery", "dlv_bench")
-		r.Header.Set("X-Service-Delivery-Attempt", "1")
-		r.ContentLength = int64(len(body))
-		rd := bytes.NewReader(body)
-		w := &discardWriter{h: make(http.Header)}
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		for b.Loop() {
-			rd.Reset(body)
-			r.Body = io.NopCloser(rd)
-			clear(w.h)
-			w.code = 0
-			h.ServeHTTP(w, r)
-			if w.code != http.StatusOK {
-				b.Fatalf("status %d", w.code)
-			}
-		}
+		benchtest.Deliver(b, h, body, http.Header{
+			contextsvc.DefaultSignatureHeader: {contextsvc.Sign(body, secret)},
+			"Traceparent":                     {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+			"X-Service-Delivery":              {"dlv_bench"},
+			"X-Service-Delivery-Attempt":      {"1"},
+		})
 	}
 	b.Run("handler", func(b *testing.B) { run(b) })
 	b.Run("handler-otel", func(b *testing.B) {

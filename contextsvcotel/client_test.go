@@ -55,6 +55,21 @@ func (s *service) respond(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// newServiceClient returns a client of the service through mw, with the
+// options given.
+func newServiceClient(t *testing.T, svc *service, mw contextsvc.Middleware, opts ...contextsvc.Option) *contextsvc.Client {
+	t.Helper()
+	mt := httpmock.NewMockTransport()
+	mt.RegisterNoResponder(svc.respond)
+	client, err := contextsvc.NewClient("sk_test_otel_0123456789", append([]contextsvc.Option{
+		contextsvc.WithBaseURL(testBase), contextsvc.WithHTTPClient(&http.Client{Transport: mt}), contextsvc.WithMiddleware(mw),
+	}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
 // failingLimiter refuses every wait, as a shared limiter whose store is
 // down would.
 type failingLimiter struct{}
@@ -97,16 +112,6 @@ func TestClientTelemetry(t *testing.T) {
 	get := map[string]string{
 		"http.request.method": "GET", "server.address": "api.example.test", "server.port": "443",
 		"url.template": "/v1/contexts/{id}",
-	}
-	with := func(base map[string]string, kv ...string) map[string]string {
-		m := map[string]string{}
-		for k, v := range base {
-			m[k] = v
-		}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
 	}
 	const full = "https://api.example.test/v1/contexts/ctx_1"
 	metricAttrs := "http.request.method=GET server.address=api.example.test server.port=443 url.template=/v1/contexts/{id}"
@@ -243,17 +248,7 @@ func TestClientTelemetry(t *testing.T) {
 					t.Fatal(err)
 				}
 				svc := &service{answers: tt.answers}
-				mt := httpmock.NewMockTransport()
-				mt.RegisterNoResponder(svc.respond)
-				opts := append([]contextsvc.Option{
-					contextsvc.WithBaseURL(testBase),
-					contextsvc.WithHTTPClient(&http.Client{Transport: mt}),
-					contextsvc.WithMiddleware(mw),
-				}, tt.opts...)
-				client, err := contextsvc.NewClient("sk_test_otel_0123456789", opts...)
-				if err != nil {
-					t.Fatal(err)
-				}
+				client := newServiceClient(t, svc, mw, tt.opts...)
 				ctx := trace.ContextWithRemoteSpanContext(context.Background(), caller)
 				if tt.timeout > 0 {
 					var cancel context.CancelFunc
@@ -334,13 +329,7 @@ func TestClientTelemetryOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			svc := &service{answers: []answer{{status: 200, body: `{"id":"ctx_1"}`}}}
-			mt := httpmock.NewMockTransport()
-			mt.RegisterNoResponder(svc.respond)
-			client, err := contextsvc.NewClient("sk_test_otel_0123456789", contextsvc.WithBaseURL(testBase),
-				contextsvc.WithHTTPClient(&http.Client{Transport: mt}), contextsvc.WithMiddleware(mw))
-			if err != nil {
-				t.Fatal(err)
-			}
+			client := newServiceClient(t, svc, mw)
 			if err := getContext(context.Background(), client); err != nil {
 				t.Fatal(err)
 			}
@@ -361,14 +350,7 @@ func TestClientTelemetryAroundFaultyMiddleware(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &service{answers: []answer{{status: 200, body: `{"id":"ctx_1"}`}}}
-	mt := httpmock.NewMockTransport()
-	mt.RegisterNoResponder(svc.respond)
-	client, err := contextsvc.NewClient("sk_test_otel_0123456789", contextsvc.WithBaseURL(testBase),
-		contextsvc.WithHTTPClient(&http.Client{Transport: mt}), contextsvc.WithMiddleware(mw), contextsvc.WithMaxRetries(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := newServiceClient(t, &service{answers: []answer{{status: 200, body: `{"id":"ctx_1"}`}}}, mw, contextsvc.WithMaxRetries(0))
 	faulty := contextsvc.Middleware{
 		Call: func(ctx context.Context, _ *contextsvc.Call, next contextsvc.CallNext) (*http.Response, error) {
 			if resp, err := next(ctx); err != nil {

@@ -164,3 +164,15 @@ func (tel *telemetry) metrics(t *testing.T) map[string][]point {
 // round keeps a sum of durations to the microsecond, so sums of exact
 // durations on a fake clock compare equal.
 func round(f float64) float64 { return math.Round(f*1e6) / 1e6 }
+
+// with returns base's attributes plus the given key, value pairs.
+func with(base map[string]string, kv ...string) map[string]string {
+	m := make(map[string]string, len(base)+len(kv)/2)
+	for k, v := range base {
+		m[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}

@@ -58,17 +58,7 @@ func TestWebhookTelemetry(t *testing.T) {
 	body := eventBody("evt_1", contextsvc.EventContextUpdated)
 	unknown := eventBody("evt_2", "context.archived")
 	messaging := map[string]string{"messaging.system": "contextsvc", "messaging.operation.name": "process", "messaging.operation.type": "process"}
-	with := func(kv ...string) map[string]string {
-		m := map[string]string{}
-		for k, v := range messaging {
-			m[k] = v
-		}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
-	}
-	handled := with("messaging.message.id", "evt_1", "contextsvc.event.type", "context.updated",
+	handled := with(messaging, "messaging.message.id", "evt_1", "contextsvc.event.type", "context.updated",
 		"contextsvc.delivery.id", "dlv_1", "contextsvc.delivery.attempt", "2",
 		"contextsvc.webhook.outcome", "handled", "http.response.status_code", "200")
 	tests := []struct {
@@ -109,7 +99,7 @@ func TestWebhookTelemetry(t *testing.T) {
 			name: "bad signature: the span is not named by anything unverified",
 			body: body, sig: contextsvc.Sign(body, "whsec_forged"), tp: traceparent(attemptSpan),
 			want: spanView{Name: "process", Kind: trace.SpanKindConsumer, Parent: "delivery attempt",
-				Attrs: with("contextsvc.delivery.id", "dlv_1", "contextsvc.delivery.attempt", "2",
+				Attrs: with(messaging, "contextsvc.delivery.id", "dlv_1", "contextsvc.delivery.attempt", "2",
 					"contextsvc.webhook.outcome", "bad_signature", "http.response.status_code", "401", "error.type", "bad_signature"),
 				Status: "Error: contextsvc: webhook signature does not match the payload"},
 		},
@@ -117,7 +107,7 @@ func TestWebhookTelemetry(t *testing.T) {
 			name: "the function fails",
 			body: body, sig: contextsvc.Sign(body, webhookSecret), tp: traceparent(attemptSpan), fnErr: errors.New("receiver database down"),
 			want: spanView{Name: "process context.updated", Kind: trace.SpanKindConsumer, Parent: "delivery attempt",
-				Attrs: with("messaging.message.id", "evt_1", "contextsvc.event.type", "context.updated",
+				Attrs: with(messaging, "messaging.message.id", "evt_1", "contextsvc.event.type", "context.updated",
 					"contextsvc.delivery.id", "dlv_1", "contextsvc.delivery.attempt", "2",
 					"contextsvc.webhook.outcome", "handler_error", "http.response.status_code", "500", "error.type", "handler_error"),
 				Status: "Error: receiver database down"},
@@ -127,7 +117,7 @@ func TestWebhookTelemetry(t *testing.T) {
 			name: "an event type the SDK does not know",
 			body: unknown, sig: contextsvc.Sign(unknown, webhookSecret), tp: traceparent(attemptSpan),
 			want: spanView{Name: "process", Kind: trace.SpanKindConsumer, Parent: "delivery attempt",
-				Attrs: with("messaging.message.id", "evt_2", "contextsvc.event.type", "context.archived",
+				Attrs: with(messaging, "messaging.message.id", "evt_2", "contextsvc.event.type", "context.archived",
 					"contextsvc.delivery.id", "dlv_1", "contextsvc.delivery.attempt", "2",
 					"contextsvc.webhook.outcome", "handled", "http.response.status_code", "200"),
 				Status: "Unset"},
