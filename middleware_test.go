@@ -307,26 +307,28 @@ func TestMiddlewareOrder(t *testing.T) {
 // call's Response still counts the attempts.
 func TestMiddlewareChangesRequests(t *testing.T) {
 	t.Parallel()
-	c, mt, rec := newTestClient(t, WithMiddleware(Middleware{
-		Attempt: func(req *http.Request, a *Attempt, next AttemptNext) (*http.Response, error) {
-			r := req.Clone(req.Context())
-			r.Header.Set("Traceparent", fmt.Sprintf("attempt-%d", a.Number))
-			return next(r)
-		},
-	}))
-	mt.RegisterNoResponder(rec.wrap(sequence(respond(503, `{}`), respond(201, `{"id":"ctx_1"}`))))
-	var resp Response
-	if _, err := c.Contexts.Create(context.Background(), &CreateContextRequest{Name: "n"}, WithResponseInto(&resp)); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range rec.all() {
-		got = append(got, r.Header.Get("Traceparent")+" "+r.Header.Get("Idempotency-Key"))
-	}
-	want := []string{"attempt-1 " + resp.IdempotencyKey, "attempt-2 " + resp.IdempotencyKey}
-	if diff := cmp.Diff(want, got); diff != "" || resp.Attempts != 2 || resp.StatusCode != 201 {
-		t.Errorf("the service saw (-want +got):\n%s\nResponse %+v", diff, resp)
-	}
+	synctest.Test(t, func(t *testing.T) { // the retry's back-off on the bubble's clock
+		c, mt, rec := newTestClient(t, WithMiddleware(Middleware{
+			Attempt: func(req *http.Request, a *Attempt, next AttemptNext) (*http.Response, error) {
+				r := req.Clone(req.Context())
+				r.Header.Set("Traceparent", fmt.Sprintf("attempt-%d", a.Number))
+				return next(r)
+			},
+		}))
+		mt.RegisterNoResponder(rec.wrap(sequence(respond(503, `{}`), respond(201, `{"id":"ctx_1"}`))))
+		var resp Response
+		if _, err := c.Contexts.Create(context.Background(), &CreateContextRequest{Name: "n"}, WithResponseInto(&resp)); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range rec.all() {
+			got = append(got, r.Header.Get("Traceparent")+" "+r.Header.Get("Idempotency-Key"))
+		}
+		want := []string{"attempt-1 " + resp.IdempotencyKey, "attempt-2 " + resp.IdempotencyKey}
+		if diff := cmp.Diff(want, got); diff != "" || resp.Attempts != 2 || resp.StatusCode != 201 {
+			t.Errorf("the service saw (-want +got):\n%s\nResponse %+v", diff, resp)
+		}
+	})
 }
 
 // TestMiddlewareAnswers: a Call hook may answer a call itself (a cache, a

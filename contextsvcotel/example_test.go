@@ -119,7 +119,7 @@ func ExampleNewMiddleware() {
 		log.Fatal(err)
 	}
 	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"),
-		contextsvc.WithMiddleware(mw), contextsvc.WithRetryWait(10*time.Millisecond, 10*time.Millisecond))
+		contextsvc.WithMiddleware(mw), contextsvc.WithRetryWait(time.Millisecond, time.Millisecond))
 	if err != nil {
 		log.Fatal(err)
 	}
