@@ -63,15 +63,17 @@ type DeliveryResult struct {
 	// its signature and envelope were checked.
 	Event *Event
 	// DeliveryID is the X-Service-Delivery header ("dlv_…": one per event
-	// and webhook, the same on every attempt) and Attempt the
-	// X-Service-Delivery-Attempt header (from 1). The sender does not sign
-	// its headers, so they are as trustworthy as the request's origin; they
-	// are empty (0) when absent or not of the expected form (an id of up to
-	// 128 letters, digits, "_", "-" or "."; a number). With
-	// [WithSignatureHeader] set to "X-Name-Signature", they are read from
-	// X-Name-Delivery and X-Name-Delivery-Attempt.
+	// and webhook, the same on every attempt). The sender does not sign its
+	// headers, so it is as trustworthy as the request's origin; it is empty
+	// when absent or not of the expected form (up to 128 letters, digits,
+	// "_", "-" or "."). With [WithSignatureHeader] set to
+	// "X-Name-Signature", it is read from X-Name-Delivery.
 	DeliveryID string
-	Attempt    int
+	// Attempt is the X-Service-Delivery-Attempt header (from 1), unsigned
+	// like DeliveryID; 0 when absent or not a number. With
+	// [WithSignatureHeader] set to "X-Name-Signature", it is read from
+	// X-Name-Delivery-Attempt.
+	Attempt int
 	// Err is why the delivery failed, for the outcomes that have a cause:
 	// the function's error (DeliveryHandlerError), the Deduper's
 	// (DeliveryDeduperError), the read error (DeliveryUnreadable), the
