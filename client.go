@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,6 +66,7 @@ type Client struct {
 	uaHeader   []string
 	rc         *retryablehttp.Client
 	state      *clientState
+	middleware []Middleware // WithMiddleware's, clipped so a call's own are appended to a copy
 }
 
 // clientState is the mutable part of a Client, behind a pointer so that a
@@ -72,6 +74,10 @@ type Client struct {
 type clientState struct {
 	mu        sync.Mutex
 	rateLimit RateLimit
+	// templates are the endpoints' URL templates from the host on, for
+	// middleware (see route), made at the first call that needs them.
+	templatesOnce sync.Once
+	templates     [len(endpoints)]string
 }
 
 func (s *clientState) setRateLimit(rl RateLimit) {
@@ -95,6 +101,7 @@ type options struct {
 	limiter    Limiter
 	userAgent  string
 	logger     *slog.Logger
+	middleware []Middleware
 }
 
 // Option configures a Client in [NewClient].
@@ -265,6 +272,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		authHeader: []string{"Bearer " + apiKey},
 		uaHeader:   []string{ua},
 		state:      state,
+		middleware: slices.Clip(o.middleware),
 	}
 	c.rc = &retryablehttp.Client{
 		HTTPClient:   &hc,
@@ -631,11 +639,20 @@ func (c *Client) prepare(cs *callState, h http.Header, opts []RequestOption) err
 	return nil
 }
 
-// send runs the request through the retry layer and turns a non-2xx answer
-// into an *Error, and a failure into an error that unwraps to its cause.
-// It fills the caller's Response (WithResponseInto) either way.
+// send runs the request through the retry layer (and the middleware, if
+// any) and returns the call's outcome (see finish).
 func (c *Client) send(cs *callState, req *retryablehttp.Request) (*http.Response, error) {
+	if c.hooked(cs) {
+		return c.sendHooked(cs, req)
+	}
 	resp, err := c.retryClient(cs).Do(req)
+	return c.finish(cs, resp, err)
+}
+
+// finish turns what the retry layer returned into the call's outcome: a
+// non-2xx answer into an *Error, a failure into an error that unwraps to its
+// cause. It fills the caller's Response (WithResponseInto) either way.
+func (c *Client) finish(cs *callState, resp *http.Response, err error) (*http.Response, error) {
 	if err != nil {
 		cs.report(nil, nil)
 		return nil, c.wrapErr(cs, err)

@@ -16,6 +16,12 @@
 //     ([NewWebhookHandler]) with replay protection and deduplication
 //     ([Deduper]).
 //
+// Two hooks let other code observe both: [Middleware] ([WithMiddleware],
+// [WithRequestMiddleware]) sees each call once around its attempts, each
+// attempt and each wait; [WithDeliveryHook] hears how the webhook handler
+// answered each request. Package contextsvcotel builds OpenTelemetry traces
+// and metrics on them; this package does not import OpenTelemetry.
+//
 // The module's other public packages build on it: package mockserver is an
 // in-memory implementation of the whole API, with signed webhook deliveries
 // and a fake clock, for tests and local development (and the command

@@ -32,7 +32,7 @@ func TestREADMECodeCompiles(t *testing.T) {
 	}
 
 	var sources []string
-	for _, pattern := range []string{"example_*_test.go", "examples/*/*.go", "mockserver/example*_test.go", "redisstore/example*_test.go", "internal/e2e/*_test.go"} {
+	for _, pattern := range []string{"example_*_test.go", "examples/*/*.go", "mockserver/example*_test.go", "redisstore/example*_test.go", "contextsvcotel/example*_test.go", "internal/e2e/*_test.go"} {
 		files, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)

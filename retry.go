@@ -44,6 +44,8 @@ type callState struct {
 	// Limiter failed, while it waited to send the next attempt.
 	lastStatus int
 	lastHeader http.Header
+	// hooks is the call's middleware; nil when there is none.
+	hooks *callHooks
 }
 
 // newCallState returns the state of a call, with the client's retries.
@@ -96,7 +98,8 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	// no response to read it from.
 	var method string
 	keyed := false
-	if cs, ok := ctx.Value(callKey{}).(*callState); ok {
+	cs, _ := ctx.Value(callKey{}).(*callState)
+	if cs != nil {
 		method, keyed = cs.method, cs.idemKey != ""
 	} else if resp != nil && resp.Request != nil {
 		method = resp.Request.Method
@@ -125,6 +128,10 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		// Returning the context's error ends the loop; the error handler
 		// closes the response.
 		return false, ctx.Err()
+	}
+	if retry && cs != nil && cs.hooks != nil {
+		// The back-off starts now; the middleware hears of it when it ends.
+		cs.hooks.retryWaitStart = time.Now()
 	}
 	return retry, nil
 }
