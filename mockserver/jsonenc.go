@@ -137,7 +137,9 @@ func newContextView(id, name, content string, tags []string, version int, create
 	tail = append(tail, `,"updatedAt":`...)
 	tail = appendJSONTime(tail, updatedAt)
 	tail = append(tail, '}')
-	return contextView{head: head, content: content, tail: tail}
+	// Kept with every context: without the room the encoder leaves after
+	// what it wrote.
+	return contextView{head: bytes.Clone(head), content: content, tail: bytes.Clone(tail)}
 }
 
 // appendVersionJSON appends the Version object of v, a version of the
