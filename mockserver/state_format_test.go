@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -58,4 +59,43 @@ func TestStateFormatFixture(t *testing.T) {
 	if !bytes.Equal(again.Bytes(), doc) {
 		t.Errorf("saved again, the document differs:\n%s", again.Bytes())
 	}
+}
+
+// FuzzLoadState reads any document: LoadState never panics, refuses with a
+// *StateError (nothing else: the reader here never fails), and a document
+// it takes is saved as one that loads again and is saved the same.
+func FuzzLoadState(f *testing.F) {
+	fixture, err := os.ReadFile("testdata/state-format-1.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(fixture)
+	f.Add([]byte(fixtureState))
+	for _, tc := range badStates {
+		if doc := tc.document(nil); len(doc) < 4096 {
+			f.Add([]byte(doc))
+		}
+	}
+	clock := NewFakeClock(dlvT0.Add(time.Minute))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		s := New(append([]Option{WithClock(clock)}, stateKeys...)...)
+		defer s.Close(t.Context())
+		err := s.LoadState(bytes.NewReader(doc))
+		if err != nil {
+			var se *StateError
+			if !errors.As(err, &se) || !errors.Is(err, ErrInvalidState) {
+				t.Fatalf("%q: %v, not a *StateError", doc, err)
+			}
+			return
+		}
+		saved := saveState(t, s)
+		again := New(append([]Option{WithClock(clock)}, stateKeys...)...)
+		defer again.Close(t.Context())
+		if err := again.LoadState(bytes.NewReader(saved)); err != nil {
+			t.Fatalf("%q was taken, but what it was saved as is refused: %v\n%s", doc, err, saved)
+		}
+		if resaved := saveState(t, again); !bytes.Equal(saved, resaved) {
+			t.Fatalf("%q: saved, loaded and saved again, the document differs:\n%s\n---\n%s", doc, saved, resaved)
+		}
+	})
 }
