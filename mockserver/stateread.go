@@ -60,6 +60,10 @@ type stateReader struct {
 
 	scratch []byte   // a string's text while it is checked
 	tags    []string // a version's tags as read, reused
+	// The objects read most often, reused: one each per read, not per
+	// object (a version's is some 200 bytes, for every version).
+	contextDoc contextDoc
+	versionDoc versionDoc
 	// interned holds the strings read as internStr and in tag, event and
 	// section lists, each once: user ids, tags and section names repeat
 	// across thousands of versions.
@@ -752,8 +756,9 @@ func (rd *stateReader) contextAt(dec *jsontext.Decoder, _ int) error {
 	la := rd.acct
 	c := &contextRec{}
 	rd.context, rd.need = c, nil
-	var doc contextDoc
-	if err := json.UnmarshalDecode(dec, &doc); err != nil {
+	rd.contextDoc = contextDoc{}
+	doc := &rd.contextDoc
+	if err := json.UnmarshalDecode(dec, doc); err != nil {
 		return err
 	}
 	if doc.ID.ok {
@@ -850,8 +855,9 @@ func (ch *changesField) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // version reads version number i+1 of the context being read.
 func (rd *stateReader) version(dec *jsontext.Decoder, i int) error {
 	c := rd.context
-	doc := versionDoc{Tags: strList{v: rd.tags[:0]}}
-	err := json.UnmarshalDecode(dec, &doc)
+	rd.versionDoc = versionDoc{Tags: strList{v: rd.tags[:0]}}
+	doc := &rd.versionDoc
+	err := json.UnmarshalDecode(dec, doc)
 	rd.tags = doc.Tags.v
 	if err != nil {
 		return err
