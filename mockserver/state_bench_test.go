@@ -38,6 +38,8 @@ var stateBenchContexts = flag.Int("state-contexts", 10_000,
 //
 //   - peak-heap-MB: the most heap (objects live or not yet collected)
 //     seen while the sub-benchmark ran, sampled every millisecond;
+//     peak-live-MB: the most live heap a collection found then (the
+//     former moves with when the collections ran, this one hardly);
 //
 //   - cpu-ms/op: the process's CPU time (user and system, every core) per
 //     operation, which a busy machine moves far less than the time.
@@ -80,7 +82,7 @@ func BenchmarkState(b *testing.B) {
 			}
 		}
 		cpu()
-		b.ReportMetric(peak()/1e6, "peak-heap-MB")
+		reportPeaks(b, peak)
 	})
 	b.Run("save-baseline", func(b *testing.B) {
 		b.SetBytes(size)
@@ -118,7 +120,7 @@ func BenchmarkState(b *testing.B) {
 		}
 		b.StopTimer()
 		cpu()
-		b.ReportMetric(peak()/1e6, "peak-heap-MB")
+		reportPeaks(b, peak)
 		reportHeap(b, before, text)
 		closeServer(b, s)
 	})
@@ -163,7 +165,7 @@ func BenchmarkState(b *testing.B) {
 		}
 		b.StopTimer()
 		cpu()
-		b.ReportMetric(peak()/1e6, "peak-heap-MB")
+		reportPeaks(b, peak)
 		reportHeap(b, before, text)
 		runtime.KeepAlive(st)
 	})
@@ -191,21 +193,24 @@ func closeServer(b *testing.B, s *Server) {
 	}
 }
 
-// watchHeap samples the heap's objects (live and not yet collected) until
-// the function it returns is called, which returns the highest sample in
-// bytes: a benchmark's peak heap, as a garbage collector sized to it would
-// need.
-func watchHeap() func() float64 {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var peak uint64
+// watchHeap samples the heap until the function it returns is called,
+// which returns the highest samples in bytes: of the heap's objects (live
+// and not yet collected: what a benchmark's peak heap is, with the
+// garbage collector's timing in it) and of the live heap as the last
+// collection found it (what the work holds at its most, whenever the
+// collections ran).
+func watchHeap() func() (objects, live float64) {
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	var peak, peakLive uint64
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for {
-			metrics.Read(sample)
-			peak = max(peak, sample[0].Value.Uint64())
+			metrics.Read(samples)
+			peak = max(peak, samples[0].Value.Uint64())
+			peakLive = max(peakLive, samples[1].Value.Uint64())
 			select {
 			case <-done:
 				return
@@ -213,11 +218,18 @@ func watchHeap() func() float64 {
 			}
 		}
 	}()
-	return func() float64 {
+	return func() (float64, float64) {
 		close(done)
 		<-stopped
-		return float64(peak)
+		return float64(peak), float64(peakLive)
 	}
+}
+
+// reportPeaks reports what watchHeap's function returns.
+func reportPeaks(b *testing.B, peak func() (float64, float64)) {
+	objects, live := peak()
+	b.ReportMetric(objects/1e6, "peak-heap-MB")
+	b.ReportMetric(live/1e6, "peak-live-MB")
 }
 
 // watchCPU reports, when the function it returns is called, the process's
