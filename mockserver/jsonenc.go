@@ -44,10 +44,14 @@ func appendJSONString(dst []byte, s string) []byte {
 	q.enc.Reset(&q.buf, wireEncoding...)
 	_ = q.enc.WriteToken(jsontext.String(s))             // cannot fail: invalid UTF-8 is replaced, a bytes.Buffer takes every write
 	out := bytes.TrimSuffix(q.buf.Bytes(), []byte("\n")) // the encoder ends a top-level value with one
-	// Pooled, the encoder must not hold on to dst (a response of a
-	// megabyte, say): it is set on an empty buffer.
+	// Pooled, the encoder must not hold on to a large dst (a response of
+	// a megabyte, say): it is set on an empty buffer. A small one it may
+	// keep until its next use (which sets it on its own dst first), as
+	// the buffer pool does.
 	q.buf = bytes.Buffer{}
-	q.enc.Reset(&q.buf, wireEncoding...)
+	if cap(out) > maxPooledBuffer {
+		q.enc.Reset(&q.buf, wireEncoding...)
+	}
 	quoters.Put(q)
 	return out
 }

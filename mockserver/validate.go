@@ -175,8 +175,14 @@ func decodeJSONString(field string, raw json.RawMessage, text bool) (string, *ap
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", badRequest(field, field+" must be a string")
 	}
-	b, err := jsontext.AppendUnquote(nil, raw)
-	if err != nil || !utf8.Valid(b) {
+	b := []byte(raw[1 : len(raw)-1]) // the text itself when it holds no escape: the string below is its one copy
+	if bytes.IndexByte(b, '\\') >= 0 {
+		var err error
+		if b, err = jsontext.AppendUnquote(nil, raw); err != nil {
+			return "", badRequest(field, field+" must be valid UTF-8")
+		}
+	}
+	if !utf8.Valid(b) {
 		return "", badRequest(field, field+" must be valid UTF-8")
 	}
 	kind := strPlain
