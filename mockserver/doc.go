@@ -201,10 +201,13 @@
 // their pending deliveries. A document is read and checked before the
 // load takes its turn, so requests wait only while it is installed.
 //
-// A document is read as a stream and held to the API's rules field by
-// field: names, content and tags as on create (limits, control
-// characters, lone surrogate escapes), webhook urls, events and secrets as
-// on registration (https-only too, on a server started so), ids and times
+// A document is read as a stream (with the streaming decoder of
+// github.com/go-json-experiment/json: a name given twice, invalid UTF-8, a
+// lone surrogate escape, an unknown field or a null are refused, with the
+// path of the field and, for broken JSON, the byte offset) and held to the
+// API's rules field by field: names, content and tags as on create
+// (limits, control characters), webhook urls, events and secrets as on
+// registration (https-only too, on a server started so), ids and times
 // in the API's forms; ids unique; versions and attempts numbered 1, 2,
 // 3…; every delivery's event and webhook present, the webhook active.
 // Absent fields a fixture may leave out: a version's content (""), tags

@@ -12,7 +12,8 @@ import (
 // across a restart (contexts with all their versions, webhooks with their
 // secrets, pending deliveries with their schedules), written by SaveState
 // and read back by LoadState. The document is written by statewrite.go,
-// read and validated by stateread.go (on statejson.go's JSON reader); the
+// read and validated by stateread.go (both on go-json-experiment/json's
+// streaming encoder and decoder, jsonread.go the errors' words); the
 // file that holds it (-state-file) is statefile.go's, and the delivery
 // engine's part is in deliverystate.go.
 
