@@ -11,26 +11,42 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/jarcoal/httpmock"
 )
 
-// TestREADMECodeCompiles keeps the README honest: every Go code block in it
-// must stand, line for line (indentation aside), in one of the compiled and
-// tested example sources. A README snippet that drifts from the API stops
-// matching and fails here instead of failing a reader.
-func TestREADMECodeCompiles(t *testing.T) {
-	t.Parallel()
-	readme, err := os.ReadFile("README.md")
+// docFiles returns the README and every guide under docs/: the files whose
+// Go snippets, tables and links the tests below keep honest.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	guides, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllSubmatch(readme, -1)
-	if len(blocks) < 4 {
-		t.Fatalf("README.md has %d Go code blocks; expected the client, receiver and mock server examples", len(blocks))
+	if len(guides) == 0 {
+		t.Fatal("no guides under docs/")
 	}
+	return append([]string{"README.md"}, guides...)
+}
 
+// readDoc reads one of docFiles.
+func readDoc(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestDocsCodeCompiles keeps the README and the guides honest: every Go
+// code block in them must stand, line for line (indentation aside), in one
+// of the compiled and tested example sources. A snippet that drifts from
+// the API stops matching and fails here instead of failing a reader.
+func TestDocsCodeCompiles(t *testing.T) {
+	t.Parallel()
 	var sources []string
 	for _, pattern := range []string{"example_*_test.go", "examples/*/*.go", "mockserver/example*_test.go", "redisstore/example*_test.go", "contextsvcotel/example*_test.go", "internal/e2e/*_test.go"} {
 		files, err := filepath.Glob(pattern)
@@ -48,22 +64,32 @@ func TestREADMECodeCompiles(t *testing.T) {
 	if len(sources) == 0 {
 		t.Fatal("no example sources found")
 	}
-	for i, b := range blocks {
-		block := "\n" + normalizeCode(string(b[1]))
-		found := false
-		for _, src := range sources {
-			if strings.Contains(src, block) {
-				found = true
-				break
-			}
+
+	goBlock := regexp.MustCompile("(?s)```go\n(.*?)```")
+	for _, name := range docFiles(t) {
+		doc := readDoc(t, name)
+		blocks := goBlock.FindAllStringSubmatch(doc, -1)
+		if name == "README.md" && len(blocks) < 5 {
+			t.Errorf("README.md has %d Go code blocks; want one for each part (client, webhooks, mock server, fleet, observability)", len(blocks))
 		}
-		if !found {
-			t.Errorf("README Go block %d is not in any example source (keep README snippets copied from examples):\n%s", i+1, b[1])
+		for i, b := range blocks {
+			block := "\n" + normalizeCode(b[1])
+			found := false
+			for _, src := range sources {
+				if strings.Contains(src, block) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("%s: Go block %d is not in any example source (copy snippets from examples that run):\n%s", name, i+1, b[1])
+			}
 		}
 	}
 
+	readme := readDoc(t, "README.md")
 	for _, cmd := range []string{"go run ./examples/quickstart", "go test ./..."} {
-		if !strings.Contains(string(readme), cmd) {
+		if !strings.Contains(readme, cmd) {
 			t.Errorf("README.md lacks the set-up command %q", cmd)
 		}
 	}
@@ -84,28 +110,26 @@ func normalizeCode(s string) string {
 	return b.String()
 }
 
-// TestREADMERetryTable checks the README's retry table against the client:
+// TestDocsRetryTable checks the client guide's retry table against the client:
 // for every status from 400 to 599 and for a transport error, and for every
 // method, the client retries exactly when the table's row for that answer
 // (or its "anything else" row) names the method.
-func TestREADMERetryTable(t *testing.T) {
+func TestDocsRetryTable(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	const guide = "docs/client.md"
+	doc := readDoc(t, guide)
 	methods := []string{"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "POST", "PATCH"}
 	const transport = 0           // the answer "transport errors"
 	retried := map[int][]string{} // answer -> methods the table retries
 	var otherwise []string        // the "anything else" row
 	haveOtherwise := false
 
-	table := regexp.MustCompile(`(?s)\| answer \| retried for \|\n\|---\|---\|\n((?:\|[^\n]*\|\n)+)`).FindSubmatch(readme)
+	table := regexp.MustCompile(`(?s)\| answer \| retried for \|\n\|---\|---\|\n((?:\|[^\n]*\|\n)+)`).FindStringSubmatch(doc)
 	if table == nil {
-		t.Fatal(`README.md has no "| answer | retried for |" table`)
+		t.Fatalf(`%s has no "| answer | retried for |" table`, guide)
 	}
 	status := regexp.MustCompile(`\b[1-5][0-9][0-9]\b`)
-	for line := range strings.Lines(string(table[1])) {
+	for line := range strings.Lines(table[1]) {
 		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
 		if len(cells) != 2 {
 			t.Fatalf("retry table row %q: want two cells", line)
@@ -191,43 +215,176 @@ func TestREADMERetryTable(t *testing.T) {
 					if a == transport {
 						name = "a transport error"
 					}
-					t.Errorf("%s after %s: %d attempts; the README's retry table says retried: %v", method, name, calls, want)
+					t.Errorf("%s after %s: %d attempts; %s's retry table says retried: %v", method, name, calls, guide, want)
 				}
 			}
 		})
 	}
 }
 
-// TestREADMEPlanComments checks the numbers the README's snippets give for
-// a client's pacing (`WithPlan(contextsvc.ProPlan()), // pace to …`) against
+// TestDocsPlanComments checks the numbers the docs' snippets give for a
+// client's pacing (`WithPlan(contextsvc.ProPlan()), // pace to …`) against
 // the bucket NewLocalLimiter builds: its rate per minute and its size, which is
 // one token less than the plan's burst.
-func TestREADMEPlanComments(t *testing.T) {
+func TestDocsPlanComments(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	plans := map[string]contextsvc.Plan{"Free": contextsvc.FreePlan(), "Pro": contextsvc.ProPlan(), "Business": contextsvc.BusinessPlan()}
-	comments := regexp.MustCompile(`WithPlan\(contextsvc\.(\w+)Plan\(\)\)[^\n]*//([^\n]*)`).FindAllStringSubmatch(string(readme), -1)
-	if len(comments) == 0 {
-		t.Fatal("README.md has no WithPlan snippet with a comment")
-	}
-	for _, m := range comments {
-		plan, ok := plans[m[1]]
-		if !ok {
-			t.Errorf("README: WithPlan(contextsvc.%sPlan()): no such plan", m[1])
-			continue
+	comment := regexp.MustCompile(`WithPlan\(contextsvc\.(\w+)Plan\(\)\)[^\n]*//([^\n]*)`)
+	seen := 0
+	for _, name := range docFiles(t) {
+		for _, m := range comment.FindAllStringSubmatch(readDoc(t, name), -1) {
+			seen++
+			plan, ok := plans[m[1]]
+			if !ok {
+				t.Errorf("%s: WithPlan(contextsvc.%sPlan()): no such plan", name, m[1])
+				continue
+			}
+			lim, err := contextsvc.NewLocalLimiter(plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bucket := contextsvc.BucketSize(lim)
+			for _, s := range regexp.MustCompile(`\d+`).FindAllString(m[2], -1) {
+				if n, _ := strconv.Atoi(s); n != plan.PerMinute() && n != bucket {
+					t.Errorf("%s: %q: %d is neither the rate per minute (%d) nor the bucket's size (%d)", name, strings.TrimSpace(m[0]), n, plan.PerMinute(), bucket)
+				}
+			}
 		}
-		lim, err := contextsvc.NewLocalLimiter(plan)
+	}
+	if seen == 0 {
+		t.Fatal("no WithPlan snippet with a comment in README.md or docs/")
+	}
+}
+
+// TestDocsLinks follows every relative link of the README and the guides:
+// the file it names must exist and, for a heading anchor (#…), the file
+// must have that heading, as GitHub names its anchors. Moving a section or
+// renaming a heading cannot leave a dead link behind.
+func TestDocsLinks(t *testing.T) {
+	t.Parallel()
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	anchors := map[string]map[string]bool{} // file -> its heading anchors
+	anchorsOf := func(file string) map[string]bool {
+		if a, ok := anchors[file]; ok {
+			return a
+		}
+		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		bucket := contextsvc.BucketSize(lim)
-		for _, s := range regexp.MustCompile(`\d+`).FindAllString(m[2], -1) {
-			if n, _ := strconv.Atoi(s); n != plan.PerMinute() && n != bucket {
-				t.Errorf("README: %q: %d is neither the rate per minute (%d) nor the bucket's size (%d)", strings.TrimSpace(m[0]), n, plan.PerMinute(), bucket)
+		a := headingAnchors(string(b))
+		anchors[file] = a
+		return a
+	}
+	for _, name := range docFiles(t) {
+		doc := stripCodeBlocks(readDoc(t, name))
+		for _, m := range link.FindAllStringSubmatch(doc, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := name
+			if file != "" {
+				path = filepath.Join(filepath.Dir(name), filepath.FromSlash(file))
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s: link %q: %v", name, target, err)
+					continue
+				}
+			}
+			if anchor == "" {
+				continue
+			}
+			if !strings.HasSuffix(path, ".md") {
+				t.Errorf("%s: link %q: an anchor in a file that is not Markdown", name, target)
+				continue
+			}
+			if !anchorsOf(path)[anchor] {
+				t.Errorf("%s: link %q: %s has no heading with the anchor #%s", name, target, path, anchor)
 			}
 		}
+	}
+}
+
+// stripCodeBlocks removes the fenced code blocks of a Markdown document,
+// whose lines are neither headings nor links.
+func stripCodeBlocks(doc string) string {
+	return regexp.MustCompile("(?ms)^\\s*```.*?^\\s*```[^\\n]*$").ReplaceAllString(doc, "")
+}
+
+// headingAnchors returns the anchors GitHub gives the headings of a
+// Markdown document: the heading's text in lower case, without the
+// characters that are not letters, digits, spaces, '-' or '_', spaces made
+// '-', and "-1", "-2"… after a repeat.
+func headingAnchors(doc string) map[string]bool {
+	anchors := map[string]bool{}
+	count := map[string]int{}
+	for line := range strings.Lines(stripCodeBlocks(doc)) {
+		text, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " ")
+		if !ok || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(text)) {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		a := b.String()
+		if n := count[a]; n > 0 {
+			anchors[a+"-"+strconv.Itoa(n)] = true
+		} else {
+			anchors[a] = true
+		}
+		count[a]++
+	}
+	return anchors
+}
+
+// TestREADMETour checks that the README is a front page a newcomer can
+// find every part from: it links every guide under docs/, names every
+// public package (each one recorded under api/) and every command, and
+// stays short enough to read (about 1,500 words; the rest belongs in a
+// guide).
+func TestREADMETour(t *testing.T) {
+	t.Parallel()
+	readme := readDoc(t, "README.md")
+	for _, guide := range docFiles(t)[1:] {
+		if !strings.Contains(readme, "]("+filepath.ToSlash(guide)+")") {
+			t.Errorf("README.md does not link the guide %s", guide)
+		}
+	}
+	records, err := filepath.Glob("api/*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := filepath.Glob("*/cmd/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := filepath.Glob("cmd/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) == 0 || len(cmds)+len(more) == 0 {
+		t.Fatal("no api/ records or commands found")
+	}
+	var names []string
+	for _, r := range records {
+		names = append(names, strings.TrimSuffix(filepath.Base(r), ".txt"))
+	}
+	for _, c := range append(cmds, more...) {
+		names = append(names, filepath.Base(c))
+	}
+	for _, name := range names {
+		if !strings.Contains(readme, "`"+name+"`") {
+			t.Errorf("README.md does not name %s", name)
+		}
+	}
+	if n := len(strings.Fields(readme)); n > 1500 {
+		t.Errorf("README.md has %d words; keep it a front page of about 1,500 and move the rest to a guide", n)
 	}
 }
