@@ -82,8 +82,8 @@ func retryableMethod(m string, keyed bool) bool {
 	return false
 }
 
-// checkRetry is the retryablehttp CheckRetry hook. The policy (the README's
-// retry table, which TestREADMERetryTable checks against it):
+// checkRetry is the retryablehttp CheckRetry hook. The policy (the retry
+// table of docs/client.md, which TestDocsRetryTable checks against it):
 //   - 429: retry, any method;
 //   - 500, 502, 503, 504 and transport errors: retry GET, HEAD, OPTIONS,
 //     PUT, DELETE, and POST with an idempotency key;

@@ -8,12 +8,14 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/contextsvcotel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -179,4 +181,89 @@ func ExampleNewWebhookOption() {
 	// process context.updated (consumer) contextsvc.webhook.outcome=handled http.response.status_code=200 contextsvc.delivery.attempt=2
 	//   update search index (internal)
 	// trace 4bf92f3577b34da6a3ce929d0e0e4736 parent 00f067aa0ba902b7
+}
+
+// spanNames is a trace exporter that keeps the names of the spans it is
+// given, standing in for an OTLP exporter.
+type spanNames struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (e *spanNames) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range spans {
+		e.names = append(e.names, s.Name())
+	}
+	return nil
+}
+
+func (e *spanNames) Shutdown(context.Context) error { return nil }
+
+// metricNames is a metric exporter that keeps the names of the metrics it
+// is given, standing in for an OTLP exporter.
+type metricNames struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (e *metricNames) Temporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
+	return sdkmetric.DefaultTemporalitySelector(k)
+}
+
+func (e *metricNames) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
+	return sdkmetric.DefaultAggregationSelector(k)
+}
+
+func (e *metricNames) Export(_ context.Context, rm *metricdata.ResourceMetrics) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			e.names = append(e.names, m.Name)
+		}
+	}
+	return nil
+}
+
+func (e *metricNames) ForceFlush(context.Context) error { return nil }
+func (e *metricNames) Shutdown(context.Context) error   { return nil }
+
+// Exporting: the application's providers batch the spans and read the
+// metrics periodically, each into an exporter (in production OTLP's,
+// otlptracehttp.New(ctx) and otlpmetrichttp.New(ctx); here two that keep
+// names), and shutting them down flushes what is still queued.
+func Example_export() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"ctx_1","name":"Runbook","version":3}`)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	exp, mexp := &spanNames{}, &metricNames{}
+
+	func() {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+		defer tp.Shutdown(ctx) // flushes what is still queued
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)))
+		defer mp.Shutdown(ctx)
+
+		mw, err := contextsvcotel.NewMiddleware(contextsvcotel.WithTracerProvider(tp), contextsvcotel.WithMeterProvider(mp))
+		if err != nil {
+			log.Fatal(err)
+		}
+		client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"), contextsvc.WithMiddleware(mw))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if _, err := client.Contexts.Get(ctx, "ctx_1"); err != nil {
+			log.Fatal(err)
+		}
+	}()
+	fmt.Println(exp.names)
+	fmt.Println(mexp.names)
+	// Output:
+	// [GET /v1/contexts/{id} GET /v1/contexts/{id}]
+	// [http.client.request.duration]
 }
