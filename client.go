@@ -12,11 +12,15 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/hashicorp/go-retryablehttp"
 )
 
@@ -65,6 +69,7 @@ type Client struct {
 	uaHeader   []string
 	rc         *retryablehttp.Client
 	state      *clientState
+	middleware []Middleware // WithMiddleware's, clipped so a call's own are appended to a copy
 }
 
 // clientState is the mutable part of a Client, behind a pointer so that a
@@ -72,6 +77,10 @@ type Client struct {
 type clientState struct {
 	mu        sync.Mutex
 	rateLimit RateLimit
+	// templates are the endpoints' URL templates from the host on, for
+	// middleware (see route), made at the first call that needs them.
+	templatesOnce sync.Once
+	templates     [len(endpoints)]string
 }
 
 func (s *clientState) setRateLimit(rl RateLimit) {
@@ -95,6 +104,7 @@ type options struct {
 	limiter    Limiter
 	userAgent  string
 	logger     *slog.Logger
+	middleware []Middleware
 }
 
 // Option configures a Client in [NewClient].
@@ -265,6 +275,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		authHeader: []string{"Bearer " + apiKey},
 		uaHeader:   []string{ua},
 		state:      state,
+		middleware: slices.Clip(o.middleware),
 	}
 	c.rc = &retryablehttp.Client{
 		HTTPClient:   &hc,
@@ -631,11 +642,20 @@ func (c *Client) prepare(cs *callState, h http.Header, opts []RequestOption) err
 	return nil
 }
 
-// send runs the request through the retry layer and turns a non-2xx answer
-// into an *Error, and a failure into an error that unwraps to its cause.
-// It fills the caller's Response (WithResponseInto) either way.
+// send runs the request through the retry layer (and the middleware, if
+// any) and returns the call's outcome (see finish).
 func (c *Client) send(cs *callState, req *retryablehttp.Request) (*http.Response, error) {
+	if c.hooked(cs) {
+		return c.sendHooked(cs, req)
+	}
 	resp, err := c.retryClient(cs).Do(req)
+	return c.finish(cs, resp, err)
+}
+
+// finish turns what the retry layer returned into the call's outcome: a
+// non-2xx answer into an *Error, a failure into an error that unwraps to its
+// cause. It fills the caller's Response (WithResponseInto) either way.
+func (c *Client) finish(cs *callState, resp *http.Response, err error) (*http.Response, error) {
 	if err != nil {
 		cs.report(nil, nil)
 		return nil, c.wrapErr(cs, err)
@@ -721,8 +741,7 @@ const maxPooledBody = 1 << 20
 
 // decodeJSON reads a 2xx body, releases the connection and decodes the body
 // into v. Times that encoding/json refuses but RFC 3339 allows (lower-case
-// "t"/"z", a space for "T", a leap second) are accepted through a slower
-// second pass.
+// "t"/"z", a space for "T", a leap second) are accepted (responseJSON).
 func decodeJSON(resp *http.Response, cs *callState, v any) error {
 	buf, err := readBody(resp, cs)
 	defer releaseBody(buf)
@@ -758,62 +777,43 @@ func unmarshalBody(body []byte, cs *callState, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return fmt.Errorf("contextsvc: %s %s: empty response body", cs.method, cs.path)
 	}
-	err := json.Unmarshal(body, v)
-	if err != nil {
-		if fixed, ok := normalizeTimes(body); ok {
-			err = json.Unmarshal(fixed, v)
-		}
-	}
-	if err != nil {
+	if err := jsonv2.Unmarshal(body, v, responseJSON); err != nil {
 		return fmt.Errorf("contextsvc: %s %s: decoding the response: %w", cs.method, cs.path, err)
 	}
 	return nil
 }
 
-// normalizeTimes rewrites, in a JSON document, the values of keys ending in
-// "At" (createdAt, updatedAt…) and of "timestamp" that are RFC 3339 times
-// in a form encoding/json refuses, to the strict form. Only those keys are
-// touched, so text content that happens to look like a time is never
-// changed. It reports whether anything was rewritten.
-func normalizeTimes(body []byte) ([]byte, bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber() // keep numbers exactly as sent
-	var doc any
-	if dec.Decode(&doc) != nil {
-		return nil, false
+// responseJSON decodes a response in one pass, as encoding/json would
+// (jsonv1.DefaultOptionsV1: names matched without regard to case, unknown
+// fields ignored), but for times: every RFC 3339 time is taken, in the
+// forms encoding/json refuses too (lenientTime).
+var responseJSON = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(lenientTime)))
+
+// lenientTime decodes a time: strictly, as encoding/json does, and
+// otherwise as parseLenientRFC3339 takes it (lower-case "t"/"z", a space
+// for "T", a leap second). Anything but a string is decoded as
+// encoding/json decodes it.
+func lenientTime(dec *jsontext.Decoder, t *time.Time) error {
+	if dec.PeekKind() != '"' {
+		return jsonv2.SkipFunc
 	}
-	changed := false
-	var walk func(any)
-	walk = func(x any) {
-		switch x := x.(type) {
-		case map[string]any:
-			for k, v := range x {
-				if s, ok := v.(string); ok && (strings.HasSuffix(k, "At") || k == "timestamp") {
-					if t, ok := parseLenientRFC3339(s); ok {
-						if strict := t.Format(time.RFC3339Nano); strict != s {
-							x[k] = strict
-							changed = true
-						}
-					}
-					continue
-				}
-				walk(v)
-			}
-		case []any:
-			for _, v := range x {
-				walk(v)
-			}
-		}
-	}
-	walk(doc)
-	if !changed {
-		return nil, false
-	}
-	out, err := json.Marshal(doc)
+	raw, err := dec.ReadValue()
 	if err != nil {
-		return nil, false
+		return err
 	}
-	return out, true
+	if t.UnmarshalJSON(raw) == nil {
+		return nil
+	}
+	s, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return err
+	}
+	lt, ok := parseLenientRFC3339(string(s))
+	if !ok {
+		return fmt.Errorf("%s is not an RFC 3339 time", raw)
+	}
+	*t = lt
+	return nil
 }
 
 // parseLenientRFC3339 parses every RFC 3339 date-time, including what Go's

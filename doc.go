@@ -16,12 +16,24 @@
 //     ([NewWebhookHandler]) with replay protection and deduplication
 //     ([Deduper]).
 //
-// The module's other public packages build on it: package mockserver is an
-// in-memory implementation of the whole API, with signed webhook deliveries
-// and a fake clock, for tests and local development (and the command
-// contextsvc-mock); package redisstore shares the rate limit of one key and
-// the record of handled events through Redis, for fleets of clients and
-// replicas of a receiver.
+// Two hooks let other code observe both: [Middleware] ([WithMiddleware],
+// [WithRequestMiddleware]) sees each call once around its attempts, each
+// attempt and each wait; [WithDeliveryHook] hears how the webhook handler
+// answered each request. Package contextsvcotel builds OpenTelemetry traces
+// and metrics on them; this package does not import OpenTelemetry.
+//
+// The module's other parts build on it: package mockserver is an
+// in-memory implementation of the whole API, with signed webhook
+// deliveries, a fake clock, faults, an admin API and a live dashboard, for
+// tests and local development (and the command contextsvc-mock); package
+// redisstore shares the rate limit of one key and the record of handled
+// events through Redis, for fleets of clients and replicas of a receiver;
+// the command contextsvc-conform checks any deployment of the service
+// against the contract this SDK and its mock follow.
+//
+// The repository's README is the front page, and its docs/ directory has a
+// guide for each part: client.md, webhooks.md, mockserver.md,
+// dashboard.md, fleet.md, observability.md and conformance.md.
 //
 // The module follows semantic versioning ([SDKVersion]); its exported API is
 // recorded in the repository's api/ directory and checked by its tests.

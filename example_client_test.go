@@ -2,9 +2,12 @@ package contextsvc_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"time"
@@ -194,4 +197,127 @@ func ExampleContextsService_Create_lostAnswer() {
 	// Output:
 	// Runbook 201 2 true
 	// 1 context, 1 context.created event
+}
+
+// A client paced to its plan creates a context, and an error is matched
+// by its class. (The server here is the bundled mock; in production the
+// key and base URL are yours, or come from CONTEXTSVC_API_KEY and
+// CONTEXTSVC_BASE_URL.)
+func Example() {
+	srv := exampleServer()
+	defer srv.Close()
+	apiKey, baseURL := "sk_test_example", srv.URL+"/v1"
+	ctx := context.Background()
+
+	client, err := contextsvc.NewClient(apiKey,
+		contextsvc.WithBaseURL(baseURL),
+		contextsvc.WithPlan(contextsvc.ProPlan()), // pace to 300/min, at most 49 at once
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{
+		Name:    "Release notes",
+		Content: "# 1.0\n\nFirst release.",
+		Tags:    []string{"release"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = client.Contexts.Get(ctx, "ctx_missing")
+	fmt.Println(c.Name, c.Version, errors.Is(err, contextsvc.ErrNotFound))
+	// Output: Release notes 1 true
+}
+
+// Update sends only the fields that are set; every change is a version.
+func ExampleContextsService_Update() {
+	srv := exampleServer()
+	defer srv.Close()
+	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{
+		Name: "Runbook", Content: "# Deploy\n\nShip it.", Tags: []string{"ops"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	c, err = client.Contexts.Update(ctx, c.ID, &contextsvc.UpdateContextRequest{
+		Content: contextsvc.Ptr("# Deploy\n\nShip it on Tuesdays."), // the name stays as it is
+		Tags:    []string{},                                         // clears the tags; nil leaves them
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(c.Name, c.Version, c.Tags)
+	for v, err := range client.Contexts.AllVersions(ctx, c.ID, nil) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("version", v.Version, v.Changes.SectionsModified, v.Changes.WordCountDelta)
+	}
+	// Output:
+	// Runbook 2 []
+	// version 1 [Deploy] 3
+	// version 2 [Deploy] 2
+}
+
+// Export streams the document with its content type and file name; the
+// caller closes its Body.
+func ExampleContextsService_Export() {
+	srv := exampleServer()
+	defer srv.Close()
+	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{Name: "Release notes", Content: "# 1.0\n\nFirst *release*."})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	exp, err := client.Contexts.Export(ctx, c.ID, &contextsvc.ExportOptions{Format: contextsvc.ExportText})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer exp.Body.Close()
+	text, err := io.ReadAll(exp.Body)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(exp.ContentType, exp.Filename)
+	fmt.Printf("%q\n", text)
+	// Output:
+	// text/plain; charset=utf-8 Release notes-v1.txt
+	// "1.0\n\nFirst release.\n"
+}
+
+// NewRequest and Do send a request the SDK does not wrap, with the same
+// authentication, pacing, retries and errors as its own operations.
+func ExampleClient_Do() {
+	srv := exampleServer()
+	defer srv.Close()
+	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+
+	req, err := client.NewRequest(ctx, http.MethodGet, "/contexts?limit=2", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var page struct {
+		Data    []json.RawMessage `json:"data"`
+		HasMore bool              `json:"hasMore"`
+	}
+	if _, err := client.Do(ctx, req, &page); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(page.Data), page.HasMore)
+	// Output: 2 true
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
-// TestWithMockServer is the README's "mock server in tests" snippet: two
+// TestWithMockServer holds the docs' "mock server in tests" snippet: two
 // lines give a running server and a client pointed at it, and the server's
 // Go API shows what was stored.
 func TestWithMockServer(t *testing.T) {

@@ -204,11 +204,25 @@ type limiterError struct{ err error }
 func (e *limiterError) Error() string { return "waiting for the rate limiter: " + e.err.Error() }
 func (e *limiterError) Unwrap() error { return e.err }
 
+// ErrorType names the failure for OpenTelemetry's error.type (the
+// semantic conventions' Go helper looks for this method).
+func (e *limiterError) ErrorType() string { return "rate_limiter" }
+
 // RoundTrip waits for the limiter, counts the attempt, sends, and records
 // the rate-limit headers of the answer.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	cs, _ := ctx.Value(callKey{}).(*callState)
+	var hooks *callHooks
+	if cs != nil && cs.hooks != nil {
+		hooks = cs.hooks
+		hooks.beforeAttempt(cs)
+	}
 	if t.limiter != nil {
+		var start time.Time
+		if hooks != nil {
+			start = time.Now()
+		}
 		var err error
 		if rl, ok := t.limiter.(*rate.Limiter); ok {
 			// A caller's own *rate.Limiter gets the deadline reporting of
@@ -217,6 +231,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			err = waitRate(ctx, rl)
 		} else {
 			err = t.limiter.Wait(ctx)
+		}
+		if hooks != nil {
+			hooks.wait(cs.Context, WaitLimiter, cs.attempts+1, start, err)
 		}
 		if err != nil {
 			if req.Body != nil {
@@ -227,13 +244,16 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// Counted once past the limiter: Attempts is how many times the
 	// request was actually sent.
-	cs, _ := ctx.Value(callKey{}).(*callState)
 	var resp *http.Response
 	var err error
-	if cs != nil {
+	switch {
+	case hooks != nil:
+		cs.attempts++
+		resp, err = hooks.sendAttempt(t.base, req, cs)
+	case cs != nil:
 		cs.attempts++
 		resp, err = sendAttempt(t.base, req, cs)
-	} else {
+	default:
 		resp, err = t.base.RoundTrip(req)
 	}
 	if err == nil && resp.Header.Get("X-RateLimit-Limit") != "" {

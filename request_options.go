@@ -30,6 +30,8 @@ type requestOptions struct {
 	maxRetries int
 	// attemptTimeout bounds each attempt; 0 means none of the call's own.
 	attemptTimeout time.Duration
+	// middleware is the call's own (WithRequestMiddleware).
+	middleware []Middleware
 }
 
 // Response describes the HTTP exchange behind a call: its last attempt's

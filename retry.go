@@ -44,6 +44,8 @@ type callState struct {
 	// Limiter failed, while it waited to send the next attempt.
 	lastStatus int
 	lastHeader http.Header
+	// hooks is the call's middleware; nil when there is none.
+	hooks *callHooks
 }
 
 // newCallState returns the state of a call, with the client's retries.
@@ -80,8 +82,8 @@ func retryableMethod(m string, keyed bool) bool {
 	return false
 }
 
-// checkRetry is the retryablehttp CheckRetry hook. The policy (the README's
-// retry table, which TestREADMERetryTable checks against it):
+// checkRetry is the retryablehttp CheckRetry hook. The policy (the retry
+// table of docs/client.md, which TestDocsRetryTable checks against it):
 //   - 429: retry, any method;
 //   - 500, 502, 503, 504 and transport errors: retry GET, HEAD, OPTIONS,
 //     PUT, DELETE, and POST with an idempotency key;
@@ -96,7 +98,8 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	// no response to read it from.
 	var method string
 	keyed := false
-	if cs, ok := ctx.Value(callKey{}).(*callState); ok {
+	cs, _ := ctx.Value(callKey{}).(*callState)
+	if cs != nil {
 		method, keyed = cs.method, cs.idemKey != ""
 	} else if resp != nil && resp.Request != nil {
 		method = resp.Request.Method
@@ -125,6 +128,10 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		// Returning the context's error ends the loop; the error handler
 		// closes the response.
 		return false, ctx.Err()
+	}
+	if retry && cs != nil && cs.hooks != nil {
+		// The back-off starts now; the middleware hears of it when it ends.
+		cs.hooks.retryWaitStart = time.Now()
 	}
 	return retry, nil
 }

@@ -57,6 +57,7 @@ type webhookConfig struct {
 	deduper    Deduper
 	deduperSet bool
 	now        func() time.Time
+	hook       DeliveryHook
 }
 
 // WithWebhookSecrets adds secrets that are also accepted, for rotation:
@@ -238,17 +239,27 @@ func NewWebhookHandler(secret string, fn func(context.Context, *Event) error, op
 
 // ServeHTTP implements [net/http.Handler].
 func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.hook != nil {
+		h.serveHooked(w, r)
+		return
+	}
+	h.serve(r.Context(), w, r)
+}
+
+// serve answers one request with ctx as its context, and says how.
+func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request) DeliveryResult {
 	log := h.cfg.logger
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
+		return DeliveryResult{Outcome: DeliveryMethodNotAllowed, StatusCode: http.StatusMethodNotAllowed}
 	}
 	if h.verify == nil {
 		// A WebhookHandler not made by NewWebhookHandler has no secret:
 		// refuse rather than accept or drop anything.
+		// Such a handler has no hook either, so no outcome is heard.
 		http.Error(w, "receiver misconfigured: use NewWebhookHandler", http.StatusInternalServerError)
-		return
+		return DeliveryResult{StatusCode: http.StatusInternalServerError}
 	}
 
 	buf := h.bufs.Get().(*bytes.Buffer)
@@ -266,11 +277,11 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			log.Warn("contextsvc webhook delivery refused: body too large", "limit", h.cfg.maxBody)
 			http.Error(w, "payload too large", http.StatusRequestEntityTooLarge)
-			return
+			return DeliveryResult{Outcome: DeliveryTooLarge, StatusCode: http.StatusRequestEntityTooLarge}
 		}
 		log.Warn("contextsvc webhook delivery refused: reading body", "error", err)
 		http.Error(w, "cannot read body", http.StatusBadRequest)
-		return
+		return DeliveryResult{Outcome: DeliveryUnreadable, StatusCode: http.StatusBadRequest, Err: err}
 	}
 	body := buf.Bytes()
 
@@ -278,14 +289,14 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// err is one of the signature sentinels: no secret, no signature.
 		log.Warn("contextsvc webhook delivery refused: bad signature", "reason", err.Error())
 		http.Error(w, "invalid signature", http.StatusUnauthorized)
-		return
+		return DeliveryResult{Outcome: DeliveryBadSignature, StatusCode: http.StatusUnauthorized, Err: err}
 	}
 
 	ev, err := ParseEvent(body)
 	if err != nil {
 		log.Warn("contextsvc webhook delivery refused: malformed event", "error", err)
 		http.Error(w, "malformed event", http.StatusBadRequest)
-		return
+		return DeliveryResult{Outcome: DeliveryMalformed, StatusCode: http.StatusBadRequest, Err: err}
 	}
 	if h.cfg.window > 0 {
 		now := h.cfg.now()
@@ -293,48 +304,48 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case ev.Timestamp.Before(now.Add(-h.cfg.window)):
 			log.Warn("contextsvc webhook delivery refused: event too old", "event", ev.ID, "type", ev.Type, "timestamp", ev.Timestamp)
 			http.Error(w, "event outside replay window", http.StatusBadRequest)
-			return
+			return DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: http.StatusBadRequest, Event: ev}
 		case ev.Timestamp.After(now.Add(h.cfg.future)):
 			log.Warn("contextsvc webhook delivery refused: event in the future", "event", ev.ID, "type", ev.Type, "timestamp", ev.Timestamp)
 			http.Error(w, "event outside replay window", http.StatusBadRequest)
-			return
+			return DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: http.StatusBadRequest, Event: ev}
 		}
 	}
 
 	d := h.cfg.deduper
 	var claimToken ClaimToken
 	if d != nil {
-		res, token, err := d.Claim(r.Context(), ev.ID, webhookClaimLease)
+		res, token, err := d.Claim(ctx, ev.ID, webhookClaimLease)
 		if err != nil {
 			log.Error("contextsvc webhook deduper claim failed", "event", ev.ID, "error", err)
 			http.Error(w, "internal error", http.StatusInternalServerError)
-			return
+			return DeliveryResult{Outcome: DeliveryDeduperError, StatusCode: http.StatusInternalServerError, Event: ev, Err: err}
 		}
 		switch res {
 		case ClaimDuplicate:
 			log.Debug("contextsvc webhook duplicate event acknowledged", "event", ev.ID, "type", ev.Type)
 			w.WriteHeader(http.StatusOK)
-			return
+			return DeliveryResult{Outcome: DeliveryDuplicate, StatusCode: http.StatusOK, Event: ev}
 		case ClaimAcquired:
 			claimToken = token
 		default: // ClaimBusy, or a result this code does not know: not handled, not acknowledged.
 			log.Info("contextsvc webhook event is being handled by another attempt", "event", ev.ID, "type", ev.Type)
 			http.Error(w, "event is being handled", http.StatusConflict)
-			return
+			return DeliveryResult{Outcome: DeliveryBusy, StatusCode: http.StatusConflict, Event: ev}
 		}
 	}
 
-	if err := h.call(r.Context(), ev, claimToken); err != nil {
+	if err := h.call(ctx, ev, claimToken); err != nil {
 		log.Error("contextsvc webhook handler failed; the sender will retry", "event", ev.ID, "type", ev.Type, "error", err)
 		http.Error(w, "handler failed", http.StatusInternalServerError)
-		return
+		return DeliveryResult{Outcome: DeliveryHandlerError, StatusCode: http.StatusInternalServerError, Event: ev, Err: err}
 	}
 	if d != nil {
 		// Remembered until the window refuses the event by its age, counted
 		// from now on the handler's clock (the Deduper counts it on its own).
 		remember := ev.Timestamp.Add(h.cfg.window + webhookRememberSlack).Sub(h.cfg.now())
 		// The sender may have hung up; remembering must not depend on it.
-		err := d.Commit(context.WithoutCancel(r.Context()), ev.ID, claimToken, remember)
+		err := d.Commit(context.WithoutCancel(ctx), ev.ID, claimToken, remember)
 		switch {
 		case errors.Is(err, ErrClaimLost):
 			log.Warn("contextsvc webhook handler outlived its claim's lease; another attempt holds the event and decides whether it is remembered", "event", ev.ID, "type", ev.Type, "lease", webhookClaimLease)
@@ -343,6 +354,7 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(http.StatusOK)
+	return DeliveryResult{Outcome: DeliveryHandled, StatusCode: http.StatusOK, Event: ev}
 }
 
 // call runs fn and, if the event id was claimed (with token), releases the

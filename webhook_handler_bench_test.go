@@ -1,12 +1,12 @@
 package contextsvc
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/contextsvc/contextsvc-go/internal/benchtest"
 )
 
 // benchEvent returns a valid context.updated envelope of exactly n bytes
@@ -20,17 +20,6 @@ func benchEvent(n int) []byte {
 	}
 	return []byte(head + strings.Repeat("p", pad) + tail)
 }
-
-// benchWriter is a ResponseWriter that keeps nothing, so the benchmark
-// measures the handler rather than a recorder.
-type benchWriter struct {
-	h    http.Header
-	code int
-}
-
-func (w *benchWriter) Header() http.Header         { return w.h }
-func (w *benchWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (w *benchWriter) WriteHeader(code int)        { w.code = code }
 
 // BenchmarkWebhookHandler measures the whole receiving path for one
 // delivery: read the body under the limit, verify, parse the envelope and
@@ -49,26 +38,7 @@ func BenchmarkWebhookHandler(b *testing.B) {
 			clk := newTestClock(ev.Timestamp)
 			h := newHandler(b, secret, func(context.Context, *Event) error { return nil },
 				WithWebhookClock(clk.Now), WithDeduper(nil), WithMaxBodyBytes(2<<20))
-			r, err := http.NewRequest(http.MethodPost, "/webhooks", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r.Header.Set(DefaultSignatureHeader, Sign(body, secret))
-			r.ContentLength = int64(len(body))
-			rd := bytes.NewReader(body)
-			w := &benchWriter{h: make(http.Header)}
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for b.Loop() {
-				rd.Reset(body)
-				r.Body = io.NopCloser(rd)
-				clear(w.h)
-				w.code = 0
-				h.ServeHTTP(w, r)
-				if w.code != http.StatusOK {
-					b.Fatalf("status %d", w.code)
-				}
-			}
+			benchtest.Deliver(b, h, body, http.Header{DefaultSignatureHeader: {Sign(body, secret)}})
 		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/internal/redact"
 )
 
 // WebhooksService holds the webhook registration. Use it through
@@ -32,7 +34,9 @@ type Webhook struct {
 
 // RegisterWebhookRequest is the body of [WebhooksService.Register].
 //
-// Formatting it (%v, %+v, %#v, String) shows the secret as [REDACTED].
+// Formatting it (%v, %+v, %#v, String) shows the secret as [REDACTED],
+// and the URL with its userinfo and query values as xxxxx (a receiver's
+// URL may carry a token in either).
 type RegisterWebhookRequest struct {
 	// URL is the https endpoint that receives deliveries (http is accepted
 	// for loopback hosts).
@@ -44,14 +48,15 @@ type RegisterWebhookRequest struct {
 	Secret string `json:"secret"`
 }
 
-// String describes the request without its secret.
+// String describes the request without its secret, the URL redacted.
 func (r RegisterWebhookRequest) String() string {
-	return fmt.Sprintf("{URL:%s Events:%v Secret:[REDACTED]}", r.URL, r.Events)
+	return fmt.Sprintf("{URL:%s Events:%v Secret:[REDACTED]}", redact.URL(r.URL), r.Events)
 }
 
-// GoString describes the request for %#v without its secret.
+// GoString describes the request for %#v without its secret, the URL
+// redacted.
 func (r RegisterWebhookRequest) GoString() string {
-	return "contextsvc.RegisterWebhookRequest{URL:" + strconv.Quote(r.URL) +
+	return "contextsvc.RegisterWebhookRequest{URL:" + strconv.Quote(redact.URL(r.URL)) +
 		", Events:" + fmt.Sprintf("%#v", r.Events) + `, Secret:"[REDACTED]"}`
 }
 

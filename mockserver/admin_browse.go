@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -460,14 +459,12 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 // texts (a context's content, a diff) is about as long as they are, not up
 // to six times (a JSON reader takes either).
 func writeText(w http.ResponseWriter, v any) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := marshalText(v)
+	if err != nil {
 		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	writeJSON(w, http.StatusOK, b)
 }
 
 func (s *Server) adminGetEvent(w http.ResponseWriter, r *http.Request) {

@@ -86,6 +86,8 @@ func TestAdminEvents(t *testing.T) {
 		{"unknown account", `{"type":"x.y","data":{},"account":"acct_nobody"}`, "account", 400},
 		{"unknown field", `{"type":"x.y","data":{},"dta":{}}`, "dta", 400},
 		{"null data", `{"type":"x.y","data":null}`, "data", 400},
+		{"invalid UTF-8 in data", "{\"type\":\"x.y\",\"data\":{\"s\":\"\xff\"}}", "data", 400},
+		{"lone surrogate in data", `{"type":"x.y","data":{"s":["\udc00"]}}`, "data", 400},
 		{"not json", `{"type":`, "", 400},
 	} {
 		r := do(t, ts, call{method: "POST", path: "/_mock/events", body: tc.body, key: "-"})

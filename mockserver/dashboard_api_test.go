@@ -478,13 +478,16 @@ func TestAdminSummary(t *testing.T) {
 	}
 }
 
-// TestCrossSiteRefused: a state-changing admin request from a browser on
-// another site is a 403 that changes nothing; the same from the page's own
-// origin, or from a program (no Origin), is served; reads are served.
+// TestCrossSiteRefused: an admin request from a browser on another site,
+// a read as much as a write, is a 403 that changes nothing; the same from
+// the page's own origin, or from a program (no Origin), is served, and so
+// is a link to the dashboard's page followed from another site.
 func TestCrossSiteRefused(t *testing.T) {
 	t.Parallel()
 	ts := NewTestServer(t)
 	host := strings.TrimPrefix(ts.HTTP.URL, "http://")
+	img := map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}
+	link := map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document", "Sec-Fetch-User": "?1"}
 	for _, tc := range []struct {
 		name   string
 		method string
@@ -502,7 +505,20 @@ func TestCrossSiteRefused(t *testing.T) {
 		{"same-origin fetch", "POST", "/_mock/reset", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "http://" + host}, 204},
 		{"typed in the address bar", "POST", "/_mock/reset", map[string]string{"Sec-Fetch-Site": "none"}, 204},
 		{"a program", "POST", "/_mock/reset", nil, 204},
-		{"a cross-site read", "GET", "/_mock/faults", map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}, 200},
+		{"a cross-site read", "GET", "/_mock/faults", map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}, 403},
+		{"the state from an <img>", "GET", "/_mock/state", img, 403},
+		{"the state from a page on another port", "GET", "/_mock/state", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://127.0.0.1:1"}, 403},
+		{"the state from an old browser", "GET", "/_mock/state", map[string]string{"Origin": "http://evil.example"}, 403},
+		{"a dashboard file from another site", "GET", "/_mock/ui/app.js", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "script"}, 403},
+		{"an unknown admin path from another site", "GET", "/_mock/nope", img, 403},
+		{"a cross-site OPTIONS", "OPTIONS", "/_mock/reset", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}, 403},
+		{"the state, same origin", "GET", "/_mock/state", map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}, 200},
+		{"the state, typed in the address bar", "GET", "/_mock/state", map[string]string{"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, 200},
+		{"a link to the dashboard from another site", "GET", "/_mock/ui/", link, 200},
+		{"a link to the dashboard without its slash (redirected)", "GET", "/_mock/ui", link, 200},
+		{"a link to the state from another site", "GET", "/_mock/state", link, 403},
+		{"the dashboard in another site's frame", "GET", "/_mock/ui/", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}, 403},
+		{"a form posted from another site", "POST", "/_mock/reset", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, 403},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := ts.AddFault(Fault{Status: 503, Times: 5}); err != nil {

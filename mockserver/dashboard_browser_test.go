@@ -54,14 +54,30 @@ type dash struct {
 // points at, must be started before: the tab closes first.
 func openDashboard(t *testing.T, ts *TestServer, fragment string) *dash {
 	t.Helper()
-	tab := browsertest.New(t)
-	ctx := browsertest.Bounded(t, tab)
-	d := &dash{t: t, ctx: ctx, tab: tab, ts: ts}
-	if err := chromedp.Do(ctx, chromedp.Navigate(ts.HTTP.URL+"/_mock/ui/"+fragment)); err != nil {
-		t.Fatal(err)
-	}
+	d := newDash(t, ts, nil)
+	d.navigate(ts.HTTP.URL + "/_mock/ui/" + fragment)
 	d.wait(`document.body.dataset.ready === 'true'`)
 	return d
+}
+
+// newDash opens a tab for ts's dashboard without loading it, after setup
+// (when given) has prepared the tab.
+func newDash(t *testing.T, ts *TestServer, setup func(tab context.Context)) *dash {
+	t.Helper()
+	tab := browsertest.New(t)
+	ctx := browsertest.Bounded(t, tab)
+	if setup != nil {
+		setup(tab)
+	}
+	return &dash{t: t, ctx: ctx, tab: tab, ts: ts}
+}
+
+// navigate loads url in the tab.
+func (d *dash) navigate(url string) {
+	d.t.Helper()
+	if err := chromedp.Do(d.ctx, chromedp.Navigate(url)); err != nil {
+		d.t.Fatal(err)
+	}
 }
 
 // wait waits until the expression is truthy, checking on every change of
@@ -727,4 +743,65 @@ func TestDashboardChoosersListEveryPage(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDashboardSaysWhatHappened: a list's cell shows the end of a
+// transport error, what happened ("connection refused"), with the whole
+// error in its title and in the delivery's detail; a route that names no
+// view says so (and links what it meant) instead of showing another; and
+// every list's pager has the same words.
+func TestDashboardSaysWhatHappened(t *testing.T) {
+	skipShortBrowser(t)
+	t.Parallel()
+	ts, _ := newFakeTestServer(t, WithRetrySchedule([]time.Duration{}))
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL + "/down"
+	dead.Close() // connection refused from now on
+	registerHook(t, ts, deadURL, "s", contextsvc.EventContextCreated)
+	c := create(t, ts, `{"name":"Doc"}`)
+	idle(t, ts)
+	dl := ts.Deliveries(DeliveryFilter{})[0]
+	full := dl.Attempts[0].Error
+	if !strings.HasPrefix(full, `Post "`+deadURL+`": dial tcp`) || !strings.HasSuffix(full, "connection refused") {
+		t.Fatalf("the attempt's error %q", full)
+	}
+
+	d := openDashboard(t, ts, "#/deliveries")
+	cell := d.wait(`(() => { const e = document.querySelector('table.list.deliveries tbody tr .error-text'); return e && JSON.stringify([e.textContent, e.title]); })()`)
+	if want := mustJSON([]string{"connection refused", full}); cell != want {
+		t.Errorf("the list's cell shows %s, want %s", cell, want)
+	}
+	d.route("#/deliveries?id=" + dl.ID)
+	if got := d.wait(`document.querySelector('.attempts .error-text') && document.querySelector('.attempts .error-text').textContent`); got != full {
+		t.Errorf("the detail shows %q, want the whole error %q", got, full)
+	}
+
+	for _, tc := range []struct{ hash, meant string }{
+		{"#/contexts/" + c.ID, "#/contexts?id=" + c.ID},
+		{"#/nope", ""},
+		{"#/deliveries/x/y", ""},
+	} {
+		d.route(tc.hash)
+		d.wait(`document.querySelector('main .no-view') !== null && !document.querySelector('main table.list')`)
+		text := evalAs[string](d, `document.querySelector('main').textContent`)
+		if !strings.Contains(text, "No such view") || !strings.Contains(text, tc.hash) {
+			t.Errorf("%s: the page says %q", tc.hash, text)
+		}
+		meant := evalAs[string](d, `(() => { const a = document.querySelector('.no-view p a.mono'); return a ? a.getAttribute('href') : ''; })()`)
+		if meant != tc.meant {
+			t.Errorf("%s: links %q as what it meant, want %q", tc.hash, meant, tc.meant)
+		}
+	}
+	d.click(".no-view a[href='#/contexts']")
+	d.wait(`location.hash === '#/contexts' && document.querySelector('table.list.contexts tbody tr')`)
+
+	// Newest-first lists and oldest-first ones: the same words.
+	for _, view := range []string{"#/deliveries", "#/events", "#/contexts", "#/webhooks", "#/accounts", "#/faults"} {
+		d.route(view)
+		got := d.wait(fmt.Sprintf(`location.hash === %q && document.querySelector('.page-prev') && document.querySelector('.pager').textContent`, view))
+		if got != "‹ Previouspage 1Next ›" {
+			t.Errorf("%s: the pager says %q", view, got)
+		}
+	}
+	browsertest.NoErrors(t, d.tab)
 }

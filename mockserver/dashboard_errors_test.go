@@ -12,7 +12,7 @@ import (
 // TestDashboardActionErrors: an action the admin API refuses shows the
 // server's reason in the page, and changes nothing: a redelivery to an
 // inactive webhook (409), a duration the clock does not take (400). And a
-// route of no view shows the deliveries, without an error.
+// route of no view says so, without an error.
 func TestDashboardActionErrors(t *testing.T) {
 	skipShortBrowser(t)
 	t.Parallel()
@@ -39,10 +39,10 @@ func TestDashboardActionErrors(t *testing.T) {
 		t.Errorf("a refused advance moved the clock to %v", clock.Now())
 	}
 	// A route that names no view of the page, but a name every object
-	// has, shows the deliveries.
+	// has, is no view either.
 	d.route("#/constructor")
-	d.wait(`document.querySelector('.sidebar a[aria-current=page]').dataset.view === 'deliveries' &&
-		document.querySelector('main h1').textContent === 'Deliveries' && document.querySelector('table.list.deliveries tbody tr')`)
+	d.wait(`document.querySelector('.sidebar a[aria-current=page]') === null &&
+		document.querySelector('main h1').textContent === 'No such view' && !document.querySelector('table.list')`)
 	if n := evalAs[int](d, `[...document.querySelectorAll('.toast-error')].filter(t => !t.textContent.includes('inactive') && !t.textContent.includes('duration')).length`); n != 0 {
 		t.Errorf("the route showed %d errors", n)
 	}

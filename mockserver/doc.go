@@ -111,8 +111,9 @@
 //     with a state file (see "State that survives a restart"). Each
 //     version's text is held once; the JSON of a read is encoded from it.
 //   - Events: the last [DefaultHistoryLimit] (10,000), or as many as
-//     [WithHistoryLimit] (the command's -history-limit) says; the oldest
-//     go first.
+//     [WithHistoryLimit] (the command's -history-limit) says, and at most
+//     [MaxEventHistoryBytes] (64 MiB) of them, their data included; past
+//     either the oldest go first.
 //   - Deliveries: every pending one, and the last history-limit deliveries
 //     to finish (succeeded or failed); those that finished first go first,
 //     with their event's body once no kept delivery needs it. At most
@@ -200,10 +201,13 @@
 // their pending deliveries. A document is read and checked before the
 // load takes its turn, so requests wait only while it is installed.
 //
-// A document is read as a stream and held to the API's rules field by
-// field: names, content and tags as on create (limits, control
-// characters, lone surrogate escapes), webhook urls, events and secrets as
-// on registration (https-only too, on a server started so), ids and times
+// A document is read as a stream (with the streaming decoder of
+// github.com/go-json-experiment/json: a name given twice, invalid UTF-8, a
+// lone surrogate escape, an unknown field or a null are refused, with the
+// path of the field and, for broken JSON, the byte offset) and held to the
+// API's rules field by field: names, content and tags as on create
+// (limits, control characters), webhook urls, events and secrets as on
+// registration (https-only too, on a server started so), ids and times
 // in the API's forms; ids unique; versions and attempts numbered 1, 2,
 // 3…; every delivery's event and webhook present, the webhook active.
 // Absent fields a fixture may leave out: a version's content (""), tags
@@ -276,7 +280,8 @@
 // # Admin API
 //
 // Unless [WithAdmin](false), the server also answers under /_mock/, with no
-// key: GET (?type=) and POST /_mock/events, GET /_mock/deliveries
+// key (and, with [WithAdminAuth], a user name and password; see "Exposing
+// the admin routes" below): GET (?type=) and POST /_mock/events, GET /_mock/deliveries
 // (?eventId=, ?webhookId=, ?state=), GET /_mock/deliveries/{id}, POST
 // /_mock/deliveries/{id}/redeliver (409 while an attempt runs or its
 // webhook is inactive), GET /_mock/webhooks (?account=), GET, PATCH (url,
@@ -304,16 +309,42 @@
 // filter by ?account= and ?type=, events by ?account=, and the lists take
 // order=desc (newest first). POST /_mock/clock/advance takes
 // {"toNextDue":true}, and GET /_mock/clock says when the next attempt is
-// due (nextDueAt). Every request but GET, HEAD and OPTIONS from a browser
-// page of another origin is a 403 (Sec-Fetch-Site, else Origin against
-// Host), so a page elsewhere cannot act on the mock through its user's
-// browser; so is such a page's GET /_mock/stream, so it cannot hold the
-// streams' 64 slots either. And every /_mock/ request, reads and the dashboard included,
-// whose Host is not an IP address, localhost, a name under .localhost or
-// a name given to [WithAdminHosts] (the command's -admin-host) is a 403
-// naming the flag that would allow it: a page elsewhere could otherwise
-// point its own name at the mock (DNS rebinding) and, being same-origin
-// to the browser, read the state (webhook secrets included) and act.
+// due (nextDueAt).
+//
+// # Exposing the admin routes
+//
+// The admin routes read and change every account's data (webhook secrets
+// included, GET /_mock/state), and three checks guard them, in this order,
+// on every /_mock/ path (the dashboard, its files and its stream
+// included):
+//
+//   - The Host: a request whose Host is not an IP address, localhost, a
+//     name under .localhost or a name given to [WithAdminHosts] (the
+//     command's -admin-host) is a 403 naming the flag that would allow
+//     it: a page elsewhere could otherwise point its own name at the mock
+//     (DNS rebinding) and, being same-origin to the browser, read the
+//     state and act.
+//   - The origin: a request a browser sends from a page of another
+//     origin, a read as much as a write, is a 403 (Sec-Fetch-Site, else
+//     Origin against Host, as http.CrossOriginProtection decides for
+//     every method): a page elsewhere can neither act on the mock through
+//     its visitor's browser, nor make it serialise its state again and
+//     again with an <img>, nor hold the streams' 64 slots. A request
+//     without those headers (curl, Go's client, a test) passes, and so
+//     does a top-level navigation to the dashboard's page (a link
+//     followed from another site), whose own requests are same-origin.
+//   - The credentials, with [WithAdminAuth] (the command's
+//     -admin-auth-file): HTTP Basic against an htpasswd file of
+//     user:bcrypt-hash lines, as browsers prompt for it and curl -u sends
+//     it; a request without them or with wrong ones is a 401 with a Basic
+//     challenge and changes nothing. A password is checked once with
+//     bcrypt, then remembered by a keyed hash; new and wrong ones are
+//     checked one at a time, at most 20 a second, 16 waiting (past that a
+//     429), so guesses cost what the hash's cost says and cannot take the
+//     CPU. The /v1 API keeps its bearer keys.
+//
+// The command refuses to start with the admin routes on an -addr beyond
+// loopback and no -admin-auth-file, unless -admin-insecure says so.
 //
 // # Dashboard
 //
@@ -345,9 +376,11 @@
 // a context named <img src=x onerror=alert(1)> shows as those characters.
 // The diff of two versions is bounded in time (well under a second for two
 // of 1 MB) and in size (long lines and many hunks are cut, saying how
-// much was left out). The admin routes have no authentication: the command
-// contextsvc-mock listens on 127.0.0.1 by default and warns at start
-// when it listens where other machines reach it.
+// much was left out). It works with the admin routes' credentials
+// ([WithAdminAuth]): the browser asks for them once and sends them with
+// the page's every request, its stream included. The command
+// contextsvc-mock listens on 127.0.0.1 by default, and beyond it only
+// with credentials or -admin-insecure.
 //
 // # Faults
 //

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 )
@@ -57,11 +58,12 @@ type errorDetail struct {
 }
 
 // writeError writes e as {"error":{…}} with the request id already set on
-// the response by the request-id middleware.
+// the response by the request-id middleware. The message is written as
+// it reads: "send Authorization: Bearer <key>", not "\u003ckey\u003e".
 func writeError(w http.ResponseWriter, e *apiError) {
 	h := w.Header()
 	rid := h.Get("X-Request-Id")
-	b, _ := json.Marshal(errorBody{Error: errorDetail{Type: e.typ, Message: e.message, Param: e.param, RequestID: rid}})
+	b, _ := marshalText(errorBody{Error: errorDetail{Type: e.typ, Message: e.message, Param: e.param, RequestID: rid}})
 	h["Content-Type"] = []string{"application/json"}
 	h.Del("Content-Length")
 	if e.closeConn {
@@ -69,6 +71,20 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	}
 	w.WriteHeader(e.status)
 	_, _ = w.Write(b)
+}
+
+// marshalText encodes v as json.Marshal does but without HTML's escapes:
+// a '<', '>' or '&' in a string is itself, not "\u003c" (a JSON reader
+// takes either, and a person reads only the first). Every answer is JSON
+// served as application/json, never HTML, so the escapes guard nothing.
+func marshalText(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // writeJSON writes pre-encoded JSON with status.

@@ -47,14 +47,15 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		writeError(w, badRequest("format", "format must be one of markdown (md), html, text (txt), json, pdf"))
 		return
 	}
-	want := 0
+	want, given := 0, ""
 	if vs, ok := q["version"]; ok {
 		n, ok := parseVersion(vs[0])
 		if !ok {
 			writeError(w, badRequest("version", "version must be a positive integer"))
 			return
 		}
-		want = n
+		// The number as given: one past an int is read as the largest.
+		want, given = n, vs[0]
 	}
 	a := k.acct
 	a.mu.RLock()
@@ -67,7 +68,7 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 			v := c.versions[want-1]
 			d = exportDoc{c.id, v.v.Name, v.v.Content, v.v.Version, v.v.CreatedAt, c.asOfVersion(v)}
 		} else {
-			e = notFound(fmt.Sprintf("context %s has no version %d", c.id, want))
+			e = notFound(fmt.Sprintf("context %s has no version %s: its versions are 1 to %d", c.id, given, c.version))
 		}
 	}
 	a.mu.RUnlock()

@@ -12,6 +12,21 @@ import (
 // history.
 const DefaultHistoryLimit = 10_000
 
+// MaxEventHistoryBytes bounds the event history in bytes as the history
+// limit bounds it in events: past either, the oldest events are dropped
+// first. An event counts its envelope (its data included) and what the
+// history spends on holding it (some 200 bytes). POST /_mock/events takes
+// up to 2 MiB of data, so without it 10,000 events could hold 20 GB; with
+// it they hold at most 64 MiB, and the newest event is always kept.
+const MaxEventHistoryBytes = 64 << 20
+
+// eventOverhead is what the history counts for an event besides the bytes
+// of its envelope, id and account: its record, its place in the id map
+// and in three queues (all, its type's, its account's) with their slack,
+// as measured (TestEventHistoryMemoryAccounting checks it against the
+// heap).
+const eventOverhead = 200
+
 // queue is a first-in first-out list: push at the back, pop at the front,
 // both in amortized constant time. The live items are one slice in push
 // order (all), so a page of them starts with a binary search. Popped slots
@@ -73,13 +88,16 @@ type eventRec struct {
 	ev  Event
 }
 
-// eventLog is the server's event history: the last limit events, oldest
-// first, in one queue, in one queue per type and in one per account (so a
-// page filtered by type or account walks only those events), and by id.
-// Recording an event past the limit drops the oldest, from all of them.
+// eventLog is the server's event history: the last limit events, at most
+// maxBytes of them, oldest first, in one queue, in one queue per type and
+// in one per account (so a page filtered by type or account walks only
+// those events), and by id. Recording an event past either bound drops
+// the oldest, from all of them.
 type eventLog struct {
 	mu        sync.RWMutex
 	limit     int
+	maxBytes  int
+	bytes     int // what the kept events count, see eventSize
 	seq       uint64
 	all       queue[*eventRec]
 	byType    map[contextsvc.EventType]*queue[*eventRec]
@@ -87,13 +105,19 @@ type eventLog struct {
 	byID      map[string]*eventRec
 }
 
-func newEventLog(limit int) *eventLog {
-	l := &eventLog{limit: limit}
+func newEventLog(limit, maxBytes int) *eventLog {
+	l := &eventLog{limit: limit, maxBytes: maxBytes}
 	l.clear()
 	return l
 }
 
+// eventSize is what the history counts for ev.
+func eventSize(ev *Event) int {
+	return len(ev.Body) + len(ev.ID) + len(ev.Account) + eventOverhead
+}
+
 func (l *eventLog) clear() {
+	l.bytes = 0
 	l.all = queue[*eventRec]{}
 	l.byType = make(map[contextsvc.EventType]*queue[*eventRec])
 	l.byAccount = make(map[string]*queue[*eventRec])
@@ -120,7 +144,8 @@ func popFrom[K comparable](m map[K]*queue[*eventRec], key K) {
 	}
 }
 
-// add records ev, dropping the oldest event if the log is full.
+// add records ev, dropping the oldest events while the log holds more
+// than its limit of them or of bytes (but never ev itself).
 func (l *eventLog) add(ev Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -130,12 +155,21 @@ func (l *eventLog) add(ev Event) {
 	pushTo(l.byType, ev.Type, rec)
 	pushTo(l.byAccount, ev.Account, rec)
 	l.byID[ev.ID] = rec
-	for l.all.len() > l.limit {
+	l.bytes += eventSize(&rec.ev)
+	for l.all.len() > l.limit || (l.bytes > l.maxBytes && l.all.len() > 1) {
 		old := l.all.popFront()
 		popFrom(l.byType, old.ev.Type)
 		popFrom(l.byAccount, old.ev.Account)
 		delete(l.byID, old.ev.ID)
+		l.bytes -= eventSize(&old.ev)
 	}
+}
+
+// stats returns how many events are kept, and the bytes they count.
+func (l *eventLog) stats() (events, bytes int) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.all.len(), l.bytes
 }
 
 // get returns the kept event with the given id.

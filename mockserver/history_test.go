@@ -369,7 +369,8 @@ func TestVersionTextHeldOnce(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	id := createDirect(s, mustJSON(map[string]any{"name": "Big", "content": text(0)}))
-	for i := 1; i < 8; i++ {
+	const versions = 20 // a signal of 10 MB, well above what the rest of the process allocates meanwhile
+	for i := 1; i < versions; i++ {
 		req := httptestRequest("PUT", "/v1/contexts/"+id, mustJSON(map[string]any{"content": text(i)}), "k")
 		rec := newRecorder()
 		s.ServeHTTP(rec, req)
@@ -380,12 +381,13 @@ func TestVersionTextHeldOnce(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	grown := float64(after.HeapAlloc) - float64(before.HeapAlloc)
-	// 8 versions of 500 KB: 4 MB if each is held once, 8 MB or more if
-	// each were held twice; allow 1.5 MB for the rest of the server.
-	perVersion := grown / 8 / size
+	// 20 versions of 500 KB: 10 MB if each is held once, 20 MB or more if
+	// each were held twice; allow 4 MB for the rest of the server and the
+	// process.
+	perVersion := grown / versions / size
 	t.Logf("%.2f bytes of heap per byte of text", perVersion)
 	if perVersion > 1.4 {
-		t.Errorf("%.0f bytes of heap per byte of text (%.1f MB for 8 versions of 500 KB), want about 1", perVersion, grown/1e6)
+		t.Errorf("%.0f bytes of heap per byte of text (%.1f MB for %d versions of 500 KB), want about 1", perVersion, grown/1e6, versions)
 	}
 	a := s.accounts[s.DefaultKey().Account]
 	c := a.byID[id]
@@ -507,5 +509,138 @@ func TestServerRetryLimit(t *testing.T) {
 	}
 	if d := cmp.Diff([]DeliveryState{DeliveryPending, DeliveryFailed}, states); d != "" {
 		t.Errorf("states (-want +got):\n%s", d)
+	}
+}
+
+// TestEventHistoryBytes: the event history keeps at most its byte bound,
+// dropping the oldest first from every index, keeps the newest event
+// whatever its size, and counts nothing after a reset.
+func TestEventHistoryBytes(t *testing.T) {
+	t.Parallel()
+	ev := func(i, dataLen int) Event {
+		data := fmt.Sprintf(`{"pad":%q}`, strings.Repeat("x", dataLen))
+		// Two types of one length: every event of 1,000 bytes of data
+		// counts the same.
+		typ := contextsvc.EventContextCreated
+		if i%2 == 1 {
+			typ = contextsvc.EventContextDeleted
+		}
+		return newEvent(fmt.Sprintf("evt_%03d", i), typ, t0, fmt.Sprint("acct", i%3), []byte(data))
+	}
+	one := eventSize(new(ev(0, 1000)))
+	tests := []struct {
+		name     string
+		limit    int
+		maxBytes int
+		sizes    []int // data bytes of each event, in order
+		wantKept []int // the indexes of the events kept
+	}{
+		{"under both bounds", 10, 10 * one, []int{1000, 1000, 1000}, []int{0, 1, 2}},
+		{"the byte bound first", 10, 3 * one, []int{1000, 1000, 1000, 1000, 1000}, []int{2, 3, 4}},
+		{"the count first", 2, 10 * one, []int{1000, 1000, 1000, 1000}, []int{2, 3}},
+		{"a large event drops several", 10, 3 * one, []int{1000, 1000, 1000, 2000}, []int{2, 3}},
+		{"one event past the bound is kept alone", 10, 3 * one, []int{1000, 1000, 5000}, []int{2}},
+		{"and goes with the next", 10, 3 * one, []int{5000, 1000}, []int{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l := newEventLog(tt.limit, tt.maxBytes)
+			for i, n := range tt.sizes {
+				l.add(ev(i, n))
+			}
+			var want, got []string
+			wantBytes := 0
+			for _, i := range tt.wantKept {
+				e := ev(i, tt.sizes[i])
+				want = append(want, e.ID)
+				wantBytes += eventSize(&e)
+			}
+			for _, e := range l.events() {
+				got = append(got, e.ID)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("kept (-want +got):\n%s", diff)
+			}
+			if n, b := l.stats(); n != len(want) || b != wantBytes {
+				t.Errorf("stats %d events, %d bytes; want %d, %d", n, b, len(want), wantBytes)
+			}
+			if _, b := l.stats(); b > tt.maxBytes && len(want) > 1 {
+				t.Errorf("%d bytes kept, past the bound of %d", b, tt.maxBytes)
+			}
+			// Every index holds the kept events and no other.
+			indexed := 0
+			for _, q := range l.byType {
+				indexed += q.len()
+			}
+			for _, q := range l.byAccount {
+				indexed += q.len()
+			}
+			if indexed != 2*len(want) || len(l.byID) != len(want) {
+				t.Errorf("the indexes hold %d by type and account and %d by id, want %d and %d", indexed, len(l.byID), 2*len(want), len(want))
+			}
+			l.reset()
+			if n, b := l.stats(); n != 0 || b != 0 {
+				t.Errorf("after reset: %d events, %d bytes", n, b)
+			}
+			l.add(ev(0, 10))
+			l.resetTo(100)
+			if n, b := l.stats(); n != 0 || b != 0 || len(l.byID) != 0 || len(l.byAccount) != 0 {
+				t.Errorf("after resetTo: %d events, %d bytes, %d by id, %d accounts", n, b, len(l.byID), len(l.byAccount))
+			}
+		})
+	}
+}
+
+// TestEventHistoryBytesServer: events of 2 MiB of data each (the most
+// POST /_mock/events takes) are kept to MaxEventHistoryBytes, the newest.
+// It records 80 MiB of events: seconds under the race detector.
+func TestEventHistoryBytesServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records 80 MiB of events; TestEventHistoryBytes checks the bound on a small log")
+	}
+	t.Parallel()
+	ts := NewTestServer(t)
+	data := json.RawMessage(`{"pad":"` + strings.Repeat("x", maxBody-16) + `"}`)
+	const n = MaxEventHistoryBytes/maxBody + 8
+	var last string
+	for range n {
+		ev, err := ts.EmitEvent(t.Context(), "", contextsvc.EventTeamMemberAdded, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = ev.ID
+	}
+	events, bytes := ts.events.stats()
+	if bytes > MaxEventHistoryBytes || events >= n || events < MaxEventHistoryBytes/maxBody-1 {
+		t.Errorf("%d events of %d kept, counting %d bytes; want at most %d bytes, as many events as fit", events, n, bytes, MaxEventHistoryBytes)
+	}
+	if kept := ts.Events(); kept[len(kept)-1].ID != last {
+		t.Errorf("the newest event is not kept")
+	}
+}
+
+// TestEventHistoryMemoryAccounting: what the history counts for its events
+// is what they hold on the heap, within 10% below and 50% above.
+func TestEventHistoryMemoryAccounting(t *testing.T) {
+	const n = 10_000
+	for _, dataLen := range []int{10, 300, 3000} {
+		l := newEventLog(n, MaxEventHistoryBytes)
+		// The events exist before the log takes them, as in the server;
+		// their bytes are added to the heap growth below.
+		evs := make([]Event, n)
+		given := 0
+		data := []byte(`{"pad":"` + strings.Repeat("x", dataLen) + `"}`)
+		for i := range evs {
+			evs[i] = newEvent(newID("evt_"), contextsvc.EventTeamMemberAdded, t0, "acct_default", data)
+			given += len(evs[i].Body) + len(evs[i].ID)
+		}
+		checkMemoryAccounting(t, fmt.Sprintf("events of %d bytes of data", dataLen), given, func() {
+			for _, ev := range evs {
+				l.add(ev)
+			}
+		}, func() int { _, b := l.stats(); return b })
+		runtime.KeepAlive(l)
+		runtime.KeepAlive(evs)
 	}
 }

@@ -426,23 +426,13 @@ func TestIdempotencyMemoryAccounting(t *testing.T) {
 			bodies[i] = make([]byte, bodyLen)
 			given += len(keys[i]) + bodyLen
 		}
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for i := range n {
-			e, _ := st.begin(clock, idemID{"acct_default", keys[i]}, "POST", "/v1/contexts", sum)
-			// What serveIdempotent stores for a create's answer.
-			st.finish(e, http.StatusCreated, append([]string(nil), "Content-Type", "application/json"), bodies[i])
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		real := int(after.HeapAlloc) - int(before.HeapAlloc) + given
-		_, counted := st.stats()
-		ratio := float64(counted) / float64(real)
-		t.Logf("answers of %d bytes: %d bytes counted, %d on the heap (%.2f)", bodyLen, counted, real, ratio)
-		if ratio < 0.9 || ratio > 1.5 {
-			t.Errorf("answers of %d bytes: the store counts %d bytes for %d on the heap (%.2f); want 0.9 to 1.5", bodyLen, counted, real, ratio)
-		}
+		checkMemoryAccounting(t, fmt.Sprintf("answers of %d bytes", bodyLen), given, func() {
+			for i := range n {
+				e, _ := st.begin(clock, idemID{"acct_default", keys[i]}, "POST", "/v1/contexts", sum)
+				// What serveIdempotent stores for a create's answer.
+				st.finish(e, http.StatusCreated, append([]string(nil), "Content-Type", "application/json"), bodies[i])
+			}
+		}, func() int { _, b := st.stats(); return b })
 		runtime.KeepAlive(&st)
 		runtime.KeepAlive(keys)
 		runtime.KeepAlive(bodies)

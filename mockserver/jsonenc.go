@@ -1,84 +1,59 @@
 package mockserver
 
 import (
+	"bytes"
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// The wire shapes of contexts and versions are written by hand into a
-// reused buffer: a context's text is held once, in its version, and
-// encoded on each read, so encoding must cost little more than copying the
-// bytes. The output is byte for byte what encoding/json writes for
-// contextJSON and versionJSON (FuzzAppendJSONString and TestContextJSON
-// compare them).
+// The wire shapes of contexts and versions are written into a reused
+// buffer: a context's text is held once, in its version, and encoded on
+// each read, so encoding must cost little more than quoting the text. Each
+// string is quoted by the JSON library's encoder, escaped as encoding/json
+// escapes it (<, >, & and U+2028, U+2029 too), so the output is byte for
+// byte what encoding/json writes for contextJSON and versionJSON
+// (TestContextJSON compares them).
 
-// jsonSafe marks the ASCII bytes a JSON string holds as they are:
-// encoding/json (with its default HTML escaping) escapes the others.
-var jsonSafe = func() (t [utf8.RuneSelf]bool) {
-	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
-	}
-	return t
-}()
+// quoter quotes strings with an encoder of its own, writing into the
+// caller's buffer.
+type quoter struct {
+	buf bytes.Buffer
+	enc *jsontext.Encoder
+}
 
-const hexDigits = "0123456789abcdef"
+// wireEncoding is how strings are quoted on the wire: as encoding/json
+// quotes them, with each byte of invalid UTF-8 (which no stored string
+// holds) replaced.
+var wireEncoding = []jsontext.Options{jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true), jsontext.AllowInvalidUTF8(true)}
+
+var quoters = sync.Pool{New: func() any {
+	q := new(quoter)
+	q.enc = jsontext.NewEncoder(&q.buf, wireEncoding...)
+	return q
+}}
 
 // appendJSONString appends s as a JSON string, escaped as encoding/json
-// escapes it: the short escapes for \b \f \n \r \t " and \\, \u00XX for
-// other control bytes and for < > &, \u2028 and \u2029 escaped, and each
-// byte of invalid UTF-8 as \ufffd.
+// escapes it. The encoder appends in place when dst has the room.
 func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if jsonSafe[b] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
+	q := quoters.Get().(*quoter)
+	q.buf = *bytes.NewBuffer(dst)
+	q.enc.Reset(&q.buf, wireEncoding...)
+	_ = q.enc.WriteToken(jsontext.String(s))             // cannot fail: invalid UTF-8 is replaced, a bytes.Buffer takes every write
+	out := bytes.TrimSuffix(q.buf.Bytes(), []byte("\n")) // the encoder ends a top-level value with one
+	// Pooled, the encoder must not hold on to a large dst (a response of
+	// a megabyte, say): it is set on an empty buffer. A small one it may
+	// keep until its next use (which sets it on its own dst first), as
+	// the buffer pool does.
+	q.buf = bytes.Buffer{}
+	if cap(out) > maxPooledBuffer {
+		q.enc.Reset(&q.buf, wireEncoding...)
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	quoters.Put(q)
+	return out
 }
 
 // appendJSONStrings appends ss as a JSON array of strings; nil is [].
@@ -169,7 +144,9 @@ func newContextView(id, name, content string, tags []string, version int, create
 	tail = append(tail, `,"updatedAt":`...)
 	tail = appendJSONTime(tail, updatedAt)
 	tail = append(tail, '}')
-	return contextView{head: head, content: content, tail: tail}
+	// Kept with every context: without the room the encoder leaves after
+	// what it wrote.
+	return contextView{head: bytes.Clone(head), content: content, tail: bytes.Clone(tail)}
 }
 
 // appendVersionJSON appends the Version object of v, a version of the

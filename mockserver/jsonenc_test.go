@@ -2,7 +2,6 @@ package mockserver
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -11,11 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// FuzzAppendJSONString checks the hand-written string encoder against
-// encoding/json: byte for byte on valid UTF-8; on invalid UTF-8, where Go
-// releases differ (1.26 writes each bad byte as \ufffd, 1.27 as a literal
-// U+FFFD), the encoder keeps the escape on every release, and what it
-// writes decodes to what encoding/json decodes its own output to.
+// FuzzAppendJSONString checks the string quoting against encoding/json:
+// byte for byte on valid UTF-8; on invalid UTF-8 (which no stored string
+// holds), where Go releases differ (1.26 writes each bad byte as \ufffd,
+// 1.27 as a literal U+FFFD), what it writes is valid JSON that decodes to
+// what encoding/json decodes its own output to.
 func FuzzAppendJSONString(f *testing.F) {
 	for _, s := range []string{"", "plain", `q"b\s`, "<a href='x'>&amp;</a>", "\x00\x01\b\f\n\r\t\x1f\x7f",
 		"é ü 日本", "\u2028\u2029", "\xff\xfe", "a\xc3", "\xed\xa0\x80", "\U0001F600", `\ufffd`, "\ufffd\xff", "\\\xff"} {
@@ -43,9 +42,6 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 		if err := json.Unmarshal(want, &wantS); err != nil || gotS != wantS {
 			t.Fatalf("appendJSONString(%q) = %s decodes to %q; encoding/json's %s to %q", s, got, gotS, want, wantS)
-		}
-		if strings.Count(string(got), "\uFFFD") != strings.Count(s, "\uFFFD") {
-			t.Fatalf("appendJSONString(%q) = %s: an invalid byte written as a literal U+FFFD, not \\ufffd", s, got)
 		}
 	})
 }

@@ -61,6 +61,7 @@ type config struct {
 	stateInterval time.Duration
 
 	adminHosts []string
+	adminAuth  *adminAuth
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit
@@ -188,7 +189,8 @@ func WithRetryLimit(n int) Option {
 }
 
 // WithHistoryLimit sets how many events the server keeps (the oldest are
-// dropped first) and how many finished (succeeded or failed) webhook
+// dropped first, and also once they hold [MaxEventHistoryBytes]) and how
+// many finished (succeeded or failed) webhook
 // deliveries it keeps (those that finished first are dropped first); a
 // pending delivery is always kept, however many there are. The default is
 // [DefaultHistoryLimit] (10,000); it must be positive. Contexts, their

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/redact"
 )
 
 const (
@@ -1138,7 +1138,7 @@ func (d *deliverer) attempt(job attemptJob) (a DeliveryAttempt) {
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.url, bytes.NewReader(job.event.body))
 	if err != nil {
-		a.Error = "invalid webhook url: " + err.Error()
+		a.Error = "invalid webhook url: " + attemptError(err, job.url)
 		return a
 	}
 	// The keys are already canonical, so the map is filled directly.
@@ -1152,7 +1152,7 @@ func (d *deliverer) attempt(job attemptJob) (a DeliveryAttempt) {
 	}
 	resp, err := d.client.Do(req)
 	if err != nil {
-		a.Error = d.describeError(ctx, job.ctx, err)
+		a.Error = d.describeError(ctx, job.ctx, err, job.url)
 		return a
 	}
 	a.StatusCode = resp.StatusCode
@@ -1171,16 +1171,16 @@ func (d *deliverer) attempt(job attemptJob) (a DeliveryAttempt) {
 	return a
 }
 
-// describeError says why an attempt got no response, in words a user of the
-// admin API understands.
-func (d *deliverer) describeError(ctx, parent context.Context, err error) string {
+// describeError says why an attempt to rawURL got no response, in words a
+// user of the admin API understands, the url redacted.
+func (d *deliverer) describeError(ctx, parent context.Context, err error, rawURL string) string {
 	switch {
 	case parent.Err() != nil:
 		return "attempt canceled: the mock server is shutting down or was reset"
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("timed out after %s", d.timeout)
 	}
-	return err.Error()
+	return attemptError(err, rawURL)
 }
 
 // snippetBuffers holds the buffers readSnippet reads into, so an attempt
@@ -1224,18 +1224,14 @@ func dropCutRune(b []byte) []byte {
 }
 
 // logAttempt writes one Info record about a finished attempt. The secret is
-// never logged, and the url loses any password it carries.
+// never logged, and the url is redacted (redact.go).
 func (d *deliverer) logAttempt(job attemptJob, a DeliveryAttempt, outcome string) {
-	u := job.url
-	if p, err := url.Parse(u); err == nil {
-		u = p.Redacted()
-	}
 	attrs := []slog.Attr{
 		slog.String("delivery", job.id),
 		slog.String("event", job.event.id),
 		slog.String("event_type", string(job.event.typ)),
 		slog.String("webhook", job.webhookID),
-		slog.String("url", u),
+		slog.String("url", redact.URL(job.url)),
 		slog.Int("attempt", a.Number),
 	}
 	if a.StatusCode != 0 {

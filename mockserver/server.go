@@ -34,6 +34,9 @@ type Server struct {
 	// adminHosts are the names the admin routes answer to besides IP
 	// addresses and localhost (admin_host.go).
 	adminHosts adminHosts
+	// adminAuth checks the admin routes' credentials; nil when they need
+	// none (admin_auth.go).
+	adminAuth *adminAuth
 
 	keys       []*apiKey
 	defaultKey Key
@@ -159,9 +162,10 @@ func Open(opts ...Option) (*Server, error) {
 		clock: cf.clock, logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
 		requestLog:        cf.requestLog,
 		adminHosts:        newAdminHosts(cf.adminHosts),
+		adminAuth:         cf.adminAuth,
 		accounts:          make(map[string]*account),
 		hooks:             webhookIndex{byID: make(map[string]*webhook)},
-		events:            newEventLog(cf.historyLimit),
+		events:            newEventLog(cf.historyLimit, MaxEventHistoryBytes),
 		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
 		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
 		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
@@ -431,8 +435,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		// has no such paths, so they are a plain 404.
 		writeError(rw, notFound("no such path: "+r.URL.Path))
 	case admin:
+		// The Host (admin_host.go), then where a browser sent it from
+		// (admin_origin.go), then the credentials (admin_auth.go): the
+		// cheap checks first, and no bcrypt check for a request that
+		// could not be served anyway.
 		if e := s.checkAdminHost(r); e != nil {
 			writeError(rw, e)
+			break
+		}
+		if e := checkCrossSite(r); e != nil {
+			writeError(rw, e)
+			break
+		}
+		if s.adminAuth != nil && !s.adminAuth.check(rw, r) {
 			break
 		}
 		s.mux.ServeHTTP(rw, r)

@@ -6,15 +6,14 @@ import (
 	"io"
 	"slices"
 	"time"
-
-	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // This file is the Go side of the state document: what the server keeps
 // across a restart (contexts with all their versions, webhooks with their
 // secrets, pending deliveries with their schedules), written by SaveState
 // and read back by LoadState. The document is written by statewrite.go,
-// read and validated by stateread.go (on statejson.go's JSON reader); the
+// read and validated by stateread.go (both on go-json-experiment/json's
+// streaming encoder and decoder, jsonread.go the errors' words); the
 // file that holds it (-state-file) is statefile.go's, and the delivery
 // engine's part is in deliverystate.go.
 
@@ -297,7 +296,6 @@ func (l *eventLog) lastSeq() uint64 {
 func (l *eventLog) resetTo(seq uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.all = queue[*eventRec]{}
-	l.byType = make(map[contextsvc.EventType]*queue[*eventRec])
+	l.clear()
 	l.seq = max(l.seq, seq)
 }

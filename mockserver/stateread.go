@@ -2,11 +2,12 @@ package mockserver
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"runtime"
 	"slices"
@@ -16,21 +17,28 @@ import (
 	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // This file reads and validates a state document (the MockState schema of
-// openapi.yaml; statewrite.go writes it) as a stream: a context is built
-// as soon as it is read, and nothing holds the document's bytes. Every
-// field is held to the API's own rules, with its messages; the first fault
-// stops the reading with a StateError naming its path.
+// openapi.yaml; statewrite.go writes it) as a stream, with the JSON
+// library's streaming decoder: a context is built as soon as it is read,
+// and nothing holds the document's bytes. The decoder refuses a name given
+// twice and invalid UTF-8 (lone surrogate escapes included); the
+// unmarshaling refuses unknown members (RejectUnknownMembers), and the
+// unmarshalers of the document's types refuse null; every field is held
+// to the API's own rules, with its messages. The first fault stops the reading with a StateError naming
+// its path.
 
 // stateReader reads one document.
 type stateReader struct {
 	s           *Server
-	j           *jsonReader
+	src         readErrs
 	addAccounts bool // accounts no key belongs to are kept (a state file at start)
 	now         time.Time
 	st          *loadedState
+	opts        json.Options
 
 	// ids seen so far: each kind is unique in the document
 	contextIDs, accountIDs, deliveryIDs map[string]bool
@@ -41,13 +49,49 @@ type stateReader struct {
 	lastDeliverySeq uint64
 	webhookSeqs     map[uint64]bool // registration order: each webhook's place is its own
 	lastWebhookSeq  uint64
-	envelope        []byte   // an event's bytes while it is read
-	tags            []string // a version's tags as read, reused
+
+	// What the lists being read add to: the account, the context (and
+	// which of its versions need their changes worked out), the
+	// delivery's attempts.
+	acct     *loadedAccount
+	context  *contextRec
+	need     []bool
+	attempts []DeliveryAttempt
+
+	scratch []byte   // a string's text while it is checked
+	tags    []string // a version's tags as read, reused
+	// The objects read most often, reused: one each per read, not per
+	// object (a version's is some 200 bytes, for every version).
+	contextDoc contextDoc
+	versionDoc versionDoc
+	// interned holds the strings read as internStr and in tag, event and
+	// section lists, each once: user ids, tags and section names repeat
+	// across thousands of versions.
+	interned map[string]string
 
 	// The Markdown analysis of each context (and the changes its versions
 	// do not give) is made by workers, beside the reading.
 	analyses chan analysisJob
 	analyzed sync.WaitGroup
+}
+
+// maxInterned bounds the interned strings.
+const maxInterned = 100_000
+
+// readErrs passes reads through, keeping the first error other than
+// io.EOF: a failure to read the document is returned as it is, not as a
+// fault of the document.
+type readErrs struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErrs) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
 }
 
 // analysisJob is a context whose analysis is to be made: its md, and the
@@ -60,7 +104,7 @@ type analysisJob struct {
 // deliveryRef is a read delivery whose event and webhook are looked up
 // once the whole document is read (the events may come after).
 type deliveryRef struct {
-	w       where
+	index   int // in deliveries
 	d       savedDelivery
 	eventID string
 	hasURL  bool
@@ -69,11 +113,12 @@ type deliveryRef struct {
 // readState reads and validates a whole document; nothing is applied.
 func (s *Server) readState(r io.Reader, addAccounts bool) (*loadedState, error) {
 	rd := &stateReader{
-		s: s, j: newJSONReader(r), addAccounts: addAccounts, now: s.clock.Now(), st: &loadedState{},
+		s: s, src: readErrs{r: r}, addAccounts: addAccounts, now: s.clock.Now(), st: &loadedState{},
 		contextIDs: make(map[string]bool), accountIDs: make(map[string]bool), deliveryIDs: make(map[string]bool),
 		webhooks: make(map[string]*webhook), events: make(map[string]*eventBody), webhookSeqs: make(map[uint64]bool),
 	}
-	err := rd.document()
+	rd.opts = rd.options()
+	err := rd.document(jsontext.NewDecoder(&rd.src))
 	if rd.analyses != nil {
 		close(rd.analyses)
 		rd.analyzed.Wait() // on an error too: no worker outlives the reading
@@ -82,6 +127,361 @@ func (s *Server) readState(r io.Reader, addAccounts bool) (*loadedState, error) 
 		return nil, err
 	}
 	return rd.st, nil
+}
+
+// options are the unmarshaling's: unknown members refused, and the
+// document's own types read by the reader's functions (which refuse null:
+// see peek).
+func (rd *stateReader) options() json.Options {
+	return json.JoinOptions(
+		json.RejectUnknownMembers(true),
+		json.WithUnmarshalers(json.JoinUnmarshalers(
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *plainStr) (err error) {
+				s.v, err = rd.str(dec, strPlain, false)
+				s.ok = true
+				return err
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *textStr) (err error) {
+				s.v, err = rd.str(dec, strText, false)
+				s.ok = true
+				return err
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *lenientStr) (err error) {
+				s.v, err = rd.str(dec, strLenient, false)
+				s.ok = true
+				return err
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *internStr) (err error) {
+				s.v, err = rd.str(dec, strPlain, true)
+				s.ok = true
+				return err
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, l *strList) (err error) {
+				l.v, err = rd.strs(dec, strPlain, l.v[:0])
+				l.ok = true
+				return err
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, l *sectionList) (err error) {
+				l.v, err = rd.strs(dec, strLenient, []string{})
+				return err
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *accountList) error {
+				return elements(dec, rd.account)
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *contextList) error {
+				return elements(dec, rd.contextAt)
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, l *versionList) error {
+				l.ok = true
+				return elements(dec, rd.version)
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *webhookList) error {
+				return elements(dec, rd.webhook)
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *eventList) error {
+				return elements(dec, rd.event)
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *deliveryList) error {
+				return elements(dec, rd.delivery)
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *attemptList) error {
+				return elements(dec, rd.attempt)
+			}),
+		)))
+}
+
+// The document's fields. A field's type says how its value is read (the
+// reader's functions above, or the type's method); ok tells a field given
+// from one absent.
+type (
+	plainStr struct {
+		v  string
+		ok bool
+	} // strPlain
+	textStr struct {
+		v  string
+		ok bool
+	} // strText: content
+	lenientStr struct {
+		v  string
+		ok bool
+	} // strLenient: a receiver's words
+	internStr struct {
+		v  string
+		ok bool
+	} // strPlain, held once: user ids
+	strList struct {
+		v  []string
+		ok bool
+	}
+	// sectionList is a version's sections_modified: heading text, which
+	// may hold a tab, so any character is taken.
+	sectionList struct{ v []string }
+
+	accountList  struct{}
+	contextList  struct{}
+	versionList  struct{ ok bool }
+	webhookList  struct{}
+	eventList    struct{}
+	deliveryList struct{}
+	attemptList  struct{}
+)
+
+// wholeNumber is a whole number (5, 5.0 and 5e0 alike, as JSON Schema's
+// integer takes them) in R's bounds.
+type wholeNumber[R numberRange] struct {
+	v  int
+	ok bool
+}
+
+type numberRange interface{ bounds() (int, int) }
+
+type (
+	seqRange     struct{} // sequence numbers: 1 to maxStateSeq
+	countRange   struct{} // counts and durations: 0 to maxStateSeq
+	deltaRange   struct{} // word count deltas
+	statusRange  struct{} // an attempt's HTTP status, 0 when none came
+	retriesRange struct{}
+)
+
+func (seqRange) bounds() (int, int)     { return 1, maxStateSeq }
+func (countRange) bounds() (int, int)   { return 0, maxStateSeq }
+func (deltaRange) bounds() (int, int)   { return -maxStateSeq, maxStateSeq }
+func (statusRange) bounds() (int, int)  { return 0, 999 }
+func (retriesRange) bounds() (int, int) { return 0, 1_000_000 }
+
+// UnmarshalJSONFrom reads the number, with the API's message.
+func (n *wholeNumber[R]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	var r R
+	lo, hi := r.bounds()
+	fail := func(read bool) error {
+		path, label := readingPlace(dec, read)
+		return stateErr(path, "%s must be a whole number from %d to %d", label, lo, hi)
+	}
+	if k, err := peek(dec); err != nil || k != '0' {
+		return cmp.Or(err, fail(false))
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	f := tok.Float()
+	if f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+		return fail(true)
+	}
+	n.v, n.ok = int(f), true
+	return nil
+}
+
+// docBool is true or false.
+type docBool struct{ v, ok bool }
+
+// UnmarshalJSONFrom reads the boolean, with the API's message.
+func (b *docBool) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if k, err := peek(dec); err != nil || (k != 't' && k != 'f') {
+		if err != nil {
+			return err
+		}
+		path, label := readingPlace(dec, false)
+		return stateErr(path, "%s must be true or false", label)
+	}
+	tok, err := dec.ReadToken()
+	b.v, b.ok = tok.Bool(), true
+	return err
+}
+
+// docTime is a time as the API writes them.
+type docTime struct {
+	v  time.Time
+	ok bool
+}
+
+// UnmarshalJSONFrom reads the time, with the API's message.
+func (t *docTime) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	fail := func(read bool) error {
+		path, _ := readingPlace(dec, read)
+		return stateErr(path, "must be a time in RFC 3339, UTC, with milliseconds, such as 2026-11-21T20:51:00.123Z")
+	}
+	if k, err := peek(dec); err != nil || k != '"' {
+		return cmp.Or(err, fail(false))
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	var buf [32]byte
+	b := unquoteInto(buf[:0], v)
+	if at, r := controlChar(b, false); at >= 0 {
+		path, label := readingPlace(dec, true)
+		return stateErr(path, "%s%s", label, controlMessage(strPlain, at, r))
+	}
+	if !timestampRegexp.Match(b) {
+		return fail(true)
+	}
+	if t.v, err = time.Parse(timeFormat, string(b)); err != nil {
+		return fail(true)
+	}
+	t.ok = true
+	return nil
+}
+
+// eventData is an event's data: any JSON object, not checked further.
+type eventData struct{ ok bool }
+
+// UnmarshalJSONFrom skips the object.
+func (d *eventData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if k, err := peek(dec); err != nil || k != '{' {
+		if err != nil {
+			return err
+		}
+		path, _ := readingPlace(dec, false)
+		return stateErr(path, "must be a JSON object")
+	}
+	d.ok = true
+	return dec.SkipValue()
+}
+
+// str reads a string held to the API's rules for its kind; intern keeps
+// one copy of each distinct value.
+func (rd *stateReader) str(dec *jsontext.Decoder, kind int, intern bool) (string, error) {
+	if k, err := peek(dec); err != nil || k != '"' {
+		if err != nil {
+			return "", err
+		}
+		path, label := readingPlace(dec, false)
+		return "", stateErr(path, "%s must be a string", label)
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	b := unquoteInto(rd.scratch[:0], v)
+	rd.scratch = b
+	if kind != strLenient {
+		if at, r := controlChar(b, kind == strText); at >= 0 {
+			path, label := readingPlace(dec, true)
+			return "", stateErr(path, "%s%s", label, controlMessage(kind, at, r))
+		}
+	}
+	if !intern {
+		return string(b), nil
+	}
+	if s, ok := rd.interned[string(b)]; ok {
+		return s, nil
+	}
+	s := string(b)
+	if rd.interned == nil {
+		rd.interned = make(map[string]string)
+	}
+	if len(rd.interned) < maxInterned {
+		rd.interned[s] = s
+	}
+	return s, nil
+}
+
+// strs reads an array of strings of kind, each held once, into buf.
+func (rd *stateReader) strs(dec *jsontext.Decoder, kind int, buf []string) ([]string, error) {
+	if k, err := peek(dec); err != nil || k != '[' {
+		if err != nil {
+			return buf, err
+		}
+		path, label := readingPlace(dec, false)
+		return buf, stateErr(path, "%s must be an array of strings", label)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return buf, err
+	}
+	for dec.PeekKind() != ']' {
+		s, err := rd.str(dec, kind, true)
+		if err != nil {
+			return buf, err
+		}
+		buf = append(buf, s)
+	}
+	_, err := dec.ReadToken()
+	return buf, err
+}
+
+// peek returns the kind of the next value, or the decoder's error when
+// there is none (the document breaks, or ends). Every reader of the
+// document's values starts with it, so null is refused as a member's
+// value (an array's element is its array's reader's to check).
+func peek(dec *jsontext.Decoder) (jsontext.Kind, error) {
+	if k := dec.PeekKind(); k == 'n' {
+		if kind, _ := dec.StackIndex(dec.StackDepth()); kind == '{' {
+			return 0, stateErr(pointerPath(dec.StackPointer()), "must not be null")
+		}
+		return k, nil
+	} else if k != 0 {
+		return k, nil
+	}
+	_, err := dec.ReadToken()
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return 0, err
+}
+
+// elements reads an array of objects, calling each to read each one (the
+// decoder at its start).
+func elements(dec *jsontext.Decoder, each func(dec *jsontext.Decoder, i int) error) error {
+	if k, err := peek(dec); err != nil || k != '[' {
+		if err != nil {
+			return err
+		}
+		path, _ := readingPlace(dec, false)
+		return stateErr(path, "must be an array")
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		switch dec.PeekKind() {
+		case ']':
+			_, err := dec.ReadToken()
+			return err
+		case '{':
+			if err := each(dec, i); err != nil {
+				return err
+			}
+		case 0: // the decoder's error, or the end
+			_, err := peek(dec)
+			return err
+		default:
+			path, _ := readingPlace(dec, false)
+			return stateErr(path, "must be a JSON object")
+		}
+	}
+}
+
+// fault is a StateError about field of the object the decoder has just
+// read.
+func fault(dec *jsontext.Decoder, field, format string, args ...any) *StateError {
+	return stateErr(joinPath(pointerPath(dec.StackPointer()), field), format, args...)
+}
+
+func joinPath(base, name string) string {
+	if base == "" {
+		return name
+	}
+	return base + "." + name
+}
+
+// given is whether a field (by its JSON name) was given.
+type given struct {
+	name string
+	ok   bool
+}
+
+// required checks that each field of the object the decoder has just read
+// was given.
+func required(dec *jsontext.Decoder, fields ...given) error {
+	for _, f := range fields {
+		if !f.ok {
+			return fault(dec, f.name, "is required")
+		}
+	}
+	return nil
 }
 
 // analyze hands a read context to the workers, starting them with the
@@ -143,6 +543,12 @@ func analyzeContext(c *contextRec, need []bool) {
 	c.encodeMeta()
 }
 
+// analysis is the Markdown analysis of a text, when it has been made.
+type analysis struct {
+	info mdInfo
+	ok   bool
+}
+
 func stateErr(path, format string, args ...any) *StateError {
 	return &StateError{Path: path, Message: fmt.Sprintf(format, args...)}
 }
@@ -150,217 +556,172 @@ func stateErr(path, format string, args ...any) *StateError {
 // apiErr turns one of the API's field checks into a StateError at path.
 func apiErr(path string, e *apiError) error { return &StateError{Path: path, Message: e.message} }
 
-// has reports whether key k of a seen set is there.
-func has(seen uint64, k int) bool { return seen&(1<<k) != 0 }
+// stateDoc is the top-level object.
+type stateDoc struct {
+	Format      formatName              `json:"format"`
+	Version     formatVersion           `json:"version"`
+	SavedAt     docTime                 `json:"savedAt"`
+	CursorSalt  plainStr                `json:"cursorSalt"`
+	EventSeq    wholeNumber[countRange] `json:"eventSeq"`
+	DeliverySeq wholeNumber[countRange] `json:"deliverySeq"`
+	WebhookSeq  wholeNumber[countRange] `json:"webhookSeq"`
+	Accounts    accountList             `json:"accounts"`
+	Events      eventList               `json:"events"`
+	Deliveries  deliveryList            `json:"deliveries"`
+}
 
-// required checks that every key of fields whose index is in ks was seen.
-func required(seen uint64, w where, fields []string, ks ...int) error {
-	for _, k := range ks {
-		if !has(seen, k) {
-			return stateErr(w.field(fields[k]), "is required")
+// formatName is the document's "format", checked as soon as it is read: a
+// JSON file of another kind is told apart by it.
+type formatName struct{ ok bool }
+
+// UnmarshalJSONFrom reads the format.
+func (f *formatName) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	k, err := peek(dec)
+	if err != nil {
+		return err
+	}
+	if k == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err // the document breaks here, whatever its kind
 		}
+		if tok.String() == stateFormatName {
+			f.ok = true
+			return nil
+		}
+	}
+	return stateErr("format", `must be "%s": this is no contextsvc-mock state document`, stateFormatName)
+}
+
+// formatVersion is the document's "version", checked as soon as it is
+// read: a newer format may have fields this one does not know, and its
+// version is what to report.
+type formatVersion struct{ wholeNumber[seqRange] }
+
+// UnmarshalJSONFrom reads the version.
+func (v *formatVersion) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if err := v.wholeNumber.UnmarshalJSONFrom(dec); err != nil {
+		return err
+	}
+	if v.v > StateFormatVersion {
+		return &StateError{Path: "version", tooNew: true, Message: fmt.Sprintf(
+			"format version %d is newer than this mock server reads (%d): the document was written by a newer contextsvc-mock; run that one, or start without this state",
+			v.v, StateFormatVersion)}
 	}
 	return nil
 }
 
-var topFields = []string{"format", "version", "savedAt", "cursorSalt", "eventSeq", "deliverySeq", "webhookSeq", "accounts", "events", "deliveries"}
-
-const (
-	topFormat = iota
-	topVersion
-	topSavedAt
-	topSalt
-	topEventSeq
-	topDeliverySeq
-	topWebhookSeq
-	topAccounts
-	topEvents
-	topDeliveries
-)
-
 // document reads the top-level object, then resolves the references.
-func (rd *stateReader) document() error {
-	j := rd.j
-	root := where{}
-	seen, err := j.object(root, topFields, func(k int) error {
-		switch k {
-		case topFormat:
-			f, err := j.str(root, "format", -1, strPlain)
-			if wholeDocument(err) {
-				return err
-			}
-			if err != nil || f != stateFormatName {
-				return stateErr("format", `must be "%s": this is no contextsvc-mock state document`, stateFormatName)
-			}
-		case topVersion:
-			v, err := j.integer(root, "version", 1, maxStateSeq)
-			if err != nil {
-				return err
-			}
-			if v > StateFormatVersion {
-				return &StateError{Path: "version", tooNew: true, Message: fmt.Sprintf(
-					"format version %d is newer than this mock server reads (%d): the document was written by a newer contextsvc-mock; run that one, or start without this state",
-					v, StateFormatVersion)}
-			}
-		case topSavedAt:
-			_, err := rd.time(root, "savedAt")
-			return err
-		case topSalt:
-			v, err := j.str(root, "cursorSalt", -1, strPlain)
-			if wholeDocument(err) {
-				return err
-			}
-			if err != nil || !saltRegexp.MatchString(v) {
-				return stateErr("cursorSalt", "must be 32 lowercase hexadecimal digits")
-			}
-			rd.st.salt = new([16]byte)
-			_, _ = hex.Decode(rd.st.salt[:], []byte(v))
-		case topEventSeq, topDeliverySeq, topWebhookSeq:
-			n, err := j.integer(root, topFields[k], 0, maxStateSeq)
-			switch k {
-			case topEventSeq:
-				rd.st.eventSeq = uint64(n)
-			case topDeliverySeq:
-				rd.st.deliverySeq = uint64(n)
-			default:
-				rd.st.webhookSeq = uint64(n)
-			}
-			return err
-		case topAccounts:
-			return j.array("", "accounts", rd.account)
-		case topEvents:
-			return j.array("", "events", rd.event)
-		case topDeliveries:
-			return j.array("", "deliveries", rd.delivery)
+func (rd *stateReader) document(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case '{':
+	case 0:
+		_, err := dec.ReadToken()
+		return rd.docErr(dec, err)
+	default:
+		return stateErr("", "must be a JSON object")
+	}
+	var doc stateDoc
+	if err := json.UnmarshalDecode(dec, &doc, rd.opts); err != nil {
+		return rd.docErr(dec, err)
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		if rd.src.err != nil {
+			return rd.src.err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+		rest := dec.UnreadBuffer()
+		return stateErr("", "more data after the document's end, at byte %d", dec.InputOffset()+int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n"))))
 	}
-	if err := j.end(); err != nil {
-		return err
-	}
-	if !has(seen, topFormat) {
+	if !doc.Format.ok {
 		return stateErr("format", `is missing: a state document starts {"format":"%s","version":%d,…}`, stateFormatName, StateFormatVersion)
 	}
-	if !has(seen, topVersion) {
+	if !doc.Version.ok {
 		return stateErr("version", "is missing")
 	}
+	if doc.CursorSalt.ok {
+		if !saltRegexp.MatchString(doc.CursorSalt.v) {
+			return stateErr("cursorSalt", "must be 32 lowercase hexadecimal digits")
+		}
+		rd.st.salt = new([16]byte)
+		_, _ = hex.Decode(rd.st.salt[:], []byte(doc.CursorSalt.v))
+	}
+	rd.st.eventSeq = uint64(doc.EventSeq.v)
+	rd.st.deliverySeq = uint64(doc.DeliverySeq.v)
+	rd.st.webhookSeq = uint64(doc.WebhookSeq.v)
 	return rd.finish()
 }
 
-// wholeDocument reports whether err is about the document as a whole
-// (malformed JSON, cut short, unreadable), not about the value read: a
-// field that words its own message for a bad value passes such an error
-// on, or a file cut short in its format would be called no state document.
-func wholeDocument(err error) bool {
-	var se *StateError
-	return err != nil && (!errors.As(err, &se) || se.Path == "")
-}
-
-// time reads a time of the document, as the API writes them.
-func (rd *stateReader) time(w where, name string) (time.Time, error) {
-	v, err := rd.j.str(w, name, -1, strPlain)
-	if err == nil && timestampRegexp.MatchString(v) {
-		if t, err := time.Parse(timeFormat, v); err == nil {
-			return t, nil
+// docErr turns what stopped the reading into a StateError saying where,
+// or the error reading the document, as it is.
+func (rd *stateReader) docErr(dec *jsontext.Decoder, err error) error {
+	if rd.src.err != nil {
+		return rd.src.err
+	}
+	var fe *StateError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	read := dec.InputOffset() + int64(len(dec.UnreadBuffer())) // all of it, at the end
+	switch {
+	case err == io.EOF:
+		if len(bytes.TrimLeft(dec.UnreadBuffer(), " \t\r\n")) == 0 && dec.InputOffset() == 0 {
+			return stateErr("", "the document is empty")
 		}
+		return stateErr("", "the document ends early, at byte %d: it was cut short", read)
+	case isCutShort(err):
+		return stateErr("", "the document ends early, at byte %d: it was cut short", read)
 	}
-	if wholeDocument(err) || (err != nil && !strings.HasSuffix(err.Error(), "must be a string")) {
-		return time.Time{}, err
+	if p, allowed, ok := unknownMember(err); ok {
+		return stateErr(pointerPath(p), "unknown field (allowed: %s)", allowed)
 	}
-	return time.Time{}, stateErr(w.field(name), "must be a time in RFC 3339, UTC, with milliseconds, such as 2026-11-21T20:51:00.123Z")
-}
-
-// id reads field name of the value at w, an id matching re that is unique
-// among seen (when seen is not nil).
-func (rd *stateReader) id(w where, name string, re *regexp.Regexp, what string, seen map[string]bool) (string, error) {
-	kind := strPlain
-	if what == "user" {
-		kind |= strIntern // a few users write every version
-	}
-	v, err := rd.j.str(w, name, -1, kind)
-	if err != nil {
-		return "", err
-	}
-	if !re.MatchString(v) {
-		return "", stateErr(w.field(name), "%q is not a %s id (%s)", v, what, re.String())
-	}
-	if seen != nil {
-		if seen[v] {
-			return "", stateErr(w.field(name), "%s id %q appears twice", what, v)
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		switch {
+		case se.Err == jsontext.ErrDuplicateName:
+			return stateErr(pointerPath(se.JSONPointer), "the field appears twice")
+		case stringFault(se) != "":
+			path, label := valuePlace(se.JSONPointer)
+			return stateErr(path, "%s%s", label, stringFault(se))
 		}
-		seen[v] = true
+		return stateErr("", "malformed JSON at byte %d: %v", se.ByteOffset, se.Err)
 	}
-	return v, nil
+	var me *json.SemanticError
+	if errors.As(err, &me) {
+		return stateErr(pointerPath(me.JSONPointer), "%v", me.Err)
+	}
+	return err
 }
 
-// strs reads field name of the value at w, an array of strings of kind,
-// into buf (reused by the caller, who copies what it keeps).
-func (rd *stateReader) strs(w where, name string, kind int, buf []string) ([]string, error) {
-	out := buf[:0]
-	err := rd.j.elements(
-		func() error { return stateErr(w.field(name), "%s must be an array of strings", name) },
-		func(i int) error {
-			v, err := rd.j.str(w, name, i, kind)
-			out = append(out, v)
-			return err
-		})
-	return out, err
+// accountDoc is an account.
+type accountDoc struct {
+	ID         plainStr                `json:"id"`
+	ContextSeq wholeNumber[countRange] `json:"contextSeq"`
+	Contexts   contextList             `json:"contexts"`
+	Webhooks   webhookList             `json:"webhooks"`
 }
-
-var accountFields = []string{"id", "contextSeq", "contexts", "webhooks"}
 
 // account reads an account, a context at a time.
-func (rd *stateReader) account(w where) error {
-	j := rd.j
+func (rd *stateReader) account(dec *jsontext.Decoder, _ int) error {
 	la := &loadedAccount{}
-	base := w.String()
-	var acct string
-	seqGiven := -1
-	seen, err := j.object(w, accountFields, func(k int) error {
-		var err error
-		switch k {
-		case 0:
-			acct, err = j.str(w, "id", -1, strPlain)
-		case 1:
-			seqGiven, err = j.integer(w, "contextSeq", 0, maxStateSeq)
-		case 2:
-			err = j.array(base, "contexts", func(cw where) error {
-				c, err := rd.context(cw, la)
-				if err == nil {
-					la.contexts = append(la.contexts, c)
-				}
-				return err
-			})
-		case 3:
-			err = j.array(base, "webhooks", func(ww where) error {
-				wh, err := rd.webhook(ww)
-				if err == nil {
-					la.webhooks = append(la.webhooks, wh)
-				}
-				return err
-			})
-		}
-		return err
-	})
-	if err != nil {
+	rd.acct = la
+	var doc accountDoc
+	if err := json.UnmarshalDecode(dec, &doc); err != nil {
 		return err
 	}
-	if err := required(seen, w, accountFields, 0); err != nil {
+	acct := doc.ID.v
+	if err := required(dec, given{"id", doc.ID.ok}); err != nil {
 		return err
 	}
 	if err := ValidAccount(acct); err != nil {
-		return stateErr(w.field("id"), "%s", strings.TrimPrefix(err.Error(), "mockserver: "))
+		return fault(dec, "id", "%s", strings.TrimPrefix(err.Error(), "mockserver: "))
 	}
 	switch {
 	case len(la.webhooks) > MaxWebhooksPerAccount:
-		return stateErr(w.field("webhooks"), "%d webhooks: an account has at most %d", len(la.webhooks), MaxWebhooksPerAccount)
+		return fault(dec, "webhooks", "%d webhooks: an account has at most %d", len(la.webhooks), MaxWebhooksPerAccount)
 	case rd.accountIDs[acct]:
-		return stateErr(w.field("id"), "account %q appears twice", acct)
+		return fault(dec, "id", "account %q appears twice", acct)
 	case !rd.addAccounts && rd.s.accounts[acct] == nil:
-		return stateErr(w.field("id"), "no key of this server belongs to account %q: a state's accounts must be the server's own "+
+		return fault(dec, "id", "no key of this server belongs to account %q: a state's accounts must be the server's own "+
 			"(give it a key: the command's -key KEY:plan:scope:%s, or mockserver.WithKey)", acct, acct)
 	}
 	rd.accountIDs[acct] = true
@@ -368,11 +729,11 @@ func (rd *stateReader) account(w where) error {
 	if n := len(la.contexts); n > 0 {
 		la.contextSeq = la.contexts[n-1].seq
 	}
-	if seqGiven >= 0 {
-		if uint64(seqGiven) < la.contextSeq {
-			return stateErr(w.field("contextSeq"), "%d is below the last context's seq %d", seqGiven, la.contextSeq)
+	if doc.ContextSeq.ok {
+		if uint64(doc.ContextSeq.v) < la.contextSeq {
+			return fault(dec, "contextSeq", "%d is below the last context's seq %d", doc.ContextSeq.v, la.contextSeq)
 		}
-		la.contextSeq = uint64(seqGiven)
+		la.contextSeq = uint64(doc.ContextSeq.v)
 	}
 	for _, wh := range la.webhooks {
 		wh.account = acct
@@ -381,130 +742,163 @@ func (rd *stateReader) account(w where) error {
 	return nil
 }
 
-var stateContextFields = []string{"id", "seq", "versions"}
+// contextDoc is a context: its versions, oldest first.
+type contextDoc struct {
+	ID       plainStr              `json:"id"`
+	Seq      wholeNumber[seqRange] `json:"seq"`
+	Versions versionList           `json:"versions"`
+}
 
-// context reads one context and builds its record: its current fields
-// are its last version's; the workers make the rest (analyzeContext).
-func (rd *stateReader) context(w where, la *loadedAccount) (*contextRec, error) {
-	j := rd.j
+// contextAt reads one context of the account and builds its record: its
+// current fields are its last version's; the workers make the rest
+// (analyzeContext).
+func (rd *stateReader) contextAt(dec *jsontext.Decoder, _ int) error {
+	la := rd.acct
 	c := &contextRec{}
+	rd.context, rd.need = c, nil
+	rd.contextDoc = contextDoc{}
+	doc := &rd.contextDoc
+	if err := json.UnmarshalDecode(dec, doc); err != nil {
+		return err
+	}
+	if doc.ID.ok {
+		if err := rd.checkID(dec, "id", doc.ID.v, contextIDRegexp, "context", rd.contextIDs); err != nil {
+			return err
+		}
+		c.id = doc.ID.v
+	}
+	if err := required(dec, given{"id", doc.ID.ok}, given{"versions", doc.Versions.ok}); err != nil {
+		return err
+	}
+	if len(c.versions) == 0 {
+		return fault(dec, "versions", "must be an array of at least one version")
+	}
 	prev := uint64(0)
 	if n := len(la.contexts); n > 0 {
 		prev = la.contexts[n-1].seq
 	}
-	seq := -1
-	var need []bool // versions whose changes are to be worked out
-	seen, err := j.object(w, stateContextFields, func(k int) error {
-		var err error
-		switch k {
-		case 0:
-			c.id, err = rd.id(w, "id", contextIDRegexp, "context", rd.contextIDs)
-		case 1:
-			seq, err = j.integer(w, "seq", 1, maxStateSeq)
-		case 2:
-			err = j.array(w.String(), "versions", func(vw where) error {
-				var prevV *StoredVersion
-				if n := len(c.versions); n > 0 {
-					prevV = &c.versions[n-1].v
-				}
-				v, given, err := rd.version(vw, vw.index+1, prevV)
-				if err == nil {
-					c.versions = append(c.versions, newVersionRec(v))
-					if !given && need == nil {
-						need = make([]bool, vw.index, vw.index+1)
-					}
-					if need != nil {
-						need = append(need, !given)
-					}
-				}
-				return err
-			})
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := required(seen, w, stateContextFields, 0, 2); err != nil {
-		return nil, err
-	}
-	if len(c.versions) == 0 {
-		return nil, stateErr(w.field("versions"), "must be an array of at least one version")
-	}
 	c.seq = prev + 1
-	if seq >= 0 {
-		if c.seq = uint64(seq); c.seq <= prev {
-			return nil, stateErr(w.field("seq"), "%d is not above the seq of the context before it (%d): contexts are listed in creation order", c.seq, prev)
+	if doc.Seq.ok {
+		if c.seq = uint64(doc.Seq.v); c.seq <= prev {
+			return fault(dec, "seq", "%d is not above the seq of the context before it (%d): contexts are listed in creation order", c.seq, prev)
 		}
 	}
 	first, last := &c.versions[0].v, &c.versions[len(c.versions)-1].v
 	c.name, c.content, c.tags, c.version = last.Name, last.Content, last.Tags, last.Version
 	c.createdAt, c.updatedAt = first.CreatedAt, last.CreatedAt
-	rd.analyze(analysisJob{c, need})
+	rd.analyze(analysisJob{c, rd.need})
+	la.contexts = append(la.contexts, c)
 	rd.st.contexts++
 	rd.st.versions += len(c.versions)
-	return c, nil
+	return nil
 }
 
-// analysis is the Markdown analysis of a text, when it has been made.
-type analysis struct {
-	info mdInfo
-	ok   bool
-}
-
-var versionFields = []string{"version", "name", "content", "tags", "createdAt", "createdBy", "changes"}
-
-// version reads version number n, and whether it gives its changes.
-func (rd *stateReader) version(w where, n int, prev *StoredVersion) (StoredVersion, bool, error) {
-	j := rd.j
-	v := StoredVersion{Tags: []string{}}
-	var changesGiven bool
-	seen, err := j.object(w, versionFields, func(k int) error {
-		var err error
-		switch k {
-		case 0:
-			v.Version, err = j.integer(w, "version", 1, maxStateSeq)
-			if err == nil && v.Version != n {
-				err = stateErr(w.field("version"), "is %d, but versions are numbered 1, 2, 3… in order: this one must be %d", v.Version, n)
-			}
-		case 1:
-			if v.Name, err = j.str(w, "name", -1, strPlain); err == nil {
-				if e := validName(v.Name); e != nil {
-					err = apiErr(w.field("name"), e)
-				}
-			}
-		case 2:
-			if v.Content, err = j.str(w, "content", -1, strText); err == nil {
-				if e := validContent(v.Content); e != nil {
-					err = apiErr(w.field("content"), e)
-				}
-			}
-		case 3:
-			if rd.tags, err = rd.strs(w, "tags", strPlain|strIntern, rd.tags); err == nil {
-				var e *apiError
-				if v.Tags, e = cleanTags(rd.tags); e != nil {
-					err = apiErr(w.field("tags"), e)
-				}
-			}
-		case 4:
-			v.CreatedAt, err = rd.time(w, "createdAt")
-		case 5:
-			v.CreatedBy, err = rd.id(w, "createdBy", userIDRegexp, "user", nil)
-		case 6:
-			changesGiven = true
-			v.Changes, err = rd.changes(where{base: w.field("changes")})
-		}
-		return err
-	})
-	if err == nil {
-		err = required(seen, w, versionFields, 0, 1, 4, 5)
+// checkID checks id, the value of field, against re and, when seen is not
+// nil, its uniqueness among seen.
+func (rd *stateReader) checkID(dec *jsontext.Decoder, field, id string, re *regexp.Regexp, what string, seen map[string]bool) error {
+	if !re.MatchString(id) {
+		return fault(dec, field, "%q is not a %s id (%s)", id, what, re.String())
 	}
+	if seen != nil {
+		if seen[id] {
+			return fault(dec, field, "%s id %q appears twice", what, id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// versionDoc is a version.
+type versionDoc struct {
+	Version   wholeNumber[seqRange] `json:"version"`
+	Name      plainStr              `json:"name"`
+	Content   textStr               `json:"content"`
+	Tags      strList               `json:"tags"`
+	CreatedAt docTime               `json:"createdAt"`
+	CreatedBy internStr             `json:"createdBy"`
+	Changes   changesField          `json:"changes"`
+}
+
+// changesField is a version's changes, worked out by the workers when not
+// given.
+type changesField struct {
+	v  contextsvc.Changes
+	ok bool
+}
+
+// changesDoc is the object of changesField.
+type changesDoc struct {
+	SectionsModified sectionList             `json:"sections_modified"`
+	WordCountDelta   wholeNumber[deltaRange] `json:"word_count_delta"`
+}
+
+// UnmarshalJSONFrom reads the changes.
+func (ch *changesField) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if k, err := peek(dec); err != nil || k != '{' {
+		if err != nil {
+			return err
+		}
+		path, _ := readingPlace(dec, false)
+		return stateErr(path, "must be a JSON object")
+	}
+	var doc changesDoc
+	if err := json.UnmarshalDecode(dec, &doc); err != nil {
+		return err
+	}
+	if err := required(dec, given{"sections_modified", doc.SectionsModified.v != nil}, given{"word_count_delta", doc.WordCountDelta.ok}); err != nil {
+		return err
+	}
+	ch.v, ch.ok = contextsvc.Changes{SectionsModified: doc.SectionsModified.v, WordCountDelta: doc.WordCountDelta.v}, true
+	return nil
+}
+
+// version reads version number i+1 of the context being read.
+func (rd *stateReader) version(dec *jsontext.Decoder, i int) error {
+	c := rd.context
+	rd.versionDoc = versionDoc{Tags: strList{v: rd.tags[:0]}}
+	doc := &rd.versionDoc
+	err := json.UnmarshalDecode(dec, doc)
+	rd.tags = doc.Tags.v
 	if err != nil {
-		return v, false, err
+		return err
+	}
+	v := StoredVersion{Version: doc.Version.v, CreatedAt: doc.CreatedAt.v, CreatedBy: doc.CreatedBy.v, Tags: []string{}}
+	if doc.Version.ok && v.Version != i+1 {
+		return fault(dec, "version", "is %d, but versions are numbered 1, 2, 3… in order: this one must be %d", v.Version, i+1)
+	}
+	if doc.Name.ok {
+		if e := validName(doc.Name.v); e != nil {
+			return apiErr(joinPath(pointerPath(dec.StackPointer()), "name"), e)
+		}
+		v.Name = doc.Name.v
+	}
+	if doc.Content.ok {
+		if e := validContent(doc.Content.v); e != nil {
+			return apiErr(joinPath(pointerPath(dec.StackPointer()), "content"), e)
+		}
+		v.Content = doc.Content.v
+	}
+	if doc.Tags.ok {
+		var e *apiError
+		if v.Tags, e = cleanTags(doc.Tags.v); e != nil {
+			return apiErr(joinPath(pointerPath(dec.StackPointer()), "tags"), e)
+		}
+	}
+	if doc.CreatedBy.ok {
+		if err := rd.checkID(dec, "createdBy", v.CreatedBy, userIDRegexp, "user", nil); err != nil {
+			return err
+		}
+	}
+	if err := required(dec, given{"version", doc.Version.ok}, given{"name", doc.Name.ok}, given{"createdAt", doc.CreatedAt.ok}, given{"createdBy", doc.CreatedBy.ok}); err != nil {
+		return err
+	}
+	if doc.Changes.ok {
+		v.Changes = doc.Changes.v
 	}
 	// What an unchanged field shares with the version before, as the
 	// server's own versions do: each text is held once.
-	if prev != nil {
+	if n := len(c.versions); n > 0 {
+		prev := &c.versions[n-1].v
 		if v.Name == prev.Name {
 			v.Name = prev.Name
 		}
@@ -515,256 +909,231 @@ func (rd *stateReader) version(w where, n int, prev *StoredVersion) (StoredVersi
 			v.Tags = prev.Tags
 		}
 	}
-	return v, changesGiven, nil
+	c.versions = append(c.versions, newVersionRec(v))
+	// The versions whose changes are to be worked out.
+	if !doc.Changes.ok && rd.need == nil {
+		rd.need = make([]bool, i, i+1)
+	}
+	if rd.need != nil {
+		rd.need = append(rd.need, !doc.Changes.ok)
+	}
+	return nil
 }
 
-var changesFields = []string{"sections_modified", "word_count_delta"}
-
-// changes reads a version's changes. Section names are heading text, which
-// may hold a tab, so any character is taken.
-func (rd *stateReader) changes(w where) (contextsvc.Changes, error) {
-	var ch contextsvc.Changes
-	seen, err := rd.j.object(w, changesFields, func(k int) error {
-		var err error
-		if k == 0 {
-			ch.SectionsModified, err = rd.strs(w, "sections_modified", strLenient|strIntern, []string{})
-		} else {
-			ch.WordCountDelta, err = rd.j.integer(w, "word_count_delta", -maxStateSeq, maxStateSeq)
-		}
-		return err
-	})
-	if err == nil {
-		err = required(seen, w, changesFields, 0, 1)
-	}
-	return ch, err
+// webhookDoc is a webhook.
+type webhookDoc struct {
+	ID        plainStr              `json:"id"`
+	Seq       wholeNumber[seqRange] `json:"seq"`
+	URL       plainStr              `json:"url"`
+	Events    strList               `json:"events"`
+	Secret    plainStr              `json:"secret"`
+	CreatedAt docTime               `json:"createdAt"`
+	Active    docBool               `json:"active"`
 }
 
-var stateWebhookFields = []string{"id", "seq", "url", "events", "secret", "createdAt", "active"}
-
-// webhook reads a webhook, its fields held to the rules of registration
-// and of a change (PATCH /_mock/webhooks/{id}). Its account is set when
-// the account is read. A seq not given is the one after the highest so
-// far.
-func (rd *stateReader) webhook(w where) (*webhook, error) {
-	j := rd.j
-	wh := &webhook{}
-	st := &webhookState{active: true}
-	seq := -1
-	seen, err := j.object(w, stateWebhookFields, func(k int) error {
-		var err error
-		var e *apiError
-		switch k {
-		case 0:
-			if wh.id, err = rd.id(w, "id", webhookIDRegexp, "webhook", nil); err == nil && rd.webhooks[wh.id] != nil {
-				err = stateErr(w.field("id"), "webhook id %q appears twice", wh.id)
-			}
-		case 1:
-			seq, err = j.integer(w, "seq", 1, maxStateSeq)
-		case 2:
-			if st.url, err = j.str(w, "url", -1, strPlain); err == nil {
-				e = rd.s.validWebhookURL(st.url)
-			}
-		case 3:
-			var evs []string
-			if evs, err = rd.strs(w, "events", strPlain|strIntern, nil); err == nil {
-				types := make([]contextsvc.EventType, len(evs))
-				for i, ev := range evs {
-					types[i] = contextsvc.EventType(ev)
-				}
-				st.events, e = validWebhookEvents(types)
-			}
-		case 4:
-			// The messages never repeat the secret.
-			if st.secret, err = j.str(w, "secret", -1, strPlain); err == nil {
-				e = validWebhookSecret(st.secret)
-			}
-		case 5:
-			wh.createdAt, err = rd.time(w, "createdAt")
-		case 6:
-			st.active, err = j.boolean(w, "active")
-		}
-		if e != nil {
-			err = apiErr(w.field(stateWebhookFields[k]), e)
-		}
+// webhook reads a webhook of the account being read, its fields held to
+// the rules of registration and of a change (PATCH
+// /_mock/webhooks/{id}). Its account is set when the account is read. A
+// seq not given is the one after the highest so far.
+func (rd *stateReader) webhook(dec *jsontext.Decoder, _ int) error {
+	var doc webhookDoc
+	if err := json.UnmarshalDecode(dec, &doc); err != nil {
 		return err
-	})
-	if err == nil {
-		err = required(seen, w, stateWebhookFields, 0, 2, 3, 4, 5)
 	}
-	if err != nil {
-		return nil, err
+	wh := &webhook{id: doc.ID.v, createdAt: doc.CreatedAt.v}
+	st := &webhookState{active: true, url: doc.URL.v, secret: doc.Secret.v}
+	if doc.ID.ok {
+		if err := rd.checkID(dec, "id", wh.id, webhookIDRegexp, "webhook", nil); err != nil {
+			return err
+		}
+		if rd.webhooks[wh.id] != nil {
+			return fault(dec, "id", "webhook id %q appears twice", wh.id)
+		}
 	}
-	if seq < 0 {
+	// In the document's order; the messages never repeat the secret.
+	var e *apiError
+	field := "url"
+	if doc.URL.ok {
+		e = rd.s.validWebhookURL(st.url)
+	}
+	if e == nil && doc.Events.ok {
+		types := make([]contextsvc.EventType, len(doc.Events.v))
+		for i, ev := range doc.Events.v {
+			types[i] = contextsvc.EventType(ev)
+		}
+		st.events, e = validWebhookEvents(types)
+		field = "events"
+	}
+	if e == nil && doc.Secret.ok {
+		e, field = validWebhookSecret(st.secret), "secret"
+	}
+	if e != nil {
+		return apiErr(joinPath(pointerPath(dec.StackPointer()), field), e)
+	}
+	if doc.Active.ok {
+		st.active = doc.Active.v
+	}
+	if err := required(dec, given{"id", doc.ID.ok}, given{"url", doc.URL.ok}, given{"events", doc.Events.ok}, given{"secret", doc.Secret.ok}, given{"createdAt", doc.CreatedAt.ok}); err != nil {
+		return err
+	}
+	if !doc.Seq.ok {
 		wh.seq = rd.lastWebhookSeq + 1
-	} else if wh.seq = uint64(seq); rd.webhookSeqs[wh.seq] {
-		return nil, stateErr(w.field("seq"), "%d is another webhook's seq too: each webhook has its own place in registration order", seq)
+	} else if wh.seq = uint64(doc.Seq.v); rd.webhookSeqs[wh.seq] {
+		return fault(dec, "seq", "%d is another webhook's seq too: each webhook has its own place in registration order", doc.Seq.v)
 	}
 	rd.webhookSeqs[wh.seq] = true
 	rd.lastWebhookSeq = max(rd.lastWebhookSeq, wh.seq)
 	wh.state.Store(st)
 	rd.webhooks[wh.id] = wh
 	rd.st.webhooks++
-	return wh, nil
-}
-
-var eventFields = []string{"id", "type", "timestamp", "data"}
-
-// event reads an event envelope that pending deliveries send: its bytes,
-// compacted, are what their attempts sign.
-func (rd *stateReader) event(w where) error {
-	j := rd.j
-	if _, err := j.peek(); err != nil {
-		return err
-	}
-	rd.envelope = rd.envelope[:0]
-	j.capture = &rd.envelope
-	var ev eventBody
-	seen, err := j.object(w, eventFields, func(k int) error {
-		var err error
-		switch k {
-		case 0:
-			if ev.id, err = rd.id(w, "id", eventIDRegexp, "event", nil); err == nil && rd.events[ev.id] != nil {
-				err = stateErr(w.field("id"), "event id %q appears twice", ev.id)
-			}
-		case 1:
-			var typ string
-			if typ, err = j.str(w, "type", -1, strPlain); err == nil {
-				if verr := validEventType(typ); verr != nil {
-					err = stateErr(w.field("type"), "%s", strings.TrimPrefix(verr.Error(), ErrInvalidEvent.Error()+": "))
-				}
-			}
-			ev.typ = contextsvc.EventType(typ)
-		case 2:
-			_, err = rd.time(w, "timestamp")
-		case 3:
-			if c, perr := j.peek(); perr != nil || c != '{' {
-				if perr != nil {
-					return perr
-				}
-				return stateErr(w.field("data"), "must be a JSON object")
-			}
-			err = j.skip(0)
-		}
-		return err
-	})
-	j.capture = nil
-	if err == nil {
-		err = required(seen, w, eventFields, 0, 1, 2, 3)
-	}
-	if err != nil {
-		return err
-	}
-	var body bytes.Buffer
-	body.Grow(len(rd.envelope))
-	_ = json.Compact(&body, rd.envelope) // the reader has checked its grammar
-	ev.body = body.Bytes()
-	rd.events[ev.id] = &ev
+	rd.acct.webhooks = append(rd.acct.webhooks, wh)
 	return nil
 }
 
-var deliveryFields = []string{"id", "seq", "eventId", "webhookId", "url", "createdAt", "nextAttemptAt", "retries", "attempts"}
+// eventDoc is an event envelope.
+type eventDoc struct {
+	ID        plainStr  `json:"id"`
+	Type      plainStr  `json:"type"`
+	Timestamp docTime   `json:"timestamp"`
+	Data      eventData `json:"data"`
+}
 
-// delivery reads a pending delivery; its event and webhook are looked up
-// in finish.
-func (rd *stateReader) delivery(w where) error {
-	j := rd.j
-	ref := deliveryRef{w: w}
-	d := &ref.d
-	d.dueAt = rd.now
-	seq, retries := -1, -1
-	seen, err := j.object(w, deliveryFields, func(k int) error {
-		var err error
-		switch k {
-		case 0:
-			d.id, err = rd.id(w, "id", deliveryIDRegexp, "delivery", rd.deliveryIDs)
-		case 1:
-			seq, err = j.integer(w, "seq", 1, maxStateSeq)
-		case 2:
-			ref.eventID, err = j.str(w, "eventId", -1, strPlain)
-		case 3:
-			d.webhookID, err = j.str(w, "webhookId", -1, strPlain)
-		case 4:
-			if d.url, err = j.str(w, "url", -1, strPlain); err == nil {
-				if e := rd.s.validWebhookURL(d.url); e != nil {
-					err = apiErr(w.field("url"), e)
-				}
-			}
-			ref.hasURL = true
-		case 5:
-			d.createdAt, err = rd.time(w, "createdAt")
-		case 6:
-			d.dueAt, err = rd.time(w, "nextAttemptAt")
-		case 7:
-			retries, err = j.integer(w, "retries", 0, 1_000_000)
-		case 8:
-			err = j.array(w.String(), "attempts", func(aw where) error {
-				a, err := rd.attempt(aw, aw.index+1)
-				d.attempts = append(d.attempts, a)
-				return err
-			})
-		}
-		return err
-	})
-	if err == nil {
-		err = required(seen, w, deliveryFields, 0, 2, 3, 5)
-	}
+// event reads an event envelope that pending deliveries send: its bytes,
+// compacted, are what their attempts sign. The envelope is read whole
+// (the decoder checks it), then its fields.
+func (rd *stateReader) event(dec *jsontext.Decoder, i int) error {
+	raw, err := dec.ReadValue()
 	if err != nil {
 		return err
 	}
+	body := slices.Clone(raw)
+	if err := body.Compact(); err != nil {
+		return err
+	}
+	var doc eventDoc
+	if err := json.Unmarshal(body, &doc, rd.opts); err != nil {
+		// Where in the event: its own decoder's paths are within it.
+		err = rd.docErr(jsontext.NewDecoder(bytes.NewReader(nil)), err)
+		var se *StateError
+		if errors.As(err, &se) && se.Path != "" {
+			se.Path = fmt.Sprintf("events[%d].%s", i, se.Path)
+		}
+		return err
+	}
+	at := func(field string) string { return fmt.Sprintf("events[%d].%s", i, field) }
+	ev := &eventBody{id: doc.ID.v, typ: contextsvc.EventType(doc.Type.v), body: body}
+	if doc.ID.ok {
+		if !eventIDRegexp.MatchString(ev.id) {
+			return stateErr(at("id"), "%q is not a event id (%s)", ev.id, eventIDRegexp.String())
+		}
+		if rd.events[ev.id] != nil {
+			return stateErr(at("id"), "event id %q appears twice", ev.id)
+		}
+	}
+	if doc.Type.ok {
+		if verr := validEventType(doc.Type.v); verr != nil {
+			return stateErr(at("type"), "%s", strings.TrimPrefix(verr.Error(), ErrInvalidEvent.Error()+": "))
+		}
+	}
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{{"id", doc.ID.ok}, {"type", doc.Type.ok}, {"timestamp", doc.Timestamp.ok}, {"data", doc.Data.ok}} {
+		if !f.ok {
+			return stateErr(at(f.name), "is required")
+		}
+	}
+	rd.events[ev.id] = ev
+	return nil
+}
+
+// deliveryDoc is a pending delivery.
+type deliveryDoc struct {
+	ID            plainStr                  `json:"id"`
+	Seq           wholeNumber[seqRange]     `json:"seq"`
+	EventID       plainStr                  `json:"eventId"`
+	WebhookID     plainStr                  `json:"webhookId"`
+	URL           plainStr                  `json:"url"`
+	CreatedAt     docTime                   `json:"createdAt"`
+	NextAttemptAt docTime                   `json:"nextAttemptAt"`
+	Retries       wholeNumber[retriesRange] `json:"retries"`
+	Attempts      attemptList               `json:"attempts"`
+}
+
+// delivery reads a pending delivery; its event and webhook are looked up
+// in finish.
+func (rd *stateReader) delivery(dec *jsontext.Decoder, i int) error {
+	rd.attempts = nil
+	var doc deliveryDoc
+	if err := json.UnmarshalDecode(dec, &doc); err != nil {
+		return err
+	}
+	ref := deliveryRef{index: i, eventID: doc.EventID.v, hasURL: doc.URL.ok}
+	d := &ref.d
+	d.id, d.webhookID, d.url, d.createdAt, d.dueAt, d.attempts = doc.ID.v, doc.WebhookID.v, doc.URL.v, doc.CreatedAt.v, rd.now, rd.attempts
+	if doc.ID.ok {
+		if err := rd.checkID(dec, "id", d.id, deliveryIDRegexp, "delivery", rd.deliveryIDs); err != nil {
+			return err
+		}
+	}
+	if doc.URL.ok {
+		if e := rd.s.validWebhookURL(d.url); e != nil {
+			return apiErr(joinPath(pointerPath(dec.StackPointer()), "url"), e)
+		}
+	}
+	if doc.NextAttemptAt.ok {
+		d.dueAt = doc.NextAttemptAt.v
+	}
+	if err := required(dec, given{"id", doc.ID.ok}, given{"eventId", doc.EventID.ok}, given{"webhookId", doc.WebhookID.ok}, given{"createdAt", doc.CreatedAt.ok}); err != nil {
+		return err
+	}
 	d.seq = rd.lastDeliverySeq + 1
-	if seq >= 0 {
-		if d.seq = uint64(seq); d.seq <= rd.lastDeliverySeq {
-			return stateErr(w.field("seq"), "%d is not above the seq of the delivery before it (%d): deliveries are listed in creation order", d.seq, rd.lastDeliverySeq)
+	if doc.Seq.ok {
+		if d.seq = uint64(doc.Seq.v); d.seq <= rd.lastDeliverySeq {
+			return fault(dec, "seq", "%d is not above the seq of the delivery before it (%d): deliveries are listed in creation order", d.seq, rd.lastDeliverySeq)
 		}
 	}
 	rd.lastDeliverySeq = d.seq
 	d.retries = len(d.attempts)
-	if retries >= 0 {
-		d.retries = retries
+	if doc.Retries.ok {
+		d.retries = doc.Retries.v
 	}
 	rd.refs = append(rd.refs, ref)
 	return nil
 }
 
-var attemptFields = []string{"number", "scheduledAt", "startedAt", "durationNs", "statusCode", "error", "responseSnippet"}
+// attemptDoc is an attempt of a delivery. Its error and response snippet
+// are the receiver's or the network's words, kept as they came.
+type attemptDoc struct {
+	Number          wholeNumber[seqRange]    `json:"number"`
+	ScheduledAt     docTime                  `json:"scheduledAt"`
+	StartedAt       docTime                  `json:"startedAt"`
+	DurationNs      wholeNumber[countRange]  `json:"durationNs"`
+	StatusCode      wholeNumber[statusRange] `json:"statusCode"`
+	Error           lenientStr               `json:"error"`
+	ResponseSnippet lenientStr               `json:"responseSnippet"`
+}
 
-// attempt reads attempt number n of a delivery. Its error and response
-// snippet are the receiver's or the network's words, kept as they came.
-func (rd *stateReader) attempt(w where, n int) (DeliveryAttempt, error) {
-	j := rd.j
-	var a DeliveryAttempt
-	seen, err := j.object(w, attemptFields, func(k int) error {
-		var err error
-		switch k {
-		case 0:
-			a.Number, err = j.integer(w, "number", 1, maxStateSeq)
-			if err == nil && a.Number != n {
-				err = stateErr(w.field("number"), "is %d, but attempts are numbered 1, 2, 3… in order: this one must be %d", a.Number, n)
-			}
-		case 1:
-			a.ScheduledAt, err = rd.time(w, "scheduledAt")
-		case 2:
-			a.StartedAt, err = rd.time(w, "startedAt")
-		case 3:
-			var ns int
-			ns, err = j.integer(w, "durationNs", 0, maxStateSeq)
-			a.Duration = time.Duration(ns)
-		case 4:
-			a.StatusCode, err = j.integer(w, "statusCode", 0, 999)
-		case 5:
-			a.Error, err = j.str(w, "error", -1, strLenient)
-		case 6:
-			a.ResponseSnippet, err = j.str(w, "responseSnippet", -1, strLenient)
-			if err == nil && utf8.RuneCountInString(a.ResponseSnippet) > responseSnippetLimit {
-				err = stateErr(w.field("responseSnippet"), "must be at most %d characters", responseSnippetLimit)
-			}
-		}
+// attempt reads attempt number i+1 of the delivery being read.
+func (rd *stateReader) attempt(dec *jsontext.Decoder, i int) error {
+	var doc attemptDoc
+	if err := json.UnmarshalDecode(dec, &doc); err != nil {
 		return err
-	})
-	if err == nil {
-		err = required(seen, w, attemptFields, 0, 1, 2, 3)
 	}
-	return a, err
+	if doc.Number.ok && doc.Number.v != i+1 {
+		return fault(dec, "number", "is %d, but attempts are numbered 1, 2, 3… in order: this one must be %d", doc.Number.v, i+1)
+	}
+	if utf8.RuneCountInString(doc.ResponseSnippet.v) > responseSnippetLimit {
+		return fault(dec, "responseSnippet", "must be at most %d characters", responseSnippetLimit)
+	}
+	if err := required(dec, given{"number", doc.Number.ok}, given{"scheduledAt", doc.ScheduledAt.ok}, given{"startedAt", doc.StartedAt.ok}, given{"durationNs", doc.DurationNs.ok}); err != nil {
+		return err
+	}
+	rd.attempts = append(rd.attempts, DeliveryAttempt{
+		Number: doc.Number.v, ScheduledAt: doc.ScheduledAt.v, StartedAt: doc.StartedAt.v, Duration: time.Duration(doc.DurationNs.v),
+		StatusCode: doc.StatusCode.v, Error: doc.Error.v, ResponseSnippet: doc.ResponseSnippet.v,
+	})
+	return nil
 }
 
 // finish resolves each delivery's event and webhook: its attempts read
@@ -772,17 +1141,18 @@ func (rd *stateReader) attempt(w where, n int) (DeliveryAttempt, error) {
 // attempt went), it is the webhook's.
 func (rd *stateReader) finish() error {
 	for _, ref := range rd.refs {
+		at := func(field string) string { return fmt.Sprintf("deliveries[%d].%s", ref.index, field) }
 		ev := rd.events[ref.eventID]
 		if ev == nil {
-			return stateErr(ref.w.field("eventId"), "no event %q in events", ref.eventID)
+			return stateErr(at("eventId"), "no event %q in events", ref.eventID)
 		}
 		wh := rd.webhooks[ref.d.webhookID]
 		if wh == nil {
-			return stateErr(ref.w.field("webhookId"), "no webhook %q in any account", ref.d.webhookID)
+			return stateErr(at("webhookId"), "no webhook %q in any account", ref.d.webhookID)
 		}
 		st := wh.state.Load()
 		if !st.active {
-			return stateErr(ref.w.field("webhookId"), "webhook %q is inactive: an inactive webhook has no pending delivery", ref.d.webhookID)
+			return stateErr(at("webhookId"), "webhook %q is inactive: an inactive webhook has no pending delivery", ref.d.webhookID)
 		}
 		d := ref.d
 		d.event, d.hook = ev, wh

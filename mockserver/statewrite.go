@@ -2,10 +2,13 @@ package mockserver
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"io"
 	"regexp"
-	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The state document is JSON (the MockState schema of openapi.yaml states
@@ -47,54 +50,134 @@ var (
 // exact in a float64, as JSON numbers are read.
 const maxStateSeq = 1 << 52
 
-// stateWriter writes the document through a buffer, encoding each item
-// into b first; the first error sticks.
+// stateWriter writes the document with the JSON library's encoder: each
+// item (the header, an account's header, a context, a webhook, a
+// delivery) is encoded as a value of its own into item, and set in the
+// document's frame with the line breaks between them. An event is written
+// as the exact bytes its attempts sign. The first error sticks.
 type stateWriter struct {
-	w   *bufio.Writer
-	n   int64
-	b   []byte
+	tokens // an item's, written into item
+	w      *bufio.Writer
+	n      int64
+	item   bytes.Buffer
+	err    error
+}
+
+// stateEncoding is how the document's strings are written: as they were
+// before the library wrote them (<, >, &, U+2028 and U+2029 escaped), so a
+// file saved again is the same bytes. Names are the writer's own, never
+// repeated; a string that is not valid UTF-8 (a receiver's answer) has
+// each bad byte replaced.
+var stateEncoding = []jsontext.Options{
+	jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true),
+	jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true),
+}
+
+// raw writes bytes of the document's frame.
+func (sw *stateWriter) raw(b string) {
+	if sw.err == nil {
+		var n int
+		n, sw.err = sw.w.WriteString(b)
+		sw.n += int64(n)
+	}
+}
+
+// begin starts an item.
+func (sw *stateWriter) begin() {
+	sw.item.Reset()
+	sw.tok(jsontext.BeginObject)
+}
+
+// end ends an item and writes it, less its closing brace when open (the
+// frame goes on with the item's lists).
+func (sw *stateWriter) end(open bool) {
+	sw.tok(jsontext.EndObject)
+	if sw.err == nil {
+		sw.err = sw.tokens.err
+	}
+	if sw.err != nil {
+		return
+	}
+	b := bytes.TrimSuffix(sw.item.Bytes(), []byte("\n"))
+	if open {
+		b = b[:len(b)-1]
+	}
+	var n int
+	n, sw.err = sw.w.Write(b)
+	sw.n += int64(n)
+}
+
+// tokens writes tokens through an encoder; the first error sticks.
+type tokens struct {
+	e   *jsontext.Encoder
 	err error
 }
 
-func (sw *stateWriter) Write(p []byte) (int, error) {
-	n, err := sw.w.Write(p)
-	sw.n += int64(n)
-	return n, err
+func (t *tokens) tok(tok jsontext.Token) {
+	if t.err == nil {
+		t.err = t.e.WriteToken(tok)
+	}
 }
 
-// flush moves b to the buffered writer once it is large (or when forced).
-func (sw *stateWriter) flush(force bool) {
-	if sw.err != nil || (!force && len(sw.b) < 64<<10) {
-		return
+func (t *tokens) str(name, v string) {
+	t.tok(jsontext.String(name))
+	t.tok(jsontext.String(v))
+}
+
+func (t *tokens) int(name string, v int64) {
+	t.tok(jsontext.String(name))
+	t.tok(jsontext.Int(v))
+}
+
+func (t *tokens) uint(name string, v uint64) {
+	t.tok(jsontext.String(name))
+	t.tok(jsontext.Uint(v))
+}
+
+func (t *tokens) time(name string, v time.Time) {
+	t.tok(jsontext.String(name))
+	if t.err == nil {
+		// Formatted in place: a version has one, a delivery a few.
+		var buf [40]byte
+		b := append(buf[:0], '"')
+		b = append(v.UTC().AppendFormat(b, timeFormat), '"')
+		t.err = t.e.WriteValue(b)
 	}
-	_, sw.err = sw.w.Write(sw.b)
-	sw.n += int64(len(sw.b))
-	sw.b = sw.b[:0]
+}
+
+func (t *tokens) strs(name string, l []string) {
+	t.tok(jsontext.String(name))
+	t.tok(jsontext.BeginArray)
+	for _, s := range l {
+		t.tok(jsontext.String(s))
+	}
+	t.tok(jsontext.EndArray)
 }
 
 // writeTo writes the document to w and returns the bytes written.
 func (snap *stateSnapshot) writeTo(w io.Writer) (int64, error) {
-	sw := &stateWriter{b: make([]byte, 0, 128<<10)}
-	sw.w = bufio.NewWriterSize(writerFunc(func(p []byte) (int, error) { return w.Write(p) }), 256<<10)
-	b := sw.b
-	b = append(b, `{"format":"`+stateFormatName+`","version":`...)
-	b = strconv.AppendInt(b, StateFormatVersion, 10)
-	b = append(b, `,"savedAt":"`...)
-	b = snap.savedAt.UTC().AppendFormat(b, timeFormat)
-	b = append(b, `","cursorSalt":"`...)
-	b = hex.AppendEncode(b, snap.salt[:])
-	b = append(b, `","eventSeq":`...)
-	b = strconv.AppendUint(b, snap.eventSeq, 10)
-	b = append(b, `,"deliverySeq":`...)
-	b = strconv.AppendUint(b, snap.deliverySeq, 10)
-	b = append(b, `,"webhookSeq":`...)
-	b = strconv.AppendUint(b, snap.webhookSeq, 10)
-	b = append(b, `,"accounts":[`...)
-	sw.b = b
+	// Through a function: a *bufio.Writer given as w is not taken over.
+	sw := &stateWriter{w: bufio.NewWriterSize(writerFunc(w.Write), 256<<10)}
+	sw.item.Grow(64 << 10)
+	sw.e = jsontext.NewEncoder(&sw.item, stateEncoding...)
+	sw.begin()
+	sw.str("format", stateFormatName)
+	sw.int("version", StateFormatVersion)
+	sw.time("savedAt", snap.savedAt)
+	sw.str("cursorSalt", hex.EncodeToString(snap.salt[:]))
+	sw.uint("eventSeq", snap.eventSeq)
+	sw.uint("deliverySeq", snap.deliverySeq)
+	sw.uint("webhookSeq", snap.webhookSeq)
+	sw.end(true)
+	sw.raw(`,"accounts":[`)
 	for i := range snap.accounts {
-		sw.account(&snap.accounts[i], i == 0)
+		if i > 0 {
+			sw.raw(",")
+		}
+		sw.raw("\n")
+		sw.account(&snap.accounts[i])
 	}
-	sw.b = append(sw.b, "\n],\"events\":["...)
+	sw.raw("\n],\"events\":[")
 	// The events the pending deliveries need, each once: the exact bytes
 	// their attempts sign.
 	written := make(map[*eventBody]bool)
@@ -103,24 +186,21 @@ func (snap *stateSnapshot) writeTo(w io.Writer) (int64, error) {
 			continue
 		}
 		if len(written) > 0 {
-			sw.b = append(sw.b, ',')
+			sw.raw(",")
 		}
 		written[d.event] = true
-		sw.b = append(sw.b, '\n')
-		sw.b = append(sw.b, d.event.body...)
-		sw.flush(false)
+		sw.raw("\n")
+		sw.raw(string(d.event.body))
 	}
-	sw.b = append(sw.b, "\n],\"deliveries\":["...)
+	sw.raw("\n],\"deliveries\":[")
 	for i := range snap.deliveries {
 		if i > 0 {
-			sw.b = append(sw.b, ',')
+			sw.raw(",")
 		}
-		sw.b = append(sw.b, '\n')
+		sw.raw("\n")
 		sw.delivery(&snap.deliveries[i])
-		sw.flush(false)
 	}
-	sw.b = append(sw.b, "\n]}\n"...)
-	sw.flush(true)
+	sw.raw("\n]}\n")
 	if sw.err == nil {
 		sw.err = sw.w.Flush()
 	}
@@ -132,127 +212,104 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-func (sw *stateWriter) account(a *savedAccount, first bool) {
-	if !first {
-		sw.b = append(sw.b, ',')
-	}
-	sw.b = append(sw.b, "\n{\"id\":"...)
-	sw.b = appendJSONString(sw.b, a.id)
-	sw.b = append(sw.b, `,"contextSeq":`...)
-	sw.b = strconv.AppendUint(sw.b, a.contextSeq, 10)
-	sw.b = append(sw.b, `,"contexts":[`...)
+func (sw *stateWriter) account(a *savedAccount) {
+	sw.begin()
+	sw.str("id", a.id)
+	sw.uint("contextSeq", a.contextSeq)
+	sw.end(true)
+	sw.raw(`,"contexts":[`)
 	for i := range a.contexts {
 		if i > 0 {
-			sw.b = append(sw.b, ',')
+			sw.raw(",")
 		}
-		sw.b = append(sw.b, '\n')
+		sw.raw("\n")
 		sw.context(&a.contexts[i])
-		sw.flush(false)
 	}
-	sw.b = append(sw.b, "\n],\"webhooks\":["...)
+	sw.raw("\n],\"webhooks\":[")
 	for i := range a.webhooks {
 		if i > 0 {
-			sw.b = append(sw.b, ',')
+			sw.raw(",")
 		}
-		sw.b = append(sw.b, '\n')
+		sw.raw("\n")
 		sw.webhook(&a.webhooks[i])
 	}
-	sw.b = append(sw.b, "\n]}"...)
+	sw.raw("\n]}")
 }
 
 func (sw *stateWriter) context(c *savedContext) {
-	b := append(sw.b, `{"id":`...)
-	b = appendJSONString(b, c.id)
-	b = append(b, `,"seq":`...)
-	b = strconv.AppendUint(b, c.seq, 10)
-	b = append(b, `,"versions":[`...)
-	for i, vr := range c.versions {
-		if i > 0 {
-			b = append(b, ',')
-		}
+	sw.begin()
+	sw.str("id", c.id)
+	sw.uint("seq", c.seq)
+	sw.tok(jsontext.String("versions"))
+	sw.tok(jsontext.BeginArray)
+	for _, vr := range c.versions {
 		v := &vr.v
-		b = append(b, `{"version":`...)
-		b = strconv.AppendInt(b, int64(v.Version), 10)
-		b = append(b, `,"name":`...)
-		b = appendJSONString(b, v.Name)
-		b = append(b, `,"content":`...)
-		b = appendJSONString(b, v.Content)
-		b = append(b, `,"tags":`...)
-		b = appendStrings(b, v.Tags)
-		b = append(b, `,"createdAt":"`...)
-		b = v.CreatedAt.UTC().AppendFormat(b, timeFormat)
-		b = append(b, `","createdBy":`...)
-		b = appendJSONString(b, v.CreatedBy)
-		b = append(b, `,"changes":{"sections_modified":`...)
-		b = appendStrings(b, v.Changes.SectionsModified)
-		b = append(b, `,"word_count_delta":`...)
-		b = strconv.AppendInt(b, int64(v.Changes.WordCountDelta), 10)
-		b = append(b, "}}"...)
+		sw.tok(jsontext.BeginObject)
+		sw.int("version", int64(v.Version))
+		sw.str("name", v.Name)
+		sw.str("content", v.Content)
+		sw.strs("tags", v.Tags)
+		sw.time("createdAt", v.CreatedAt)
+		sw.str("createdBy", v.CreatedBy)
+		sw.tok(jsontext.String("changes"))
+		sw.tok(jsontext.BeginObject)
+		sw.strs("sections_modified", v.Changes.SectionsModified)
+		sw.int("word_count_delta", int64(v.Changes.WordCountDelta))
+		sw.tok(jsontext.EndObject)
+		sw.tok(jsontext.EndObject)
 	}
-	sw.b = append(b, "]}"...)
-}
-
-func appendStrings(b []byte, l []string) []byte {
-	b = append(b, '[')
-	for i, s := range l {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, s)
-	}
-	return append(b, ']')
+	sw.tok(jsontext.EndArray)
+	sw.end(false)
 }
 
 func (sw *stateWriter) webhook(w *savedWebhook) {
-	b := append(sw.b, `{"id":`...)
-	b = appendJSONString(b, w.id)
-	b = append(b, `,"seq":`...)
-	b = strconv.AppendUint(b, w.seq, 10)
-	b = append(b, `,"url":`...)
-	b = appendJSONString(b, w.state.url)
-	b = append(b, `,"events":[`...)
-	for i, e := range w.state.events {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, string(e))
+	sw.begin()
+	sw.str("id", w.id)
+	sw.uint("seq", w.seq)
+	sw.str("url", w.state.url)
+	sw.tok(jsontext.String("events"))
+	sw.tok(jsontext.BeginArray)
+	for _, e := range w.state.events {
+		sw.tok(jsontext.String(string(e)))
 	}
-	b = append(b, `],"secret":`...)
-	b = appendJSONString(b, w.state.secret)
-	b = append(b, `,"createdAt":"`...)
-	b = w.createdAt.UTC().AppendFormat(b, timeFormat)
-	b = append(b, `","active":`...)
-	b = strconv.AppendBool(b, w.state.active)
-	sw.b = append(b, '}')
+	sw.tok(jsontext.EndArray)
+	sw.str("secret", w.state.secret)
+	sw.time("createdAt", w.createdAt)
+	sw.tok(jsontext.String("active"))
+	sw.tok(jsontext.Bool(w.state.active))
+	sw.end(false)
 }
 
 func (sw *stateWriter) delivery(d *savedDelivery) {
-	b := append(sw.b, `{"id":`...)
-	b = appendJSONString(b, d.id)
-	b = append(b, `,"seq":`...)
-	b = strconv.AppendUint(b, d.seq, 10)
-	b = append(b, `,"eventId":`...)
-	b = appendJSONString(b, d.event.id)
-	b = append(b, `,"webhookId":`...)
-	b = appendJSONString(b, d.webhookID)
-	b = append(b, `,"url":`...)
-	b = appendJSONString(b, d.url)
-	b = append(b, `,"createdAt":"`...)
-	b = d.createdAt.UTC().AppendFormat(b, timeFormat)
-	b = append(b, `","nextAttemptAt":"`...)
-	b = d.dueAt.UTC().AppendFormat(b, timeFormat)
-	b = append(b, `","retries":`...)
-	b = strconv.AppendInt(b, int64(d.retries), 10)
-	b = append(b, `,"attempts":[`...)
-	for i, a := range d.attempts {
-		if i > 0 {
-			b = append(b, ',')
+	sw.begin()
+	sw.str("id", d.id)
+	sw.uint("seq", d.seq)
+	sw.str("eventId", d.event.id)
+	sw.str("webhookId", d.webhookID)
+	sw.str("url", d.url)
+	sw.time("createdAt", d.createdAt)
+	sw.time("nextAttemptAt", d.dueAt)
+	sw.int("retries", int64(d.retries))
+	sw.tok(jsontext.String("attempts"))
+	sw.tok(jsontext.BeginArray)
+	for _, a := range d.attempts {
+		// As the admin API shows an attempt (DeliveryAttempt.MarshalJSON).
+		sw.tok(jsontext.BeginObject)
+		sw.int("number", int64(a.Number))
+		sw.time("scheduledAt", a.ScheduledAt)
+		sw.time("startedAt", a.StartedAt)
+		sw.int("durationNs", int64(a.Duration))
+		if a.StatusCode != 0 {
+			sw.int("statusCode", int64(a.StatusCode))
 		}
-		j, err := a.MarshalJSON()
-		if err != nil && sw.err == nil {
-			sw.err = err
+		if a.Error != "" {
+			sw.str("error", a.Error)
 		}
-		b = append(b, j...)
+		if a.ResponseSnippet != "" {
+			sw.str("responseSnippet", a.ResponseSnippet)
+		}
+		sw.tok(jsontext.EndObject)
 	}
-	sw.b = append(b, "]}"...)
+	sw.tok(jsontext.EndArray)
+	sw.end(false)
 }

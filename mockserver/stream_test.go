@@ -246,7 +246,7 @@ func TestStreamRefusesOtherOrigins(t *testing.T) {
 			var e struct {
 				Error struct{ Type, Message string }
 			}
-			if err := json.NewDecoder(res.Body).Decode(&e); err != nil || e.Error.Type != "forbidden" || !strings.Contains(e.Error.Message, "cross-site stream refused") {
+			if err := json.NewDecoder(res.Body).Decode(&e); err != nil || e.Error.Type != "forbidden" || !strings.Contains(e.Error.Message, "cross-site request refused") {
 				t.Errorf("the refusal: %+v %v", e, err)
 			}
 			if n := ts.changes.n.Load(); n != 0 {

@@ -11,9 +11,12 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Field limits of the contract.
@@ -29,8 +32,11 @@ const (
 // readObject reads a request body (already capped by MaxBytesReader) and
 // decodes it into its top-level fields, rejecting anything but a JSON
 // object, and any field not in allowed (the first unknown one by name is
-// reported). Raw values are kept so each field's type, null and UTF-8 can
-// be checked by name.
+// reported). Raw values are kept so each field's type and null can be
+// checked by name; the JSON library's decoder has checked the rest: the
+// grammar, a field given twice, invalid UTF-8 and lone UTF-16 surrogate
+// escapes ("\ud800", which would otherwise be stored as U+FFFD without a
+// word), anywhere in the body.
 func readObject(r *http.Request, allowed ...string) (map[string]json.RawMessage, *apiError) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -53,26 +59,12 @@ func readObject(r *http.Request, allowed ...string) (map[string]json.RawMessage,
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, badRequest("", "the request body must be a JSON object")
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &fields); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, badRequest("", fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se))
-		}
-		return nil, badRequest("", "malformed JSON: "+err.Error())
+	fields, err := objectFields(trimmed, false)
+	if err != nil {
+		return nil, bodyFault(trimmed, err, allowed)
 	}
-	var unknown []string
-	for k := range fields {
-		if !slices.Contains(allowed, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, badRequest(unknown[0], fmt.Sprintf("unknown field %q (allowed: %s)", unknown[0], strings.Join(allowed, ", ")))
-	}
-	if name, twice := repeatedField(trimmed, len(fields)); twice {
-		return nil, badRequest(name, fmt.Sprintf("field %q is given more than once; give it once", name))
+	if e := unknownField(fields, allowed); e != nil {
+		return nil, e
 	}
 	for _, k := range allowed {
 		if v, ok := fields[k]; ok && string(v) == "null" {
@@ -82,37 +74,84 @@ func readObject(r *http.Request, allowed ...string) (map[string]json.RawMessage,
 	return fields, nil
 }
 
-// repeatedField returns the first top-level field of obj, a valid JSON
-// object whose fields have n distinct names, that is given more than once
-// (names compared after unescaping). encoding/json keeps the last of
-// them without a word, so {"content":"new","content":"old"} would store
-// "old": such a body is refused instead, as an unknown field is. The scan
-// is linear, and skipped when obj cannot hold more than n fields.
-func repeatedField(obj []byte, n int) (string, bool) {
-	if bytes.Count(obj, []byte{':'}) <= n {
-		return "", false // every field has its ':', so there are n of them
+// objectFields reads obj, a JSON object, into its top-level fields. The
+// values alias obj (the decoder reads a bytes.Buffer in place). lenient
+// takes names given twice (the last value kept) and invalid UTF-8, to
+// list the names of a body refused for them.
+func objectFields(obj []byte, lenient bool) (map[string]json.RawMessage, error) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(obj), jsontext.AllowDuplicateNames(lenient), jsontext.AllowInvalidUTF8(lenient))
+	if _, err := dec.ReadToken(); err != nil { // '{', as the caller saw
+		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if _, err := dec.Token(); err != nil { // '{'
-		return "", false
-	}
-	seen := make(map[string]bool, n)
-	var skip json.RawMessage
-	for dec.More() {
-		tok, err := dec.Token()
+	fields := make(map[string]json.RawMessage)
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
 		if err != nil {
-			return "", false
+			return nil, err
 		}
-		name, _ := tok.(string)
-		if seen[name] {
-			return name, true
+		name := tok.String()
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
 		}
-		seen[name] = true
-		if err := dec.Decode(&skip); err != nil {
-			return "", false
+		fields[name] = json.RawMessage(v)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, &jsontext.SyntacticError{ByteOffset: dec.InputOffset(), Err: errors.New("more data after the object")}
+	}
+	return fields, nil
+}
+
+// unknownField refuses the first field not in allowed, by name.
+func unknownField(fields map[string]json.RawMessage, allowed []string) *apiError {
+	var unknown []string
+	for k := range fields {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, k)
 		}
 	}
-	return "", false
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return badRequest(unknown[0], fmt.Sprintf("unknown field %q (allowed: %s)", unknown[0], strings.Join(allowed, ", ")))
+}
+
+// bodyFault turns the decoder's refusal of obj into the API's error. A
+// body refused for a field given twice or for a string's bytes is refused
+// for an unknown or null field first, as one read whole would be: its
+// names are listed again, leniently.
+func bodyFault(obj []byte, err error, allowed []string) *apiError {
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		return badRequest("", "malformed JSON: "+err.Error())
+	}
+	fault := stringFault(se)
+	if se.Err == jsontext.ErrDuplicateName || fault != "" {
+		if fields, lerr := objectFields(obj, true); lerr == nil {
+			if e := unknownField(fields, allowed); e != nil {
+				return e
+			}
+		}
+	}
+	param := ""
+	for tok := range se.JSONPointer.Tokens() {
+		param = tok // the top-level field the fault is in
+		break
+	}
+	switch {
+	case se.Err == jsontext.ErrDuplicateName:
+		return badRequest(param, fmt.Sprintf("field %q is given more than once; give it once", param))
+	case fault != "":
+		_, label := valuePlace(se.JSONPointer)
+		return badRequest(param, label+fault)
+	case isCutShort(se):
+		return badRequest("", fmt.Sprintf("malformed JSON at byte %d: the body ends inside a value", len(obj)))
+	}
+	return badRequest("", fmt.Sprintf("malformed JSON at byte %d: %v", se.ByteOffset, se.Err))
 }
 
 // decodeString decodes a field that must be a JSON string of valid UTF-8
@@ -128,90 +167,32 @@ func decodeText(field string, raw json.RawMessage) (string, *apiError) {
 	return decodeJSONString(field, raw, true)
 }
 
-// decodeJSONString decodes a JSON string field and refuses what would
-// otherwise be stored changed or hard to see: a lone UTF-16 surrogate
-// escape ("\ud800", which encoding/json turns into U+FFFD without a word)
-// and control characters (Unicode category Cc: C0, DEL and C1), except tab,
-// newline and carriage return when text is true. Both scans are linear.
+// decodeJSONString decodes a JSON string field the decoder has read (so of
+// valid UTF-8, without a lone surrogate escape), and refuses control
+// characters (Unicode category Cc: C0, DEL and C1), except tab, newline
+// and carriage return when text is true. The scan is linear.
 func decodeJSONString(field string, raw json.RawMessage, text bool) (string, *apiError) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", badRequest(field, field+" must be a string")
 	}
-	if !utf8.Valid(raw) {
+	b := []byte(raw[1 : len(raw)-1]) // the text itself when it holds no escape: the string below is its one copy
+	if bytes.IndexByte(b, '\\') >= 0 {
+		var err error
+		if b, err = jsontext.AppendUnquote(nil, raw); err != nil {
+			return "", badRequest(field, field+" must be valid UTF-8")
+		}
+	}
+	if !utf8.Valid(b) {
 		return "", badRequest(field, field+" must be valid UTF-8")
 	}
-	if at := loneSurrogate(raw); at >= 0 {
-		return "", badRequest(field, fmt.Sprintf("%s holds a lone UTF-16 surrogate escape (%s): such a string has no UTF-8 form", field, raw[at:at+6]))
+	kind := strPlain
+	if text {
+		kind = strText
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", badRequest(field, field+" must be a string")
+	if at, r := controlChar(b, text); at >= 0 {
+		return "", badRequest(field, field+controlMessage(kind, at, r))
 	}
-	for i, r := range s {
-		if unicode.IsControl(r) && !(text && (r == '\t' || r == '\n' || r == '\r')) {
-			allowed := ""
-			if text {
-				allowed = " other than tab, newline and carriage return"
-			}
-			return "", badRequest(field, fmt.Sprintf("%s must not contain control characters%s (%U at byte %d)", field, allowed, r, i))
-		}
-	}
-	return s, nil
-}
-
-// loneSurrogate returns the offset in raw, a JSON string literal, of a
-// \uXXXX escape of a UTF-16 surrogate that is not half of a pair (a high
-// one followed by an escaped low one), or -1 when there is none.
-func loneSurrogate(raw []byte) int {
-	for i := 0; i < len(raw); i++ {
-		j := bytes.IndexByte(raw[i:], '\\')
-		if j < 0 {
-			return -1
-		}
-		i += j + 1 // the escaped character
-		if i >= len(raw) || raw[i] != 'u' {
-			continue // \" \\ \n …: one character, skipped by the loop
-		}
-		r, ok := hex4(raw[i+1:])
-		if !ok {
-			return -1 // malformed: json.Unmarshal refuses it
-		}
-		switch {
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return i - 1
-		case r >= 0xD800 && r <= 0xDBFF:
-			if len(raw) >= i+11 && raw[i+5] == '\\' && raw[i+6] == 'u' {
-				if lo, ok := hex4(raw[i+7:]); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-					i += 10 // the pair
-					continue
-				}
-			}
-			return i - 1
-		}
-		i += 4
-	}
-	return -1
-}
-
-// hex4 decodes the four hex digits at the start of b.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	return string(b), nil
 }
 
 // decodeInteger decodes a field that must be a JSON number with an integer
@@ -219,8 +200,12 @@ func hex4(b []byte) (rune, bool) {
 // min to max.
 func decodeInteger(field string, raw json.RawMessage, minimum, maximum int) (int, *apiError) {
 	msg := fmt.Sprintf("%s must be a whole number from %d to %d", field, minimum, maximum)
-	var f float64
-	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) || json.Unmarshal(raw, &f) != nil {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, badRequest(field, msg)
+	}
+	// A JSON number the decoder has read: ParseFloat takes its grammar.
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
 		return 0, badRequest(field, msg)
 	}
 	if f != math.Trunc(f) || f < float64(minimum) || f > float64(maximum) {
@@ -235,18 +220,25 @@ func decodeStrings(field string, raw json.RawMessage) ([]string, *apiError) {
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil, badRequest(field, field+" must be an array of strings")
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw))
+	if _, err := dec.ReadToken(); err != nil {
 		return nil, badRequest(field, field+" must be an array of strings")
 	}
-	out := make([]string, 0, len(items))
-	for i, it := range items {
-		s, e := decodeString(fmt.Sprintf("%s[%d]", field, i), it)
+	var out []string
+	for i := 0; dec.PeekKind() != ']'; i++ {
+		it, err := dec.ReadValue()
+		if err != nil {
+			return nil, badRequest(field, field+" must be an array of strings")
+		}
+		s, e := decodeString(fmt.Sprintf("%s[%d]", field, i), json.RawMessage(it))
 		if e != nil {
 			e.param = field
 			return nil, e
 		}
 		out = append(out, s)
+	}
+	if out == nil {
+		out = []string{}
 	}
 	return out, nil
 }
@@ -277,20 +269,29 @@ func validContent(content string) *apiError {
 // ones before it took minutes of CPU.
 func cleanTags(tags []string) ([]string, *apiError) {
 	out := make([]string, 0, min(len(tags), maxTags))
-	for _, t := range tags {
+	for i, t := range tags {
 		n := utf8.RuneCountInString(t)
 		if n < 1 || n > maxTagRunes {
-			return nil, badRequest("tags", fmt.Sprintf("each tag must be 1 to %d characters, got %d", maxTagRunes, n))
+			return nil, badRequest("tags", fmt.Sprintf("tags[%d] must be 1 to %d characters, got %d", i, maxTagRunes, n))
 		}
 		if slices.Contains(out, t) {
 			continue
 		}
 		if len(out) == maxTags {
-			return nil, badRequest("tags", fmt.Sprintf("at most %d tags (after duplicates are dropped), got more", maxTags))
+			return nil, badRequest("tags", fmt.Sprintf("at most %d tags (after duplicates are dropped), got %d", maxTags, distinctCount(tags)))
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// distinctCount counts the distinct strings of l, in linear time.
+func distinctCount(l []string) int {
+	seen := make(map[string]struct{}, len(l))
+	for _, s := range l {
+		seen[s] = struct{}{}
+	}
+	return len(seen)
 }
 
 // contextFields are the decoded fields of a create or update body; nil

@@ -464,8 +464,9 @@ func inexpressibleAcceptance(op string, ex *exchange) string {
 }
 
 // checkOffDocument checks a 404 (unknown path), a 405 or, under /_mock/,
-// a 403 (the Host check) against the document's Error schema and the
-// headers its responses require.
+// a 403 (the Host and cross-site checks), 401 or 429 (the credentials)
+// against the document's Error schema and the headers its responses
+// require.
 func checkOffDocument(ex *exchange) []string {
 	doc, _ := spec()
 	var problems []string
@@ -478,12 +479,17 @@ func checkOffDocument(ex *exchange) []string {
 		if ex.header.Get("Allow") == "" {
 			problems = append(problems, "405 without Allow")
 		}
-	case http.StatusForbidden:
-		// The Host check answers before routing, on any /_mock/ path.
+	case http.StatusForbidden, http.StatusUnauthorized, http.StatusTooManyRequests:
+		// The Host, cross-site and credentials checks answer before
+		// routing, on any /_mock/ path.
 		if !isAdminPath(ex.path) {
-			return append(problems, "a 403 for a route not in openapi.yaml outside /_mock/")
+			return append(problems, fmt.Sprintf("a %d for a route not in openapi.yaml outside /_mock/", ex.status))
 		}
-		name = "HostRefused"
+		name = map[int]string{http.StatusForbidden: "AdminRefused", http.StatusUnauthorized: "AdminUnauthorized",
+			http.StatusTooManyRequests: "AdminChecksBusy"}[ex.status]
+		if ex.status == http.StatusUnauthorized && ex.header.Get("WWW-Authenticate") != adminChallenge {
+			problems = append(problems, fmt.Sprintf("401 with WWW-Authenticate %q", ex.header.Get("WWW-Authenticate")))
+		}
 	default:
 		return append(problems, fmt.Sprintf("status %d for a route not in openapi.yaml", ex.status))
 	}

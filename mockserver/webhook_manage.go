@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/redact"
 )
 
 // This file is webhook management, which the reference shows no /v1
@@ -51,7 +51,7 @@ type WebhookUpdate struct {
 func (u WebhookUpdate) String() string {
 	var parts []string
 	if u.URL != nil {
-		parts = append(parts, "URL:"+redactURL(*u.URL))
+		parts = append(parts, "URL:"+redact.URL(*u.URL))
 	}
 	if u.Events != nil {
 		parts = append(parts, fmt.Sprintf("Events:%v", u.Events))
@@ -67,14 +67,6 @@ func (u WebhookUpdate) String() string {
 
 // GoString is String, so %#v does not print the secret either.
 func (u WebhookUpdate) GoString() string { return u.String() }
-
-// redactURL drops the password of a url, for logs.
-func redactURL(raw string) string {
-	if p, err := url.Parse(raw); err == nil {
-		return p.Redacted()
-	}
-	return "(unparsable url)"
-}
 
 // Webhook returns the webhook with the given id, whatever its account, and
 // whether it exists. A deleted webhook does not.

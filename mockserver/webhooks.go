@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,9 +192,9 @@ func validWebhookEvents(types []contextsvc.EventType) ([]contextsvc.EventType, *
 		return nil, badRequest("events", "events must name at least one event type")
 	}
 	out := make([]contextsvc.EventType, 0, len(types))
-	for _, t := range types {
+	for i, t := range types {
 		if !t.Known() {
-			return nil, badRequest("events", "unknown event type "+strconv.Quote(string(t)))
+			return nil, badRequest("events", fmt.Sprintf("unknown event type %q (events[%d]): each must be one of %s", t, i, knownEventTypes))
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)
@@ -203,6 +202,16 @@ func validWebhookEvents(types []contextsvc.EventType) ([]contextsvc.EventType, *
 	}
 	return out, nil
 }
+
+// knownEventTypes lists the event types a webhook subscribes to, for the
+// message that refuses another.
+var knownEventTypes = func() string {
+	names := make([]string, 0, 8)
+	for _, t := range contextsvc.AllEventTypes() {
+		names = append(names, string(t))
+	}
+	return strings.Join(names, ", ")
+}()
 
 // validWebhookSecret checks a secret: 1 to 256 characters of valid UTF-8,
 // no control characters. Its messages never repeat the secret.

@@ -12,8 +12,8 @@
 // a caller), and through a Sentinel failover with the master killed under
 // load: until a replica is promoted, a call first waits out go-redis's
 // retries, then meets the failure behaviour described below for a Redis
-// that cannot be reached. The README's "When Redis fails" gives the
-// times.
+// that cannot be reached. The repository's docs/fleet.md, "When Redis
+// fails", gives the times.
 //
 // # The limiter
 //

@@ -152,31 +152,59 @@ function urlLabel(u) {
   } catch { return u; }
 }
 
-// lastAnswer is a delivery's latest attempt's outcome.
+// lastAnswer is a delivery's latest attempt's outcome, short enough for
+// a list's cell (the whole error is its title).
 function lastAnswer(d) {
   const a = d.attempts[d.attempts.length - 1];
   if (!a) return h('span', { class: 'muted' }, d.state === 'pending' ? 'waiting' : '–');
-  return answer(a);
+  return answer(a, true);
 }
 
-function answer(a) {
+// errorGist is the end of a transport error that says what happened:
+// "connection refused" of `Post "http://127.0.0.1:9/down": dial tcp
+// 127.0.0.1:9: connect: connection refused`, whose start a cell would
+// show and cut. Other errors ("timed out after 10s") are short already.
+function errorGist(err) {
+  if (!err.startsWith('Post "')) return err;
+  const i = err.lastIndexOf(': ');
+  return i >= 0 ? err.slice(i + 2) : err;
+}
+
+// answer is an attempt's outcome: its status, or its error, whole or
+// (short) its gist.
+function answer(a, short) {
   const ok = !a.error;
   if (a.statusCode) {
     return h('span', { class: 'answer-cell', title: a.error || null },
       h('span', { class: 'badge ' + (ok ? 'status-ok' : 'status-bad') }, String(a.statusCode)),
       a.error ? h('span', { class: 'muted' }, ' ' + a.error.replace(/^receiver answered \d+ ?/, '')) : null);
   }
-  return h('span', { class: 'error-text', title: a.error }, a.error);
+  return h('span', { class: 'error-text', title: a.error }, short ? errorGist(a.error) : a.error);
 }
 
 // ---- Routing ----
 
 // The route is the hash: #/view?filter=…&id=… (id is the selected item).
+// No hash is the deliveries; a hash that names no view is no view (view
+// null), which the page says rather than show another.
 function parseHash() {
+  if (['', '#', '#/'].includes(location.hash)) return { view: 'deliveries', q: new URLSearchParams() };
   const m = /^#\/([a-z]+)(?:\?(.*))?$/.exec(location.hash);
   // Own views only: #/constructor names no view (VIEWS inherits it).
-  const view = m && Object.hasOwn(VIEWS, m[1]) ? m[1] : 'deliveries';
-  return { view, q: new URLSearchParams(m ? m[2] || '' : '') };
+  if (!m || !Object.hasOwn(VIEWS, m[1])) return { view: null, q: new URLSearchParams() };
+  return { view: m[1], q: new URLSearchParams(m[2] || '') };
+}
+
+// noSuchView says that the hash names no view, and links the views; a
+// hash such as #/contexts/ctx_1 gets a link to the item it meant.
+function noSuchView(hash) {
+  const m = /^#\/([a-z]+)\/([^/?#]+)$/.exec(hash);
+  const meant = m && Object.hasOwn(VIEWS, m[1]) ? '#/' + m[1] + qs({ id: decodeURIComponent(m[2]) }) : null;
+  return h('section', { class: 'no-view', role: 'alert' },
+    h('h1', null, 'No such view'),
+    h('p', null, 'The page has no view at ', mono(hash), '.',
+      meant ? [' Did you mean ', link(meant, meant), '?'] : null),
+    h('p', null, 'Its views: ', Object.keys(VIEWS).map((v, i) => [i ? ', ' : '', h('a', { href: '#/' + v }, VIEWS[v].title)]), '.'));
 }
 
 function go(view, params) {
@@ -204,12 +232,29 @@ async function route() {
   for (const a of document.querySelectorAll('.sidebar a[data-view]')) {
     if (a.dataset.view === view) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
+  if (!view) {
+    app.view = null;
+    replace($('#main'), noSuchView(location.hash));
+    markReady();
+    return;
+  }
   const key = view + '?' + filterKey(q);
   if (!app.view || app.view.key !== key) {
     app.view = new ListView(view, VIEWS[view], q, key);
     await app.view.mount();
   }
   await app.view.select(q);
+}
+
+// markReady marks the page's first view on screen, once.
+function markReady() {
+  if (app.ready) return;
+  app.ready = true;
+  performance.mark('dashboard-ready');
+  document.body.dataset.ready = 'true';
+  // The first task after the next frame: the list is on screen (the
+  // benchmark's "first paint of the deliveries").
+  requestAnimationFrame(() => setTimeout(() => performance.mark('dashboard-painted')));
 }
 
 // ---- The list views ----
@@ -242,14 +287,7 @@ class ListView {
     this.layout = h('div', { class: 'split' }, h('section', { class: 'list-pane' }, this.table, this.status), this.detail);
     replace($('#main'), this.toolbar, this.layout);
     await this.load();
-    if (!app.ready) {
-      app.ready = true;
-      performance.mark('dashboard-ready');
-      document.body.dataset.ready = 'true';
-      // The first task after the next frame: the list is on screen (the
-      // benchmark's "first paint of the deliveries").
-      requestAnimationFrame(() => setTimeout(() => performance.mark('dashboard-painted')));
-    }
+    markReady();
   }
 
   async load() {
@@ -280,12 +318,14 @@ class ListView {
     return tr;
   }
 
+  // renderPager: every list's pager says the same, "‹ Previous · page N ·
+  // Next ›"; its titles say which way that is (newer or older first).
   renderPager() {
-    const newer = this.def.desc ? '‹ Newer' : '‹ Previous', older = this.def.desc ? 'Older ›' : 'Next ›';
+    const [before, after] = this.def.desc ? ['newer', 'older'] : ['earlier', 'later'];
     replace(this.pager,
-      h('button', { type: 'button', class: 'page-prev', disabled: this.index === 0, onclick: () => this.turn(-1) }, newer),
+      h('button', { type: 'button', class: 'page-prev', title: `The previous page (${before} items)`, disabled: this.index === 0, onclick: () => this.turn(-1) }, '‹ Previous'),
       h('span', { class: 'page-no' }, `page ${this.index + 1}`),
-      h('button', { type: 'button', class: 'page-next', disabled: !this.next, onclick: () => this.turn(1) }, older));
+      h('button', { type: 'button', class: 'page-next', title: `The next page (${after} items)`, disabled: !this.next, onclick: () => this.turn(1) }, 'Next ›'));
   }
 
   async turn(step) {

@@ -9,6 +9,20 @@
 //	CONTEXTSVC_BASE_URL=http://127.0.0.1:8080/v1
 //	CONTEXTSVC_API_KEY=sk_test_…
 //
+// Listening on every interface (-addr 0.0.0.0:8080 or :8080), it prints
+// http://127.0.0.1:8080/v1, which works on this machine, and logs the
+// URL with the machine's name for others.
+//
+// The admin routes (/_mock/) and the dashboard need no credentials on
+// loopback. With -admin-auth-file FILE, an htpasswd file of
+// user:bcrypt-hash lines (-hash-password USER writes one, the password
+// read from stdin, as does htpasswd -nbBC 10 USER PASSWORD),
+// they ask for a user name and password (HTTP Basic: a browser prompts,
+// curl takes -u USER). An -addr beyond loopback with the admin routes on
+// needs that file: without it the start is refused (exit 2), unless
+// -admin-insecure says that anyone who reaches the port may use them, or
+// -admin=false turns them off.
+//
 // Everything else (each request, each webhook delivery attempt, startup
 // and shutdown) is logged with log/slog to stderr. Run it with -h for the
 // flags. On SIGINT or SIGTERM it stops accepting requests, lets running

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -502,13 +503,15 @@ func TestCommand(t *testing.T) {
 }
 
 // TestWarnAdminExposed: the command warns when the admin routes listen on
-// an address other machines reach, and only then. The addresses are given,
-// not listened on: a test binds loopback only.
+// an address other machines reach without credentials (-admin-insecure),
+// says so without warning when they have some, and says nothing on
+// loopback. The addresses are given, not listened on: a test binds
+// loopback only.
 func TestWarnAdminExposed(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		addr net.Addr
-		warn bool
+		addr    net.Addr
+		exposed bool
 	}{
 		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, false},
 		{&net.TCPAddr{IP: net.IPv4(127, 3, 2, 1), Port: 8080}, false},
@@ -519,19 +522,66 @@ func TestWarnAdminExposed(t *testing.T) {
 		{&net.TCPAddr{IP: net.ParseIP("fd00::1"), Port: 8080}, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.addr.String(), func(t *testing.T) {
-			t.Parallel()
-			var log bytes.Buffer
-			warnAdminExposed(slog.New(slog.NewTextHandler(&log, nil)), tt.addr)
-			got := log.String()
-			if warned := strings.Contains(got, "level=WARN"); warned != tt.warn {
-				t.Fatalf("warned %v, want %v: %q", warned, tt.warn, got)
-			}
-			if tt.warn && (!strings.Contains(got, "reachable beyond this machine") || !strings.Contains(got, "-admin=false") ||
-				!strings.Contains(got, "addr="+tt.addr.String())) {
-				t.Errorf("the warning does not say what is exposed and how to close it: %q", got)
-			}
-		})
+		for _, protected := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s,protected=%t", tt.addr, protected), func(t *testing.T) {
+				t.Parallel()
+				var log bytes.Buffer
+				warnAdminExposed(slog.New(slog.NewTextHandler(&log, nil)), tt.addr, protected)
+				got := log.String()
+				if said := got != ""; said != tt.exposed {
+					t.Fatalf("said %q, want something: %v", got, tt.exposed)
+				}
+				if warned := strings.Contains(got, "level=WARN"); warned != (tt.exposed && !protected) {
+					t.Fatalf("warned %v, want %v: %q", warned, tt.exposed && !protected, got)
+				}
+				if !tt.exposed {
+					return
+				}
+				if !strings.Contains(got, "reachable beyond this machine") || !strings.Contains(got, "addr="+tt.addr.String()) {
+					t.Errorf("the line does not say what is reachable: %q", got)
+				}
+				if !protected && (!strings.Contains(got, "-admin=false") || !strings.Contains(got, "-admin-auth-file")) {
+					t.Errorf("the warning does not say how to close it: %q", got)
+				}
+			})
+		}
+	}
+}
+
+// TestBaseURL: the printed URL is one a user can paste: an unspecified
+// address (every interface) becomes 127.0.0.1.
+func TestBaseURL(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		addr  net.Addr
+		want  string
+		every bool
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, "http://127.0.0.1:8080", false},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 8080}, "http://[::1]:8080", false},
+		{&net.TCPAddr{IP: net.IPv4(192, 168, 1, 20), Port: 9000}, "http://192.168.1.20:9000", false},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, "http://127.0.0.1:8080", true},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 8081}, "http://127.0.0.1:8081", true},
+	}
+	for _, tt := range tests {
+		if got, every := baseURL(tt.addr); got != tt.want || every != tt.every {
+			t.Errorf("baseURL(%s) = %q, %v; want %q, %v", tt.addr, got, every, tt.want, tt.every)
+		}
+	}
+}
+
+// TestBeyondLoopback: which -addr values listen where other machines
+// reach.
+func TestBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8080": false, "127.9.9.9:0": false, "[::1]:8080": false, "localhost:8080": false, "LOCALHOST:1": false,
+		":8080": true, "0.0.0.0:8080": true, "[::]:8080": true, "192.168.1.20:8080": true, "[fd00::1]:8080": true,
+		"no-port": false,
+	} {
+		if got := beyondLoopback(addr); got != want {
+			t.Errorf("beyondLoopback(%q) = %v, want %v", addr, got, want)
+		}
 	}
 }
 

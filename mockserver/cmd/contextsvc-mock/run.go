@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -9,11 +11,15 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/contextsvc/contextsvc-go/mockserver"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Exit codes.
@@ -43,6 +49,10 @@ type settings struct {
 	stateFile       string
 	stateInterval   time.Duration
 	adminHosts      []string
+	adminAuthFile   string
+	adminAuth       mockserver.Option // from adminAuthFile; nil without it
+	adminInsecure   bool
+	hashUser        string // -hash-password: print a line for this user and exit
 }
 
 // keyFlags collects the repeatable -key flag. The specs are parsed after
@@ -156,7 +166,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		schedule = scheduleFlag{delays: mockserver.DefaultRetrySchedule()}
 		level    = levelFlag{level: slog.LevelInfo}
 	)
-	fs.StringVar(&st.addr, "addr", "127.0.0.1:8080", "`address` to listen on (port 0 picks a free port; the actual address is printed)")
+	fs.StringVar(&st.addr, "addr", "127.0.0.1:8080", "`address` to listen on (port 0 picks a free port; the actual address is printed). Beyond loopback (0.0.0.0, :PORT, a LAN address) the admin routes need -admin-auth-file, -admin-insecure or -admin=false")
 	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope[:account]]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read; account 1 to 64 characters of A-Z a-z 0-9 _ . - (default \""+mockserver.DefaultAccount+"\"). Keys naming one account share its contexts and webhooks, and are one user (user_… derived from the account name); another account's contexts are 404s. Without -key a random key is made (plan business, account \""+mockserver.DefaultAccount+"\"). The first key is printed.")
 	fs.Var(&schedule, "retry-schedule", "comma-separated `delays` between webhook delivery attempts, e.g. 1s,5s,30s,2m,24m; empty for a single attempt")
 	fs.BoolVar(&st.fakeClock, "fake-clock", false, "run on a fake clock that moves only by POST /_mock/clock/advance (timestamps, retries and rate-limit refills all follow it)")
@@ -166,9 +176,15 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.Var(&hosts, "admin-host", "a host `name` the admin routes and the dashboard answer to besides IP addresses, localhost and *.localhost, repeatable: "+
 		"the name you reach the mock by (a Docker Compose service, a machine on your network); .example.com allows it and every name under it. "+
 		"Requests with any other Host get a 403, so that a web page on another site cannot point its own name at the mock (DNS rebinding)")
+	fs.StringVar(&st.adminAuthFile, "admin-auth-file", "", "ask for a user name and password on the admin routes and the dashboard (HTTP Basic: a browser prompts for them, curl takes -u USER), "+
+		"checked against this htpasswd `file` of user:bcrypt-hash lines (-hash-password USER or htpasswd -nbBC 10 USER PASSWORD writes one; cost 4 to 14). Needed to listen beyond loopback with the admin routes on")
+	fs.BoolVar(&st.adminInsecure, "admin-insecure", false, "let the admin routes and the dashboard listen beyond loopback (-addr 0.0.0.0:PORT, a LAN address) without -admin-auth-file: "+
+		"anyone who reaches the port can read every account's contexts and webhook secrets, redeliver and reset the mock. Without it such a start is refused")
+	fs.StringVar(&st.hashUser, "hash-password", "", "print an -admin-auth-file line for `user` (user:bcrypt-hash, cost 10), its password read from the first line of stdin, and exit: "+
+		"echo 'a long passphrase' | contextsvc-mock -hash-password admin >> admin.htpasswd")
 	fs.Var(&level, "log-level", "`level` of the log on stderr: debug, info (default: every request and delivery attempt), warn or error")
 	fs.DurationVar(&st.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long running requests and webhook deliveries may take to finish")
-	fs.IntVar(&st.historyLimit, "history-limit", mockserver.DefaultHistoryLimit, "how many events, and how many finished webhook deliveries, are kept (the oldest go first; pending deliveries are always kept)")
+	fs.IntVar(&st.historyLimit, "history-limit", mockserver.DefaultHistoryLimit, "how many events, and how many finished webhook deliveries, are kept (the oldest go first; pending deliveries are always kept); events are also kept to 64 MiB, data included")
 	fs.IntVar(&st.deliveryBacklog, "delivery-backlog", mockserver.DefaultDeliveryBacklog, "how many webhook deliveries may wait for their first attempt; past it, requests that fire events wait for room (about 1 KB of memory a delivery)")
 	fs.IntVar(&st.retryLimit, "retry-limit", mockserver.DefaultRetryLimit, "how many webhook deliveries may wait for a retry; past it, a failed attempt gets no retry and its delivery ends failed (1 to 3 KB of memory a waiting retry)")
 	fs.DurationVar(&st.headerTimeout, "read-header-timeout", mockserver.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers before its connection is closed")
@@ -212,7 +228,102 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 			Scope: mockserver.ScopeWrite, Account: mockserver.DefaultAccount}}
 	}
 	st.keys, st.schedule, st.logLevel, st.adminHosts = parsed, schedule.delays, level.level, hosts
+	if st.adminAuthFile != "" {
+		if st.adminAuth, err = readAdminAuth(st.adminAuthFile); err != nil {
+			fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+			return nil, err
+		}
+	}
+	if st.admin && st.adminAuth == nil && !st.adminInsecure && beyondLoopback(st.addr) {
+		err := fmt.Errorf("-addr %s listens beyond this machine, and the admin routes (/_mock/) and the dashboard would have no credentials: "+
+			"anyone who reaches the port could read every account's contexts and webhook secrets and reset the mock. "+
+			"Add -admin-auth-file FILE (lines of user:bcrypt-hash, as -hash-password USER writes them), "+
+			"or -admin=false to turn the admin routes off, or -admin-insecure if anyone who reaches the port may use them", st.addr)
+		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+		return nil, err
+	}
 	return &st, nil
+}
+
+// readAdminAuth reads the -admin-auth-file. What it holds is checked by
+// mockserver.Open (see badAdminAuth).
+func readAdminAuth(path string) (mockserver.Option, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("-admin-auth-file: %w", err)
+	}
+	defer f.Close()
+	return mockserver.WithAdminAuth(f), nil
+}
+
+// badAdminAuth is the usage error of an -admin-auth-file that Open
+// refused (its options' one refusal the flags cannot check first), naming
+// the file and the line; "" for any other error.
+func badAdminAuth(st *settings, err error) string {
+	const prefix = "WithAdminAuth: "
+	if !errors.Is(err, mockserver.ErrInvalidOption) {
+		return ""
+	}
+	msg := strings.TrimPrefix(err.Error(), mockserver.ErrInvalidOption.Error()+": ")
+	if !strings.HasPrefix(msg, prefix) {
+		return ""
+	}
+	return "-admin-auth-file " + st.adminAuthFile + ": " + strings.TrimPrefix(msg, prefix)
+}
+
+// adminHashCost is the bcrypt cost of -hash-password: about 60 ms a check
+// on a laptop, once per password (the mock remembers a verified one).
+const adminHashCost = 10
+
+// hashPasswordLine makes the -admin-auth-file line for user, the password
+// the first line of r, checked as the file will be.
+func hashPasswordLine(user string, r io.Reader) (string, error) {
+	if err := mockserver.ValidAdminUser(user); err != nil {
+		return "", errors.New(strings.TrimPrefix(err.Error(), "mockserver: "))
+	}
+	pass, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("reading the password from stdin: %w", err)
+	}
+	pass = strings.TrimRight(pass, "\r\n")
+	if pass == "" {
+		return "", errors.New("give the password on stdin (one line): echo 'a long passphrase' | contextsvc-mock -hash-password USER")
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(pass), adminHashCost)
+	if err != nil {
+		return "", fmt.Errorf("the password: %w", err)
+	}
+	return user + ":" + string(hash), nil
+}
+
+// beyondLoopback reports whether addr, an -addr, listens where other
+// machines can reach it: all interfaces (":8080", 0.0.0.0, ::), an
+// address that is not loopback, or a name that resolves to one. An
+// address that cannot be split or resolved is left to Listen to refuse.
+func beyondLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "" {
+		return true
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return !ip.IsLoopback()
+	}
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
+	if err != nil {
+		return false
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return true
+		}
+	}
+	return false
 }
 
 // options turns the settings into the server's options.
@@ -241,6 +352,9 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 	if st.stateFile != "" {
 		opts = append(opts, mockserver.WithStateFile(st.stateFile), mockserver.WithStateInterval(st.stateInterval))
 	}
+	if st.adminAuth != nil {
+		opts = append(opts, st.adminAuth)
+	}
 	return opts
 }
 
@@ -264,26 +378,49 @@ func accountNames(keys []mockserver.Key) string {
 	return strings.Join(names, ",")
 }
 
-// warnAdminExposed warns when the server listens on an address other
+// warnAdminExposed says so when the server listens on an address other
 // machines can reach (0.0.0.0, ::, or an interface's address) with the
-// admin routes on: they have no authentication, so whoever reaches the
-// port can read every account's contexts, see masked keys, redeliver,
-// move the clock and reset the mock, and the dashboard shows all of it.
-func warnAdminExposed(logger *slog.Logger, addr net.Addr) {
+// admin routes on: with credentials (protected), that they ask for them;
+// without (-admin-insecure), a warning that whoever reaches the port can
+// read every account's contexts and webhook secrets, redeliver, move the
+// clock and reset the mock, and the dashboard shows all of it.
+func warnAdminExposed(logger *slog.Logger, addr net.Addr, protected bool) {
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok || tcp.IP.IsLoopback() {
 		return
 	}
-	logger.Warn("the admin routes (/_mock/) and the dashboard are reachable beyond this machine and have no authentication: "+
-		"anyone who reaches this address can read every account's contexts, redeliver, move the clock and reset the mock. "+
-		"Listen on a loopback address (-addr 127.0.0.1:PORT), or turn them off with -admin=false. "+
-		"(They answer to requests addressed to an IP address or localhost; one that reaches the mock by another name needs -admin-host NAME.)",
+	const byName = "(They answer to requests addressed to an IP address or localhost; one that reaches the mock by another name needs -admin-host NAME.)"
+	if protected {
+		logger.Info("the admin routes (/_mock/) and the dashboard are reachable beyond this machine, and ask for the credentials of -admin-auth-file. "+byName,
+			"addr", addr.String())
+		return
+	}
+	logger.Warn("the admin routes (/_mock/) and the dashboard are reachable beyond this machine and have no credentials (-admin-insecure): "+
+		"anyone who reaches this address can read every account's contexts and webhook secrets, redeliver, move the clock and reset the mock. "+
+		"Give them credentials with -admin-auth-file FILE, listen on a loopback address (-addr 127.0.0.1:PORT), or turn them off with -admin=false. "+byName,
 		"addr", addr.String())
 }
 
+// baseURL is the URL a user can paste to reach the server listening on
+// addr, and whether it listens on every interface: there a URL of the
+// unspecified address (http://[::]:8080) reaches nothing, so it is
+// 127.0.0.1 (the listener takes IPv4 and IPv6 alike).
+func baseURL(addr net.Addr) (url string, everyInterface bool) {
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port)), true
+	}
+	return "http://" + addr.String(), false
+}
+
 // run is the whole command: it serves until ctx is done, then shuts down
-// and returns the exit code.
+// and returns the exit code. With -hash-password it reads the password
+// from the process's stdin.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runInput(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// runInput is run with stdin given.
+func runInput(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	st, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -291,8 +428,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitUsage
 	}
+	if st.hashUser != "" {
+		line, err := hashPasswordLine(st.hashUser, stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "contextsvc-mock: -hash-password: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintln(stdout, line)
+		return exitOK
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: st.logLevel}))
 	srv, err := mockserver.Open(st.options(logger)...)
+	if msg := badAdminAuth(st, err); msg != "" {
+		fmt.Fprintf(stderr, "contextsvc-mock: %s\n", msg)
+		return exitUsage
+	}
 	if err != nil {
 		// The error names the file and what is wrong with it; the file is
 		// left as it is.
@@ -305,7 +455,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger.Error("cannot listen", "addr", st.addr, "error", err)
 		return exitError
 	}
-	base := "http://" + ln.Addr().String()
+	base, everyInterface := baseURL(ln.Addr())
 	// The server's own http.Server: its header and idle time-outs come
 	// from the flags (the body time-out is enforced by the handler).
 	hs := srv.HTTPServer(st.addr)
@@ -316,9 +466,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
 	logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()), "accounts", accountNames(srv.Keys()),
 		"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String(), "stateFile", stateFileText(st))
+	if everyInterface {
+		// Any name of this machine serves from elsewhere; its host name
+		// is the one most likely to resolve there.
+		host, _ := os.Hostname()
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		logger.Info("listening on every interface: use "+base+" on this machine, and this machine's name or address from others",
+			"addr", ln.Addr().String(), "fromOthers", "http://"+net.JoinHostPort(cmp.Or(host, "HOSTNAME"), port)+"/v1")
+	}
 	if st.admin {
 		logger.Info("dashboard: open it in a browser", "url", base+"/_mock/ui/")
-		warnAdminExposed(logger, ln.Addr())
+		warnAdminExposed(logger, ln.Addr(), st.adminAuth != nil)
 	}
 	if st.fakeClock {
 		// The fake clock starts at the real time; advanced, it stamps

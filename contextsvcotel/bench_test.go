@@ -1,0 +1,133 @@
+package contextsvcotel_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/contextsvcotel"
+	"github.com/contextsvc/contextsvc-go/internal/benchtest"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// benchProviders is an SDK tracer with a batch span processor in front of
+// an exporter that drops the spans (what a service exporting its traces
+// pays in-process), and an SDK meter provider with a reader.
+func benchProviders(b *testing.B) (*sdktrace.TracerProvider, *sdkmetric.MeterProvider) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	return tp, mp
+}
+
+// BenchmarkClientTelemetry prices the client's instrumentation against
+// otelhttp's around plain net/http, against the same local server (the
+// root package's BenchmarkContextsGet's) in the same run:
+//   - plain: net/http + encoding/json, as in BenchmarkContextsGet;
+//   - plain-otelhttp: the same through otelhttp.NewTransport (one span and
+//     its metrics per request);
+//   - client: Contexts.Get, no middleware;
+//   - client-otel: Contexts.Get through NewMiddleware (a call span, an
+//     attempt span, the metrics, the traceparent);
+//   - client-otel-global: NewMiddleware on the global providers, which are
+//     no-ops while the application sets none.
+//
+// The overhead of the client's instrumentation is client-otel minus
+// client; otelhttp's is plain-otelhttp minus plain. Both traced sides use
+// the same SDK tracer (batch processor, discarding exporter) and meter
+// provider.
+func BenchmarkClientTelemetry(b *testing.B) {
+	srv := benchtest.Server(b)
+	url := srv.URL + "/v1/contexts/" + benchtest.ContextID
+	ctx := context.Background()
+	plain := func(b *testing.B, rt http.RoundTripper) {
+		benchtest.Plain(b, rt, url, func(c *contextsvc.Context) bool { return c.Version == 7 })
+	}
+	client := func(b *testing.B, opts ...contextsvc.Option) {
+		c, err := contextsvc.NewClient("sk_bench", append([]contextsvc.Option{contextsvc.WithBaseURL(srv.URL + "/v1")}, opts...)...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			got, err := c.Contexts.Get(ctx, benchtest.ContextID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if got.Version != 7 {
+				b.Fatal("bad decode")
+			}
+		}
+	}
+
+	b.Run("plain", func(b *testing.B) { plain(b, benchtest.Transport()) })
+	b.Run("plain-otelhttp", func(b *testing.B) {
+		tp, mp := benchProviders(b)
+		plain(b, otelhttp.NewTransport(benchtest.Transport(), otelhttp.WithTracerProvider(tp), otelhttp.WithMeterProvider(mp),
+			otelhttp.WithPropagators(propagation.TraceContext{})))
+	})
+	b.Run("client", func(b *testing.B) { client(b) })
+	b.Run("client-otel", func(b *testing.B) {
+		tp, mp := benchProviders(b)
+		mw, err := contextsvcotel.NewMiddleware(contextsvcotel.WithTracerProvider(tp), contextsvcotel.WithMeterProvider(mp))
+		if err != nil {
+			b.Fatal(err)
+		}
+		client(b, contextsvc.WithMiddleware(mw))
+	})
+	b.Run("client-otel-global", func(b *testing.B) {
+		mw, err := contextsvcotel.NewMiddleware()
+		if err != nil {
+			b.Fatal(err)
+		}
+		client(b, contextsvc.WithMiddleware(mw))
+	})
+}
+
+// BenchmarkWebhookTelemetry prices the receiver's instrumentation: the
+// handler alone against the same handler with NewWebhookOption on an SDK
+// tracer (batch processor, discarding exporter) and meter provider, and on
+// the global (no-op) providers. Deduplication is off, since every
+// iteration delivers the same event.
+func BenchmarkWebhookTelemetry(b *testing.B) {
+	const secret = "whsec_benchmark_secret_0123456789"
+	body := eventBody("evt_bench", contextsvc.EventContextUpdated)
+	run := func(b *testing.B, opts ...contextsvc.WebhookOption) {
+		opts = append(opts, contextsvc.WithWebhookClock(func() time.Time { return deliveredAt }), contextsvc.WithDeduper(nil))
+		h, err := contextsvc.NewWebhookHandler(secret, func(context.Context, *contextsvc.Event) error { return nil }, opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchtest.Deliver(b, h, body, http.Header{
+			contextsvc.DefaultSignatureHeader: {contextsvc.Sign(body, secret)},
+			"Traceparent":                     {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+			"X-Service-Delivery":              {"dlv_bench"},
+			"X-Service-Delivery-Attempt":      {"1"},
+		})
+	}
+	b.Run("handler", func(b *testing.B) { run(b) })
+	b.Run("handler-otel", func(b *testing.B) {
+		tp, mp := benchProviders(b)
+		opt, err := contextsvcotel.NewWebhookOption(contextsvcotel.WithTracerProvider(tp), contextsvcotel.WithMeterProvider(mp))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, opt)
+	})
+	b.Run("handler-otel-global", func(b *testing.B) {
+		opt, err := contextsvcotel.NewWebhookOption()
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, opt)
+	})
+}
