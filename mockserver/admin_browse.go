@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
 )
 
 // This file is the part of the admin API that the dashboard reads besides
@@ -363,7 +364,7 @@ type diffLineJSON struct {
 	Cut int `json:"cut,omitempty"`
 }
 
-var diffOpNames = map[diffOp]string{diffEqual: "equal", diffDelete: "delete", diffInsert: "insert"}
+var diffOpNames = map[linediff.Op]string{linediff.Equal: "equal", linediff.Delete: "delete", linediff.Insert: "insert"}
 
 // versionParam reads the optional version query parameter name: absent
 // is 0.
@@ -417,7 +418,7 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 	id := c.id
 	a.mu.RUnlock()
 
-	d := diffTexts(fv.Content, tv.Content)
+	d := linediff.Texts(fv.Content, tv.Content)
 	out := diffJSON{ContextID: id, From: from, To: to, FromName: fv.Name, ToName: tv.Name, FromTags: fv.Tags, ToTags: tv.Tags,
 		Identical: d.Identical, TooDifferent: d.TooDifferent, Added: d.Added, Removed: d.Removed, Hunks: []diffHunkJSON{}}
 	sent := 0 // bytes of text in the hunks so far

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
 
@@ -122,7 +123,7 @@ func (s *Server) createContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		writeError(w, e)
 		return
 	}
-	c := &contextRec{id: newID("ctx_"), name: *f.name, tags: f.tags, version: 1}
+	c := &contextRec{id: ids.New("ctx_"), name: *f.name, tags: f.tags, version: 1}
 	if f.content != nil {
 		c.content = *f.content
 	}

@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
 )
 
 // The admin endpoints the dashboard reads and acts through, its page and
@@ -73,7 +75,7 @@ func TestAdminAccounts(t *testing.T) {
 	if diff := cmp.Diff(want, page.Data); diff != "" {
 		t.Errorf("accounts (-want +got):\n%s", diff)
 	}
-	if got := ids(t, pageAll(t, ts, "/_mock/accounts", 1)); !slices.Equal(got, []string{"acme", "globex"}) {
+	if got := itemIDs(t, pageAll(t, ts, "/_mock/accounts", 1)); !slices.Equal(got, []string{"acme", "globex"}) {
 		t.Errorf("paged one by one: %v", got)
 	}
 }
@@ -96,14 +98,14 @@ func TestAdminContexts(t *testing.T) {
 	reversed := slices.Clone(byAccount)
 	slices.Reverse(reversed)
 	for _, limit := range []int{1, 2, 3, 100} {
-		if got := ids(t, pageAll(t, ts, "/_mock/contexts", limit)); !slices.Equal(got, byAccount) {
+		if got := itemIDs(t, pageAll(t, ts, "/_mock/contexts", limit)); !slices.Equal(got, byAccount) {
 			t.Errorf("limit %d: %v, want %v", limit, got, byAccount)
 		}
-		if got := ids(t, pageAll(t, ts, "/_mock/contexts?order=desc", limit)); !slices.Equal(got, reversed) {
+		if got := itemIDs(t, pageAll(t, ts, "/_mock/contexts?order=desc", limit)); !slices.Equal(got, reversed) {
 			t.Errorf("desc, limit %d: %v, want %v", limit, got, reversed)
 		}
 	}
-	if got := ids(t, pageAll(t, ts, "/_mock/contexts?account=globex", 2)); !slices.Equal(got, byAccount[2:]) {
+	if got := itemIDs(t, pageAll(t, ts, "/_mock/contexts?account=globex", 2)); !slices.Equal(got, byAccount[2:]) {
 		t.Errorf("globex: %v", got)
 	}
 	if got := pageAll(t, ts, "/_mock/contexts?account=nobody", 2); len(got) != 0 {
@@ -185,7 +187,7 @@ func TestAdminDiffTooDifferent(t *testing.T) {
 	t.Parallel()
 	ts := NewTestServer(t)
 	var a, b strings.Builder
-	for i := range maxDiffEdits {
+	for i := range linediff.MaxEdits {
 		fmt.Fprintf(&a, "a%d\n", i)
 		fmt.Fprintf(&b, "b%d\n", i)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
 // Event is one recorded event: its envelope fields and the exact envelope
@@ -91,7 +92,7 @@ func (s *Server) emit(ctx context.Context, accountID string, typ contextsvc.Even
 		raw, _ = json.Marshal(data)
 	}
 	now := s.now()
-	ev := newEvent(newID("evt_"), typ, now, accountID, raw)
+	ev := newEvent(ids.New("evt_"), typ, now, accountID, raw)
 	s.events.add(ev)
 	c := change{Kind: changeEvent, ID: ev.ID, Action: "created", Account: accountID, Type: string(typ)}
 	if d, ok := data.(contextOf); ok {

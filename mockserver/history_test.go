@@ -15,9 +15,11 @@ import (
 	"unsafe"
 	"weak"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
 func TestQueue(t *testing.T) {
@@ -91,7 +93,7 @@ func pageAll(t *testing.T, ts *TestServer, path string, limit int) []json.RawMes
 	return nil
 }
 
-func ids(t *testing.T, items []json.RawMessage) []string {
+func itemIDs(t *testing.T, items []json.RawMessage) []string {
 	t.Helper()
 	out := make([]string, len(items))
 	for i, it := range items {
@@ -130,7 +132,7 @@ func TestEventHistoryLimit(t *testing.T) {
 		t.Errorf("kept events (-want +got):\n%s", diff)
 	}
 	for _, limit := range []int{1, 3, 7, 100} {
-		if diff := cmp.Diff(kept, ids(t, pageAll(t, ts, "/_mock/events", limit))); diff != "" {
+		if diff := cmp.Diff(kept, itemIDs(t, pageAll(t, ts, "/_mock/events", limit))); diff != "" {
 			t.Errorf("admin list, limit %d (-Go +admin):\n%s", limit, diff)
 		}
 	}
@@ -140,7 +142,7 @@ func TestEventHistoryLimit(t *testing.T) {
 			removed = append(removed, ev.ID)
 		}
 	}
-	if diff := cmp.Diff(removed, ids(t, pageAll(t, ts, "/_mock/events?type=team.member.removed", 1))); diff != "" {
+	if diff := cmp.Diff(removed, itemIDs(t, pageAll(t, ts, "/_mock/events?type=team.member.removed", 1))); diff != "" {
 		t.Errorf("filtered list (-want +got):\n%s", diff)
 	}
 	// The per-type index holds only the kept events.
@@ -163,7 +165,7 @@ func TestEventHistoryLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rest := ids(t, pageAll(t, ts, "/_mock/events?cursor="+url.QueryEscape(page.NextCursor), 100))
+	rest := itemIDs(t, pageAll(t, ts, "/_mock/events?cursor="+url.QueryEscape(page.NextCursor), 100))
 	if len(rest) != 7 || rest[0] != ts.Events()[0].ID {
 		t.Errorf("after the cursor's events were dropped: %d events", len(rest))
 	}
@@ -288,7 +290,7 @@ func TestAdminDeliveriesPaged(t *testing.T) {
 		}
 		want := deliveryIDs(ts.Deliveries(f))
 		for _, limit := range []int{1, 2, 5, 100} {
-			got := ids(t, pageAll(t, ts, "/_mock/deliveries?"+q.Encode(), limit))
+			got := itemIDs(t, pageAll(t, ts, "/_mock/deliveries?"+q.Encode(), limit))
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%+v, limit %d (-Go +admin):\n%s", f, limit, diff)
 			}
@@ -632,7 +634,7 @@ func TestEventHistoryMemoryAccounting(t *testing.T) {
 		given := 0
 		data := []byte(`{"pad":"` + strings.Repeat("x", dataLen) + `"}`)
 		for i := range evs {
-			evs[i] = newEvent(newID("evt_"), contextsvc.EventTeamMemberAdded, t0, "acct_default", data)
+			evs[i] = newEvent(ids.New("evt_"), contextsvc.EventTeamMemberAdded, t0, "acct_default", data)
 			given += len(evs[i].Body) + len(evs[i].ID)
 		}
 		checkMemoryAccounting(t, fmt.Sprintf("events of %d bytes of data", dataLen), given, func() {

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
 // countEvents counts the server's recorded events by type.
@@ -194,7 +196,7 @@ func serveDirect(s *Server, key, body string, h apiHandler) *httptest.ResponseRe
 	req := httptest.NewRequest("POST", "/v1/contexts", strings.NewReader(body))
 	req.Header.Set("Idempotency-Key", key)
 	rec := httptest.NewRecorder()
-	rec.Header().Set("X-Request-Id", newID("req_"))
+	rec.Header().Set("X-Request-Id", ids.New("req_"))
 	s.serveIdempotent(rec, req, s.keys[0], h)
 	return rec
 }

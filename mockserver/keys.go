@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/time/rate"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
 // Plan names a rate-limit plan of an API key.
@@ -161,7 +163,7 @@ func ValidAccount(name string) error {
 // restarts.
 func AccountUser(account string) string {
 	sum := sha256.Sum256([]byte("contextsvc-mock user of account " + account))
-	return "user_" + strings.ToLower(idEncoding.EncodeToString(sum[:16]))
+	return "user_" + ids.Encode(sum[:16])
 }
 
 // ParseKey parses the command-line form KEY[:plan[:scope[:account]]] where

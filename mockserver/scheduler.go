@@ -17,6 +17,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
 const (
@@ -424,7 +425,7 @@ func (d *deliverer) enqueueBody(ctx context.Context, eventID string, eventType c
 	now := d.clock.Now()
 	d.created++
 	rec := &deliveryRecord{
-		id:        newID("dlv_"),
+		id:        ids.New("dlv_"),
 		created:   d.created,
 		event:     ev,
 		hook:      hook,

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
 // maxBody is the contract's request body limit (2 MiB); past it a request
@@ -194,7 +196,7 @@ func Open(opts ...Option) (*Server, error) {
 	_, _ = rand.Read(salt[:])
 	s.cursorSalt.Store(salt)
 	if len(cf.keys) == 0 {
-		cf.keys = []Key{{Token: "sk_test_" + strings.TrimPrefix(newID("k_"), "k_"), Plan: PlanBusiness, Scope: ScopeWrite}}
+		cf.keys = []Key{{Token: "sk_test_" + strings.TrimPrefix(ids.New("k_"), "k_"), Plan: PlanBusiness, Scope: ScopeWrite}}
 	}
 	tokens := make(map[string]int, len(cf.keys))
 	for i, k := range cf.keys {
@@ -209,7 +211,7 @@ func Open(opts ...Option) (*Server, error) {
 			k.Scope = ScopeWrite
 		}
 		if k.Account == "" {
-			k.Account = newID("acct_")
+			k.Account = ids.New("acct_")
 		}
 		if k.User == "" {
 			k.User = AccountUser(k.Account)
@@ -405,7 +407,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rid := newID("req_")
+	rid := ids.New("req_")
 	w.Header()["X-Request-Id"] = []string{rid}
 	rw := &trackingWriter{ResponseWriter: w}
 	defer func() {

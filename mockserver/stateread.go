@@ -16,9 +16,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
 
 // This file reads and validates a state document (the MockState schema of
@@ -523,21 +525,21 @@ func analyzeContext(c *contextRec, need []bool) {
 		case !changed:
 			v.Changes = contextsvc.Changes{SectionsModified: []string{}}
 		default:
-			cur := compactInfo(analyze([]byte(v.Content)))
+			cur := markdown.Analyze([]byte(v.Content))
 			switch {
 			case i == 0:
-				v.Changes = diffInfo(nil, cur)
+				v.Changes = markdown.Diff(nil, cur)
 			case prev.ok:
-				v.Changes = diffInfo(&prev.info, cur)
+				v.Changes = markdown.Diff(&prev.info, cur)
 			default:
-				old := compactInfo(analyze([]byte(c.versions[i-1].v.Content)))
-				v.Changes = diffInfo(&old, cur)
+				old := markdown.Analyze([]byte(c.versions[i-1].v.Content))
+				v.Changes = markdown.Diff(&old, cur)
 			}
 			prev = analysis{cur, true}
 		}
 	}
 	if !prev.ok {
-		prev.info = compactInfo(analyze([]byte(c.content)))
+		prev.info = markdown.Analyze([]byte(c.content))
 	}
 	c.md = prev.info
 	c.encodeMeta()
@@ -545,7 +547,7 @@ func analyzeContext(c *contextRec, need []bool) {
 
 // analysis is the Markdown analysis of a text, when it has been made.
 type analysis struct {
-	info mdInfo
+	info markdown.Info
 	ok   bool
 }
 

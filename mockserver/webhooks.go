@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
 // MaxWebhooksPerAccount is how many webhooks one account may have. A
@@ -121,7 +122,7 @@ func (s *Server) addWebhook(a *account, f webhookFields) (*webhook, *apiError) {
 		return nil, badRequest("", fmt.Sprintf("this account already has %d webhooks, the most it may have: "+
 			"delete one first (DELETE /_mock/webhooks/{id}), or change one (PATCH /_mock/webhooks/{id})", MaxWebhooksPerAccount))
 	}
-	wh := newWebhook(newID("wh_"), a.id, f.url, f.secret, f.events, s.now())
+	wh := newWebhook(ids.New("wh_"), a.id, f.url, f.secret, f.events, s.now())
 	s.hooks.seq++
 	wh.seq = s.hooks.seq
 	a.webhooks = append(a.webhooks, wh)

@@ -1,10 +1,13 @@
 // Package export makes the files of the export endpoint (GET
-// /v1/contexts/{id}/export): their names, an attachment's
-// Content-Disposition with an ASCII fallback and the name itself.
+// /v1/contexts/{id}/export): the formats ([Lookup]), each one's bytes
+// ([Render]; the pdf package lays out the PDF) and the file's name (an
+// attachment's Content-Disposition with an ASCII fallback and the name
+// itself, [ContentDisposition]).
 //
-// It owns how an export is named. It sees a context's name, a version
-// number and a format's extension, never a stored context, and imports
-// nothing of the mock server.
+// It owns how an export reads and is named. It sees a context's name,
+// text and date as of one version, never a stored context, and the JSON
+// format's bytes are given to it; it imports markdown and pdf, nothing
+// else of the mock server.
 package export
 
 import (
