@@ -9,6 +9,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
 )
 
 // This file is the part of the admin API that the dashboard reads besides
@@ -169,7 +170,7 @@ func (s *Server) adminListContexts(w http.ResponseWriter, r *http.Request) {
 			accts = append(accts, i)
 		}
 	}
-	if start.desc {
+	if start.Desc {
 		slices.Reverse(accts)
 	}
 	var items []adminContextJSON
@@ -178,21 +179,21 @@ func (s *Server) adminListContexts(w http.ResponseWriter, r *http.Request) {
 		lo, hi := adminContextPos(ai, 0), adminContextPos(ai+1, 0)
 		// Where the walk starts in this account, if the cursor is not
 		// past it.
-		ps := pageStart{desc: start.desc}
+		ps := page.Start{Desc: start.Desc}
 		switch {
-		case !start.desc && start.pos >= hi, start.desc && start.pos <= lo:
+		case !start.Desc && start.Pos >= hi, start.Desc && start.Pos <= lo:
 			continue
-		case !start.desc && start.pos < lo:
-			ps.pos = 0
-		case start.desc && start.pos >= hi:
-			ps.pos = math.MaxUint64
+		case !start.Desc && start.Pos < lo:
+			ps.Pos = 0
+		case start.Desc && start.Pos >= hi:
+			ps.Pos = math.MaxUint64
 		default:
-			ps.pos = start.pos - lo
+			ps.Pos = start.Pos - lo
 		}
 		a := s.accountList[ai]
 		a.mu.RLock()
 		var last uint64
-		more := walkPage(a.order, func(c *contextRec) uint64 { return c.seq }, ps, limit-len(items), maxFilterScan,
+		more := page.Walk(a.order, func(c *contextRec) uint64 { return c.seq }, ps, limit-len(items), page.MaxScan,
 			func(*contextRec) bool { return true },
 			func(c *contextRec) {
 				items = append(items, c.adminJSON(a.id))
@@ -292,7 +293,7 @@ func (s *Server) adminListContextVersions(w http.ResponseWriter, r *http.Request
 		return
 	}
 	var items []adminVersionJSON
-	next := walkPage(c.versions, func(v *versionRec) uint64 { return uint64(v.v.Version) }, start, limit, maxFilterScan,
+	next := page.Walk(c.versions, func(v *versionRec) uint64 { return uint64(v.v.Version) }, start, limit, page.MaxScan,
 		func(*versionRec) bool { return true },
 		func(v *versionRec) {
 			items = append(items, adminVersionJSON{ContextID: c.id, Version: v.v.Version, Name: v.v.Name, Tags: v.v.Tags,
@@ -499,7 +500,7 @@ func (s *Server) adminSummary(w http.ResponseWriter, r *http.Request) {
 		a.mu.RUnlock()
 	}
 	s.events.mu.RLock()
-	sum.Events = s.events.all.len()
+	sum.Events = s.events.all.Len()
 	s.events.mu.RUnlock()
 	s.faultMu.Lock()
 	sum.Faults = len(s.faults)

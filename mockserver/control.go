@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"golang.org/x/time/rate"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // This file is the Go side of the admin API: what a test does to a Server

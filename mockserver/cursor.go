@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"net/url"
 	"strconv"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
 )
 
 // Cursor kinds, so a versions cursor is no contexts cursor.
@@ -100,11 +102,11 @@ func (s *Server) pageParams(q url.Values, kind byte, scope string) (limit int, a
 // scope itself, so its cursors are those issued before orders existed.)
 //
 // It returns the scope the page's own cursor is made for (writePage's).
-func (s *Server) listParams(q url.Values, kind byte, scope string) (limit int, start pageStart, pageScope string, e *apiError) {
+func (s *Server) listParams(q url.Values, kind byte, scope string) (limit int, start page.Start, pageScope string, e *apiError) {
 	desc := false
 	if vs, ok := q["order"]; ok {
 		if len(vs) > 1 || (vs[0] != "asc" && vs[0] != "desc") {
-			return 0, pageStart{}, "", badRequest("order", "order must be one of asc (oldest first, the default) and desc (newest first)")
+			return 0, page.Start{}, "", badRequest("order", "order must be one of asc (oldest first, the default) and desc (newest first)")
 		}
 		desc = vs[0] == "desc"
 	}
@@ -113,11 +115,11 @@ func (s *Server) listParams(q url.Values, kind byte, scope string) (limit int, s
 	}
 	limit, pos, e := s.pageParams(q, kind, scope)
 	if e != nil {
-		return 0, pageStart{}, "", e
+		return 0, page.Start{}, "", e
 	}
-	start = firstPage(desc)
+	start = page.First(desc)
 	if _, ok := q["cursor"]; ok {
-		start.pos = pos
+		start.Pos = pos
 	}
 	return limit, start, scope, nil
 }

@@ -307,7 +307,7 @@ func TestAdminListFilters(t *testing.T) {
 }
 
 // TestAdminFilterBoundedWalk: a filter no index serves (a delivery's
-// state) walks at most maxFilterScan deliveries a page; past them the
+// state) walks at most page.MaxScan deliveries a page; past them the
 // page ends early with a cursor that goes on, and following the cursors
 // finds every match once.
 func TestAdminFilterBoundedWalk(t *testing.T) {
@@ -369,38 +369,6 @@ func TestAdminFilterBoundedWalk(t *testing.T) {
 	}
 	if len(got) != 3 || short < 2 {
 		t.Errorf("%d pending deliveries in %d pages (%d short ones), want 3, with at least 2 short pages", len(got), pages, short)
-	}
-}
-
-// TestWalkPage: the bound on a filtered walk, in both directions.
-func TestWalkPage(t *testing.T) {
-	t.Parallel()
-	src := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	key := func(v uint64) uint64 { return v }
-	even := func(v uint64) bool { return v%2 == 0 }
-	for _, tc := range []struct {
-		start      pageStart
-		limit, max int
-		keep       func(uint64) bool
-		want       []uint64
-		next       uint64
-	}{
-		{firstPage(false), 3, 100, even, []uint64{2, 4, 6}, 7}, // 7 was looked at
-		{pageStart{pos: 7}, 3, 100, even, []uint64{8, 10}, 0},
-		{pageStart{pos: 6}, 3, 100, even, []uint64{8, 10}, 0},
-		{firstPage(true), 3, 100, even, []uint64{10, 8, 6}, 5},
-		{pageStart{pos: 6, desc: true}, 3, 100, even, []uint64{4, 2}, 0},
-		{firstPage(false), 3, 2, func(v uint64) bool { return v > 8 }, nil, 2},
-		{pageStart{pos: 7}, 3, 2, func(v uint64) bool { return v > 8 }, []uint64{9, 10}, 0},
-		{firstPage(true), 3, 2, func(v uint64) bool { return v < 3 }, nil, 9},
-		{firstPage(false), 10, 100, even, []uint64{2, 4, 6, 8, 10}, 0},
-		{pageStart{pos: 10}, 3, 100, even, nil, 0},
-	} {
-		var got []uint64
-		next := walkPage(src, key, tc.start, tc.limit, tc.max, tc.keep, func(v uint64) { got = append(got, v) })
-		if !slices.Equal(got, tc.want) || next != tc.next {
-			t.Errorf("%+v limit %d max %d: %v next %d, want %v next %d", tc.start, tc.limit, tc.max, got, next, tc.want, tc.next)
-		}
 	}
 }
 

@@ -1,24 +1,12 @@
 package mockserver
 
 import (
-	"math"
-	"sort"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/queue"
 )
-
-// maxFilterScan bounds how many kept records a filtered page of an admin
-// list walks past without a match. A filter that has an index of its own
-// (a delivery's event, webhook, account or event type; an event's type or
-// account) picks the records to walk, so a page of one filter costs its
-// binary search and its items. What no index selects (a delivery's state,
-// which changes; the second of two filters) is tested record by record:
-// after maxFilterScan records without the page filling, the page ends
-// early, holding fewer items than asked (even none), with hasMore and a
-// cursor that goes on from where the walk stopped. So every page costs at
-// most a binary search, maxFilterScan tests and its items, at any depth.
-const maxFilterScan = 10_000
 
 // deliveryIndex lists kept deliveries in creation order (ascending
 // created): all of them, or those of one webhook, account or event type.
@@ -28,29 +16,29 @@ const maxFilterScan = 10_000
 // skips few of them and the index holds at most about 4/3 of the live
 // records.
 type deliveryIndex struct {
-	q    queue[*deliveryRecord]
+	q    queue.Queue[*deliveryRecord]
 	dead int
 }
 
-func (ix *deliveryIndex) push(rec *deliveryRecord) { ix.q.push(rec) }
+func (ix *deliveryIndex) push(rec *deliveryRecord) { ix.q.Push(rec) }
 
 // live counts the kept deliveries in the index.
-func (ix *deliveryIndex) live() int { return ix.q.len() - ix.dead }
+func (ix *deliveryIndex) live() int { return ix.q.Len() - ix.dead }
 
-func (ix *deliveryIndex) all() []*deliveryRecord { return ix.q.all() }
+func (ix *deliveryIndex) all() []*deliveryRecord { return ix.q.All() }
 
-func (ix *deliveryIndex) front() *deliveryRecord { return ix.q.front() }
+func (ix *deliveryIndex) front() *deliveryRecord { return ix.q.Front() }
 
 // dropped counts one more of its records as dropped, pops the tombstones
 // at its front and compacts it when they are a quarter of it.
 func (ix *deliveryIndex) dropped() {
 	ix.dead++
-	for ix.q.len() > 0 && ix.q.front().dropped {
-		ix.q.popFront()
+	for ix.q.Len() > 0 && ix.q.Front().dropped {
+		ix.q.PopFront()
 		ix.dead--
 	}
-	if ix.dead > 32 && 4*ix.dead > ix.q.len() {
-		ix.q.filter(func(r *deliveryRecord) bool { return !r.dropped })
+	if ix.dead > 32 && 4*ix.dead > ix.q.Len() {
+		ix.q.Filter(func(r *deliveryRecord) bool { return !r.dropped })
 		ix.dead = 0
 	}
 }
@@ -141,65 +129,16 @@ func (f DeliveryFilter) matchRec(rec *deliveryRecord) bool {
 		(f.EventType == "" || f.EventType == rec.event.typ)
 }
 
-// pageStart is where a page begins: after position pos (ascending), or
-// before it (descending). The first page of a descending list starts
-// before math.MaxUint64.
-type pageStart struct {
-	pos  uint64
-	desc bool
-}
-
-// firstPage is the start of a list's first page in the given order.
-func firstPage(desc bool) pageStart {
-	if desc {
-		return pageStart{pos: math.MaxUint64, desc: true}
-	}
-	return pageStart{}
-}
-
-// walkPage visits src (sorted by ascending key) from start, in its order,
-// passing each record for which keep is true to take until take has
-// limit of them. It returns the position to continue from when more may
-// follow, 0 when none do. After maxScan records that keep refused (the
-// lists use maxFilterScan), it stops early and returns the position of
-// the last one it looked at.
-func walkPage[T any](src []T, key func(T) uint64, start pageStart, limit, maxScan int, keep func(T) bool, take func(T)) (next uint64) {
-	var i, end, step int
-	if start.desc {
-		i = sort.Search(len(src), func(i int) bool { return key(src[i]) >= start.pos }) - 1
-		end, step = -1, -1
-	} else {
-		i = sort.Search(len(src), func(i int) bool { return key(src[i]) > start.pos })
-		end, step = len(src), 1
-	}
-	taken, refused := 0, 0
-	for ; i != end; i += step {
-		it := src[i]
-		if !keep(it) {
-			if refused++; refused >= maxScan && i+step != end {
-				return key(it)
-			}
-			continue
-		}
-		if taken == limit {
-			return key(src[i-step])
-		}
-		take(it)
-		taken++
-	}
-	return 0
-}
-
 // page returns copies of up to limit kept deliveries that match f, in
 // creation order (newest first when start.desc), from start, and the
 // position to continue from when more may follow (0 when none do). Its
-// cost does not grow with its depth: see maxFilterScan.
-func (d *deliverer) page(start pageStart, limit int, f DeliveryFilter) (out []Delivery, next uint64) {
+// cost does not grow with its depth: see page.MaxScan.
+func (d *deliverer) page(start page.Start, limit int, f DeliveryFilter) (out []Delivery, next uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	src := d.candidatesLocked(f)
 	out = make([]Delivery, 0, min(limit, len(src)))
-	next = walkPage(src, func(r *deliveryRecord) uint64 { return r.created }, start, limit, maxFilterScan,
+	next = page.Walk(src, func(r *deliveryRecord) uint64 { return r.created }, start, limit, page.MaxScan,
 		func(r *deliveryRecord) bool { return !r.dropped && f.matchRec(r) },
 		func(r *deliveryRecord) { out = append(out, d.snapshotLocked(r)) })
 	return out, next

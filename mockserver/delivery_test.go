@@ -22,9 +22,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // dlvT0 is when every fake clock of these tests starts.

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/queue"
 )
 
 // DefaultHistoryLimit is how many events, and how many finished webhook
@@ -27,61 +29,6 @@ const MaxEventHistoryBytes = 64 << 20
 // heap).
 const eventOverhead = 200
 
-// queue is a first-in first-out list: push at the back, pop at the front,
-// both in amortized constant time. The live items are one slice in push
-// order (all), so a page of them starts with a binary search. Popped slots
-// are zeroed at once, so a popped item is never kept alive, and the slice
-// is compacted when half of it is popped slots, so it holds at most about
-// twice the live items (and append's slack, as much again).
-type queue[T any] struct {
-	items []T
-	head  int // items[:head] are popped (zero) slots
-}
-
-func (q *queue[T]) push(v T) { q.items = append(q.items, v) }
-
-func (q *queue[T]) len() int { return len(q.items) - q.head }
-
-// all returns the live items, oldest first. The slice is valid until the
-// next push or pop.
-func (q *queue[T]) all() []T { return q.items[q.head:] }
-
-// front returns the oldest live item; the queue must not be empty.
-func (q *queue[T]) front() T { return q.items[q.head] }
-
-// popFront removes and returns the oldest live item; the queue must not be
-// empty.
-func (q *queue[T]) popFront() T {
-	var zero T
-	v := q.items[q.head]
-	q.items[q.head] = zero
-	q.head++
-	switch {
-	case q.head == len(q.items):
-		q.items, q.head = q.items[:0], 0
-	case q.head >= 32 && 2*q.head >= len(q.items):
-		n := copy(q.items, q.items[q.head:])
-		clear(q.items[n:])
-		q.items, q.head = q.items[:n], 0
-	}
-	return v
-}
-
-// filter keeps the live items for which keep is true, in order, in linear
-// time.
-func (q *queue[T]) filter(keep func(T) bool) {
-	live := q.items[q.head:]
-	n := 0
-	for _, v := range live {
-		if keep(v) {
-			live[n] = v
-			n++
-		}
-	}
-	clear(live[n:])
-	q.items = q.items[:q.head+n]
-}
-
 // eventRec is a recorded event with its place in the log.
 type eventRec struct {
 	seq uint64
@@ -99,9 +46,9 @@ type eventLog struct {
 	maxBytes  int
 	bytes     int // what the kept events count, see eventSize
 	seq       uint64
-	all       queue[*eventRec]
-	byType    map[contextsvc.EventType]*queue[*eventRec]
-	byAccount map[string]*queue[*eventRec]
+	all       queue.Queue[*eventRec]
+	byType    map[contextsvc.EventType]*queue.Queue[*eventRec]
+	byAccount map[string]*queue.Queue[*eventRec]
 	byID      map[string]*eventRec
 }
 
@@ -118,28 +65,28 @@ func eventSize(ev *Event) int {
 
 func (l *eventLog) clear() {
 	l.bytes = 0
-	l.all = queue[*eventRec]{}
-	l.byType = make(map[contextsvc.EventType]*queue[*eventRec])
-	l.byAccount = make(map[string]*queue[*eventRec])
+	l.all = queue.Queue[*eventRec]{}
+	l.byType = make(map[contextsvc.EventType]*queue.Queue[*eventRec])
+	l.byAccount = make(map[string]*queue.Queue[*eventRec])
 	l.byID = make(map[string]*eventRec)
 }
 
 // pushTo appends rec to key's queue in m, made on first use.
-func pushTo[K comparable](m map[K]*queue[*eventRec], key K, rec *eventRec) {
+func pushTo[K comparable](m map[K]*queue.Queue[*eventRec], key K, rec *eventRec) {
 	q := m[key]
 	if q == nil {
-		q = &queue[*eventRec]{}
+		q = &queue.Queue[*eventRec]{}
 		m[key] = q
 	}
-	q.push(rec)
+	q.Push(rec)
 }
 
 // popFrom pops the oldest of key's queue in m (the oldest event of all is
 // the oldest of its type and of its account), forgetting an emptied queue.
-func popFrom[K comparable](m map[K]*queue[*eventRec], key K) {
+func popFrom[K comparable](m map[K]*queue.Queue[*eventRec], key K) {
 	q := m[key]
-	q.popFront()
-	if q.len() == 0 {
+	q.PopFront()
+	if q.Len() == 0 {
 		delete(m, key)
 	}
 }
@@ -151,13 +98,13 @@ func (l *eventLog) add(ev Event) {
 	defer l.mu.Unlock()
 	l.seq++
 	rec := &eventRec{seq: l.seq, ev: ev}
-	l.all.push(rec)
+	l.all.Push(rec)
 	pushTo(l.byType, ev.Type, rec)
 	pushTo(l.byAccount, ev.Account, rec)
 	l.byID[ev.ID] = rec
 	l.bytes += eventSize(&rec.ev)
-	for l.all.len() > l.limit || (l.bytes > l.maxBytes && l.all.len() > 1) {
-		old := l.all.popFront()
+	for l.all.Len() > l.limit || (l.bytes > l.maxBytes && l.all.Len() > 1) {
+		old := l.all.PopFront()
 		popFrom(l.byType, old.ev.Type)
 		popFrom(l.byAccount, old.ev.Account)
 		delete(l.byID, old.ev.ID)
@@ -169,7 +116,7 @@ func (l *eventLog) add(ev Event) {
 func (l *eventLog) stats() (events, bytes int) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return l.all.len(), l.bytes
+	return l.all.Len(), l.bytes
 }
 
 // get returns the kept event with the given id.
@@ -187,30 +134,30 @@ func (l *eventLog) get(id string) (Event, bool) {
 // before it when descending), of type typ and of account unless they are
 // empty, and the position to continue from when more may follow (0 when
 // none do). One filter walks its own queue; with both, the smaller is
-// walked and the other tested, at most maxFilterScan events past the
+// walked and the other tested, at most page.MaxScan events past the
 // last match, so a page costs the same at any depth. The events share
 // their bytes with the log, which never changes them.
-func (l *eventLog) page(start pageStart, limit int, typ contextsvc.EventType, account string) (out []*eventRec, next uint64) {
+func (l *eventLog) page(start page.Start, limit int, typ contextsvc.EventType, account string) (out []*eventRec, next uint64) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	src := l.all.all()
+	src := l.all.All()
 	if typ != "" {
 		q := l.byType[typ]
 		if q == nil {
 			return nil, 0
 		}
-		src = q.all()
+		src = q.All()
 	}
 	if account != "" {
 		q := l.byAccount[account]
 		if q == nil {
 			return nil, 0
 		}
-		if q.len() < len(src) {
-			src = q.all()
+		if q.Len() < len(src) {
+			src = q.All()
 		}
 	}
-	next = walkPage(src, func(r *eventRec) uint64 { return r.seq }, start, limit, maxFilterScan,
+	next = page.Walk(src, func(r *eventRec) uint64 { return r.seq }, start, limit, page.MaxScan,
 		func(r *eventRec) bool {
 			return (typ == "" || r.ev.Type == typ) && (account == "" || r.ev.Account == account)
 		},
@@ -222,8 +169,8 @@ func (l *eventLog) page(start pageStart, limit int, typ contextsvc.EventType, ac
 func (l *eventLog) events() []Event {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	out := make([]Event, 0, l.all.len())
-	for _, rec := range l.all.all() {
+	out := make([]Event, 0, l.all.Len())
+	for _, rec := range l.all.All() {
 		out = append(out, rec.ev.clone())
 	}
 	return out

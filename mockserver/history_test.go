@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,39 +20,6 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
-
-func TestQueue(t *testing.T) {
-	t.Parallel()
-	var q queue[int]
-	var want []int
-	for i := range 1000 {
-		q.push(i)
-		want = append(want, i)
-		if i%3 == 0 {
-			if got := q.popFront(); got != want[0] {
-				t.Fatalf("pop %d, want %d", got, want[0])
-			}
-			want = want[1:]
-		}
-		if !slices.Equal(q.all(), want) {
-			t.Fatalf("after %d: %v, want %v", i, q.all(), want)
-		}
-		if cap(q.items) > 4*len(want)+64 {
-			t.Fatalf("after %d: capacity %d for %d items", i, cap(q.items), len(want))
-		}
-	}
-	q.filter(func(v int) bool { return v%2 == 0 })
-	want = slices.DeleteFunc(want, func(v int) bool { return v%2 != 0 })
-	if !slices.Equal(q.all(), want) {
-		t.Fatalf("after filter: %v", q.all())
-	}
-	for q.len() > 0 {
-		q.popFront()
-	}
-	if q.head != 0 || len(q.items) != 0 {
-		t.Fatalf("empty queue: head %d, %d slots", q.head, len(q.items))
-	}
-}
 
 // pageAll walks an admin list to its end, limit items a page, checking
 // each page's shape, and returns the raw items.
@@ -149,7 +115,7 @@ func TestEventHistoryLimit(t *testing.T) {
 	ts.events.mu.RLock()
 	n := 0
 	for _, q := range ts.events.byType {
-		n += q.len()
+		n += q.Len()
 	}
 	ts.events.mu.RUnlock()
 	if n != 7 {
@@ -247,7 +213,7 @@ func TestDeliveryHistoryLimit(t *testing.T) {
 		waitDeliveriesIdle(t, d)
 	}
 	d.mu.Lock()
-	if n := d.finished.len(); n > 2*3+64 {
+	if n := d.finished.Len(); n > 2*3+64 {
 		t.Errorf("the finished list holds %d entries for 3 finished deliveries", n)
 	}
 	d.mu.Unlock()
@@ -573,10 +539,10 @@ func TestEventHistoryBytes(t *testing.T) {
 			// Every index holds the kept events and no other.
 			indexed := 0
 			for _, q := range l.byType {
-				indexed += q.len()
+				indexed += q.Len()
 			}
 			for _, q := range l.byAccount {
-				indexed += q.len()
+				indexed += q.Len()
 			}
 			if indexed != 2*len(want) || len(l.byID) != len(want) {
 				t.Errorf("the indexes hold %d by type and account and %d by id, want %d and %d", indexed, len(l.byID), 2*len(want), len(want))

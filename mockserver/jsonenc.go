@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/go-json-experiment/json/jsontext"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // The wire shapes of contexts and versions are written into a reused

@@ -6,8 +6,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // FuzzAppendJSONString checks the string quoting against encoding/json:

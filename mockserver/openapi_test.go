@@ -10,11 +10,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/contextsvc/contextsvc-go/internal/contract"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/contextsvc/contextsvc-go/internal/contract"
 )
 
 // spec is the embedded document, loaded once for all tests.

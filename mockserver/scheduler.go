@@ -18,6 +18,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/redact"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/queue"
 )
 
 const (
@@ -139,7 +140,7 @@ type deliverer struct {
 	events  map[string]*eventBody
 	// finished lists the deliveries in the order they finished; an entry
 	// is stale once its record is redelivered (gen moved on) or dropped.
-	finished  queue[finishedEntry]
+	finished  queue.Queue[finishedEntry]
 	nFinished int // kept deliveries that are succeeded or failed
 	nFailed   int // kept deliveries that are failed
 	backlog   int // deliveries whose first attempt has not started
@@ -764,7 +765,7 @@ func (d *deliverer) reset() {
 	d.byHook, d.byAccount, d.byType = newIndexMaps()
 	d.byEvent = make(map[string][]*deliveryRecord)
 	d.events = make(map[string]*eventBody)
-	d.finished, d.nFinished, d.nFailed = queue[finishedEntry]{}, 0, 0
+	d.finished, d.nFinished, d.nFailed = queue.Queue[finishedEntry]{}, 0, 0
 	d.backlog, d.serving = 0, d.tickets // every waiting enqueue may go
 	d.retrying = 0
 	clear(d.gaveUp)
@@ -1082,13 +1083,13 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 // the history limit are kept.
 func (d *deliverer) finishedLocked(rec *deliveryRecord) {
 	rec.gen++
-	d.finished.push(finishedEntry{rec, rec.gen})
+	d.finished.Push(finishedEntry{rec, rec.gen})
 	d.nFinished++
 	if rec.status == statusFailed {
 		d.nFailed++
 	}
 	for d.nFinished > d.history {
-		e := d.finished.popFront()
+		e := d.finished.PopFront()
 		if e.rec.dropped || e.gen != e.rec.gen || e.rec.status == statusPending {
 			continue // redelivered since, or already dropped
 		}
@@ -1096,8 +1097,8 @@ func (d *deliverer) finishedLocked(rec *deliveryRecord) {
 	}
 	// Stale entries (one per redelivery) are cleared out once they
 	// outnumber the live ones, so the list stays within twice the history.
-	if d.finished.len() > 2*d.nFinished+64 {
-		d.finished.filter(func(e finishedEntry) bool {
+	if d.finished.Len() > 2*d.nFinished+64 {
+		d.finished.Filter(func(e finishedEntry) bool {
 			return !e.rec.dropped && e.gen == e.rec.gen && e.rec.status != statusPending
 		})
 	}

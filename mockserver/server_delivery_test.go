@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // These tests run deliveries through a whole Server: webhooks registered

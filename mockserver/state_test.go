@@ -16,8 +16,9 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // stateKeys are two keys of two accounts with fixed users, as the command

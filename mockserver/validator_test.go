@@ -16,9 +16,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/contextsvc/contextsvc-go/internal/browsertest"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
+
+	"github.com/contextsvc/contextsvc-go/internal/browsertest"
 )
 
 // Every request any test of this package sends to a Server, over the
