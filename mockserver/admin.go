@@ -15,6 +15,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
 // openAPIDocument is the OpenAPI 3.0.3 description of every endpoint of
@@ -94,7 +95,7 @@ func writeValue(w http.ResponseWriter, status int, v any) {
 // the cursor of the list (kind, scope) for position next when next > 0
 // (more follow).
 func writePage[T json.Marshaler](w http.ResponseWriter, s *Server, kind byte, scope string, items []T, next uint64) {
-	buf := getBuffer()
+	buf := jsonwire.GetBuffer()
 	b := append((*buf)[:0], `{"data":[`...)
 	for i, it := range items {
 		if i > 0 {
@@ -102,7 +103,7 @@ func writePage[T json.Marshaler](w http.ResponseWriter, s *Server, kind byte, sc
 		}
 		j, err := it.MarshalJSON()
 		if err != nil {
-			putBuffer(buf)
+			jsonwire.PutBuffer(buf)
 			writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
 			return
 		}
@@ -114,7 +115,7 @@ func writePage[T json.Marshaler](w http.ResponseWriter, s *Server, kind byte, sc
 	}
 	*buf = appendListEnd(b, next > 0, cursor)
 	writeJSON(w, http.StatusOK, *buf)
-	putBuffer(buf)
+	jsonwire.PutBuffer(buf)
 }
 
 // filterParam reads an optional filter of an admin list: absent is "", and
@@ -419,9 +420,9 @@ type advancer interface{ Advance(time.Duration) }
 
 func (s *Server) clockState() clockJSON {
 	_, fake := s.clock.(advancer)
-	c := clockJSON{Now: formatTime(s.clock.Now()), Fake: fake}
+	c := clockJSON{Now: jsonwire.FormatTime(s.clock.Now()), Fake: fake}
 	if at, ok := s.NextAttemptAt(); ok {
-		c.NextDueAt = formatTime(at)
+		c.NextDueAt = jsonwire.FormatTime(at)
 	}
 	return c
 }
@@ -515,7 +516,7 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		// The client went away: the advance stopped at a due time, and
 		// there is no one to answer.
-		s.logger.Info("clock advance stopped: its request ended", "now", formatTime(s.clock.Now()), "attempts", res.Attempts)
+		s.logger.Info("clock advance stopped: its request ended", "now", jsonwire.FormatTime(s.clock.Now()), "attempts", res.Attempts)
 	default:
 		writeValue(w, http.StatusOK, res)
 	}
@@ -570,7 +571,7 @@ func (s *Server) advanceClock(ctx context.Context, d time.Duration, toNextDue bo
 	}
 	if _, watched := s.clock.(watchedClock); !watched {
 		// A FakeClock tells the dashboards itself, at each time it reaches.
-		s.changes.publish(change{Kind: changeClock, Now: formatTime(s.clock.Now())})
+		s.changes.publish(change{Kind: changeClock, Now: jsonwire.FormatTime(s.clock.Now())})
 	}
 	return clockAdvanceJSON{clockJSON: s.clockState(), Attempts: int(s.deliveries.attemptsStarted() - before)}, nil, err
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
 )
@@ -135,7 +136,7 @@ func (c adminContextJSON) MarshalJSON() ([]byte, error) {
 
 func (c *contextRec) adminJSON(account string) adminContextJSON {
 	return adminContextJSON{ID: c.id, Account: account, Name: c.name, Tags: c.tags, Version: c.version,
-		SizeBytes: len(c.content), CreatedAt: formatTime(c.createdAt), UpdatedAt: formatTime(c.updatedAt)}
+		SizeBytes: len(c.content), CreatedAt: jsonwire.FormatTime(c.createdAt), UpdatedAt: jsonwire.FormatTime(c.updatedAt)}
 }
 
 // adminContextPos is the position of a context in the admin-wide list:
@@ -297,7 +298,7 @@ func (s *Server) adminListContextVersions(w http.ResponseWriter, r *http.Request
 		func(*versionRec) bool { return true },
 		func(v *versionRec) {
 			items = append(items, adminVersionJSON{ContextID: c.id, Version: v.v.Version, Name: v.v.Name, Tags: v.v.Tags,
-				SizeBytes: len(v.v.Content), CreatedAt: formatTime(v.v.CreatedAt), CreatedBy: v.v.CreatedBy, Changes: v.v.Changes})
+				SizeBytes: len(v.v.Content), CreatedAt: jsonwire.FormatTime(v.v.CreatedAt), CreatedBy: v.v.CreatedBy, Changes: v.v.Changes})
 		})
 	a.mu.RUnlock()
 	if items == nil {
@@ -461,7 +462,7 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 // texts (a context's content, a diff) is about as long as they are, not up
 // to six times (a JSON reader takes either).
 func writeText(w http.ResponseWriter, v any) {
-	b, err := marshalText(v)
+	b, err := jsonwire.MarshalText(v)
 	if err != nil {
 		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
 		return

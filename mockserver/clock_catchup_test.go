@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
 // These tests drive whole servers with a FakeClock that catches up: an
@@ -94,7 +95,7 @@ func TestAdvanceRunsTheWholeSchedule(t *testing.T) {
 			n := 0
 			for i := range 5 {
 				a := advanceOver(t, ts, `{"toNextDue":true}`)
-				if a.Attempts != 1 || a.Now != formatTime(dlvT0.Add(scheduleOffsets[i+1])) {
+				if a.Attempts != 1 || a.Now != jsonwire.FormatTime(dlvT0.Add(scheduleOffsets[i+1])) {
 					t.Errorf("toNextDue %d: %+v", i+1, a)
 				}
 				n += a.Attempts

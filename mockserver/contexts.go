@@ -12,6 +12,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
 
@@ -66,7 +67,7 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 	}
 	// The page is encoded after the lock is released: writers never wait
 	// for a page of large contexts.
-	buf := getBuffer()
+	buf := jsonwire.GetBuffer()
 	b := append((*buf)[:0], `{"data":[`...)
 	for i := range views {
 		if i > 0 {
@@ -76,15 +77,15 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 	}
 	*buf = appendListEnd(b, hasMore, next)
 	writeJSON(w, http.StatusOK, *buf)
-	putBuffer(buf)
+	jsonwire.PutBuffer(buf)
 }
 
 // writeContext writes v as the Context JSON with status.
 func writeContext(w http.ResponseWriter, status int, v *contextView) {
-	buf := getBuffer()
+	buf := jsonwire.GetBuffer()
 	*buf = v.appendJSON((*buf)[:0])
 	writeJSON(w, status, *buf)
-	putBuffer(buf)
+	jsonwire.PutBuffer(buf)
 }
 
 // found returns the account's live context with the request's id.
@@ -267,7 +268,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey)
 	if hasMore {
 		next = s.encodeCursor(cursorVersions, uint64(end), scope)
 	}
-	buf := getBuffer()
+	buf := jsonwire.GetBuffer()
 	b := append((*buf)[:0], `{"data":[`...)
 	for i, v := range page {
 		if i > 0 {
@@ -277,7 +278,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey)
 	}
 	*buf = appendListEnd(b, hasMore, next)
 	writeJSON(w, http.StatusOK, *buf)
-	putBuffer(buf)
+	jsonwire.PutBuffer(buf)
 }
 
 // Publish records a context.published event for the live context with id

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
 // DeliveryState is where a webhook delivery stands.
@@ -190,13 +191,13 @@ type deliveryJSON struct {
 func (d Delivery) MarshalJSON() ([]byte, error) {
 	j := deliveryJSON{
 		ID: d.ID, EventID: d.EventID, EventType: d.EventType, WebhookID: d.WebhookID, Account: d.Account, URL: d.URL,
-		State: d.State, FailureReason: d.FailureReason, Attempts: d.Attempts, CreatedAt: formatTime(d.CreatedAt),
+		State: d.State, FailureReason: d.FailureReason, Attempts: d.Attempts, CreatedAt: jsonwire.FormatTime(d.CreatedAt),
 	}
 	if j.Attempts == nil {
 		j.Attempts = []DeliveryAttempt{}
 	}
 	if !d.NextAttemptAt.IsZero() {
-		j.NextAttemptAt = formatTime(d.NextAttemptAt)
+		j.NextAttemptAt = jsonwire.FormatTime(d.NextAttemptAt)
 	}
 	return json.Marshal(j)
 }
@@ -215,7 +216,7 @@ type deliveryAttemptJSON struct {
 // RFC 3339 UTC with millisecond precision and its duration in nanoseconds.
 func (a DeliveryAttempt) MarshalJSON() ([]byte, error) {
 	return json.Marshal(deliveryAttemptJSON{
-		Number: a.Number, ScheduledAt: formatTime(a.ScheduledAt), StartedAt: formatTime(a.StartedAt),
+		Number: a.Number, ScheduledAt: jsonwire.FormatTime(a.ScheduledAt), StartedAt: jsonwire.FormatTime(a.StartedAt),
 		Duration: int64(a.Duration), StatusCode: a.StatusCode, Error: a.Error, ResponseSnippet: a.ResponseSnippet,
 	})
 }

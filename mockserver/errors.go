@@ -1,9 +1,9 @@
 package mockserver
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
 // The error types of the contract, one per status, plus two of the mock's
@@ -63,7 +63,7 @@ type errorDetail struct {
 func writeError(w http.ResponseWriter, e *apiError) {
 	h := w.Header()
 	rid := h.Get("X-Request-Id")
-	b, _ := marshalText(errorBody{Error: errorDetail{Type: e.typ, Message: e.message, Param: e.param, RequestID: rid}})
+	b, _ := jsonwire.MarshalText(errorBody{Error: errorDetail{Type: e.typ, Message: e.message, Param: e.param, RequestID: rid}})
 	h["Content-Type"] = []string{"application/json"}
 	h.Del("Content-Length")
 	if e.closeConn {
@@ -71,20 +71,6 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	}
 	w.WriteHeader(e.status)
 	_, _ = w.Write(b)
-}
-
-// marshalText encodes v as json.Marshal does but without HTML's escapes:
-// a '<', '>' or '&' in a string is itself, not "\u003c" (a JSON reader
-// takes either, and a person reads only the first). Every answer is JSON
-// served as application/json, never HTML, so the escapes guard nothing.
-func marshalText(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // writeJSON writes pre-encoded JSON with status.

@@ -9,6 +9,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
 // Event is one recorded event: its envelope fields and the exact envelope
@@ -109,13 +110,13 @@ func (s *Server) emit(ctx context.Context, accountID string, typ contextsvc.Even
 // {"id","type","timestamp","data"}, data written as given. Data is the tail
 // of Body, so the event holds its data once.
 func newEvent(id string, typ contextsvc.EventType, at time.Time, account string, data []byte) Event {
-	b := make([]byte, 0, 64+len(id)+len(typ)+len(data)+len(timeFormat))
+	b := make([]byte, 0, 64+len(id)+len(typ)+len(data)+len(jsonwire.TimeFormat))
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, id)
+	b = jsonwire.AppendString(b, id)
 	b = append(b, `,"type":`...)
-	b = appendJSONString(b, string(typ))
+	b = jsonwire.AppendString(b, string(typ))
 	b = append(b, `,"timestamp":"`...)
-	b = at.UTC().AppendFormat(b, timeFormat)
+	b = at.UTC().AppendFormat(b, jsonwire.TimeFormat)
 	b = append(b, `","data":`...)
 	start := len(b)
 	b = append(b, data...)
@@ -179,5 +180,5 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
 	}
-	return json.Marshal(eventJSON{ID: e.ID, Type: e.Type, Timestamp: formatTime(e.Timestamp), Account: e.Account, Data: data})
+	return json.Marshal(eventJSON{ID: e.ID, Type: e.Type, Timestamp: jsonwire.FormatTime(e.Timestamp), Account: e.Account, Data: data})
 }

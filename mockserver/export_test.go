@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown/markdowntest"
 )
 
@@ -132,6 +133,6 @@ func ExampleServer_Publish() {
 	s := New(WithClock(NewFakeClock(t0)))
 	c := createDirect(s, `{"name":"Launch plan"}`)
 	ev, _ := s.Publish(context.Background(), c)
-	fmt.Println(ev.Type, ev.Timestamp.Format(timeFormat))
+	fmt.Println(ev.Type, ev.Timestamp.Format(jsonwire.TimeFormat))
 	// Output: context.published 2026-11-21T20:51:00.123Z
 }

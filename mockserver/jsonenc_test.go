@@ -4,48 +4,12 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
-
-// FuzzAppendJSONString checks the string quoting against encoding/json:
-// byte for byte on valid UTF-8; on invalid UTF-8 (which no stored string
-// holds), where Go releases differ (1.26 writes each bad byte as \ufffd,
-// 1.27 as a literal U+FFFD), what it writes is valid JSON that decodes to
-// what encoding/json decodes its own output to.
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", `q"b\s`, "<a href='x'>&amp;</a>", "\x00\x01\b\f\n\r\t\x1f\x7f",
-		"é ü 日本", "\u2028\u2029", "\xff\xfe", "a\xc3", "\xed\xa0\x80", "\U0001F600", `\ufffd`, "\ufffd\xff", "\\\xff"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := appendJSONString([]byte("x"), s)
-		if got[0] != 'x' {
-			t.Fatalf("appendJSONString(%q) lost what dst held", s)
-		}
-		got = got[1:]
-		if utf8.ValidString(s) {
-			if string(got) != string(want) {
-				t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
-			}
-			return
-		}
-		var gotS, wantS string
-		if err := json.Unmarshal(got, &gotS); err != nil || !utf8.Valid(got) {
-			t.Fatalf("appendJSONString(%q) = %s: not valid JSON of valid UTF-8 (%v)", s, got, err)
-		}
-		if err := json.Unmarshal(want, &wantS); err != nil || gotS != wantS {
-			t.Fatalf("appendJSONString(%q) = %s decodes to %q; encoding/json's %s to %q", s, got, gotS, want, wantS)
-		}
-	})
-}
 
 // TestContextJSON checks that the hand-written Context and Version shapes
 // are what encoding/json makes of contextJSON and versionJSON.
@@ -60,33 +24,16 @@ func TestContextJSON(t *testing.T) {
 			wantTags = []string{}
 		}
 		want, _ := json.Marshal(contextJSON{ID: "ctx_1", Name: name, Content: content, Tags: wantTags, Version: 7,
-			CreatedAt: formatTime(at), UpdatedAt: formatTime(at.Add(time.Hour))})
+			CreatedAt: jsonwire.FormatTime(at), UpdatedAt: jsonwire.FormatTime(at.Add(time.Hour))})
 		if diff := cmp.Diff(string(want), string(v.appendJSON(nil))); diff != "" {
 			t.Errorf("context (-encoding/json +hand-written):\n%s", diff)
 		}
 		sv := StoredVersion{Version: 3, Name: name, Content: content, Tags: tags, CreatedAt: at, CreatedBy: "user_1",
 			Changes: contextsvc.Changes{SectionsModified: []string{"(preamble)", "A & B"}, WordCountDelta: -4}}
 		want, _ = json.Marshal(versionJSON{ContextID: "ctx_1", Version: 3, Name: sv.Name, Content: sv.Content, Tags: wantTags,
-			CreatedAt: formatTime(at), CreatedBy: "user_1", Changes: sv.Changes})
+			CreatedAt: jsonwire.FormatTime(at), CreatedBy: "user_1", Changes: sv.Changes})
 		if diff := cmp.Diff(string(want), string(appendVersionJSON(nil, "ctx_1", &sv))); diff != "" {
 			t.Errorf("version (-encoding/json +hand-written):\n%s", diff)
-		}
-	}
-}
-
-// TestAppendJSONTime checks the fast timestamp writer against formatTime.
-func TestAppendJSONTime(t *testing.T) {
-	t.Parallel()
-	for _, at := range []time.Time{
-		time.Date(2026, 11, 21, 20, 51, 0, 123456789, time.UTC),
-		time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.FixedZone("x", -7*3600)),
-		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
-		time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
-		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
-		{},
-	} {
-		if got, want := string(appendJSONTime(nil, at)), `"`+formatTime(at)+`"`; got != want {
-			t.Errorf("%v: %s, want %s", at, got, want)
 		}
 	}
 }
@@ -103,7 +50,7 @@ func TestNewEvent(t *testing.T) {
 		Type      string          `json:"type"`
 		Timestamp string          `json:"timestamp"`
 		Data      json.RawMessage `json:"data"`
-	}{"evt_1", `x"y`, formatTime(at), data})
+	}{"evt_1", `x"y`, jsonwire.FormatTime(at), data})
 	if string(ev.Body) != string(want) {
 		t.Errorf("body %s, want %s", ev.Body, want)
 	}

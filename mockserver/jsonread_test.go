@@ -5,8 +5,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // loneSurrogate (for the tests: the decoder refuses such escapes) returns the offset in raw, a JSON string literal, of a
@@ -62,29 +60,6 @@ func hex4(b []byte) (rune, bool) {
 		}
 	}
 	return r, true
-}
-
-// TestPointerPath: a decoder's JSON pointer is named as the API's errors
-// name a field.
-func TestPointerPath(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		p           jsontext.Pointer
-		path, place string
-	}{
-		{"", "", ""},
-		{"/version", "version", "version"},
-		{"/accounts/0/contexts/12/versions/1/name", "accounts[0].contexts[12].versions[1].name", "accounts[0].contexts[12].versions[1].name"},
-		{"/accounts/0/contexts/3/versions/0/tags/2", "accounts[0].contexts[3].versions[0].tags[2]", "accounts[0].contexts[3].versions[0].tags"},
-		{"/a~1b/c~0d", "a/b.c~d", "a/b.c~d"},
-	} {
-		if got := pointerPath(tc.p); got != tc.path {
-			t.Errorf("pointerPath(%q) = %q, want %q", tc.p, got, tc.path)
-		}
-		if got, _ := valuePlace(tc.p); got != tc.place {
-			t.Errorf("valuePlace(%q) = %q, want %q", tc.p, got, tc.place)
-		}
-	}
 }
 
 // TestReadObjectFaults: what the decoder refuses in a request body is the

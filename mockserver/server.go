@@ -17,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
 // maxBody is the contract's request body limit (2 MiB); past it a request
@@ -277,7 +278,7 @@ func (s *Server) deliveryChanged(c change) {
 // an advance waits at each due time until the delivery attempts due then
 // have run.
 func (s *Server) moved(now time.Time) {
-	s.changes.publish(change{Kind: changeClock, Now: formatTime(now)})
+	s.changes.publish(change{Kind: changeClock, Now: jsonwire.FormatTime(now)})
 }
 
 func (s *Server) settle() { s.deliveries.settle() }

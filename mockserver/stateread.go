@@ -20,6 +20,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
 
@@ -139,32 +140,32 @@ func (rd *stateReader) options() json.Options {
 		json.RejectUnknownMembers(true),
 		json.WithUnmarshalers(json.JoinUnmarshalers(
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *plainStr) (err error) {
-				s.v, err = rd.str(dec, strPlain, false)
+				s.v, err = rd.str(dec, jsonwire.StrPlain, false)
 				s.ok = true
 				return err
 			}),
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *textStr) (err error) {
-				s.v, err = rd.str(dec, strText, false)
+				s.v, err = rd.str(dec, jsonwire.StrText, false)
 				s.ok = true
 				return err
 			}),
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *lenientStr) (err error) {
-				s.v, err = rd.str(dec, strLenient, false)
+				s.v, err = rd.str(dec, jsonwire.StrLenient, false)
 				s.ok = true
 				return err
 			}),
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *internStr) (err error) {
-				s.v, err = rd.str(dec, strPlain, true)
+				s.v, err = rd.str(dec, jsonwire.StrPlain, true)
 				s.ok = true
 				return err
 			}),
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, l *strList) (err error) {
-				l.v, err = rd.strs(dec, strPlain, l.v[:0])
+				l.v, err = rd.strs(dec, jsonwire.StrPlain, l.v[:0])
 				l.ok = true
 				return err
 			}),
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, l *sectionList) (err error) {
-				l.v, err = rd.strs(dec, strLenient, []string{})
+				l.v, err = rd.strs(dec, jsonwire.StrLenient, []string{})
 				return err
 			}),
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *accountList) error {
@@ -257,7 +258,7 @@ func (n *wholeNumber[R]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var r R
 	lo, hi := r.bounds()
 	fail := func(read bool) error {
-		path, label := readingPlace(dec, read)
+		path, label := jsonwire.ReadingPlace(dec, read)
 		return stateErr(path, "%s must be a whole number from %d to %d", label, lo, hi)
 	}
 	if k, err := peek(dec); err != nil || k != '0' {
@@ -284,7 +285,7 @@ func (b *docBool) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
-		path, label := readingPlace(dec, false)
+		path, label := jsonwire.ReadingPlace(dec, false)
 		return stateErr(path, "%s must be true or false", label)
 	}
 	tok, err := dec.ReadToken()
@@ -301,7 +302,7 @@ type docTime struct {
 // UnmarshalJSONFrom reads the time, with the API's message.
 func (t *docTime) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	fail := func(read bool) error {
-		path, _ := readingPlace(dec, read)
+		path, _ := jsonwire.ReadingPlace(dec, read)
 		return stateErr(path, "must be a time in RFC 3339, UTC, with milliseconds, such as 2026-11-21T20:51:00.123Z")
 	}
 	if k, err := peek(dec); err != nil || k != '"' {
@@ -312,15 +313,15 @@ func (t *docTime) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return err
 	}
 	var buf [32]byte
-	b := unquoteInto(buf[:0], v)
-	if at, r := controlChar(b, false); at >= 0 {
-		path, label := readingPlace(dec, true)
-		return stateErr(path, "%s%s", label, controlMessage(strPlain, at, r))
+	b := jsonwire.UnquoteInto(buf[:0], v)
+	if at, r := jsonwire.ControlChar(b, false); at >= 0 {
+		path, label := jsonwire.ReadingPlace(dec, true)
+		return stateErr(path, "%s%s", label, jsonwire.ControlMessage(jsonwire.StrPlain, at, r))
 	}
 	if !timestampRegexp.Match(b) {
 		return fail(true)
 	}
-	if t.v, err = time.Parse(timeFormat, string(b)); err != nil {
+	if t.v, err = time.Parse(jsonwire.TimeFormat, string(b)); err != nil {
 		return fail(true)
 	}
 	t.ok = true
@@ -336,7 +337,7 @@ func (d *eventData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
-		path, _ := readingPlace(dec, false)
+		path, _ := jsonwire.ReadingPlace(dec, false)
 		return stateErr(path, "must be a JSON object")
 	}
 	d.ok = true
@@ -350,19 +351,19 @@ func (rd *stateReader) str(dec *jsontext.Decoder, kind int, intern bool) (string
 		if err != nil {
 			return "", err
 		}
-		path, label := readingPlace(dec, false)
+		path, label := jsonwire.ReadingPlace(dec, false)
 		return "", stateErr(path, "%s must be a string", label)
 	}
 	v, err := dec.ReadValue()
 	if err != nil {
 		return "", err
 	}
-	b := unquoteInto(rd.scratch[:0], v)
+	b := jsonwire.UnquoteInto(rd.scratch[:0], v)
 	rd.scratch = b
-	if kind != strLenient {
-		if at, r := controlChar(b, kind == strText); at >= 0 {
-			path, label := readingPlace(dec, true)
-			return "", stateErr(path, "%s%s", label, controlMessage(kind, at, r))
+	if kind != jsonwire.StrLenient {
+		if at, r := jsonwire.ControlChar(b, kind == jsonwire.StrText); at >= 0 {
+			path, label := jsonwire.ReadingPlace(dec, true)
+			return "", stateErr(path, "%s%s", label, jsonwire.ControlMessage(kind, at, r))
 		}
 	}
 	if !intern {
@@ -387,7 +388,7 @@ func (rd *stateReader) strs(dec *jsontext.Decoder, kind int, buf []string) ([]st
 		if err != nil {
 			return buf, err
 		}
-		path, label := readingPlace(dec, false)
+		path, label := jsonwire.ReadingPlace(dec, false)
 		return buf, stateErr(path, "%s must be an array of strings", label)
 	}
 	if _, err := dec.ReadToken(); err != nil {
@@ -411,7 +412,7 @@ func (rd *stateReader) strs(dec *jsontext.Decoder, kind int, buf []string) ([]st
 func peek(dec *jsontext.Decoder) (jsontext.Kind, error) {
 	if k := dec.PeekKind(); k == 'n' {
 		if kind, _ := dec.StackIndex(dec.StackDepth()); kind == '{' {
-			return 0, stateErr(pointerPath(dec.StackPointer()), "must not be null")
+			return 0, stateErr(jsonwire.PointerPath(dec.StackPointer()), "must not be null")
 		}
 		return k, nil
 	} else if k != 0 {
@@ -431,7 +432,7 @@ func elements(dec *jsontext.Decoder, each func(dec *jsontext.Decoder, i int) err
 		if err != nil {
 			return err
 		}
-		path, _ := readingPlace(dec, false)
+		path, _ := jsonwire.ReadingPlace(dec, false)
 		return stateErr(path, "must be an array")
 	}
 	if _, err := dec.ReadToken(); err != nil {
@@ -450,7 +451,7 @@ func elements(dec *jsontext.Decoder, each func(dec *jsontext.Decoder, i int) err
 			_, err := peek(dec)
 			return err
 		default:
-			path, _ := readingPlace(dec, false)
+			path, _ := jsonwire.ReadingPlace(dec, false)
 			return stateErr(path, "must be a JSON object")
 		}
 	}
@@ -459,7 +460,7 @@ func elements(dec *jsontext.Decoder, each func(dec *jsontext.Decoder, i int) err
 // fault is a StateError about field of the object the decoder has just
 // read.
 func fault(dec *jsontext.Decoder, field, format string, args ...any) *StateError {
-	return stateErr(joinPath(pointerPath(dec.StackPointer()), field), format, args...)
+	return stateErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), field), format, args...)
 }
 
 func joinPath(base, name string) string {
@@ -670,26 +671,26 @@ func (rd *stateReader) docErr(dec *jsontext.Decoder, err error) error {
 			return stateErr("", "the document is empty")
 		}
 		return stateErr("", "the document ends early, at byte %d: it was cut short", read)
-	case isCutShort(err):
+	case jsonwire.IsCutShort(err):
 		return stateErr("", "the document ends early, at byte %d: it was cut short", read)
 	}
-	if p, allowed, ok := unknownMember(err); ok {
-		return stateErr(pointerPath(p), "unknown field (allowed: %s)", allowed)
+	if p, allowed, ok := jsonwire.UnknownMember(err); ok {
+		return stateErr(jsonwire.PointerPath(p), "unknown field (allowed: %s)", allowed)
 	}
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
 		switch {
 		case se.Err == jsontext.ErrDuplicateName:
-			return stateErr(pointerPath(se.JSONPointer), "the field appears twice")
-		case stringFault(se) != "":
-			path, label := valuePlace(se.JSONPointer)
-			return stateErr(path, "%s%s", label, stringFault(se))
+			return stateErr(jsonwire.PointerPath(se.JSONPointer), "the field appears twice")
+		case jsonwire.StringFault(se) != "":
+			path, label := jsonwire.ValuePlace(se.JSONPointer)
+			return stateErr(path, "%s%s", label, jsonwire.StringFault(se))
 		}
 		return stateErr("", "malformed JSON at byte %d: %v", se.ByteOffset, se.Err)
 	}
 	var me *json.SemanticError
 	if errors.As(err, &me) {
-		return stateErr(pointerPath(me.JSONPointer), "%v", me.Err)
+		return stateErr(jsonwire.PointerPath(me.JSONPointer), "%v", me.Err)
 	}
 	return err
 }
@@ -840,7 +841,7 @@ func (ch *changesField) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
-		path, _ := readingPlace(dec, false)
+		path, _ := jsonwire.ReadingPlace(dec, false)
 		return stateErr(path, "must be a JSON object")
 	}
 	var doc changesDoc
@@ -870,20 +871,20 @@ func (rd *stateReader) version(dec *jsontext.Decoder, i int) error {
 	}
 	if doc.Name.ok {
 		if e := validName(doc.Name.v); e != nil {
-			return apiErr(joinPath(pointerPath(dec.StackPointer()), "name"), e)
+			return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), "name"), e)
 		}
 		v.Name = doc.Name.v
 	}
 	if doc.Content.ok {
 		if e := validContent(doc.Content.v); e != nil {
-			return apiErr(joinPath(pointerPath(dec.StackPointer()), "content"), e)
+			return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), "content"), e)
 		}
 		v.Content = doc.Content.v
 	}
 	if doc.Tags.ok {
 		var e *apiError
 		if v.Tags, e = cleanTags(doc.Tags.v); e != nil {
-			return apiErr(joinPath(pointerPath(dec.StackPointer()), "tags"), e)
+			return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), "tags"), e)
 		}
 	}
 	if doc.CreatedBy.ok {
@@ -970,7 +971,7 @@ func (rd *stateReader) webhook(dec *jsontext.Decoder, _ int) error {
 		e, field = validWebhookSecret(st.secret), "secret"
 	}
 	if e != nil {
-		return apiErr(joinPath(pointerPath(dec.StackPointer()), field), e)
+		return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), field), e)
 	}
 	if doc.Active.ok {
 		st.active = doc.Active.v
@@ -1080,7 +1081,7 @@ func (rd *stateReader) delivery(dec *jsontext.Decoder, i int) error {
 	}
 	if doc.URL.ok {
 		if e := rd.s.validWebhookURL(d.url); e != nil {
-			return apiErr(joinPath(pointerPath(dec.StackPointer()), "url"), e)
+			return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), "url"), e)
 		}
 	}
 	if doc.NextAttemptAt.ok {

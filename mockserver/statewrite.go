@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
 // The state document is JSON (the MockState schema of openapi.yaml states
@@ -140,7 +142,7 @@ func (t *tokens) time(name string, v time.Time) {
 		// Formatted in place: a version has one, a delivery a few.
 		var buf [40]byte
 		b := append(buf[:0], '"')
-		b = append(v.UTC().AppendFormat(b, timeFormat), '"')
+		b = append(v.UTC().AppendFormat(b, jsonwire.TimeFormat), '"')
 		t.err = t.e.WriteValue(b)
 	}
 }

@@ -8,14 +8,9 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
-
-// timeFormat is RFC 3339 in UTC with millisecond precision, as the contract
-// asks.
-const timeFormat = "2006-01-02T15:04:05.000Z07:00"
-
-func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
 // account holds one account's contexts and webhooks behind its own lock, so
 // requests of different accounts never contend.
@@ -306,7 +301,7 @@ func (w Webhook) MarshalJSON() ([]byte, error) {
 		events = []contextsvc.EventType{}
 	}
 	return json.Marshal(mockWebhookJSON{ID: w.ID, Account: w.Account, URL: w.URL, Events: events,
-		CreatedAt: formatTime(w.CreatedAt), Active: w.Active})
+		CreatedAt: jsonwire.FormatTime(w.CreatedAt), Active: w.Active})
 }
 
 // Snapshot is a deep copy of everything the server stores (contexts with

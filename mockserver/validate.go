@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
 // Field limits of the contract.
@@ -129,7 +131,7 @@ func bodyFault(obj []byte, err error, allowed []string) *apiError {
 	if !errors.As(err, &se) {
 		return badRequest("", "malformed JSON: "+err.Error())
 	}
-	fault := stringFault(se)
+	fault := jsonwire.StringFault(se)
 	if se.Err == jsontext.ErrDuplicateName || fault != "" {
 		if fields, lerr := objectFields(obj, true); lerr == nil {
 			if e := unknownField(fields, allowed); e != nil {
@@ -146,9 +148,9 @@ func bodyFault(obj []byte, err error, allowed []string) *apiError {
 	case se.Err == jsontext.ErrDuplicateName:
 		return badRequest(param, fmt.Sprintf("field %q is given more than once; give it once", param))
 	case fault != "":
-		_, label := valuePlace(se.JSONPointer)
+		_, label := jsonwire.ValuePlace(se.JSONPointer)
 		return badRequest(param, label+fault)
-	case isCutShort(se):
+	case jsonwire.IsCutShort(se):
 		return badRequest("", fmt.Sprintf("malformed JSON at byte %d: the body ends inside a value", len(obj)))
 	}
 	return badRequest("", fmt.Sprintf("malformed JSON at byte %d: %v", se.ByteOffset, se.Err))
@@ -185,12 +187,12 @@ func decodeJSONString(field string, raw json.RawMessage, text bool) (string, *ap
 	if !utf8.Valid(b) {
 		return "", badRequest(field, field+" must be valid UTF-8")
 	}
-	kind := strPlain
+	kind := jsonwire.StrPlain
 	if text {
-		kind = strText
+		kind = jsonwire.StrText
 	}
-	if at, r := controlChar(b, text); at >= 0 {
-		return "", badRequest(field, field+controlMessage(kind, at, r))
+	if at, r := jsonwire.ControlChar(b, text); at >= 0 {
+		return "", badRequest(field, field+jsonwire.ControlMessage(kind, at, r))
 	}
 	return string(b), nil
 }

@@ -17,6 +17,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
 // MaxWebhooksPerAccount is how many webhooks one account may have. A
@@ -100,7 +101,7 @@ func (s *Server) registerWebhook(w http.ResponseWriter, r *http.Request, k *apiK
 		return
 	}
 	st := wh.state.Load()
-	b, _ := json.Marshal(webhookJSON{ID: wh.id, URL: st.url, Events: st.events, CreatedAt: formatTime(wh.createdAt), Active: true})
+	b, _ := json.Marshal(webhookJSON{ID: wh.id, URL: st.url, Events: st.events, CreatedAt: jsonwire.FormatTime(wh.createdAt), Active: true})
 	writeJSON(w, http.StatusCreated, b)
 }
 

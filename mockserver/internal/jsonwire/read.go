@@ -1,4 +1,17 @@
-package mockserver
+// Package jsonwire is how the mock server reads and writes JSON, for both
+// of its APIs and its state document: strings and times appended as the
+// contract writes them (AppendString, AppendTime, FormatTime), pooled
+// buffers for answers, and what the strict readers (request bodies and
+// the state document, both on github.com/go-json-experiment/json, whose
+// decoder refuses what the API refuses: a name given twice, invalid
+// UTF-8, a lone UTF-16 surrogate escape, anything past the grammar) share
+// to turn its errors into the API's words, naming the field by its place
+// (a JSON pointer made into "accounts[0].contexts[3].name").
+//
+// It owns the JSON spelling and the wording of JSON faults; which fields a
+// document has, and their rules, are its callers'. It imports nothing of
+// the mock server.
+package jsonwire
 
 import (
 	"errors"
@@ -12,25 +25,18 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// What the state document's reader (stateread.go) and the request bodies'
-// (validate.go) share: both read with github.com/go-json-experiment/json,
-// whose decoder refuses what the API refuses (a name given twice, invalid
-// UTF-8, a lone UTF-16 surrogate escape, anything past the grammar), and
-// both turn its errors into the API's words, naming the field by its place
-// (a JSON pointer made into "accounts[0].contexts[3].name").
-
 // String kinds: what a string may hold besides valid UTF-8.
 const (
-	strPlain   = iota // no control characters (names, tags, ids, urls)
-	strText           // no control characters but tab, newline, carriage return (content)
-	strLenient        // any character (a receiver's answer, a heading's text)
+	StrPlain   = iota // no control characters (names, tags, ids, urls)
+	StrText           // no control characters but tab, newline, carriage return (content)
+	StrLenient        // any character (a receiver's answer, a heading's text)
 )
 
-// controlChar returns the offset and rune of the first control character
+// ControlChar returns the offset and rune of the first control character
 // (Unicode Cc: C0, DEL, C1) of valid UTF-8 b, but tab, newline and
 // carriage return when text is true; -1 when there is none. C1 is U+0080
 // to U+009F, encoded 0xC2 0x80 to 0xC2 0x9F.
-func controlChar[S ~[]byte | ~string](b S, text bool) (int, rune) {
+func ControlChar[S ~[]byte | ~string](b S, text bool) (int, rune) {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		switch {
@@ -47,11 +53,11 @@ func controlChar[S ~[]byte | ~string](b S, text bool) (int, rune) {
 	return -1, 0
 }
 
-// controlMessage is the API's message for a control character at byte at
+// ControlMessage is the API's message for a control character at byte at
 // of a string of kind (strPlain or strText), after the field's label.
-func controlMessage(kind int, at int, r rune) string {
+func ControlMessage(kind int, at int, r rune) string {
 	allowed := ""
-	if kind == strText {
+	if kind == StrText {
 		allowed = " other than tab, newline and carriage return"
 	}
 	return " must not contain control characters" + allowed + " (" + formatRune(r) + " at byte " + strconv.Itoa(at) + ")"
@@ -66,10 +72,10 @@ func formatRune(r rune) string {
 	return "U+" + s
 }
 
-// unquoteInto appends the text of v, a JSON string the decoder has read
+// UnquoteInto appends the text of v, a JSON string the decoder has read
 // (so valid), to dst; v's bytes are used as they are when it holds no
 // escape.
-func unquoteInto(dst []byte, v jsontext.Value) []byte {
+func UnquoteInto(dst []byte, v jsontext.Value) []byte {
 	body := v[1 : len(v)-1]
 	for _, c := range body {
 		if c == '\\' {
@@ -80,11 +86,11 @@ func unquoteInto(dst []byte, v jsontext.Value) []byte {
 	return append(dst, body...)
 }
 
-// pointerPath turns a JSON pointer into the path the API's errors name:
+// PointerPath turns a JSON pointer into the path the API's errors name:
 // "/accounts/0/contexts/3/name" is "accounts[0].contexts[3].name". A
 // token of digits only is an array index (no object of the API has such
 // a member name).
-func pointerPath(p jsontext.Pointer) string {
+func PointerPath(p jsontext.Pointer) string {
 	var b strings.Builder
 	for tok := range p.Tokens() {
 		if isIndex(tok) {
@@ -111,27 +117,27 @@ func isIndex(tok string) bool {
 	return true
 }
 
-// valuePlace is where an error about the value at p is reported: the
+// ValuePlace is where an error about the value at p is reported: the
 // field's path and its label in the message. A member "/a/name" is path
 // "a.name", label "name"; an element "/a/tags/2" is path "a.tags" (the
 // field holding it), label "tags[2]".
-func valuePlace(p jsontext.Pointer) (path, label string) {
+func ValuePlace(p jsontext.Pointer) (path, label string) {
 	last := p.LastToken()
 	if isIndex(last) && p != "" {
 		parent := p.Parent()
-		return pointerPath(parent), parent.LastToken() + "[" + last + "]"
+		return PointerPath(parent), parent.LastToken() + "[" + last + "]"
 	}
-	return pointerPath(p), last
+	return PointerPath(p), last
 }
 
-// readingPlace is valuePlace for the value the decoder is at: the one it
+// ReadingPlace is ValuePlace for the value the decoder is at: the one it
 // has just read (read) or the one it reads next.
-func readingPlace(dec *jsontext.Decoder, read bool) (path, label string) {
+func ReadingPlace(dec *jsontext.Decoder, read bool) (path, label string) {
 	p := dec.StackPointer()
 	if kind, n := dec.StackIndex(dec.StackDepth()); kind == '[' && !read {
 		p = p.AppendToken(strconv.FormatInt(n, 10))
 	}
-	return valuePlace(p)
+	return ValuePlace(p)
 }
 
 // surrogateEscape finds the \uXXXX escape a decoder's error names.
@@ -148,10 +154,10 @@ var errInvalidUTF8 = func() error {
 	return err
 }()
 
-// stringFault says what is wrong with a string the decoder refused for
+// StringFault says what is wrong with a string the decoder refused for
 // what it holds (invalid UTF-8, a lone surrogate escape), after the
 // field's label; "" when the fault is another.
-func stringFault(se *jsontext.SyntacticError) string {
+func StringFault(se *jsontext.SyntacticError) string {
 	if se.Err == errInvalidUTF8 {
 		return " must be valid UTF-8"
 	}
@@ -182,9 +188,9 @@ func memberNames(t reflect.Type) string {
 	return strings.Join(names, ", ")
 }
 
-// unknownMember reports whether err is the decoder's refusal of a member
+// UnknownMember reports whether err is the decoder's refusal of a member
 // RejectUnknownMembers does not allow, with where and the allowed names.
-func unknownMember(err error) (p jsontext.Pointer, allowed string, ok bool) {
+func UnknownMember(err error) (p jsontext.Pointer, allowed string, ok bool) {
 	var me *json.SemanticError
 	if errors.As(err, &me) && errors.Is(me.Err, json.ErrUnknownName) {
 		return me.JSONPointer, memberNames(me.GoType), true
@@ -192,6 +198,6 @@ func unknownMember(err error) (p jsontext.Pointer, allowed string, ok bool) {
 	return "", "", false
 }
 
-// isCutShort reports whether err is the decoder's for input that ends
+// IsCutShort reports whether err is the decoder's for input that ends
 // inside a value.
-func isCutShort(err error) bool { return errors.Is(err, io.ErrUnexpectedEOF) }
+func IsCutShort(err error) bool { return errors.Is(err, io.ErrUnexpectedEOF) }
