@@ -15,6 +15,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
@@ -60,8 +61,8 @@ func (s *Server) adminRoutes() {
 func (s *Server) handleAdmin(pattern string, rt route) {
 	for m, h := range rt {
 		rt[m] = func(w http.ResponseWriter, r *http.Request) {
-			if e := checkQuery(r); e != nil {
-				writeError(w, e)
+			if e := httpapi.CheckQuery(r); e != nil {
+				httpapi.WriteError(w, e)
 				return
 			}
 			h(w, r)
@@ -72,87 +73,49 @@ func (s *Server) handleAdmin(pattern string, rt route) {
 
 // readAdminObject caps the body at the API's limit and decodes it as
 // readObject does (a JSON object with only the allowed fields).
-func readAdminObject(w http.ResponseWriter, r *http.Request, allowed ...string) (map[string]json.RawMessage, *apiError) {
-	if r.ContentLength > maxBody {
-		return nil, tooLarge()
+func readAdminObject(w http.ResponseWriter, r *http.Request, allowed ...string) (map[string]json.RawMessage, *httpapi.Error) {
+	if r.ContentLength > httpapi.MaxBody {
+		return nil, httpapi.TooLarge()
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	return readObject(r, allowed...)
-}
-
-// writeValue encodes v as the JSON response.
-func writeValue(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
-		return
-	}
-	writeJSON(w, status, b)
-}
-
-// writePage writes the /v1 list shape {"data":[…],"hasMore":…,
-// "nextCursor":…} of items, each encoded as its MarshalJSON gives it, and
-// the cursor of the list (kind, scope) for position next when next > 0
-// (more follow).
-func writePage[T json.Marshaler](w http.ResponseWriter, s *Server, kind byte, scope string, items []T, next uint64) {
-	buf := jsonwire.GetBuffer()
-	b := append((*buf)[:0], `{"data":[`...)
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		j, err := it.MarshalJSON()
-		if err != nil {
-			jsonwire.PutBuffer(buf)
-			writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
-			return
-		}
-		b = append(b, j...)
-	}
-	cursor := ""
-	if next > 0 {
-		cursor = s.encodeCursor(kind, next, scope)
-	}
-	*buf = appendListEnd(b, next > 0, cursor)
-	writeJSON(w, http.StatusOK, *buf)
-	jsonwire.PutBuffer(buf)
+	r.Body = http.MaxBytesReader(w, r.Body, httpapi.MaxBody)
+	return httpapi.ReadObject(r, allowed...)
 }
 
 // filterParam reads an optional filter of an admin list: absent is "", and
 // present it must be one non-empty value.
-func filterParam(q url.Values, name string) (string, *apiError) {
+func filterParam(q url.Values, name string) (string, *httpapi.Error) {
 	vs, ok := q[name]
 	if !ok {
 		return "", nil
 	}
 	if len(vs) > 1 || vs[0] == "" {
-		return "", badRequest(name, name+" must be one non-empty value")
+		return "", httpapi.BadRequest(name, name+" must be one non-empty value")
 	}
 	return vs[0], nil
 }
 
 // accountFilter reads the optional ?account= of an admin list: one valid
 // account name (an account the server does not have lists nothing).
-func accountFilter(q url.Values) (string, *apiError) {
+func accountFilter(q url.Values) (string, *httpapi.Error) {
 	account, e := filterParam(q, "account")
 	if e != nil || account == "" {
 		return "", e
 	}
 	if err := ValidAccount(account); err != nil {
-		return "", badRequest("account", strings.TrimPrefix(err.Error(), "mockserver: "))
+		return "", httpapi.BadRequest("account", strings.TrimPrefix(err.Error(), "mockserver: "))
 	}
 	return account, nil
 }
 
 // typeFilter reads the optional ?type= of an admin list: an event type as
 // POST /_mock/events takes it.
-func typeFilter(q url.Values) (contextsvc.EventType, *apiError) {
+func typeFilter(q url.Values) (contextsvc.EventType, *httpapi.Error) {
 	typ, e := filterParam(q, "type")
 	if e != nil || typ == "" {
 		return "", e
 	}
 	if err := validEventType(typ); err != nil {
-		return "", badRequest("type", strings.TrimPrefix(err.Error(), ErrInvalidEvent.Error()+": "))
+		return "", httpapi.BadRequest("type", strings.TrimPrefix(err.Error(), ErrInvalidEvent.Error()+": "))
 	}
 	return contextsvc.EventType(typ), nil
 }
@@ -163,18 +126,18 @@ func (s *Server) adminListEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	typ, e := typeFilter(q)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	account, e := accountFilter(q)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
-	scope := listScope(string(typ), account)
-	limit, start, scope, e := s.listParams(q, cursorEvents, scope)
+	scope := httpapi.ListScope(string(typ), account)
+	limit, start, scope, e := s.cursors.ListParams(q, httpapi.CursorEvents, scope)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	recs, next := s.events.page(start, limit, typ, account)
@@ -182,51 +145,51 @@ func (s *Server) adminListEvents(w http.ResponseWriter, r *http.Request) {
 	for i, rec := range recs {
 		items[i] = rec.ev
 	}
-	writePage(w, s, cursorEvents, scope, items, next)
+	httpapi.WritePage(w, s.cursors, httpapi.CursorEvents, scope, items, next)
 }
 
 func (s *Server) adminEmitEvent(w http.ResponseWriter, r *http.Request) {
 	f, e := readAdminObject(w, r, "type", "data", "account")
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	raw, ok := f["type"]
 	if !ok {
-		writeError(w, badRequest("type", "type is required"))
+		httpapi.WriteError(w, httpapi.BadRequest("type", "type is required"))
 		return
 	}
-	typ, e := decodeString("type", raw)
+	typ, e := httpapi.DecodeString("type", raw)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	var account string
 	if raw, ok := f["account"]; ok {
-		if account, e = decodeString("account", raw); e != nil {
-			writeError(w, e)
+		if account, e = httpapi.DecodeString("account", raw); e != nil {
+			httpapi.WriteError(w, e)
 			return
 		}
 	}
 	data, ok := f["data"]
 	if !ok {
-		writeError(w, badRequest("data", "data is required (a JSON object)"))
+		httpapi.WriteError(w, httpapi.BadRequest("data", "data is required (a JSON object)"))
 		return
 	}
 	if err := validEventType(typ); err != nil {
-		writeError(w, badRequest("type", err.Error()))
+		httpapi.WriteError(w, httpapi.BadRequest("type", err.Error()))
 		return
 	}
 	ev, err := s.EmitEvent(r.Context(), account, contextsvc.EventType(typ), data)
 	switch {
 	case errors.Is(err, ErrUnknownAccount):
-		writeError(w, badRequest("account", fmt.Sprintf("no key belongs to account %q", account)))
+		httpapi.WriteError(w, httpapi.BadRequest("account", fmt.Sprintf("no key belongs to account %q", account)))
 		return
 	case err != nil:
-		writeError(w, badRequest("data", err.Error()))
+		httpapi.WriteError(w, httpapi.BadRequest("data", err.Error()))
 		return
 	}
-	writeValue(w, http.StatusCreated, ev)
+	httpapi.WriteValue(w, http.StatusCreated, ev)
 }
 
 // adminListDeliveries pages through the kept deliveries in creation order,
@@ -235,13 +198,13 @@ func (s *Server) adminListDeliveries(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var f DeliveryFilter
 	var state string
-	var e *apiError
+	var e *httpapi.Error
 	for _, p := range []struct {
 		name string
 		v    *string
 	}{{"eventId", &f.EventID}, {"webhookId", &f.WebhookID}, {"state", &state}} {
 		if *p.v, e = filterParam(q, p.name); e != nil {
-			writeError(w, e)
+			httpapi.WriteError(w, e)
 			return
 		}
 	}
@@ -249,55 +212,55 @@ func (s *Server) adminListDeliveries(w http.ResponseWriter, r *http.Request) {
 	switch f.State {
 	case "", DeliveryPending, DeliverySucceeded, DeliveryFailed:
 	default:
-		writeError(w, badRequest("state", fmt.Sprintf("state must be pending, succeeded or failed, got %q", f.State)))
+		httpapi.WriteError(w, httpapi.BadRequest("state", fmt.Sprintf("state must be pending, succeeded or failed, got %q", f.State)))
 		return
 	}
 	if f.Account, e = accountFilter(q); e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	if f.EventType, e = typeFilter(q); e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
-	scope := listScope(f.EventID, f.WebhookID, state, f.Account, string(f.EventType))
-	limit, start, scope, e := s.listParams(q, cursorDeliveries, scope)
+	scope := httpapi.ListScope(f.EventID, f.WebhookID, state, f.Account, string(f.EventType))
+	limit, start, scope, e := s.cursors.ListParams(q, httpapi.CursorDeliveries, scope)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	items, next := s.deliveries.page(start, limit, f)
-	writePage(w, s, cursorDeliveries, scope, items, next)
+	httpapi.WritePage(w, s.cursors, httpapi.CursorDeliveries, scope, items, next)
 }
 
 func (s *Server) adminGetDelivery(w http.ResponseWriter, r *http.Request) {
 	d, ok := s.Delivery(r.PathValue("id"))
 	if !ok {
-		writeError(w, notFound("no delivery with id "+r.PathValue("id")))
+		httpapi.WriteError(w, httpapi.NotFound("no delivery with id "+r.PathValue("id")))
 		return
 	}
-	writeValue(w, http.StatusOK, d)
+	httpapi.WriteValue(w, http.StatusOK, d)
 }
 
 func (s *Server) adminRedeliver(w http.ResponseWriter, r *http.Request) {
 	d, err := s.Redeliver(r.PathValue("id"))
 	switch {
 	case errors.Is(err, ErrDeliveryNotFound):
-		writeError(w, notFound("no delivery with id "+r.PathValue("id")))
+		httpapi.WriteError(w, httpapi.NotFound("no delivery with id "+r.PathValue("id")))
 	case errors.Is(err, ErrDeliveryInFlight):
-		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
-			message: "an attempt of this delivery is running; redeliver it once it has finished"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict,
+			Message: "an attempt of this delivery is running; redeliver it once it has finished"})
 	case errors.Is(err, ErrWebhookInactive):
-		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
-			message: strings.TrimPrefix(err.Error(), "mockserver: ") +
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict,
+			Message: strings.TrimPrefix(err.Error(), "mockserver: ") +
 				" (an inactive webhook takes deliveries again once reactivated: PATCH /_mock/webhooks/{id} {\"active\":true})"})
 	case errors.Is(err, ErrDeliveriesClosed):
-		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: errUnavailable,
-			message: "the mock server is shutting down and makes no new delivery attempts"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Type: httpapi.TypeUnavailable,
+			Message: "the mock server is shutting down and makes no new delivery attempts"})
 	case err != nil:
-		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: err.Error()})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusInternalServerError, Type: httpapi.TypeInternal, Message: err.Error()})
 	default:
-		writeValue(w, http.StatusOK, d)
+		httpapi.WriteValue(w, http.StatusOK, d)
 	}
 }
 
@@ -307,26 +270,26 @@ func (s *Server) adminListWebhooks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	account, e := accountFilter(q)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
-	scope := listScope(account)
-	limit, after, e := s.pageParams(q, cursorWebhooks, scope)
+	scope := httpapi.ListScope(account)
+	limit, after, e := s.cursors.PageParams(q, httpapi.CursorWebhooks, scope)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	items, next := s.webhookPage(after, limit, account)
-	writePage(w, s, cursorWebhooks, scope, items, next)
+	httpapi.WritePage(w, s.cursors, httpapi.CursorWebhooks, scope, items, next)
 }
 
 func (s *Server) adminGetWebhook(w http.ResponseWriter, r *http.Request) {
 	wh, ok := s.Webhook(r.PathValue("id"))
 	if !ok {
-		writeError(w, webhookNotFound(r.PathValue("id")))
+		httpapi.WriteError(w, webhookNotFound(r.PathValue("id")))
 		return
 	}
-	writeValue(w, http.StatusOK, wh)
+	httpapi.WriteValue(w, http.StatusOK, wh)
 }
 
 // adminUpdateWebhook applies PATCH {url, events, active, secret}: the body
@@ -334,32 +297,32 @@ func (s *Server) adminGetWebhook(w http.ResponseWriter, r *http.Request) {
 func (s *Server) adminUpdateWebhook(w http.ResponseWriter, r *http.Request) {
 	f, e := readAdminObject(w, r, "url", "events", "active", "secret")
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	if len(f) == 0 {
-		writeError(w, badRequest("", "the body must carry at least one of url, events, active, secret"))
+		httpapi.WriteError(w, httpapi.BadRequest("", "the body must carry at least one of url, events, active, secret"))
 		return
 	}
 	var u WebhookUpdate
 	if raw, ok := f["url"]; ok {
 		v, e := s.decodeWebhookURL(raw)
 		if e != nil {
-			writeError(w, e)
+			httpapi.WriteError(w, e)
 			return
 		}
 		u.URL = &v
 	}
 	if raw, ok := f["events"]; ok {
 		if u.Events, e = decodeWebhookEvents(raw); e != nil {
-			writeError(w, e)
+			httpapi.WriteError(w, e)
 			return
 		}
 	}
 	if raw, ok := f["active"]; ok {
 		var v bool
 		if s := string(raw); s != "true" && s != "false" {
-			writeError(w, badRequest("active", "active must be true or false"))
+			httpapi.WriteError(w, httpapi.BadRequest("active", "active must be true or false"))
 			return
 		}
 		_ = json.Unmarshal(raw, &v)
@@ -368,17 +331,17 @@ func (s *Server) adminUpdateWebhook(w http.ResponseWriter, r *http.Request) {
 	if raw, ok := f["secret"]; ok {
 		v, e := decodeWebhookSecret(raw)
 		if e != nil {
-			writeError(w, e)
+			httpapi.WriteError(w, e)
 			return
 		}
 		u.Secret = &v
 	}
 	wh, e := s.updateWebhook(r.PathValue("id"), u)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
-	writeValue(w, http.StatusOK, wh)
+	httpapi.WriteValue(w, http.StatusOK, wh)
 }
 
 // webhookDeleted is the answer to DELETE /_mock/webhooks/{id}, in the
@@ -391,19 +354,19 @@ type webhookDeleted struct {
 func (s *Server) adminDeleteWebhook(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if e := s.deleteWebhook(id); e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
-	writeValue(w, http.StatusOK, webhookDeleted{ID: id, Deleted: true})
+	httpapi.WriteValue(w, http.StatusOK, webhookDeleted{ID: id, Deleted: true})
 }
 
 func (s *Server) adminPublish(w http.ResponseWriter, r *http.Request) {
 	ev, err := s.Publish(r.Context(), r.PathValue("id"))
 	if err != nil {
-		writeError(w, notFound("no context with id "+r.PathValue("id")))
+		httpapi.WriteError(w, httpapi.NotFound("no context with id "+r.PathValue("id")))
 		return
 	}
-	writeValue(w, http.StatusCreated, ev)
+	httpapi.WriteValue(w, http.StatusCreated, ev)
 }
 
 // clockJSON is the admin API's view of the server's clock, with when the
@@ -428,7 +391,7 @@ func (s *Server) clockState() clockJSON {
 }
 
 func (s *Server) adminGetClock(w http.ResponseWriter, r *http.Request) {
-	writeValue(w, http.StatusOK, s.clockState())
+	httpapi.WriteValue(w, http.StatusOK, s.clockState())
 }
 
 // maxAdvanceSeconds bounds the seconds of an advance to 100 years, well
@@ -450,7 +413,7 @@ var durationRegexp = regexp.MustCompile(durationPattern)
 func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 	f, e := readAdminObject(w, r, "duration", "seconds", "toNextDue")
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	var d time.Duration
@@ -465,21 +428,21 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case given != 1:
-		writeError(w, badRequest("", `give exactly one of "duration" (a Go duration such as "90s" or "1h30m"), "seconds" (a number) and "toNextDue" (true)`))
+		httpapi.WriteError(w, httpapi.BadRequest("", `give exactly one of "duration" (a Go duration such as "90s" or "1h30m"), "seconds" (a number) and "toNextDue" (true)`))
 		return
 	case hasN:
 		if string(rawN) != "true" {
-			writeError(w, badRequest("toNextDue", "toNextDue must be true"))
+			httpapi.WriteError(w, httpapi.BadRequest("toNextDue", "toNextDue must be true"))
 			return
 		}
 	case hasD:
-		str, e := decodeString("duration", rawD)
+		str, e := httpapi.DecodeString("duration", rawD)
 		if e != nil {
-			writeError(w, e)
+			httpapi.WriteError(w, e)
 			return
 		}
 		if strings.HasPrefix(str, "-") {
-			writeError(w, badRequest("duration", fmt.Sprintf("duration %q must be positive: the clock only moves forward", str)))
+			httpapi.WriteError(w, httpapi.BadRequest("duration", fmt.Sprintf("duration %q must be positive: the clock only moves forward", str)))
 			return
 		}
 		var err error
@@ -489,22 +452,22 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 			d, err = time.ParseDuration(str)
 		}
 		if err != nil || str == "" {
-			writeError(w, badRequest("duration", fmt.Sprintf("duration %q is not a duration such as \"90s\" or \"1h30m\": "+
+			httpapi.WriteError(w, httpapi.BadRequest("duration", fmt.Sprintf("duration %q is not a duration such as \"90s\" or \"1h30m\": "+
 				"units in the order h, m, s, ms, us, ns, each at most once, with at most 6, 7, 9, 12, 15 and 18 digits", str)))
 			return
 		}
 	default:
 		var secs float64
 		if err := json.Unmarshal(rawS, &secs); err != nil || math.IsNaN(secs) {
-			writeError(w, badRequest("seconds", "seconds must be a number"))
+			httpapi.WriteError(w, httpapi.BadRequest("seconds", "seconds must be a number"))
 			return
 		}
 		if secs < 0 {
-			writeError(w, badRequest("seconds", "the clock only moves forward: give zero seconds or more"))
+			httpapi.WriteError(w, httpapi.BadRequest("seconds", "the clock only moves forward: give zero seconds or more"))
 			return
 		}
 		if secs > maxAdvanceSeconds {
-			writeError(w, badRequest("seconds", fmt.Sprintf("seconds must be at most %d (100 years)", maxAdvanceSeconds)))
+			httpapi.WriteError(w, httpapi.BadRequest("seconds", fmt.Sprintf("seconds must be at most %d (100 years)", maxAdvanceSeconds)))
 			return
 		}
 		d = time.Duration(secs * float64(time.Second))
@@ -512,13 +475,13 @@ func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
 	res, e, err := s.advanceClock(r.Context(), d, hasN)
 	switch {
 	case e != nil:
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 	case err != nil:
 		// The client went away: the advance stopped at a due time, and
 		// there is no one to answer.
 		s.logger.Info("clock advance stopped: its request ended", "now", jsonwire.FormatTime(s.clock.Now()), "attempts", res.Attempts)
 	default:
-		writeValue(w, http.StatusOK, res)
+		httpapi.WriteValue(w, http.StatusOK, res)
 	}
 }
 
@@ -537,11 +500,11 @@ type clockAdvanceJSON struct {
 // the turn, so a concurrent advance counts its own. A real clock is a 409, and so is toNextDue with nothing
 // waiting; when ctx ends the advance stops at a due time and ctx's error
 // is returned.
-func (s *Server) advanceClock(ctx context.Context, d time.Duration, toNextDue bool) (clockAdvanceJSON, *apiError, error) {
+func (s *Server) advanceClock(ctx context.Context, d time.Duration, toNextDue bool) (clockAdvanceJSON, *httpapi.Error, error) {
 	adv, ok := s.clock.(advancer)
 	if !ok {
-		return clockAdvanceJSON{}, &apiError{status: http.StatusConflict, typ: errConflict,
-			message: "the server runs on the real clock, which cannot be advanced; start it with a fake clock (the command's -fake-clock, or mockserver.WithClock(mockserver.NewFakeClock(t)))"}, nil
+		return clockAdvanceJSON{}, &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict,
+			Message: "the server runs on the real clock, which cannot be advanced; start it with a fake clock (the command's -fake-clock, or mockserver.WithClock(mockserver.NewFakeClock(t)))"}, nil
 	}
 	fc, _ := s.clock.(*FakeClock)
 	if fc != nil {
@@ -558,8 +521,8 @@ func (s *Server) advanceClock(ctx context.Context, d time.Duration, toNextDue bo
 	if toNextDue {
 		at, waiting := s.NextAttemptAt()
 		if !waiting {
-			return clockAdvanceJSON{}, &apiError{status: http.StatusConflict, typ: errConflict,
-				message: "no delivery attempt is waiting, so there is no next due time to advance to"}, nil
+			return clockAdvanceJSON{}, &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict,
+				Message: "no delivery attempt is waiting, so there is no next due time to advance to"}, nil
 		}
 		d = max(at.Sub(s.clock.Now()), 0)
 	}
@@ -607,9 +570,9 @@ func toFaultJSON(f Fault) faultJSON {
 // adminListFaults pages through the active faults, oldest first, like the
 // /v1 lists (limit, cursor).
 func (s *Server) adminListFaults(w http.ResponseWriter, r *http.Request) {
-	limit, after, e := s.pageParams(r.URL.Query(), cursorFaults, "")
+	limit, after, e := s.cursors.PageParams(r.URL.Query(), httpapi.CursorFaults, "")
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	fs, next := s.faultPage(after, limit)
@@ -617,13 +580,13 @@ func (s *Server) adminListFaults(w http.ResponseWriter, r *http.Request) {
 	for i, f := range fs {
 		items[i] = toFaultJSON(f)
 	}
-	writePage(w, s, cursorFaults, "", items, next)
+	httpapi.WritePage(w, s.cursors, httpapi.CursorFaults, "", items, next)
 }
 
 func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 	f, e := readAdminObject(w, r, "method", "path", "status", "retryAfter", "latencyMs", "times", "mode")
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	var ft Fault
@@ -632,9 +595,9 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			continue
 		}
-		v, e := decodeString(name, raw)
+		v, e := httpapi.DecodeString(name, raw)
 		if e != nil {
-			writeError(w, e)
+			httpapi.WriteError(w, e)
 			return
 		}
 		switch name {
@@ -663,9 +626,9 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			continue
 		}
-		n, e := decodeInteger(p.name, raw, p.min, p.max)
+		n, e := httpapi.DecodeInteger(p.name, raw, p.min, p.max)
 		if e != nil {
-			writeError(w, e)
+			httpapi.WriteError(w, e)
 			return
 		}
 		*p.v = n
@@ -673,14 +636,14 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 	ft.Latency = time.Duration(latencyMs) * time.Millisecond
 	ft.RetryAfter = time.Duration(retryAfter) * time.Second
 	if err := s.AddFault(ft); errors.Is(err, ErrTooManyFaults) {
-		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict, message: err.Error()})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict, Message: err.Error()})
 		return
 	} else if err != nil {
 		param, _ := ft.validate()
-		writeError(w, badRequest(param, err.Error()))
+		httpapi.WriteError(w, httpapi.BadRequest(param, err.Error()))
 		return
 	}
-	writeValue(w, http.StatusCreated, toFaultJSON(ft.normalized()))
+	httpapi.WriteValue(w, http.StatusCreated, toFaultJSON(ft.normalized()))
 }
 
 func (s *Server) adminClearFaults(w http.ResponseWriter, r *http.Request) {
@@ -708,10 +671,10 @@ func (s *Server) adminGetState(w http.ResponseWriter, r *http.Request) {
 // top-level field it is in and whose message says where, and changes
 // nothing.
 func (s *Server) adminPutState(w http.ResponseWriter, r *http.Request) {
-	tooBig := &apiError{status: http.StatusRequestEntityTooLarge, typ: errPayloadTooLarge,
-		message: "a state document may be at most 256 MiB here; load a larger one with a state file (-state-file)"}
+	tooBig := &httpapi.Error{Status: http.StatusRequestEntityTooLarge, Type: httpapi.TypePayloadTooLarge,
+		Message: "a state document may be at most 256 MiB here; load a larger one with a state file (-state-file)"}
 	if r.ContentLength > maxStateBody {
-		writeError(w, tooBig)
+		httpapi.WriteError(w, tooBig)
 		return
 	}
 	err := s.LoadState(http.MaxBytesReader(w, r.Body, maxStateBody))
@@ -726,14 +689,14 @@ func (s *Server) adminPutState(w http.ResponseWriter, r *http.Request) {
 		if se.Path != "" {
 			msg = se.Path + ": " + msg
 		}
-		writeError(w, badRequest(se.field(), msg))
+		httpapi.WriteError(w, httpapi.BadRequest(se.field(), msg))
 	case errors.As(err, &mbe):
-		writeError(w, tooBig)
+		httpapi.WriteError(w, tooBig)
 	case errors.As(err, &ne) && ne.Timeout():
-		writeError(w, &apiError{status: http.StatusBadRequest, typ: errInvalidRequest, closeConn: true,
-			message: "the request body did not arrive in time (the server's read-body time-out)"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusBadRequest, Type: httpapi.TypeInvalidRequest, CloseConn: true,
+			Message: "the request body did not arrive in time (the server's read-body time-out)"})
 	default:
-		writeError(w, &apiError{status: http.StatusBadRequest, typ: errInvalidRequest, closeConn: true,
-			message: "could not read the request body"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusBadRequest, Type: httpapi.TypeInvalidRequest, CloseConn: true,
+			Message: "could not read the request body"})
 	}
 }

@@ -18,6 +18,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/time/rate"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // This file is the admin routes' optional credentials: HTTP Basic, as
@@ -232,8 +234,8 @@ func (a *adminAuth) check(w http.ResponseWriter, r *http.Request) bool {
 	user, pass, ok := r.BasicAuth()
 	if !ok {
 		w.Header()["Www-Authenticate"] = []string{adminChallenge}
-		writeError(w, &apiError{status: http.StatusUnauthorized, typ: errUnauthorized,
-			message: "the admin routes and the dashboard need a user name and password (HTTP Basic: a browser asks for them, curl takes -u USER)"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusUnauthorized, Type: httpapi.TypeUnauthorized,
+			Message: "the admin routes and the dashboard need a user name and password (HTTP Basic: a browser asks for them, curl takes -u USER)"})
 		return false
 	}
 	key := a.credentialKey(user, pass)
@@ -243,13 +245,13 @@ func (a *adminAuth) check(w http.ResponseWriter, r *http.Request) bool {
 	valid, e := a.verify(r, key, user, pass)
 	if e != nil {
 		w.Header()["Retry-After"] = []string{"1"}
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return false
 	}
 	if !valid {
 		w.Header()["Www-Authenticate"] = []string{adminChallenge}
-		writeError(w, &apiError{status: http.StatusUnauthorized, typ: errUnauthorized,
-			message: "wrong user name or password for the admin routes"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusUnauthorized, Type: httpapi.TypeUnauthorized,
+			Message: "wrong user name or password for the admin routes"})
 		return false
 	}
 	a.mu.Lock()
@@ -288,9 +290,9 @@ func (a *adminAuth) credentialKey(user, pass string) [sha256.Size]byte {
 // (and no check) when the request ends while it waits. Credentials that
 // another request verified while this one waited need no check (a page's
 // first requests come together, with the same password).
-func (a *adminAuth) verify(r *http.Request, key [sha256.Size]byte, user, pass string) (bool, *apiError) {
-	busy := &apiError{status: http.StatusTooManyRequests, typ: errRateLimited,
-		message: "too many admin password checks at once: try again in a second"}
+func (a *adminAuth) verify(r *http.Request, key [sha256.Size]byte, user, pass string) (bool, *httpapi.Error) {
+	busy := &httpapi.Error{Status: http.StatusTooManyRequests, Type: httpapi.TypeRateLimited,
+		Message: "too many admin password checks at once: try again in a second"}
 	select {
 	case a.waiting <- struct{}{}:
 	default:

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
@@ -17,13 +18,6 @@ import (
 // the events, deliveries, webhooks and faults: the accounts and their keys
 // (tokens masked), every account's contexts with their versions and the
 // diff of two versions, one event, and a summary of what the server holds.
-
-// Cursor kinds of the lists of this file.
-const (
-	cursorAccounts        byte = 'a' // GET /_mock/accounts
-	cursorAdminContexts   byte = 'C' // GET /_mock/contexts
-	cursorContextVersions byte = 'V' // GET /_mock/contexts/{id}/versions
-)
 
 func (s *Server) browseRoutes() {
 	admin := s.handleAdmin
@@ -77,9 +71,9 @@ func (a accountJSON) MarshalJSON() ([]byte, error) {
 // their first key, with their keys (tokens masked) and how many contexts
 // and webhooks each holds.
 func (s *Server) adminListAccounts(w http.ResponseWriter, r *http.Request) {
-	limit, after, e := s.pageParams(r.URL.Query(), cursorAccounts, "")
+	limit, after, e := s.cursors.PageParams(r.URL.Query(), httpapi.CursorAccounts, "")
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	// Positions count accounts from 1.
@@ -110,7 +104,7 @@ func (s *Server) adminListAccounts(w http.ResponseWriter, r *http.Request) {
 	if end < len(s.accountList) {
 		next = uint64(end)
 	}
-	writePage(w, s, cursorAccounts, "", items, next)
+	httpapi.WritePage(w, s.cursors, httpapi.CursorAccounts, "", items, next)
 }
 
 // adminContextJSON is a context as the admin lists show it: its account,
@@ -156,13 +150,13 @@ func (s *Server) adminListContexts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	account, e := accountFilter(q)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
-	scope := listScope(account)
-	limit, start, scope, e := s.listParams(q, cursorAdminContexts, scope)
+	scope := httpapi.ListScope(account)
+	limit, start, scope, e := s.cursors.ListParams(q, httpapi.CursorAdminContexts, scope)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	accts := make([]int, 0, len(s.accountList))
@@ -224,7 +218,7 @@ func (s *Server) adminListContexts(w http.ResponseWriter, r *http.Request) {
 	if items == nil {
 		items = []adminContextJSON{}
 	}
-	writePage(w, s, cursorAdminContexts, scope, items, next)
+	httpapi.WritePage(w, s.cursors, httpapi.CursorAdminContexts, scope, items, next)
 }
 
 // findContext returns the live context with the given id, whatever its
@@ -243,7 +237,7 @@ func (s *Server) findContext(id string) (*account, *contextRec) {
 func (s *Server) adminGetContext(w http.ResponseWriter, r *http.Request) {
 	a, c := s.findContext(r.PathValue("id"))
 	if c == nil {
-		writeError(w, notFound("no context with id "+strconv.Quote(r.PathValue("id"))))
+		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(r.PathValue("id"))))
 		return
 	}
 	cj := c.adminJSON(a.id)
@@ -282,15 +276,15 @@ func (v adminVersionJSON) MarshalJSON() ([]byte, error) {
 // adminListContextVersions pages through the versions of any account's
 // context, without their content; newest first with order=desc.
 func (s *Server) adminListContextVersions(w http.ResponseWriter, r *http.Request) {
-	scope := listScope(r.PathValue("id"))
-	limit, start, scope, e := s.listParams(r.URL.Query(), cursorContextVersions, scope)
+	scope := httpapi.ListScope(r.PathValue("id"))
+	limit, start, scope, e := s.cursors.ListParams(r.URL.Query(), httpapi.CursorContextVersions, scope)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	a, c := s.findContext(r.PathValue("id"))
 	if c == nil {
-		writeError(w, notFound("no context with id "+strconv.Quote(r.PathValue("id"))))
+		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(r.PathValue("id"))))
 		return
 	}
 	var items []adminVersionJSON
@@ -304,7 +298,7 @@ func (s *Server) adminListContextVersions(w http.ResponseWriter, r *http.Request
 	if items == nil {
 		items = []adminVersionJSON{}
 	}
-	writePage(w, s, cursorContextVersions, scope, items, next)
+	httpapi.WritePage(w, s.cursors, httpapi.CursorContextVersions, scope, items, next)
 }
 
 // diffJSON is the answer of GET /_mock/contexts/{id}/diff.
@@ -370,14 +364,14 @@ var diffOpNames = map[linediff.Op]string{linediff.Equal: "equal", linediff.Delet
 
 // versionParam reads the optional version query parameter name: absent
 // is 0.
-func versionParam(r *http.Request, name string) (int, *apiError) {
+func versionParam(r *http.Request, name string) (int, *httpapi.Error) {
 	vs, ok := r.URL.Query()[name]
 	if !ok {
 		return 0, nil
 	}
-	n, valid := parseVersion(vs[0])
+	n, valid := httpapi.ParseVersion(vs[0])
 	if len(vs) > 1 || !valid {
-		return 0, badRequest(name, name+" must be one version number (1 or more)")
+		return 0, httpapi.BadRequest(name, name+" must be one version number (1 or more)")
 	}
 	return n, nil
 }
@@ -390,17 +384,17 @@ func versionParam(r *http.Request, name string) (int, *apiError) {
 func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 	from, e := versionParam(r, "from")
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	to, e := versionParam(r, "to")
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	a, c := s.findContext(r.PathValue("id"))
 	if c == nil {
-		writeError(w, notFound("no context with id "+strconv.Quote(r.PathValue("id"))))
+		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(r.PathValue("id"))))
 		return
 	}
 	if to == 0 {
@@ -412,7 +406,7 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 	if from > len(c.versions) || to > len(c.versions) {
 		n := len(c.versions)
 		a.mu.RUnlock()
-		writeError(w, notFound("context "+strconv.Quote(r.PathValue("id"))+" has versions 1 to "+strconv.Itoa(n)))
+		httpapi.WriteError(w, httpapi.NotFound("context "+strconv.Quote(r.PathValue("id"))+" has versions 1 to "+strconv.Itoa(n)))
 		return
 	}
 	// Versions never change once recorded: the diff runs unlocked.
@@ -464,19 +458,19 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 func writeText(w http.ResponseWriter, v any) {
 	b, err := jsonwire.MarshalText(v)
 	if err != nil {
-		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusInternalServerError, Type: httpapi.TypeInternal, Message: "encoding the response: " + err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, b)
+	httpapi.WriteJSON(w, http.StatusOK, b)
 }
 
 func (s *Server) adminGetEvent(w http.ResponseWriter, r *http.Request) {
 	ev, ok := s.events.get(r.PathValue("id"))
 	if !ok {
-		writeError(w, notFound("no kept event with id "+strconv.Quote(r.PathValue("id"))))
+		httpapi.WriteError(w, httpapi.NotFound("no kept event with id "+strconv.Quote(r.PathValue("id"))))
 		return
 	}
-	writeValue(w, http.StatusOK, ev)
+	httpapi.WriteValue(w, http.StatusOK, ev)
 }
 
 // summaryJSON is what the server holds, in numbers, and its clock.
@@ -506,5 +500,5 @@ func (s *Server) adminSummary(w http.ResponseWriter, r *http.Request) {
 	s.faultMu.Lock()
 	sum.Faults = len(s.faults)
 	s.faultMu.Unlock()
-	writeValue(w, http.StatusOK, sum)
+	httpapi.WriteValue(w, http.StatusOK, sum)
 }

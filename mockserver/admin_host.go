@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // This file is the admin routes' Host check, against DNS rebinding: a web
@@ -129,7 +131,7 @@ func isAdminPath(p string) bool { return p == "/_mock" || strings.HasPrefix(p, "
 
 // checkAdminHost refuses an admin request whose Host the admin routes do
 // not answer to, saying which flag (or option) allows it.
-func (s *Server) checkAdminHost(r *http.Request) *apiError {
+func (s *Server) checkAdminHost(r *http.Request) *httpapi.Error {
 	if s.adminHosts.allows(r.Host) {
 		return nil
 	}
@@ -138,10 +140,10 @@ func (s *Server) checkAdminHost(r *http.Request) *apiError {
 		"and the names the mock was started with, so that a web page on another site cannot reach them by pointing its own name " +
 		"at this machine (DNS rebinding)"
 	if len(name) > 100 || ValidAdminHost(name) != nil {
-		return &apiError{status: http.StatusForbidden, typ: errForbidden,
-			message: "the request's Host is not a host name the admin routes answer to: " + why}
+		return &httpapi.Error{Status: http.StatusForbidden, Type: httpapi.TypeForbidden,
+			Message: "the request's Host is not a host name the admin routes answer to: " + why}
 	}
-	return &apiError{status: http.StatusForbidden, typ: errForbidden,
-		message: "Host " + strconv.Quote(name) + " is not allowed: " + why + ". If you reach the mock by this name, start it with " +
+	return &httpapi.Error{Status: http.StatusForbidden, Type: httpapi.TypeForbidden,
+		Message: "Host " + strconv.Quote(name) + " is not allowed: " + why + ". If you reach the mock by this name, start it with " +
 			"-admin-host " + name + " (in Go: mockserver.WithAdminHosts(" + strconv.Quote(name) + "))"}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // TestAdminHostRebinding: a DNS rebinding attack, as the browser sends
@@ -44,7 +45,7 @@ func TestAdminHostRebinding(t *testing.T) {
 				t.Errorf("%s %s with Host %s: %d %s, want a 403", tc.method, tc.path, host, r.Status, r.Body)
 				continue
 			}
-			var e errorBody
+			var e httpapi.ErrorBody
 			r.json(t, &e)
 			name := hostName(host)
 			if want := "-admin-host " + name; !strings.Contains(e.Error.Message, want) || !strings.Contains(e.Error.Message, "DNS rebinding") {

@@ -3,6 +3,8 @@ package mockserver
 import (
 	"net/http"
 	"slices"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // This file is the admin routes' cross-site check. A page on another site
@@ -34,7 +36,7 @@ var dashboardPages = []string{"/_mock/ui/", "/_mock/ui"}
 
 // checkCrossSite refuses an admin request a browser sent from a page of
 // another origin.
-func checkCrossSite(r *http.Request) *apiError {
+func checkCrossSite(r *http.Request) *httpapi.Error {
 	if isDashboardNavigation(r) {
 		return nil
 	}
@@ -43,8 +45,8 @@ func checkCrossSite(r *http.Request) *apiError {
 	asWrite := *r // a shallow copy: Check reads only the method and headers
 	asWrite.Method = http.MethodPost
 	if err := crossOrigin.Check(&asWrite); err != nil {
-		return &apiError{status: http.StatusForbidden, typ: errForbidden,
-			message: "cross-site request refused: the admin routes serve the dashboard on their own origin and programs (curl, a test), " +
+		return &httpapi.Error{Status: http.StatusForbidden, Type: httpapi.TypeForbidden,
+			Message: "cross-site request refused: the admin routes serve the dashboard on their own origin and programs (curl, a test), " +
 				"never a page of another site, which could read or change the mock through your browser (" + err.Error() + ")"}
 	}
 	return nil

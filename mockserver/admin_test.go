@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // admin sends an admin request (no key) through the validator.
@@ -100,7 +101,7 @@ func TestAdminEvents(t *testing.T) {
 	if r := admin(t, ts, "POST", "/_mock/events", `{"type":"context.archived","data":{"contextId":"x"},"account":"`+ts.DefaultKey().Account+`"}`); r.Status != 201 {
 		t.Errorf("unknown type: %d %s", r.Status, r.Body)
 	}
-	big := `{"type":"x.y","data":{"s":"` + strings.Repeat("a", maxBody) + `"}}`
+	big := `{"type":"x.y","data":{"s":"` + strings.Repeat("a", httpapi.MaxBody) + `"}}`
 	if r := do(t, ts, call{method: "POST", path: "/_mock/events", body: big, key: "-"}); r.Status != 413 {
 		t.Errorf("big body: %d", r.Status)
 	}

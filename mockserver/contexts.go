@@ -11,31 +11,18 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
-
-// appendListEnd closes a list page begun with `{"data":[`:
-// `],"hasMore":…,"nextCursor":…}`.
-func appendListEnd(b []byte, hasMore bool, next string) []byte {
-	b = append(b, `],"hasMore":`...)
-	b = strconv.AppendBool(b, hasMore)
-	b = append(b, `,"nextCursor":`...)
-	if hasMore {
-		b = strconv.AppendQuote(b, next)
-	} else {
-		b = append(b, "null"...)
-	}
-	return append(b, '}')
-}
 
 func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey) {
 	q := r.URL.Query()
 	var tags []string
 	for _, t := range q["tag"] {
 		if t == "" {
-			writeError(w, badRequest("tag", "tag must not be empty"))
+			httpapi.WriteError(w, httpapi.BadRequest("tag", "tag must not be empty"))
 			return
 		}
 		// Past maxTags distinct tags no context can match, so the page is
@@ -48,10 +35,10 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 	a := k.acct
 	// A cursor continues the account's list with the same tags, in any
 	// order.
-	scope := listScope(append([]string{a.id}, slices.Sorted(slices.Values(tags))...)...)
-	limit, after, e := s.pageParams(q, cursorContexts, scope)
+	scope := httpapi.ListScope(append([]string{a.id}, slices.Sorted(slices.Values(tags))...)...)
+	limit, after, e := s.cursors.PageParams(q, httpapi.CursorContexts, scope)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	a.mu.RLock()
@@ -63,7 +50,7 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 	a.mu.RUnlock()
 	next := ""
 	if hasMore {
-		next = s.encodeCursor(cursorContexts, page[len(page)-1].seq, scope)
+		next = s.cursors.Encode(httpapi.CursorContexts, page[len(page)-1].seq, scope)
 	}
 	// The page is encoded after the lock is released: writers never wait
 	// for a page of large contexts.
@@ -75,8 +62,8 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 		}
 		b = views[i].appendJSON(b)
 	}
-	*buf = appendListEnd(b, hasMore, next)
-	writeJSON(w, http.StatusOK, *buf)
+	*buf = httpapi.AppendListEnd(b, hasMore, next)
+	httpapi.WriteJSON(w, http.StatusOK, *buf)
 	jsonwire.PutBuffer(buf)
 }
 
@@ -84,17 +71,17 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 func writeContext(w http.ResponseWriter, status int, v *contextView) {
 	buf := jsonwire.GetBuffer()
 	*buf = v.appendJSON((*buf)[:0])
-	writeJSON(w, status, *buf)
+	httpapi.WriteJSON(w, status, *buf)
 	jsonwire.PutBuffer(buf)
 }
 
 // found returns the account's live context with the request's id.
-func found(a *account, r *http.Request) (*contextRec, *apiError) {
+func found(a *account, r *http.Request) (*contextRec, *httpapi.Error) {
 	id := r.PathValue("id")
 	if c, ok := a.byID[id]; ok {
 		return c, nil
 	}
-	return nil, notFound("no context with id " + strconv.Quote(id))
+	return nil, httpapi.NotFound("no context with id " + strconv.Quote(id))
 }
 
 func (s *Server) getContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
@@ -107,7 +94,7 @@ func (s *Server) getContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
 	}
 	a.mu.RUnlock()
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	writeContext(w, http.StatusOK, &v)
@@ -118,10 +105,10 @@ func (s *Server) now() time.Time { return s.clock.Now().UTC().Truncate(time.Mill
 func (s *Server) createContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
 	f, _, e := decodeContextFields(r)
 	if e == nil && f.name == nil {
-		e = badRequest("name", "name is required")
+		e = httpapi.BadRequest("name", "name is required")
 	}
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	c := &contextRec{id: ids.New("ctx_"), name: *f.name, tags: f.tags, version: 1}
@@ -156,10 +143,10 @@ func (s *Server) createContext(w http.ResponseWriter, r *http.Request, k *apiKey
 func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
 	f, n, e := decodeContextFields(r)
 	if e == nil && n == 0 {
-		e = badRequest("", "the body must carry at least one of name, content, tags")
+		e = httpapi.BadRequest("", "the body must carry at least one of name, content, tags")
 	}
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	// The new text is parsed before the lock, so reads of the account
@@ -174,7 +161,7 @@ func (s *Server) updateContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	c, e := found(a, r)
 	if e != nil {
 		a.mu.Unlock()
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	name, content, tags := c.name, c.content, c.tags
@@ -223,7 +210,7 @@ func (s *Server) deleteContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	c, e := found(a, r)
 	if e != nil {
 		a.mu.Unlock()
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	a.remove(c)
@@ -233,22 +220,22 @@ func (s *Server) deleteContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		ID      string `json:"id"`
 		Deleted bool   `json:"deleted"`
 	}{c.id, true})
-	writeJSON(w, http.StatusOK, b)
+	httpapi.WriteJSON(w, http.StatusOK, b)
 }
 
 func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey) {
 	a := k.acct
-	scope := listScope(a.id, r.PathValue("id"))
-	limit, after, e := s.pageParams(r.URL.Query(), cursorVersions, scope)
+	scope := httpapi.ListScope(a.id, r.PathValue("id"))
+	limit, after, e := s.cursors.PageParams(r.URL.Query(), httpapi.CursorVersions, scope)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	a.mu.RLock()
 	c, e := found(a, r)
 	if e != nil {
 		a.mu.RUnlock()
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	// Version n sits at index n-1, so the cursor (the last version
@@ -266,7 +253,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey)
 	a.mu.RUnlock()
 	next := ""
 	if hasMore {
-		next = s.encodeCursor(cursorVersions, uint64(end), scope)
+		next = s.cursors.Encode(httpapi.CursorVersions, uint64(end), scope)
 	}
 	buf := jsonwire.GetBuffer()
 	b := append((*buf)[:0], `{"data":[`...)
@@ -276,8 +263,8 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, k *apiKey)
 		}
 		b = appendVersionJSON(b, id, &v.v)
 	}
-	*buf = appendListEnd(b, hasMore, next)
-	writeJSON(w, http.StatusOK, *buf)
+	*buf = httpapi.AppendListEnd(b, hasMore, next)
+	httpapi.WriteJSON(w, http.StatusOK, *buf)
 	jsonwire.PutBuffer(buf)
 }
 

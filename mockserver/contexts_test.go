@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 var t0 = time.Date(2026, 11, 21, 20, 51, 0, 123_000_000, time.UTC)
@@ -558,7 +559,7 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	s.mux.HandleFunc("/v1/boom", func(http.ResponseWriter, *http.Request) { panic("boom") })
 	rec := newRecorder()
 	s.ServeHTTP(rec, mustRequest("GET", "/v1/boom"))
-	var e errorBody
+	var e httpapi.ErrorBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != 500 || e.Error.Type != "internal" || e.Error.RequestID != rec.Header().Get("X-Request-Id") {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // The dashboard: a page at GET /_mock/ui/ that shows what the mock holds
@@ -107,7 +109,7 @@ func setUIHeaders(h http.Header) {
 func serveUIAsset(w http.ResponseWriter, r *http.Request, name string) {
 	a, ok := uiAssets[name]
 	if !ok {
-		writeError(w, notFound("the dashboard has no file "+name))
+		httpapi.WriteError(w, httpapi.NotFound("the dashboard has no file "+name))
 		return
 	}
 	h := w.Header()

@@ -7,6 +7,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/export"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
@@ -18,14 +19,14 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	}
 	f, ok := export.Lookup(fname)
 	if !ok {
-		writeError(w, badRequest("format", "format must be one of "+export.FormatsHelp))
+		httpapi.WriteError(w, httpapi.BadRequest("format", "format must be one of "+export.FormatsHelp))
 		return
 	}
 	want, given := 0, ""
 	if vs, ok := q["version"]; ok {
-		n, ok := parseVersion(vs[0])
+		n, ok := httpapi.ParseVersion(vs[0])
 		if !ok {
-			writeError(w, badRequest("version", "version must be a positive integer"))
+			httpapi.WriteError(w, httpapi.BadRequest("version", "version must be a positive integer"))
 			return
 		}
 		// The number as given: one past an int is read as the largest.
@@ -43,17 +44,17 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 			v := c.versions[want-1]
 			d, version = export.Doc{Name: v.v.Name, Content: v.v.Content, UpdatedAt: v.v.CreatedAt, JSON: c.asOfVersion(v)}, v.v.Version
 		} else {
-			e = notFound(fmt.Sprintf("context %s has no version %s: its versions are 1 to %d", c.id, given, c.version))
+			e = httpapi.NotFound(fmt.Sprintf("context %s has no version %s: its versions are 1 to %d", c.id, given, c.version))
 		}
 	}
 	a.mu.RUnlock()
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	body, err := export.Render(f, d)
 	if err != nil {
-		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "export failed"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusInternalServerError, Type: httpapi.TypeInternal, Message: "export failed"})
 		return
 	}
 	h := w.Header()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // Fault makes matching /v1 requests fail or slow down, so a client's own
@@ -278,7 +280,7 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) (Fault, boo
 	if f.Status == 0 || f.losesAnswer() {
 		return f, false
 	}
-	writeError(w, faultError(w.Header(), f))
+	httpapi.WriteError(w, faultError(w.Header(), f))
 	return f, true
 }
 
@@ -290,7 +292,7 @@ func (s *Server) serveLosingAnswer(w http.ResponseWriter, r *http.Request, f Fau
 	// map starts as a copy of the real one.
 	serve(&lostAnswerWriter{header: w.Header().Clone()})
 	if f.Mode == FaultAfter {
-		writeError(w, faultError(w.Header(), f))
+		httpapi.WriteError(w, faultError(w.Header(), f))
 		return
 	}
 	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
@@ -315,37 +317,37 @@ func (l *lostAnswerWriter) WriteHeader(int)             {}
 
 // faultError is the contract's error for an injected status, with the
 // headers that status carries.
-func faultError(h http.Header, f Fault) *apiError {
-	e := &apiError{status: f.Status, message: fmt.Sprintf("injected fault: %d %s", f.Status, http.StatusText(f.Status))}
+func faultError(h http.Header, f Fault) *httpapi.Error {
+	e := &httpapi.Error{Status: f.Status, Message: fmt.Sprintf("injected fault: %d %s", f.Status, http.StatusText(f.Status))}
 	switch {
 	case f.Status == http.StatusUnauthorized:
-		e.typ = errUnauthorized
+		e.Type = httpapi.TypeUnauthorized
 		h["Www-Authenticate"] = []string{"Bearer"}
 	case f.Status == http.StatusForbidden:
-		e.typ = errForbidden
+		e.Type = httpapi.TypeForbidden
 	case f.Status == http.StatusNotFound:
-		e.typ = errNotFound
+		e.Type = httpapi.TypeNotFound
 	case f.Status == http.StatusMethodNotAllowed:
-		e.typ = errMethodNotAllowed
+		e.Type = httpapi.TypeMethodNotAllowed
 	case f.Status == http.StatusConflict:
-		e.typ = errConflict
+		e.Type = httpapi.TypeConflict
 	case f.Status == http.StatusRequestEntityTooLarge:
-		e.typ = errPayloadTooLarge
+		e.Type = httpapi.TypePayloadTooLarge
 	case f.Status == http.StatusTooManyRequests:
-		e.typ = errRateLimited
+		e.Type = httpapi.TypeRateLimited
 		if h["X-Ratelimit-Limit"] != nil {
 			h["X-Ratelimit-Remaining"] = []string{"0"}
 		}
 		h["Retry-After"] = []string{strconv.FormatInt(int64(max(f.RetryAfter, time.Second)/time.Second), 10)}
 	case f.Status == http.StatusServiceUnavailable:
-		e.typ = errUnavailable
+		e.Type = httpapi.TypeUnavailable
 		if f.RetryAfter > 0 {
 			h["Retry-After"] = []string{strconv.FormatInt(int64(f.RetryAfter/time.Second), 10)}
 		}
 	case f.Status >= 500:
-		e.typ = errInternal
+		e.Type = httpapi.TypeInternal
 	default:
-		e.typ = errInvalidRequest
+		e.Type = httpapi.TypeInvalidRequest
 	}
 	return e
 }

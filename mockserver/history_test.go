@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
@@ -569,8 +570,8 @@ func TestEventHistoryBytesServer(t *testing.T) {
 	}
 	t.Parallel()
 	ts := NewTestServer(t)
-	data := json.RawMessage(`{"pad":"` + strings.Repeat("x", maxBody-16) + `"}`)
-	const n = MaxEventHistoryBytes/maxBody + 8
+	data := json.RawMessage(`{"pad":"` + strings.Repeat("x", httpapi.MaxBody-16) + `"}`)
+	const n = MaxEventHistoryBytes/httpapi.MaxBody + 8
 	var last string
 	for range n {
 		ev, err := ts.EmitEvent(t.Context(), "", contextsvc.EventTeamMemberAdded, data)
@@ -580,7 +581,7 @@ func TestEventHistoryBytesServer(t *testing.T) {
 		last = ev.ID
 	}
 	events, bytes := ts.events.stats()
-	if bytes > MaxEventHistoryBytes || events >= n || events < MaxEventHistoryBytes/maxBody-1 {
+	if bytes > MaxEventHistoryBytes || events >= n || events < MaxEventHistoryBytes/httpapi.MaxBody-1 {
 		t.Errorf("%d events of %d kept, counting %d bytes; want at most %d bytes, as many events as fit", events, n, bytes, MaxEventHistoryBytes)
 	}
 	if kept := ts.Events(); kept[len(kept)-1].ID != last {

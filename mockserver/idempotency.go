@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // This file is the contract's idempotency keys ("Additions (turn 2)"): a
@@ -237,11 +239,11 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, k *apiK
 		return
 	}
 	if len(keys) > 1 {
-		writeError(w, badRequest("Idempotency-Key", "send one Idempotency-Key header, not several"))
+		httpapi.WriteError(w, httpapi.BadRequest("Idempotency-Key", "send one Idempotency-Key header, not several"))
 		return
 	}
 	if p := idempotencyKeyProblem(keys[0]); p != "" {
-		writeError(w, badRequest("Idempotency-Key", p))
+		httpapi.WriteError(w, httpapi.BadRequest("Idempotency-Key", p))
 		return
 	}
 	// The whole body (at most 2 MiB, see authenticated) is hashed, then
@@ -250,23 +252,23 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, k *apiK
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, tooLarge())
+			httpapi.WriteError(w, httpapi.TooLarge())
 			return
 		}
-		writeError(w, badRequest("", "could not read the request body"))
+		httpapi.WriteError(w, httpapi.BadRequest("", "could not read the request body"))
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	e, outcome := s.idem.begin(s.clock, idemID{k.acct.id, keys[0]}, r.Method, r.URL.Path, sha256.Sum256(body))
 	switch outcome {
 	case idemMismatch:
-		writeError(w, badRequest("Idempotency-Key", fmt.Sprintf(
+		httpapi.WriteError(w, httpapi.BadRequest("Idempotency-Key", fmt.Sprintf(
 			"this Idempotency-Key was used with another request (%s %s with another body, or another method or path); use a new key for a new request",
 			e.method, e.path)))
 		return
 	case idemRunning:
-		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
-			message: "a request with this Idempotency-Key is still running; retry later to get its answer"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict,
+			Message: "a request with this Idempotency-Key is still running; retry later to get its answer"})
 		return
 	case idemReplay:
 		hdr := w.Header()

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
@@ -208,10 +209,10 @@ func TestIdempotencyServerErrorsAreNotStored(t *testing.T) {
 	h := func(w http.ResponseWriter, r *http.Request, k *apiKey) {
 		runs++
 		if runs == 1 {
-			writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: errUnavailable, message: "busy"})
+			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Type: httpapi.TypeUnavailable, Message: "busy"})
 			return
 		}
-		writeJSON(w, http.StatusCreated, []byte(`{"run":2}`))
+		httpapi.WriteJSON(w, http.StatusCreated, []byte(`{"run":2}`))
 	}
 	if rec := serveDirect(s, "k", `{}`, h); rec.Code != 503 {
 		t.Fatalf("first: %d", rec.Code)
@@ -241,7 +242,7 @@ func TestIdempotencyConflictWhileRunning(t *testing.T) {
 	slow := func(w http.ResponseWriter, r *http.Request, k *apiKey) {
 		close(started)
 		<-release
-		writeJSON(w, http.StatusCreated, []byte(`{"slow":true}`))
+		httpapi.WriteJSON(w, http.StatusCreated, []byte(`{"slow":true}`))
 	}
 	var wg sync.WaitGroup
 	var first *httptest.ResponseRecorder
@@ -267,7 +268,7 @@ func TestIdempotencyConflictWhileRunning(t *testing.T) {
 		t.Errorf("the 409 does not match openapi.yaml: %s", strings.Join(problems, "; "))
 	}
 
-	var e errorBody
+	var e httpapi.ErrorBody
 	if err := json.Unmarshal(running.Body.Bytes(), &e); err != nil || running.Code != 409 || e.Error.Type != "conflict" {
 		t.Errorf("while running: %d %s, want 409 conflict", running.Code, running.Body)
 	}

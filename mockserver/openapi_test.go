@@ -16,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/contextsvc/contextsvc-go/internal/contract"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // spec is the embedded document, loaded once for all tests.
@@ -76,7 +77,7 @@ func (r *response) json(t testing.TB, v any) {
 // errorOf returns the error body's type and param.
 func (r *response) errorOf(t testing.TB) (typ, param string) {
 	t.Helper()
-	var e errorBody
+	var e httpapi.ErrorBody
 	r.json(t, &e)
 	return e.Error.Type, e.Error.Param
 }

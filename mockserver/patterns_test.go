@@ -158,7 +158,7 @@ func FuzzWebhookURL(f *testing.F) {
 			t.Fatalf("the pattern admits http to %q, not a loopback host", u.Hostname())
 		}
 		if e := s.validWebhookURL(raw); e != nil {
-			t.Fatalf("the server refuses %q, which the pattern admits: %s", raw, e.message)
+			t.Fatalf("the server refuses %q, which the pattern admits: %s", raw, e.Message)
 		}
 	})
 }

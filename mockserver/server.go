@@ -2,7 +2,6 @@ package mockserver
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -16,13 +15,10 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
-
-// maxBody is the contract's request body limit (2 MiB); past it a request
-// is a 413 and the rest of the body is not read.
-const maxBody = 2 << 20
 
 // Server is the in-memory Context Management Service. It is an
 // http.Handler serving the /v1 API (and, unless turned off, /_mock/); use
@@ -57,10 +53,9 @@ type Server struct {
 	// (webhooks.go). Its lock comes before an account's.
 	hooks webhookIndex
 
-	// cursorSalt makes cursors opaque and lets the server reject forged or
-	// corrupted ones. A state document carries it, so cursors outlive a
-	// restart; LoadState replaces it, hence the atomic pointer.
-	cursorSalt atomic.Pointer[[16]byte]
+	// cursors makes the lists' cursors opaque and lets the server reject
+	// forged or corrupted ones.
+	cursors *httpapi.Cursors
 
 	// events is the event history (the last historyLimit events).
 	events *eventLog
@@ -193,9 +188,7 @@ func Open(opts ...Option) (*Server, error) {
 			s.deliveries.enqueueShared(ctx, ev.ID, ev.Type, ev.Body, w)
 		}
 	}
-	salt := new([16]byte)
-	_, _ = rand.Read(salt[:])
-	s.cursorSalt.Store(salt)
+	s.cursors = httpapi.NewCursors()
 	if len(cf.keys) == 0 {
 		cf.keys = []Key{{Token: "sk_test_" + strings.TrimPrefix(ids.New("k_"), "k_"), Plan: PlanBusiness, Scope: ScopeWrite}}
 	}
@@ -382,7 +375,7 @@ func (s *Server) routes() {
 		s.adminRoutes()
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, notFound("no such path: "+r.URL.Path))
+		httpapi.WriteError(w, httpapi.NotFound("no such path: "+r.URL.Path))
 	})
 }
 
@@ -398,8 +391,8 @@ func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
-	writeError(w, &apiError{status: http.StatusMethodNotAllowed, typ: errMethodNotAllowed,
-		message: fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, strings.Join(allow, ", "))})
+	httpapi.WriteError(w, &httpapi.Error{Status: http.StatusMethodNotAllowed, Type: httpapi.TypeMethodNotAllowed,
+		Message: fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, strings.Join(allow, ", "))})
 }
 
 // ServeHTTP gives every response a request id, turns a panic into the
@@ -418,7 +411,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 			s.logger.Error("mockserver: recovered panic", "requestId", rid, "method", r.Method, "path", r.URL.Path, "panic", v)
 			if !rw.wrote {
-				writeError(rw, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "internal error"})
+				httpapi.WriteError(rw, &httpapi.Error{Status: http.StatusInternalServerError, Type: httpapi.TypeInternal, Message: "internal error"})
 			}
 		}
 	}()
@@ -436,18 +429,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case uncleanPath(r.URL.Path):
 		// http.ServeMux would answer a redirect with a text body; the API
 		// has no such paths, so they are a plain 404.
-		writeError(rw, notFound("no such path: "+r.URL.Path))
+		httpapi.WriteError(rw, httpapi.NotFound("no such path: "+r.URL.Path))
 	case admin:
 		// The Host (admin_host.go), then where a browser sent it from
 		// (admin_origin.go), then the credentials (admin_auth.go): the
 		// cheap checks first, and no bcrypt check for a request that
 		// could not be served anyway.
 		if e := s.checkAdminHost(r); e != nil {
-			writeError(rw, e)
+			httpapi.WriteError(rw, e)
 			break
 		}
 		if e := checkCrossSite(r); e != nil {
-			writeError(rw, e)
+			httpapi.WriteError(rw, e)
 			break
 		}
 		if s.adminAuth != nil && !s.adminAuth.check(rw, r) {
@@ -516,8 +509,8 @@ func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
 		k := s.authenticate(r)
 		if k == nil {
 			w.Header()["Www-Authenticate"] = []string{"Bearer"}
-			writeError(w, &apiError{status: http.StatusUnauthorized, typ: errUnauthorized,
-				message: "missing or invalid API key: send Authorization: Bearer <key>"})
+			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusUnauthorized, Type: httpapi.TypeUnauthorized,
+				Message: "missing or invalid API key: send Authorization: Bearer <key>"})
 			return
 		}
 		if !s.allow(w, k) {
@@ -542,32 +535,27 @@ func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
 // limit and faults: a malformed query (400), the write scope (403), the
 // body limit (413), the idempotency key of a POST, then the operation.
 func (s *Server) serveAuthenticated(w http.ResponseWriter, r *http.Request, k *apiKey, write bool, h apiHandler) {
-	if e := checkQuery(r); e != nil {
-		writeError(w, e)
+	if e := httpapi.CheckQuery(r); e != nil {
+		httpapi.WriteError(w, e)
 		return
 	}
 	if write && k.Scope != ScopeWrite {
-		writeError(w, &apiError{status: http.StatusForbidden, typ: errForbidden,
-			message: "this API key has read scope and cannot " + r.Method})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusForbidden, Type: httpapi.TypeForbidden,
+			Message: "this API key has read scope and cannot " + r.Method})
 		return
 	}
 	if write {
-		if r.ContentLength > maxBody {
-			writeError(w, tooLarge())
+		if r.ContentLength > httpapi.MaxBody {
+			httpapi.WriteError(w, httpapi.TooLarge())
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		r.Body = http.MaxBytesReader(w, r.Body, httpapi.MaxBody)
 	}
 	if r.Method == http.MethodPost {
 		s.serveIdempotent(w, r, k, h)
 		return
 	}
 	h(w, r, k)
-}
-
-func tooLarge() *apiError {
-	return &apiError{status: http.StatusRequestEntityTooLarge, typ: errPayloadTooLarge,
-		message: "request body exceeds 2 MiB"}
 }
 
 func (s *Server) authenticate(r *http.Request) *apiKey {

@@ -169,7 +169,7 @@ type savedContext struct {
 func (s *Server) snapshotState() *stateSnapshot {
 	s.stateMu.RLock()
 	defer s.stateMu.RUnlock()
-	snap := &stateSnapshot{savedAt: s.clock.Now(), salt: *s.cursorSalt.Load(), eventSeq: s.events.lastSeq()}
+	snap := &stateSnapshot{savedAt: s.clock.Now(), salt: s.cursors.Salt(), eventSeq: s.events.lastSeq()}
 	pending, dseq := s.deliveries.savePending()
 	snap.deliverySeq = dseq
 	s.hooks.mu.RLock()
@@ -276,7 +276,7 @@ func (s *Server) installState(st *loadedState, addAccounts bool) {
 	}
 	s.hooks.mu.Unlock()
 	if st.salt != nil {
-		s.cursorSalt.Store(st.salt)
+		s.cursors.SetSalt(st.salt)
 	}
 	s.events.resetTo(st.eventSeq)
 	s.idem.reset()

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // fixtureState is a hand-written state document, as a test that seeds
@@ -220,7 +221,7 @@ func TestLoadStateRefuses(t *testing.T) {
 
 			r := do(t, ts, call{method: "PUT", path: "/_mock/state", key: "-", body: doc})
 			typ, param := r.errorOf(t)
-			var e errorBody
+			var e httpapi.ErrorBody
 			r.json(t, &e)
 			wantParam := se.field()
 			if r.Status != 400 || typ != "invalid_request" || param != wantParam || !strings.Contains(e.Error.Message, tc.msg) ||
@@ -430,7 +431,7 @@ func TestStatePutSizeBound(t *testing.T) {
 	}
 	check := func(what string, rec *httptest.ResponseRecorder) {
 		t.Helper()
-		var e errorBody
+		var e httpapi.ErrorBody
 		if rec.Code != http.StatusRequestEntityTooLarge || json.Unmarshal(rec.Body.Bytes(), &e) != nil ||
 			e.Error.Type != "payload_too_large" || !strings.Contains(e.Error.Message, "at most 256 MiB") {
 			t.Errorf("%s: %d %s", what, rec.Code, rec.Body)

@@ -20,6 +20,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 )
@@ -557,7 +558,7 @@ func stateErr(path, format string, args ...any) *StateError {
 }
 
 // apiErr turns one of the API's field checks into a StateError at path.
-func apiErr(path string, e *apiError) error { return &StateError{Path: path, Message: e.message} }
+func apiErr(path string, e *httpapi.Error) error { return &StateError{Path: path, Message: e.Message} }
 
 // stateDoc is the top-level object.
 type stateDoc struct {
@@ -882,7 +883,7 @@ func (rd *stateReader) version(dec *jsontext.Decoder, i int) error {
 		v.Content = doc.Content.v
 	}
 	if doc.Tags.ok {
-		var e *apiError
+		var e *httpapi.Error
 		if v.Tags, e = cleanTags(doc.Tags.v); e != nil {
 			return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), "tags"), e)
 		}
@@ -954,7 +955,7 @@ func (rd *stateReader) webhook(dec *jsontext.Decoder, _ int) error {
 		}
 	}
 	// In the document's order; the messages never repeat the secret.
-	var e *apiError
+	var e *httpapi.Error
 	field := "url"
 	if doc.URL.ok {
 		e = rd.s.validWebhookURL(st.url)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // streamKeepAlive is how often an idle stream sends a comment line, so
@@ -37,13 +39,13 @@ func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
 	sub, closed := s.changes.subscribe()
 	switch {
 	case closed:
-		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: errUnavailable,
-			message: "the mock server is shutting down: its event streams are closed"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Type: httpapi.TypeUnavailable,
+			Message: "the mock server is shutting down: its event streams are closed"})
 		return
 	case sub == nil:
 		w.Header()["Retry-After"] = []string{strconv.Itoa(streamFullRetryAfter)}
-		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: errUnavailable,
-			message: "too many event streams: " + strconv.Itoa(maxSubscribers) + " dashboards are open on this mock server; close one (a tab in the background closes its own)"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Type: httpapi.TypeUnavailable,
+			Message: "too many event streams: " + strconv.Itoa(maxSubscribers) + " dashboards are open on this mock server; close one (a tab in the background closes its own)"})
 		return
 	}
 	defer s.changes.unsubscribe(sub)

@@ -10,6 +10,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // This file is webhook management, which the reference shows no /v1
@@ -152,24 +153,24 @@ func (s *Server) DeleteWebhook(id string) error {
 }
 
 // webhookError turns a webhook method's API error into a Go error.
-func webhookError(e *apiError) error {
-	if e.status == http.StatusNotFound {
-		return fmt.Errorf("%w: %s", ErrWebhookNotFound, e.message)
+func webhookError(e *httpapi.Error) error {
+	if e.Status == http.StatusNotFound {
+		return fmt.Errorf("%w: %s", ErrWebhookNotFound, e.Message)
 	}
-	if e.param != "" {
-		return fmt.Errorf("%w: %s: %s", ErrInvalidWebhook, e.param, e.message)
+	if e.Param != "" {
+		return fmt.Errorf("%w: %s: %s", ErrInvalidWebhook, e.Param, e.Message)
 	}
-	return fmt.Errorf("%w: %s", ErrInvalidWebhook, e.message)
+	return fmt.Errorf("%w: %s", ErrInvalidWebhook, e.Message)
 }
 
-func webhookNotFound(id string) *apiError {
-	return notFound("no webhook with id " + fmt.Sprintf("%q", id))
+func webhookNotFound(id string) *httpapi.Error {
+	return httpapi.NotFound("no webhook with id " + fmt.Sprintf("%q", id))
 }
 
 // updateWebhook is UpdateWebhook with the admin API's errors.
-func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *apiError) {
+func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *httpapi.Error) {
 	if u.URL == nil && u.Events == nil && u.Active == nil && u.Secret == nil {
-		return Webhook{}, badRequest("", "the change must carry at least one of url, events, active, secret")
+		return Webhook{}, httpapi.BadRequest("", "the change must carry at least one of url, events, active, secret")
 	}
 	var events []contextsvc.EventType
 	if u.URL != nil {
@@ -178,7 +179,7 @@ func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *apiError) 
 		}
 	}
 	if u.Events != nil {
-		var e *apiError
+		var e *httpapi.Error
 		if events, e = validWebhookEvents(u.Events); e != nil {
 			return Webhook{}, e
 		}
@@ -226,7 +227,7 @@ func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *apiError) 
 }
 
 // deleteWebhook is DeleteWebhook with the admin API's errors.
-func (s *Server) deleteWebhook(id string) *apiError {
+func (s *Server) deleteWebhook(id string) *httpapi.Error {
 	s.hooks.mu.Lock()
 	w, ok := s.hooks.byID[id]
 	if !ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // webhookPage is the admin list's body.
@@ -85,7 +86,7 @@ func TestAdminWebhooks(t *testing.T) {
 		want  []string
 	}{
 		{"?account=globex", []string{ids[1], ids[3]}},
-		{"?account=acme&limit=1&cursor=" + ts.encodeCursor(cursorWebhooks, webhookSeq(t, ts, ids[0]), listScope("acme")), []string{ids[2]}},
+		{"?account=acme&limit=1&cursor=" + ts.cursors.Encode(httpapi.CursorWebhooks, webhookSeq(t, ts, ids[0]), httpapi.ListScope("acme")), []string{ids[2]}},
 		{"?account=nobody", nil},
 	} {
 		var page webhookListPage
@@ -101,7 +102,7 @@ func TestAdminWebhooks(t *testing.T) {
 	if diff := cmp.Diff([]string{ids[1], ids[3]}, idsOf(ts.AccountWebhooks("globex"))); diff != "" {
 		t.Errorf("AccountWebhooks (-want +got):\n%s", diff)
 	}
-	for _, q := range []string{"?account=", "?account=a/b", "?account=acme&account=globex", "?cursor=" + ts.encodeCursor(cursorDeliveries, 1, listScope("")), "?account=globex&cursor=" + ts.encodeCursor(cursorWebhooks, 1, listScope("acme"))} {
+	for _, q := range []string{"?account=", "?account=a/b", "?account=acme&account=globex", "?cursor=" + ts.cursors.Encode(httpapi.CursorDeliveries, 1, httpapi.ListScope("")), "?account=globex&cursor=" + ts.cursors.Encode(httpapi.CursorWebhooks, 1, httpapi.ListScope("acme"))} {
 		r := admin(t, ts, "GET", "/_mock/webhooks"+q, "")
 		if typ, _ := r.errorOf(t); r.Status != 400 || typ != "invalid_request" {
 			t.Errorf("%s: %d %s", q, r.Status, r.Body)

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
@@ -92,17 +93,17 @@ type webhookIndex struct {
 func (s *Server) registerWebhook(w http.ResponseWriter, r *http.Request, k *apiKey) {
 	f, e := s.decodeWebhook(r)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	wh, e := s.addWebhook(k.acct, f)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	st := wh.state.Load()
 	b, _ := json.Marshal(webhookJSON{ID: wh.id, URL: st.url, Events: st.events, CreatedAt: jsonwire.FormatTime(wh.createdAt), Active: true})
-	writeJSON(w, http.StatusCreated, b)
+	httpapi.WriteJSON(w, http.StatusCreated, b)
 }
 
 // webhookFields are the validated fields of a registration.
@@ -114,13 +115,13 @@ type webhookFields struct {
 
 // addWebhook stores a new webhook of account a, unless a already has
 // MaxWebhooksPerAccount.
-func (s *Server) addWebhook(a *account, f webhookFields) (*webhook, *apiError) {
+func (s *Server) addWebhook(a *account, f webhookFields) (*webhook, *httpapi.Error) {
 	s.hooks.mu.Lock()
 	defer s.hooks.mu.Unlock()
 	a.mu.Lock()
 	if len(a.webhooks) >= MaxWebhooksPerAccount {
 		a.mu.Unlock()
-		return nil, badRequest("", fmt.Sprintf("this account already has %d webhooks, the most it may have: "+
+		return nil, httpapi.BadRequest("", fmt.Sprintf("this account already has %d webhooks, the most it may have: "+
 			"delete one first (DELETE /_mock/webhooks/{id}), or change one (PATCH /_mock/webhooks/{id})", MaxWebhooksPerAccount))
 	}
 	wh := newWebhook(ids.New("wh_"), a.id, f.url, f.secret, f.events, s.now())
@@ -134,14 +135,14 @@ func (s *Server) addWebhook(a *account, f webhookFields) (*webhook, *apiError) {
 	return wh, nil
 }
 
-func (s *Server) decodeWebhook(r *http.Request) (webhookFields, *apiError) {
-	fields, e := readObject(r, "url", "events", "secret")
+func (s *Server) decodeWebhook(r *http.Request) (webhookFields, *httpapi.Error) {
+	fields, e := httpapi.ReadObject(r, "url", "events", "secret")
 	if e != nil {
 		return webhookFields{}, e
 	}
 	for _, f := range []string{"url", "events", "secret"} {
 		if _, ok := fields[f]; !ok {
-			return webhookFields{}, badRequest(f, f+" is required")
+			return webhookFields{}, httpapi.BadRequest(f, f+" is required")
 		}
 	}
 	var wf webhookFields
@@ -157,16 +158,16 @@ func (s *Server) decodeWebhook(r *http.Request) (webhookFields, *apiError) {
 	return wf, nil
 }
 
-func (s *Server) decodeWebhookURL(raw json.RawMessage) (string, *apiError) {
-	u, e := decodeString("url", raw)
+func (s *Server) decodeWebhookURL(raw json.RawMessage) (string, *httpapi.Error) {
+	u, e := httpapi.DecodeString("url", raw)
 	if e != nil {
 		return "", e
 	}
 	return u, s.validWebhookURL(u)
 }
 
-func decodeWebhookEvents(raw json.RawMessage) ([]contextsvc.EventType, *apiError) {
-	evs, e := decodeStrings("events", raw)
+func decodeWebhookEvents(raw json.RawMessage) ([]contextsvc.EventType, *httpapi.Error) {
+	evs, e := httpapi.DecodeStrings("events", raw)
 	if e != nil {
 		return nil, e
 	}
@@ -177,8 +178,8 @@ func decodeWebhookEvents(raw json.RawMessage) ([]contextsvc.EventType, *apiError
 	return validWebhookEvents(types)
 }
 
-func decodeWebhookSecret(raw json.RawMessage) (string, *apiError) {
-	secret, e := decodeString("secret", raw)
+func decodeWebhookSecret(raw json.RawMessage) (string, *httpapi.Error) {
+	secret, e := httpapi.DecodeString("secret", raw)
 	if e != nil {
 		// decodeString's messages name what is wrong, never the value.
 		return "", e
@@ -189,14 +190,14 @@ func decodeWebhookSecret(raw json.RawMessage) (string, *apiError) {
 // validWebhookEvents checks a webhook's event types (at least one, each
 // one of the eight) and returns them without duplicates, first
 // occurrence first.
-func validWebhookEvents(types []contextsvc.EventType) ([]contextsvc.EventType, *apiError) {
+func validWebhookEvents(types []contextsvc.EventType) ([]contextsvc.EventType, *httpapi.Error) {
 	if len(types) == 0 {
-		return nil, badRequest("events", "events must name at least one event type")
+		return nil, httpapi.BadRequest("events", "events must name at least one event type")
 	}
 	out := make([]contextsvc.EventType, 0, len(types))
 	for i, t := range types {
 		if !t.Known() {
-			return nil, badRequest("events", fmt.Sprintf("unknown event type %q (events[%d]): each must be one of %s", t, i, knownEventTypes))
+			return nil, httpapi.BadRequest("events", fmt.Sprintf("unknown event type %q (events[%d]): each must be one of %s", t, i, knownEventTypes))
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)
@@ -217,16 +218,16 @@ var knownEventTypes = func() string {
 
 // validWebhookSecret checks a secret: 1 to 256 characters of valid UTF-8,
 // no control characters. Its messages never repeat the secret.
-func validWebhookSecret(secret string) *apiError {
+func validWebhookSecret(secret string) *httpapi.Error {
 	if !utf8.ValidString(secret) {
-		return badRequest("secret", "secret must be valid UTF-8")
+		return httpapi.BadRequest("secret", "secret must be valid UTF-8")
 	}
 	if n := utf8.RuneCountInString(secret); n < 1 || n > maxSecretRunes {
-		return badRequest("secret", "secret must be 1 to 256 characters")
+		return httpapi.BadRequest("secret", "secret must be 1 to 256 characters")
 	}
 	for _, r := range secret {
 		if unicode.IsControl(r) {
-			return badRequest("secret", "secret must not contain control characters")
+			return httpapi.BadRequest("secret", "secret must not contain control characters")
 		}
 	}
 	return nil
@@ -255,26 +256,26 @@ var webhookURLRegexp = regexp.MustCompile(webhookURLPattern)
 
 // validWebhookURL accepts a url that webhookURLPattern admits: https, or
 // http to a loopback host unless the server refuses http altogether.
-func (s *Server) validWebhookURL(raw string) *apiError {
+func (s *Server) validWebhookURL(raw string) *httpapi.Error {
 	if len(raw) > maxURLLen {
-		return badRequest("url", "url must be at most 2048 bytes")
+		return httpapi.BadRequest("url", "url must be at most 2048 bytes")
 	}
 	if !webhookURLRegexp.MatchString(raw) {
-		return badRequest("url", "url must be an absolute https URL (http only to localhost, 127.x.x.x or [::1]) "+
+		return httpapi.BadRequest("url", "url must be an absolute https URL (http only to localhost, 127.x.x.x or [::1]) "+
 			"of printable ASCII characters, with well-formed %XX escapes")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Hostname() == "" {
 		// The pattern admits nothing url.Parse refuses (FuzzWebhookURL).
-		return badRequest("url", "url must be an absolute https URL")
+		return httpapi.BadRequest("url", "url must be an absolute https URL")
 	}
 	if strings.EqualFold(u.Scheme, "http") {
 		if s.httpsOnly {
-			return badRequest("url", "url must use https")
+			return httpapi.BadRequest("url", "url must use https")
 		}
 		if !isLoopback(u.Hostname()) {
 			// The pattern admits only loopback hosts for http.
-			return badRequest("url", "url must use https (http is accepted only for loopback hosts)")
+			return httpapi.BadRequest("url", "url must use https (http is accepted only for loopback hosts)")
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package mockserver
+package httpapi
 
 import (
 	"errors"
@@ -13,13 +13,13 @@ import (
 // repeats.
 const maxParamEcho = 100
 
-// checkQuery refuses a malformed query string with a 400 naming the
+// CheckQuery refuses a malformed query string with a 400 naming the
 // parameter at fault. url.URL.Query drops a pair it cannot decode (a bad
 // percent-escape such as cursor=%%%garbage, or a semicolon) without a word,
 // so without this check such a request would be served as if the
 // parameter were absent: the first page instead of an error. Handlers then
 // read r.URL.Query(), which holds every pair.
-func checkQuery(r *http.Request) *apiError {
+func CheckQuery(r *http.Request) *Error {
 	raw := r.URL.RawQuery
 	if raw == "" {
 		return nil
@@ -42,21 +42,21 @@ func checkQuery(r *http.Request) *apiError {
 		}
 		switch _, verr := url.QueryUnescape(value); {
 		case strings.Contains(pair, ";"):
-			return badRequest(name, "the query string separates parameters with ';': use '&'")
+			return BadRequest(name, "the query string separates parameters with ';': use '&'")
 		case kerr != nil:
-			return badRequest(name, "a query parameter's name has a malformed percent-escape")
+			return BadRequest(name, "a query parameter's name has a malformed percent-escape")
 		case verr != nil:
-			return badRequest(name, "query parameter "+name+" has a malformed percent-escape")
+			return BadRequest(name, "query parameter "+name+" has a malformed percent-escape")
 		}
 	}
-	return badRequest("", "the query string is malformed")
+	return BadRequest("", "the query string is malformed")
 }
 
-// parseVersion reads a version number query parameter: an integer of 1 or
+// ParseVersion reads a version number query parameter: an integer of 1 or
 // more, as strconv.Atoi reads it (and the document's "integer" allows). A
 // number too large for an int is no version any context has, so it is the
 // largest int (a 404), not a 400.
-func parseVersion(v string) (int, bool) {
+func ParseVersion(v string) (int, bool) {
 	n, err := strconv.Atoi(v)
 	if errors.Is(err, strconv.ErrRange) && v[0] != '-' {
 		return math.MaxInt, true
