@@ -17,6 +17,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
 // openAPIDocument is the OpenAPI 3.0.3 description of every endpoint of
@@ -101,8 +102,8 @@ func accountFilter(q url.Values) (string, *httpapi.Error) {
 	if e != nil || account == "" {
 		return "", e
 	}
-	if err := ValidAccount(account); err != nil {
-		return "", httpapi.BadRequest("account", strings.TrimPrefix(err.Error(), "mockserver: "))
+	if err := rules.Account(account); err != nil {
+		return "", httpapi.BadRequest("account", err.Error())
 	}
 	return account, nil
 }
@@ -114,8 +115,8 @@ func typeFilter(q url.Values) (contextsvc.EventType, *httpapi.Error) {
 	if e != nil || typ == "" {
 		return "", e
 	}
-	if err := validEventType(typ); err != nil {
-		return "", httpapi.BadRequest("type", strings.TrimPrefix(err.Error(), ErrInvalidEvent.Error()+": "))
+	if err := rules.EventType(typ); err != nil {
+		return "", httpapi.BadRequest("type", err.Error())
 	}
 	return contextsvc.EventType(typ), nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
 func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey) {
@@ -28,7 +29,7 @@ func (s *Server) listContexts(w http.ResponseWriter, r *http.Request, k *apiKey)
 		// Past maxTags distinct tags no context can match, so the page is
 		// empty whatever follows; stopping keeps the duplicate check short
 		// for a query repeating tag= thousands of times.
-		if len(tags) <= maxTags && !slices.Contains(tags, t) {
+		if len(tags) <= rules.MaxTags && !slices.Contains(tags, t) {
 			tags = append(tags, t)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
 // This file is the Go side of the admin API: what a test does to a Server
@@ -139,13 +140,6 @@ var ErrUnknownAccount = errors.New("mockserver: unknown account")
 // event type or data it cannot send.
 var ErrInvalidEvent = errors.New("mockserver: invalid event")
 
-// maxEventTypeLen bounds an emitted event type; it travels in a header.
-const maxEventTypeLen = 100
-
-// eventTypePattern is what validEventType accepts, as the document states
-// it (TestDocumentPatternsAreTheServers, FuzzDurationPattern).
-const eventTypePattern = `^[!-~]{1,100}$`
-
 // EmitEvent records an event of any type with the given data for an
 // account ("" means the default key's account) and delivers it to that
 // account's webhooks subscribed to the type, exactly as the API's own
@@ -175,14 +169,11 @@ func (s *Server) EmitEvent(ctx context.Context, account string, typ contextsvc.E
 	return s.emit(ctx, account, typ, json.RawMessage(buf.Bytes())), nil
 }
 
+// validEventType is eventTypeProblem's check as an error wrapping
+// ErrInvalidEvent.
 func validEventType(t string) error {
-	if t == "" || len(t) > maxEventTypeLen {
-		return fmt.Errorf("%w: type must be 1 to %d characters", ErrInvalidEvent, maxEventTypeLen)
-	}
-	for i := 0; i < len(t); i++ {
-		if t[i] <= ' ' || t[i] > '~' {
-			return fmt.Errorf("%w: type %q must be printable ASCII without spaces", ErrInvalidEvent, t)
-		}
+	if err := rules.EventType(t); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
 	return nil
 }

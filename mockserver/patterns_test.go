@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
 // TestDocumentPatternsAreTheServers checks that the patterns openapi.yaml
@@ -21,14 +23,14 @@ func TestDocumentPatternsAreTheServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{
-		"WebhookURL":    webhookURLPattern,
+		"WebhookURL":    rules.WebhookURLPattern,
 		"MockDuration":  durationPattern,
-		"MockEventType": eventTypePattern,
+		"MockEventType": rules.EventTypePattern,
 		"Timestamp":     timestampPattern,
 		"ContextID":     contextIDPattern,
 		"UserID":        userIDPattern,
 		"EventID":       eventIDPattern,
-		"AccountID":     accountPattern,
+		"AccountID":     rules.AccountPattern,
 	} {
 		if got := doc.Components.Schemas[name].Value.Pattern; got != want {
 			t.Errorf("%s: the document's pattern\n%s\nis not the server's\n%s", name, got, want)
@@ -142,22 +144,22 @@ func FuzzWebhookURL(f *testing.F) {
 	s := New()
 	f.Fuzz(func(t *testing.T, raw string, seed uint64) {
 		if seed != 0 {
-			raw = genMatching(t, webhookURLPattern, rand.New(rand.NewPCG(seed, seed)))
-			if !webhookURLRegexp.MatchString(raw) {
+			raw = genMatching(t, rules.WebhookURLPattern, rand.New(rand.NewPCG(seed, seed)))
+			if !rules.WebhookURLRegexp.MatchString(raw) {
 				t.Fatalf("made %q from the pattern, which does not match it", raw)
 			}
 		}
-		if !webhookURLRegexp.MatchString(raw) || len(raw) > maxURLLen {
+		if !rules.WebhookURLRegexp.MatchString(raw) || len(raw) > rules.MaxURLLen {
 			return
 		}
 		u, err := url.Parse(raw)
 		if err != nil || u.Hostname() == "" || !u.IsAbs() {
 			t.Fatalf("the pattern admits %q, which url.Parse reads as %v, %v", raw, u, err)
 		}
-		if strings.EqualFold(u.Scheme, "http") && !isLoopback(u.Hostname()) {
+		if strings.EqualFold(u.Scheme, "http") && !rules.IsLoopback(u.Hostname()) {
 			t.Fatalf("the pattern admits http to %q, not a loopback host", u.Hostname())
 		}
-		if e := s.validWebhookURL(raw); e != nil {
+		if e := rules.WebhookURL(raw, s.httpsOnly); e != nil {
 			t.Fatalf("the server refuses %q, which the pattern admits: %s", raw, e.Message)
 		}
 	})
@@ -173,7 +175,7 @@ func FuzzDurationPattern(f *testing.F) {
 	}
 	f.Add("", uint64(1))
 	f.Add("", uint64(2))
-	events := regexp.MustCompile(eventTypePattern)
+	events := regexp.MustCompile(rules.EventTypePattern)
 	f.Fuzz(func(t *testing.T, raw string, seed uint64) {
 		if seed != 0 {
 			raw = genMatching(t, durationPattern, rand.New(rand.NewPCG(seed, 1)))
@@ -198,7 +200,7 @@ func FuzzAccountPattern(f *testing.F) {
 	for _, s := range []string{"default", "acme", "Team_2.eu-west", "", "a b", "acme/eu", "café", strings.Repeat("a", 64), strings.Repeat("a", 65), "a\n"} {
 		f.Add(s)
 	}
-	accounts := regexp.MustCompile(accountPattern)
+	accounts := regexp.MustCompile(rules.AccountPattern)
 	f.Fuzz(func(t *testing.T, name string) {
 		if (ValidAccount(name) == nil) != accounts.MatchString(name) {
 			t.Fatalf("account %q: ValidAccount and the pattern disagree", name)

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -23,6 +22,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
 // This file reads and validates a state document (the MockState schema of
@@ -716,8 +716,8 @@ func (rd *stateReader) account(dec *jsontext.Decoder, _ int) error {
 	if err := required(dec, given{"id", doc.ID.ok}); err != nil {
 		return err
 	}
-	if err := ValidAccount(acct); err != nil {
-		return fault(dec, "id", "%s", strings.TrimPrefix(err.Error(), "mockserver: "))
+	if err := rules.Account(acct); err != nil {
+		return fault(dec, "id", "%s", err.Error())
 	}
 	switch {
 	case len(la.webhooks) > MaxWebhooksPerAccount:
@@ -871,20 +871,20 @@ func (rd *stateReader) version(dec *jsontext.Decoder, i int) error {
 		return fault(dec, "version", "is %d, but versions are numbered 1, 2, 3… in order: this one must be %d", v.Version, i+1)
 	}
 	if doc.Name.ok {
-		if e := validName(doc.Name.v); e != nil {
+		if e := rules.Name(doc.Name.v); e != nil {
 			return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), "name"), e)
 		}
 		v.Name = doc.Name.v
 	}
 	if doc.Content.ok {
-		if e := validContent(doc.Content.v); e != nil {
+		if e := rules.Content(doc.Content.v); e != nil {
 			return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), "content"), e)
 		}
 		v.Content = doc.Content.v
 	}
 	if doc.Tags.ok {
 		var e *httpapi.Error
-		if v.Tags, e = cleanTags(doc.Tags.v); e != nil {
+		if v.Tags, e = rules.Tags(doc.Tags.v); e != nil {
 			return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), "tags"), e)
 		}
 	}
@@ -958,18 +958,18 @@ func (rd *stateReader) webhook(dec *jsontext.Decoder, _ int) error {
 	var e *httpapi.Error
 	field := "url"
 	if doc.URL.ok {
-		e = rd.s.validWebhookURL(st.url)
+		e = rules.WebhookURL(st.url, rd.s.httpsOnly)
 	}
 	if e == nil && doc.Events.ok {
 		types := make([]contextsvc.EventType, len(doc.Events.v))
 		for i, ev := range doc.Events.v {
 			types[i] = contextsvc.EventType(ev)
 		}
-		st.events, e = validWebhookEvents(types)
+		st.events, e = rules.WebhookEvents(types)
 		field = "events"
 	}
 	if e == nil && doc.Secret.ok {
-		e, field = validWebhookSecret(st.secret), "secret"
+		e, field = rules.WebhookSecret(st.secret), "secret"
 	}
 	if e != nil {
 		return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), field), e)
@@ -1035,8 +1035,8 @@ func (rd *stateReader) event(dec *jsontext.Decoder, i int) error {
 		}
 	}
 	if doc.Type.ok {
-		if verr := validEventType(doc.Type.v); verr != nil {
-			return stateErr(at("type"), "%s", strings.TrimPrefix(verr.Error(), ErrInvalidEvent.Error()+": "))
+		if verr := rules.EventType(doc.Type.v); verr != nil {
+			return stateErr(at("type"), "%s", verr.Error())
 		}
 	}
 	for _, f := range []struct {
@@ -1081,7 +1081,7 @@ func (rd *stateReader) delivery(dec *jsontext.Decoder, i int) error {
 		}
 	}
 	if doc.URL.ok {
-		if e := rd.s.validWebhookURL(d.url); e != nil {
+		if e := rules.WebhookURL(d.url, rd.s.httpsOnly); e != nil {
 			return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), "url"), e)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/contextsvc/contextsvc-go/internal/browsertest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
 // Every request any test of this package sends to a Server, over the
@@ -385,7 +386,7 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		return "a field given more than once"
 	case param == "content" && (op == "createContext" || op == "updateContext"):
 		var c string
-		if json.Unmarshal(fields["content"], &c) == nil && len(c) > maxContentLen {
+		if json.Unmarshal(fields["content"], &c) == nil && len(c) > rules.MaxContentLen {
 			return "content over 1,000,000 bytes"
 		}
 	case param == "account" && op == "mockEmitEvent":
@@ -452,14 +453,14 @@ func inexpressibleAcceptance(op string, ex *exchange) string {
 		return ""
 	}
 	var body struct{ Tags []string }
-	if json.Unmarshal(ex.reqBody, &body) != nil || len(body.Tags) <= maxTags {
+	if json.Unmarshal(ex.reqBody, &body) != nil || len(body.Tags) <= rules.MaxTags {
 		return ""
 	}
 	distinct := map[string]bool{}
 	for _, t := range body.Tags {
 		distinct[t] = true
 	}
-	if len(distinct) <= maxTags {
+	if len(distinct) <= rules.MaxTags {
 		return "more than 20 tags, 20 or fewer once duplicates are dropped"
 	}
 	return ""

@@ -11,6 +11,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/redact"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
 // This file is webhook management, which the reference shows no /v1
@@ -174,18 +175,18 @@ func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *httpapi.Er
 	}
 	var events []contextsvc.EventType
 	if u.URL != nil {
-		if e := s.validWebhookURL(*u.URL); e != nil {
+		if e := rules.WebhookURL(*u.URL, s.httpsOnly); e != nil {
 			return Webhook{}, e
 		}
 	}
 	if u.Events != nil {
 		var e *httpapi.Error
-		if events, e = validWebhookEvents(u.Events); e != nil {
+		if events, e = rules.WebhookEvents(u.Events); e != nil {
 			return Webhook{}, e
 		}
 	}
 	if u.Secret != nil {
-		if e := validWebhookSecret(*u.Secret); e != nil {
+		if e := rules.WebhookSecret(*u.Secret); e != nil {
 			return Webhook{}, e
 		}
 	}

@@ -3,22 +3,17 @@ package mockserver
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
-	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
 // MaxWebhooksPerAccount is how many webhooks one account may have. A
@@ -163,7 +158,7 @@ func (s *Server) decodeWebhookURL(raw json.RawMessage) (string, *httpapi.Error) 
 	if e != nil {
 		return "", e
 	}
-	return u, s.validWebhookURL(u)
+	return u, rules.WebhookURL(u, s.httpsOnly)
 }
 
 func decodeWebhookEvents(raw json.RawMessage) ([]contextsvc.EventType, *httpapi.Error) {
@@ -175,7 +170,7 @@ func decodeWebhookEvents(raw json.RawMessage) ([]contextsvc.EventType, *httpapi.
 	for i, ev := range evs {
 		types[i] = contextsvc.EventType(ev)
 	}
-	return validWebhookEvents(types)
+	return rules.WebhookEvents(types)
 }
 
 func decodeWebhookSecret(raw json.RawMessage) (string, *httpapi.Error) {
@@ -184,107 +179,5 @@ func decodeWebhookSecret(raw json.RawMessage) (string, *httpapi.Error) {
 		// decodeString's messages name what is wrong, never the value.
 		return "", e
 	}
-	return secret, validWebhookSecret(secret)
-}
-
-// validWebhookEvents checks a webhook's event types (at least one, each
-// one of the eight) and returns them without duplicates, first
-// occurrence first.
-func validWebhookEvents(types []contextsvc.EventType) ([]contextsvc.EventType, *httpapi.Error) {
-	if len(types) == 0 {
-		return nil, httpapi.BadRequest("events", "events must name at least one event type")
-	}
-	out := make([]contextsvc.EventType, 0, len(types))
-	for i, t := range types {
-		if !t.Known() {
-			return nil, httpapi.BadRequest("events", fmt.Sprintf("unknown event type %q (events[%d]): each must be one of %s", t, i, knownEventTypes))
-		}
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// knownEventTypes lists the event types a webhook subscribes to, for the
-// message that refuses another.
-var knownEventTypes = func() string {
-	names := make([]string, 0, 8)
-	for _, t := range contextsvc.AllEventTypes() {
-		names = append(names, string(t))
-	}
-	return strings.Join(names, ", ")
-}()
-
-// validWebhookSecret checks a secret: 1 to 256 characters of valid UTF-8,
-// no control characters. Its messages never repeat the secret.
-func validWebhookSecret(secret string) *httpapi.Error {
-	if !utf8.ValidString(secret) {
-		return httpapi.BadRequest("secret", "secret must be valid UTF-8")
-	}
-	if n := utf8.RuneCountInString(secret); n < 1 || n > maxSecretRunes {
-		return httpapi.BadRequest("secret", "secret must be 1 to 256 characters")
-	}
-	for _, r := range secret {
-		if unicode.IsControl(r) {
-			return httpapi.BadRequest("secret", "secret must not contain control characters")
-		}
-	}
-	return nil
-}
-
-// webhookURLPattern is the grammar of a webhook url, the same text as the
-// url schema's pattern in openapi.yaml (TestDocumentPatternsAreTheServers
-// compares them): an absolute http(s) URL in ASCII, with an optional
-// user:password@, a host name (letters, digits, '.', '-', '_', '~'), an
-// IPv4 address or [::1], an optional port, and a path, query and fragment
-// of printable characters and well-formed %XX escapes. Plain http is
-// allowed only to a loopback host: localhost, 127.0.0.0/8 or [::1].
-// Anything it admits url.Parse parses (FuzzWebhookURL), so the document
-// describes exactly what the server accepts.
-const webhookURLPattern = `^(?:[Hh][Tt][Tt][Pp][Ss]://` + urlUserinfo + `(?:[A-Za-z0-9._~-]+|\[::1\])` +
-	`|[Hh][Tt][Tt][Pp]://` + urlUserinfo + urlLoopbackHost + `)` +
-	`(?::[0-9]*)?(?:[/?#](?:[!-$&-~]|%[0-9A-Fa-f]{2})*)?$`
-
-const (
-	urlUserinfo     = `(?:(?:[A-Za-z0-9._~!$&'()*+,;=:-]|%[0-9A-Fa-f]{2})*@)?`
-	urlOctet        = `(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])`
-	urlLoopbackHost = `(?:[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|127(?:\.` + urlOctet + `){3}|\[::1\])`
-)
-
-var webhookURLRegexp = regexp.MustCompile(webhookURLPattern)
-
-// validWebhookURL accepts a url that webhookURLPattern admits: https, or
-// http to a loopback host unless the server refuses http altogether.
-func (s *Server) validWebhookURL(raw string) *httpapi.Error {
-	if len(raw) > maxURLLen {
-		return httpapi.BadRequest("url", "url must be at most 2048 bytes")
-	}
-	if !webhookURLRegexp.MatchString(raw) {
-		return httpapi.BadRequest("url", "url must be an absolute https URL (http only to localhost, 127.x.x.x or [::1]) "+
-			"of printable ASCII characters, with well-formed %XX escapes")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Hostname() == "" {
-		// The pattern admits nothing url.Parse refuses (FuzzWebhookURL).
-		return httpapi.BadRequest("url", "url must be an absolute https URL")
-	}
-	if strings.EqualFold(u.Scheme, "http") {
-		if s.httpsOnly {
-			return httpapi.BadRequest("url", "url must use https")
-		}
-		if !isLoopback(u.Hostname()) {
-			// The pattern admits only loopback hosts for http.
-			return httpapi.BadRequest("url", "url must use https (http is accepted only for loopback hosts)")
-		}
-	}
-	return nil
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return secret, rules.WebhookSecret(secret)
 }
