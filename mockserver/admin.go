@@ -15,6 +15,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
@@ -535,7 +536,7 @@ func (s *Server) advanceClock(ctx context.Context, d time.Duration, toNextDue bo
 	}
 	if _, watched := s.clock.(watchedClock); !watched {
 		// A FakeClock tells the dashboards itself, at each time it reaches.
-		s.changes.publish(change{Kind: changeClock, Now: jsonwire.FormatTime(s.clock.Now())})
+		s.changes.Publish(changes.Change{Kind: changes.KindClock, Now: jsonwire.FormatTime(s.clock.Now())})
 	}
 	return clockAdvanceJSON{clockJSON: s.clockState(), Attempts: int(s.deliveries.attemptsStarted() - before)}, nil, err
 }

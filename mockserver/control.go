@@ -11,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
@@ -129,7 +130,7 @@ func (s *Server) Reset() {
 		}
 	}
 	s.stateChanged()
-	s.changes.publish(change{Kind: changeReset})
+	s.changes.Publish(changes.Change{Kind: changes.KindReset})
 }
 
 // ErrUnknownAccount is wrapped by the error [Server.EmitEvent] returns for

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
 )
 
@@ -672,15 +673,15 @@ func (sr *streamReader) next() (string, string) {
 }
 
 // changes reads n change events.
-func (sr *streamReader) changes(n int) []change {
+func (sr *streamReader) changes(n int) []changes.Change {
 	sr.t.Helper()
-	var out []change
+	var out []changes.Change
 	for len(out) < n {
 		name, data := sr.next()
 		if name != "change" {
 			sr.t.Fatalf("event %q %s", name, data)
 		}
-		var c change
+		var c changes.Change
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
 			sr.t.Fatal(err)
 		}
@@ -704,7 +705,7 @@ func TestStream(t *testing.T) {
 	}
 	got := sr.changes(5)
 	dl := got[2].ID
-	want := []change{
+	want := []changes.Change{
 		{Kind: "webhook", ID: hook, Action: "created", Account: acct},
 		{Kind: "event", ID: ev.ID, Action: "created", Account: acct, Type: "team.member.added"},
 		{Kind: "delivery", ID: dl, Action: "created", Account: acct, Type: "team.member.added", State: "pending", WebhookID: hook, EventID: ev.ID},
@@ -715,7 +716,7 @@ func TestStream(t *testing.T) {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
 	clock.Advance(time.Minute)
-	if got := sr.changes(1); got[0] != (change{Kind: "clock", Now: "2026-11-21T12:01:00.000Z"}) {
+	if got := sr.changes(1); got[0] != (changes.Change{Kind: "clock", Now: "2026-11-21T12:01:00.000Z"}) {
 		t.Errorf("advance: %+v", got)
 	}
 	idle(t, ts)
@@ -724,57 +725,19 @@ func TestStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = sr.changes(2)
-	if got[0].Action != "ended" || got[0].State != "failed" || got[1] != (change{Kind: "webhook", ID: hook, Action: "changed", Account: acct}) {
+	if got[0].Action != "ended" || got[0].State != "failed" || got[1] != (changes.Change{Kind: "webhook", ID: hook, Action: "changed", Account: acct}) {
 		t.Errorf("deactivation: %+v", got)
 	}
 	ts.AddFault(Fault{Status: 500})
 	ts.ClearFaults()
 	ts.Reset()
 	got = sr.changes(3)
-	if diff := cmp.Diff([]change{{Kind: "faults", Action: "added"}, {Kind: "faults", Action: "cleared"}, {Kind: "reset"}}, got); diff != "" {
+	if diff := cmp.Diff([]changes.Change{{Kind: "faults", Action: "added"}, {Kind: "faults", Action: "cleared"}, {Kind: "reset"}}, got); diff != "" {
 		t.Errorf("faults and reset (-want +got):\n%s", diff)
 	}
 }
 
-// TestChangeHubResync: a subscriber that falls more than changeBuffer
-// changes behind holds no more than that, and is told to resync.
-func TestChangeHubResync(t *testing.T) {
-	t.Parallel()
-	var h changeHub
-	slow, _ := h.subscribe()
-	fast, _ := h.subscribe()
-	for i := range changeBuffer + 100 {
-		h.publish(change{Kind: changeEvent, ID: fmt.Sprint(i)})
-		if i%100 == 0 {
-			if got, resync := h.take(fast, nil); len(got) == 0 || resync {
-				t.Fatalf("the fast subscriber: %d changes, resync %v", len(got), resync)
-			}
-		}
-		if n := len(slow.pending); n > changeBuffer {
-			t.Fatalf("the slow subscriber holds %d changes", n)
-		}
-	}
-	got, resync := h.take(slow, nil)
-	if !resync || len(got) != 0 {
-		t.Fatalf("the slow subscriber: %d changes, resync %v; want none and a resync", len(got), resync)
-	}
-	h.publish(change{Kind: changeReset})
-	if got, resync := h.take(slow, nil); resync || len(got) != 1 {
-		t.Errorf("after its resync: %d changes, resync %v", len(got), resync)
-	}
-	h.unsubscribe(fast)
-	h.closeAll()
-	select {
-	case <-slow.done:
-	default:
-		t.Error("closeAll left a subscription open")
-	}
-	if sub, closed := h.subscribe(); sub != nil || !closed {
-		t.Error("a closed hub took a subscriber")
-	}
-}
-
-// TestStreamLimitAndShutdown: past maxSubscribers a stream is a 503, and
+// TestStreamLimitAndShutdown: past changes.MaxSubscribers a stream is a 503, and
 // the http.Server's Shutdown ends the open ones instead of waiting for
 // them.
 func TestStreamLimitAndShutdown(t *testing.T) {
@@ -787,7 +750,7 @@ func TestStreamLimitAndShutdown(t *testing.T) {
 	defer hs.Close()
 	var wg sync.WaitGroup
 	var bodies []io.ReadCloser
-	for range maxSubscribers {
+	for range changes.MaxSubscribers {
 		res, err := http.Get(hs.URL + "/_mock/stream")
 		if err != nil || res.StatusCode != 200 {
 			t.Fatalf("stream: %v %v", res, err)
@@ -797,13 +760,13 @@ func TestStreamLimitAndShutdown(t *testing.T) {
 	}
 	res, err := http.Get(hs.URL + "/_mock/stream")
 	if err != nil || res.StatusCode != 503 {
-		t.Fatalf("stream %d: %v %v", maxSubscribers+1, res, err)
+		t.Fatalf("stream %d: %v %v", changes.MaxSubscribers+1, res, err)
 	}
 	// It says why, and when to try again.
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	if !strings.Contains(string(b), "too many event streams: 64 dashboards are open") || res.Header.Get("Retry-After") != "30" {
-		t.Errorf("stream %d: %s, Retry-After %q", maxSubscribers+1, b, res.Header.Get("Retry-After"))
+		t.Errorf("stream %d: %s, Retry-After %q", changes.MaxSubscribers+1, b, res.Header.Get("Retry-After"))
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
@@ -95,11 +96,11 @@ func (s *Server) emit(ctx context.Context, accountID string, typ contextsvc.Even
 	now := s.now()
 	ev := newEvent(ids.New("evt_"), typ, now, accountID, raw)
 	s.events.add(ev)
-	c := change{Kind: changeEvent, ID: ev.ID, Action: "created", Account: accountID, Type: string(typ)}
+	c := changes.Change{Kind: changes.KindEvent, ID: ev.ID, Action: "created", Account: accountID, Type: string(typ)}
 	if d, ok := data.(contextOf); ok {
 		c.ContextID = d.contextOf()
 	}
-	s.changes.publish(c)
+	s.changes.Publish(c)
 	if s.onEvent != nil {
 		s.onEvent(ctx, ev, s.targets(accountID, typ))
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
@@ -182,7 +183,7 @@ func (s *Server) AddFault(f Fault) error {
 	s.faultSeq++
 	s.faults = append(s.faults, &faultRule{Fault: f, seq: s.faultSeq})
 	s.hasFaults.Store(true)
-	s.changes.publish(change{Kind: changeFaults, Action: "added"})
+	s.changes.Publish(changes.Change{Kind: changes.KindFaults, Action: "added"})
 	return nil
 }
 
@@ -226,7 +227,7 @@ func (s *Server) clearFaults(notify bool) {
 	s.hasFaults.Store(false)
 	s.faultMu.Unlock()
 	if notify {
-		s.changes.publish(change{Kind: changeFaults, Action: "cleared"})
+		s.changes.Publish(changes.Change{Kind: changes.KindFaults, Action: "cleared"})
 	}
 }
 
@@ -244,7 +245,7 @@ func (s *Server) takeFault(r *http.Request) (Fault, bool) {
 			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 			s.hasFaults.Store(len(s.faults) > 0)
 		}
-		s.changes.publish(change{Kind: changeFaults, Action: "used"})
+		s.changes.Publish(changes.Change{Kind: changes.KindFaults, Action: "used"})
 		return got, true
 	}
 	return Fault{}, false

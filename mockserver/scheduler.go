@@ -17,6 +17,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/queue"
 )
@@ -170,7 +171,7 @@ type deliverer struct {
 	// onChange, when set, is told of every change of a delivery (the
 	// server's change notifications and its state file). It is called
 	// with mu held and must not block.
-	onChange func(change)
+	onChange func(changes.Change)
 }
 
 // eventBody is what all deliveries of one event share: its id, its type and
@@ -833,8 +834,8 @@ func (d *deliverer) notifyLocked(rec *deliveryRecord, action string) {
 	}
 	d.changed.Broadcast()
 	if d.onChange != nil {
-		d.onChange(change{Kind: changeDelivery, ID: rec.id, Action: action, Account: rec.hook.account,
-			Type: string(rec.event.typ), State: rec.status.state(), WebhookID: rec.hook.id, EventID: rec.event.id})
+		d.onChange(changes.Change{Kind: changes.KindDelivery, ID: rec.id, Action: action, Account: rec.hook.account,
+			Type: string(rec.event.typ), State: string(rec.status.state()), WebhookID: rec.hook.id, EventID: rec.event.id})
 	}
 }
 

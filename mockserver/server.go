@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
@@ -93,9 +94,9 @@ type Server struct {
 	persistDeliveries atomic.Bool
 
 	// changes fans the server's changes out to the dashboard's streams
-	// (changes.go, stream.go); keepAlive is how often an idle stream says
+	// (the changes package, stream.go); keepAlive is how often an idle stream says
 	// so (streamKeepAlive).
-	changes   changeHub
+	changes   changes.Hub
 	keepAlive time.Duration
 
 	mux *http.ServeMux
@@ -259,11 +260,11 @@ func Open(opts ...Option) (*Server, error) {
 // deliveryChanged is told of every change of a delivery, under the
 // deliverer's lock: it notes a change of the state (with a state file) and
 // tells the dashboard's streams. Neither blocks.
-func (s *Server) deliveryChanged(c change) {
+func (s *Server) deliveryChanged(c changes.Change) {
 	if s.persistDeliveries.Load() {
 		s.stateChanged()
 	}
-	s.changes.publish(c)
+	s.changes.Publish(c)
 }
 
 // moved and settle make the server a watcher of its FakeClock
@@ -271,7 +272,7 @@ func (s *Server) deliveryChanged(c change) {
 // an advance waits at each due time until the delivery attempts due then
 // have run.
 func (s *Server) moved(now time.Time) {
-	s.changes.publish(change{Kind: changeClock, Now: jsonwire.FormatTime(now)})
+	s.changes.Publish(changes.Change{Kind: changes.KindClock, Now: jsonwire.FormatTime(now)})
 }
 
 func (s *Server) settle() { s.deliveries.settle() }
@@ -306,7 +307,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 // [Server.Close] calls it; a program serving s on an http.Server of its
 // own calls it (or Close) before the http.Server's Shutdown, or registers
 // it with RegisterOnShutdown.
-func (s *Server) CloseStreams() { s.changes.closeAll() }
+func (s *Server) CloseStreams() { s.changes.CloseAll() }
 
 // armBodyDeadline gives the client readBodyTimeout from now to send r's
 // body, if it has one: past it a read of the body fails, and the server

@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 )
 
 // This file is the Go side of the state document: what the server keeps
@@ -120,7 +122,7 @@ func (s *Server) LoadState(r io.Reader) error {
 	s.stateMu.Unlock()
 	s.stateChanged()
 	// Everything may have changed: the dashboard reloads as after a reset.
-	s.changes.publish(change{Kind: changeReset})
+	s.changes.Publish(changes.Change{Kind: changes.KindReset})
 	return nil
 }
 

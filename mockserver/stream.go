@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
@@ -16,12 +17,12 @@ import (
 const streamKeepAlive = 15 * time.Second
 
 // streamFullRetryAfter is the Retry-After of a stream refused because
-// maxSubscribers are open: the dashboard tries again later by itself.
+// changes.MaxSubscribers are open: the dashboard tries again later by itself.
 const streamFullRetryAfter = 30
 
 // streamWriteTimeout bounds each write to a stream: a page that stops
 // reading (a frozen tab, a dead connection) ends its stream instead of
-// holding a goroutine. Its changes meanwhile are bounded by changeBuffer.
+// holding a goroutine. Its changes meanwhile are bounded by changes.Buffer.
 const streamWriteTimeout = 10 * time.Second
 
 // streamRetryMs is the reconnection delay the stream asks browsers for.
@@ -30,13 +31,13 @@ const streamRetryMs = 2000
 // adminStream serves GET /_mock/stream: the server's changes as
 // Server-Sent Events, as they happen. Each change is an event "change"
 // whose data is a MockChange object; a subscriber that fell more than
-// changeBuffer changes behind gets one event "resync" instead of what it
+// changes.Buffer changes behind gets one event "resync" instead of what it
 // missed, and reloads what it shows. The first event, "hello", carries
 // the clock, so a page knows the stream is live. Nothing polls: the
 // stream waits for changes, and writes a comment every streamKeepAlive
 // when there are none.
 func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
-	sub, closed := s.changes.subscribe()
+	sub, closed := s.changes.Subscribe()
 	switch {
 	case closed:
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Type: httpapi.TypeUnavailable,
@@ -45,10 +46,10 @@ func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
 	case sub == nil:
 		w.Header()["Retry-After"] = []string{strconv.Itoa(streamFullRetryAfter)}
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Type: httpapi.TypeUnavailable,
-			Message: "too many event streams: " + strconv.Itoa(maxSubscribers) + " dashboards are open on this mock server; close one (a tab in the background closes its own)"})
+			Message: "too many event streams: " + strconv.Itoa(changes.MaxSubscribers) + " dashboards are open on this mock server; close one (a tab in the background closes its own)"})
 		return
 	}
-	defer s.changes.unsubscribe(sub)
+	defer s.changes.Unsubscribe(sub)
 	h := w.Header()
 	h["Content-Type"] = []string{"text/event-stream; charset=utf-8"}
 	h["Cache-Control"] = []string{"no-store"}
@@ -75,18 +76,18 @@ func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
 	}
 	keepAlive := time.NewTicker(s.keepAlive)
 	defer keepAlive.Stop()
-	var changes []change
+	var changes []changes.Change
 	for {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-sub.done:
+		case <-sub.Done():
 			return
 		case <-keepAlive.C:
 			buf = append(buf, ": keep-alive\n\n"...)
-		case <-sub.ready:
+		case <-sub.Ready():
 			var resync bool
-			changes, resync = s.changes.take(sub, changes[:0])
+			changes, resync = s.changes.Take(sub, changes[:0])
 			if resync {
 				buf = appendStreamEvent(buf, "resync", []byte("{}"))
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 )
 
 // streamGoroutines counts the goroutines serving a /_mock/stream.
@@ -92,7 +93,7 @@ func TestStreamEnds(t *testing.T) {
 			body := rawStream(t, ctx, ts)
 			tc.end(ts, cancel)
 			drain(body)
-			eventually(t, "the server still counts the subscriber", func() bool { return ts.changes.n.Load() == 0 })
+			eventually(t, "the server still counts the subscriber", func() bool { return ts.changes.Subscribers() == 0 })
 			if tc.name != "the client goes" {
 				if r := admin(t, ts, "GET", "/_mock/stream", ""); r.Status != http.StatusServiceUnavailable {
 					t.Errorf("a new stream after %s: %d", tc.name, r.Status)
@@ -106,7 +107,7 @@ func TestStreamEnds(t *testing.T) {
 		sr := openStream(t, ts)
 		ts.Reset()
 		ts.AddFault(Fault{Status: 500})
-		if got := sr.changes(2); got[0].Kind != changeReset || got[1].Kind != changeFaults {
+		if got := sr.changes(2); got[0].Kind != changes.KindReset || got[1].Kind != changes.KindFaults {
 			t.Errorf("after a reset: %+v", got)
 		}
 	})
@@ -128,8 +129,8 @@ func TestStreamNoGoroutineLeak(t *testing.T) {
 	}
 	eventually(t, "20 streams serving", func() bool { return streamGoroutines() == base+n })
 	// A burst larger than a subscriber's buffer, which nobody reads.
-	for range 2 * changeBuffer {
-		ts.changes.publish(change{Kind: changeFaults, Action: "added"})
+	for range 2 * changes.Buffer {
+		ts.changes.Publish(changes.Change{Kind: changes.KindFaults, Action: "added"})
 	}
 	for _, cancel := range cancels[:n/2] {
 		cancel()
@@ -139,7 +140,7 @@ func TestStreamNoGoroutineLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "every stream ends on Close", func() bool { return streamGoroutines() == base })
-	if got := ts.changes.n.Load(); got != 0 {
+	if got := ts.changes.Subscribers(); got != 0 {
 		t.Errorf("%d subscribers left", got)
 	}
 }
@@ -240,7 +241,7 @@ func TestStreamRefusesOtherOrigins(t *testing.T) {
 			}
 			if tc.status == 200 {
 				cancel()
-				eventually(t, "the stream's slot is given back", func() bool { return ts.changes.n.Load() == 0 })
+				eventually(t, "the stream's slot is given back", func() bool { return ts.changes.Subscribers() == 0 })
 				return
 			}
 			var e struct {
@@ -249,7 +250,7 @@ func TestStreamRefusesOtherOrigins(t *testing.T) {
 			if err := json.NewDecoder(res.Body).Decode(&e); err != nil || e.Error.Type != "forbidden" || !strings.Contains(e.Error.Message, "cross-site request refused") {
 				t.Errorf("the refusal: %+v %v", e, err)
 			}
-			if n := ts.changes.n.Load(); n != 0 {
+			if n := ts.changes.Subscribers(); n != 0 {
 				t.Errorf("a refused stream holds a slot: %d open", n)
 			}
 		})

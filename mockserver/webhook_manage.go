@@ -10,6 +10,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
@@ -223,7 +224,7 @@ func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *httpapi.Er
 		ended = s.deliveries.retire(w)
 	}
 	s.logger.Info("webhook changed", "webhook", id, "change", u.String(), "endedDeliveries", ended)
-	s.changes.publish(change{Kind: changeWebhook, ID: id, Action: "changed", Account: pub.Account})
+	s.changes.Publish(changes.Change{Kind: changes.KindWebhook, ID: id, Action: "changed", Account: pub.Account})
 	return pub, nil
 }
 
@@ -250,6 +251,6 @@ func (s *Server) deleteWebhook(id string) *httpapi.Error {
 	s.stateChanged()
 	ended := s.deliveries.retire(w)
 	s.logger.Info("webhook deleted", "webhook", id, "endedDeliveries", ended)
-	s.changes.publish(change{Kind: changeWebhook, ID: id, Action: "deleted", Account: w.account})
+	s.changes.Publish(changes.Change{Kind: changes.KindWebhook, ID: id, Action: "deleted", Account: w.account})
 	return nil
 }

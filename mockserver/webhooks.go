@@ -10,6 +10,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
@@ -126,7 +127,7 @@ func (s *Server) addWebhook(a *account, f webhookFields) (*webhook, *httpapi.Err
 	a.mu.Unlock()
 	s.hooks.byID[wh.id] = wh
 	s.hooks.order = append(s.hooks.order, wh)
-	s.changes.publish(change{Kind: changeWebhook, ID: wh.id, Action: "created", Account: a.id})
+	s.changes.Publish(changes.Change{Kind: changes.KindWebhook, ID: wh.id, Action: "created", Account: a.id})
 	return wh, nil
 }
 
