@@ -16,6 +16,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
@@ -142,10 +143,10 @@ func (s *Server) adminListEvents(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, e)
 		return
 	}
-	recs, next := s.events.page(start, limit, typ, account)
-	items := make([]Event, len(recs))
+	recs, next := s.events.Page(start, limit, typ, account)
+	items := make([]events.Event, len(recs))
 	for i, rec := range recs {
-		items[i] = rec.ev
+		items[i] = rec.Event
 	}
 	httpapi.WritePage(w, s.cursors, httpapi.CursorEvents, scope, items, next)
 }

@@ -465,7 +465,7 @@ func writeText(w http.ResponseWriter, v any) {
 }
 
 func (s *Server) adminGetEvent(w http.ResponseWriter, r *http.Request) {
-	ev, ok := s.events.get(r.PathValue("id"))
+	ev, ok := s.events.Get(r.PathValue("id"))
 	if !ok {
 		httpapi.WriteError(w, httpapi.NotFound("no kept event with id "+strconv.Quote(r.PathValue("id"))))
 		return
@@ -494,9 +494,7 @@ func (s *Server) adminSummary(w http.ResponseWriter, r *http.Request) {
 		sum.Webhooks += len(a.webhooks)
 		a.mu.RUnlock()
 	}
-	s.events.mu.RLock()
-	sum.Events = s.events.all.Len()
-	s.events.mu.RUnlock()
+	sum.Events, _ = s.events.Stats()
 	s.faultMu.Lock()
 	sum.Faults = len(s.faults)
 	s.faultMu.Unlock()

@@ -291,7 +291,7 @@ func (s *Server) Publish(ctx context.Context, contextID string) (Event, error) {
 		}
 		a.mu.RUnlock()
 		if ok {
-			return s.emit(ctx, a.id, contextsvc.EventContextPublished, d), nil
+			return Event(s.emit(ctx, a.id, contextsvc.EventContextPublished, d)), nil
 		}
 	}
 	return Event{}, fmt.Errorf("%w: %q", ErrContextNotFound, contextID)

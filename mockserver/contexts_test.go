@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
@@ -493,7 +494,7 @@ func TestPublishAndHook(t *testing.T) {
 		targets []*webhook
 	}
 	ch := make(chan got, 10)
-	ts.onEvent = func(_ context.Context, ev Event, targets []*webhook) { ch <- got{ev.Type, targets} }
+	ts.onEvent = func(_ context.Context, ev events.Event, targets []*webhook) { ch <- got{ev.Type, targets} }
 	do(t, ts, call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://example.com/h","events":["context.published"],"secret":"k"}`})
 	c := create(t, ts, `{"name":"Doc"}`)
 	if g := <-ch; g.typ != contextsvc.EventContextCreated || len(g.targets) != 0 {

@@ -120,7 +120,7 @@ func (s *Server) Reset() {
 	s.hooks.byID = make(map[string]*webhook)
 	s.hooks.order = nil
 	s.hooks.mu.Unlock()
-	s.events.reset()
+	s.events.Reset()
 	s.deliveries.reset()
 	s.clearFaults(false)
 	s.idem.reset()
@@ -167,7 +167,7 @@ func (s *Server) EmitEvent(ctx context.Context, account string, typ contextsvc.E
 	if len(trimmed) == 0 || trimmed[0] != '{' || json.Compact(&buf, trimmed) != nil {
 		return Event{}, fmt.Errorf("%w: data must be a JSON object", ErrInvalidEvent)
 	}
-	return s.emit(ctx, account, typ, json.RawMessage(buf.Bytes())), nil
+	return Event(s.emit(ctx, account, typ, json.RawMessage(buf.Bytes()))), nil
 }
 
 // validEventType is eventTypeProblem's check as an error wrapping

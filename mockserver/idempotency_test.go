@@ -17,6 +17,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/memtest"
 )
 
 // countEvents counts the server's recorded events by type.
@@ -429,7 +430,7 @@ func TestIdempotencyMemoryAccounting(t *testing.T) {
 			bodies[i] = make([]byte, bodyLen)
 			given += len(keys[i]) + bodyLen
 		}
-		checkMemoryAccounting(t, fmt.Sprintf("answers of %d bytes", bodyLen), given, func() {
+		memtest.CheckAccounting(t, fmt.Sprintf("answers of %d bytes", bodyLen), given, func() {
 			for i := range n {
 				e, _ := st.begin(clock, idemID{"acct_default", keys[i]}, "POST", "/v1/contexts", sum)
 				// What serveIdempotent stores for a create's answer.

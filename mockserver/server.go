@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
@@ -59,13 +60,13 @@ type Server struct {
 	cursors *httpapi.Cursors
 
 	// events is the event history (the last historyLimit events).
-	events *eventLog
+	events *events.Log
 
 	// onEvent, when set (by the delivery engine), is called after each
 	// event is recorded, with the account's active webhooks subscribed to
 	// its type and the context of the request (or Go call) that fired it.
 	// It is called without any store lock held.
-	onEvent func(ctx context.Context, ev Event, targets []*webhook)
+	onEvent func(ctx context.Context, ev events.Event, targets []*webhook)
 
 	// deliveries is the webhook delivery engine, fed by onEvent.
 	deliveries *deliverer
@@ -164,7 +165,7 @@ func Open(opts ...Option) (*Server, error) {
 		adminAuth:         cf.adminAuth,
 		accounts:          make(map[string]*account),
 		hooks:             webhookIndex{byID: make(map[string]*webhook)},
-		events:            newEventLog(cf.historyLimit, MaxEventHistoryBytes),
+		events:            events.NewLog(cf.historyLimit, MaxEventHistoryBytes),
 		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
 		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
 		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
@@ -182,7 +183,7 @@ func Open(opts ...Option) (*Server, error) {
 		HTTPClient: cf.deliveryClient,
 	})
 	s.deliveries.onChange = s.deliveryChanged
-	s.onEvent = func(ctx context.Context, ev Event, targets []*webhook) {
+	s.onEvent = func(ctx context.Context, ev events.Event, targets []*webhook) {
 		for _, w := range targets {
 			// The event's Body is never changed, so the deliveries share
 			// it with the event log instead of copying it.

@@ -171,7 +171,7 @@ type savedContext struct {
 func (s *Server) snapshotState() *stateSnapshot {
 	s.stateMu.RLock()
 	defer s.stateMu.RUnlock()
-	snap := &stateSnapshot{savedAt: s.clock.Now(), salt: s.cursors.Salt(), eventSeq: s.events.lastSeq()}
+	snap := &stateSnapshot{savedAt: s.clock.Now(), salt: s.cursors.Salt(), eventSeq: s.events.LastSeq()}
 	pending, dseq := s.deliveries.savePending()
 	snap.deliverySeq = dseq
 	s.hooks.mu.RLock()
@@ -280,24 +280,7 @@ func (s *Server) installState(st *loadedState, addAccounts bool) {
 	if st.salt != nil {
 		s.cursors.SetSalt(st.salt)
 	}
-	s.events.resetTo(st.eventSeq)
+	s.events.ResetTo(st.eventSeq)
 	s.idem.reset()
 	s.deliveries.restore(st.deliveries, st.deliverySeq)
-}
-
-// lastSeq returns the sequence number of the newest event recorded, which
-// the events list's cursors count in.
-func (l *eventLog) lastSeq() uint64 {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.seq
-}
-
-// resetTo empties the log, and numbers the next event after seq at least,
-// so a cursor from before a restart never skips the events after it.
-func (l *eventLog) resetTo(seq uint64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.clear()
-	l.seq = max(l.seq, seq)
 }

@@ -5,11 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 )
 
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
@@ -75,25 +73,4 @@ func httptestRequest(method, path, body, key string) *http.Request {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	return req
-}
-
-// checkMemoryAccounting runs fill, which makes a store take what was made
-// before it (given bytes of it), and checks that the bytes the store then
-// counts are the heap's growth plus given, within 10% below and 50% above.
-// It is no parallel test's: other tests' garbage would be counted.
-func checkMemoryAccounting(t *testing.T, what string, given int, fill func(), counted func() int) {
-	t.Helper()
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	fill()
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	real := int(after.HeapAlloc) - int(before.HeapAlloc) + given
-	n := counted()
-	ratio := float64(n) / float64(real)
-	t.Logf("%s: %d bytes counted, %d on the heap (%.2f)", what, n, real, ratio)
-	if ratio < 0.9 || ratio > 1.5 {
-		t.Errorf("%s: the store counts %d bytes for %d on the heap (%.2f); want 0.9 to 1.5", what, n, real, ratio)
-	}
 }
