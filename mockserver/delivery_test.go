@@ -1596,7 +1596,7 @@ func TestDeliveryRetryLimitAfterRestore(t *testing.T) {
 	}
 	d.mu.Lock()
 	for i := range saved {
-		saved[i].hook = d.recs[saved[i].id].hook
+		saved[i].hook = d.recs[saved[i].id].hook.t
 	}
 	d.mu.Unlock()
 	d.restore(saved, seq)

@@ -15,7 +15,7 @@ type savedDelivery struct {
 	seq       uint64 // creation order, the key of the admin list's cursors
 	event     *eventBody
 	webhookID string
-	hook      *webhook // when restoring: the webhook, whose url and secret each attempt reads
+	hook      deliveryTarget // when restoring: the webhook, whose url and secret each attempt reads
 	url       string   // where the latest attempt went
 	createdAt time.Time
 	attempts  []DeliveryAttempt
@@ -57,7 +57,7 @@ func (d *deliverer) restore(saved []savedDelivery, seq uint64) {
 	for i := range saved {
 		sd := &saved[i]
 		rec := &deliveryRecord{
-			id: sd.id, created: sd.seq, event: sd.event, hook: sd.hook, url: sd.url,
+			id: sd.id, created: sd.seq, event: sd.event, hook: d.hookLocked(sd.hook), url: sd.url,
 			attempts: sd.attempts, createdAt: sd.createdAt, heapIndex: -1, retries: int32(sd.retries),
 		}
 		d.linkLocked(rec)

@@ -139,6 +139,8 @@ type deliverer struct {
 	// an event's body is dropped with its last delivery.
 	byEvent map[string][]*deliveryRecord
 	events  map[string]*eventBody
+	// hooks are the webhooks of the kept deliveries.
+	hooks map[deliveryTarget]*hookRef
 	// finished lists the deliveries in the order they finished; an entry
 	// is stale once its record is redelivered (gen moved on) or dropped.
 	finished  queue.Queue[finishedEntry]
@@ -172,6 +174,28 @@ type deliverer struct {
 	// server's change notifications and its state file). It is called
 	// with mu held and must not block.
 	onChange func(changes.Change)
+}
+
+// deliveryTarget is what the engine needs of a webhook: its id and
+// account, which never change, and where an attempt goes now (url and
+// secret), whether the webhook takes deliveries (active and not deleted)
+// and whether it was deleted.
+type deliveryTarget interface {
+	ID() string
+	Account() string
+	Target() (url, secret string, deliverable, deleted bool)
+}
+
+// hookRef is the engine's own record of a webhook its kept deliveries go
+// to: its id and account, and the list of its pending deliveries (through
+// deliveryRecord.hookNext), so that deactivating or deleting the webhook
+// ends them without a scan of every delivery. Every record of the webhook
+// shares it; it is forgotten with the last one (refs).
+type hookRef struct {
+	t           deliveryTarget
+	id, account string
+	pending     *deliveryRecord
+	refs        int
 }
 
 // eventBody is what all deliveries of one event share: its id, its type and
@@ -215,7 +239,7 @@ type deliveryRecord struct {
 	event   *eventBody // shared by every delivery of the event
 	// hook is the webhook delivered to: each attempt reads its url and
 	// secret as they are when the attempt starts.
-	hook *webhook
+	hook *hookRef
 	// url is where the latest attempt went (before any, the webhook's url
 	// when the delivery was created).
 	url       string
@@ -268,13 +292,25 @@ func (f failureReason) text(webhookID string) string {
 	return ""
 }
 
-// failureFor is the reason a delivery to a webhook in state st ends: it
-// was deleted or deactivated.
-func failureFor(st *webhookState) failureReason {
-	if st.deleted {
+// failureFor is the reason a delivery to a webhook that no longer takes
+// deliveries ends: it was deleted or deactivated.
+func failureFor(deleted bool) failureReason {
+	if deleted {
 		return failDeleted
 	}
 	return failDeactivated
+}
+
+// hookLocked returns the engine's record of t, made on first use, counting
+// one more delivery that refers to it.
+func (d *deliverer) hookLocked(t deliveryTarget) *hookRef {
+	h := d.hooks[t]
+	if h == nil {
+		h = &hookRef{t: t, id: t.ID(), account: t.Account()}
+		d.hooks[t] = h
+	}
+	h.refs++
+	return h
 }
 
 // dueHeap is a container/heap of the records that have an attempt waiting,
@@ -329,6 +365,7 @@ func newDeliverer(cfg deliveryConfig) *deliverer {
 		recs:       make(map[string]*deliveryRecord),
 		byEvent:    make(map[string][]*deliveryRecord),
 		events:     make(map[string]*eventBody),
+		hooks:      make(map[deliveryTarget]*hookRef),
 	}
 	d.byHook, d.byAccount, d.byType = newIndexMaps()
 	if d.history <= 0 {
@@ -399,21 +436,21 @@ func newDeliveryHTTPClient(workers int, timeout time.Duration) *http.Client {
 // fired the event) is done; then the delivery is recorded failed, with no
 // attempt and the reason, so a client that gives up frees its request at
 // once, and memory stays bounded.
-func (d *deliverer) enqueueShared(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, hook *webhook) (Delivery, bool) {
+func (d *deliverer) enqueueShared(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, hook deliveryTarget) (Delivery, bool) {
 	return d.enqueueBody(ctx, eventID, eventType, body, false, hook)
 }
 
 // enqueueBody is enqueueShared, copying body once per event id when
 // copyBody is set.
-func (d *deliverer) enqueueBody(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook *webhook) (Delivery, bool) {
+func (d *deliverer) enqueueBody(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook deliveryTarget) (Delivery, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	room := d.waitForRoomLocked(ctx)
 	// Checked under the engine's lock: a webhook deactivated before this
 	// gets nothing, and one deactivated after it has this delivery ended
 	// by retire, which takes the same lock.
-	st := hook.state.Load()
-	if !st.deliverable() {
+	url, _, deliverable, _ := hook.Target()
+	if !deliverable {
 		return Delivery{}, false
 	}
 	ev := d.events[eventID]
@@ -430,8 +467,8 @@ func (d *deliverer) enqueueBody(ctx context.Context, eventID string, eventType c
 		id:        ids.New("dlv_"),
 		created:   d.created,
 		event:     ev,
-		hook:      hook,
-		url:       st.url,
+		hook:      d.hookLocked(hook),
+		url:       url,
 		createdAt: now,
 		heapIndex: -1,
 	}
@@ -490,16 +527,20 @@ func (d *deliverer) unlinkLocked(rec *deliveryRecord) {
 // returns how many it ended now. Deliveries the webhook gets later are
 // refused by enqueue, and attempts that would start are checked again by
 // the workers.
-func (d *deliverer) retire(hook *webhook) int {
+func (d *deliverer) retire(hook deliveryTarget) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := hook.state.Load()
-	if st.deliverable() {
+	_, _, deliverable, deleted := hook.Target()
+	if deliverable {
 		return 0 // reactivated meanwhile
 	}
-	reason := failureFor(st)
+	h := d.hooks[hook]
+	if h == nil {
+		return 0 // no delivery kept
+	}
+	reason := failureFor(deleted)
 	n := 0
-	for rec := hook.pending; rec != nil; {
+	for rec := h.pending; rec != nil; {
 		next := rec.hookNext
 		if !rec.inFlight {
 			if rec.heapIndex >= 0 {
@@ -630,8 +671,8 @@ func (d *deliverer) redeliver(id string) (Delivery, error) {
 	case rec.inFlight:
 		return Delivery{}, fmt.Errorf("%w: %s", ErrDeliveryInFlight, id)
 	}
-	if st := rec.hook.state.Load(); !st.deliverable() {
-		return Delivery{}, fmt.Errorf("%w: %s", ErrWebhookInactive, failureFor(st).text(rec.hook.id))
+	if _, _, deliverable, deleted := rec.hook.t.Target(); !deliverable {
+		return Delivery{}, fmt.Errorf("%w: %s", ErrWebhookInactive, failureFor(deleted).text(rec.hook.id))
 	}
 	now := d.clock.Now()
 	if rec.status != statusPending {
@@ -757,11 +798,8 @@ func (d *deliverer) reset() {
 	for _, rec := range d.due {
 		rec.heapIndex = -1
 	}
-	// The webhooks' pending lists hold records that are now forgotten.
-	for _, rec := range d.recs {
-		rec.hook.pending = nil
-	}
 	d.recs = make(map[string]*deliveryRecord)
+	d.hooks = make(map[deliveryTarget]*hookRef)
 	d.order = deliveryIndex{}
 	d.byHook, d.byAccount, d.byType = newIndexMaps()
 	d.byEvent = make(map[string][]*deliveryRecord)
@@ -977,9 +1015,9 @@ func (d *deliverer) work() {
 		// delivery was created (a rotated secret, a moved receiver) applies
 		// to this attempt. A webhook deactivated or deleted meanwhile gets
 		// no attempt (retire normally got there first).
-		st := rec.hook.state.Load()
-		if !st.deliverable() {
-			d.failLocked(rec, failureFor(st))
+		url, secret, deliverable, deleted := rec.hook.t.Target()
+		if !deliverable {
+			d.failLocked(rec, failureFor(deleted))
 			continue
 		}
 		// More is due: let another worker take it while this one sends.
@@ -988,7 +1026,7 @@ func (d *deliverer) work() {
 			go d.work()
 		}
 		rec.inFlight = true
-		rec.url = st.url
+		rec.url = url
 		d.started++
 		job := attemptJob{
 			ctx:         d.attemptCtx,
@@ -996,8 +1034,8 @@ func (d *deliverer) work() {
 			id:          rec.id,
 			event:       rec.event,
 			webhookID:   rec.hook.id,
-			url:         st.url,
-			secret:      st.secret,
+			url:         url,
+			secret:      secret,
 			number:      len(rec.attempts) + 1,
 			scheduledAt: rec.dueAt,
 		}
@@ -1039,16 +1077,16 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 	}
 	rec.attempts = append(rec.attempts, a)
 	var outcome string
-	st := rec.hook.state.Load()
+	_, _, deliverable, deleted := rec.hook.t.Target()
 	switch {
 	case a.Succeeded():
 		rec.status = statusSucceeded
 		d.unlinkLocked(rec)
 		d.finishedLocked(rec)
 		outcome = string(DeliverySucceeded)
-	case !st.deliverable():
+	case !deliverable:
 		// Deactivated or deleted while this attempt ran: no retry.
-		rec.status, rec.failure = statusFailed, failureFor(st)
+		rec.status, rec.failure = statusFailed, failureFor(deleted)
 		d.unlinkLocked(rec)
 		d.finishedLocked(rec)
 		outcome = string(DeliveryFailed) + ": " + rec.failure.text(rec.hook.id)
@@ -1123,6 +1161,13 @@ func (d *deliverer) dropLocked(rec *deliveryRecord) {
 		d.byEvent[id] = l
 	}
 	d.unindexLocked(rec)
+	// A finished delivery is off its webhook's pending list: the last one
+	// to go takes the engine's record of the webhook with it.
+	h := rec.hook
+	h.refs--
+	if h.refs == 0 && d.hooks[h.t] == h {
+		delete(d.hooks, h.t)
+	}
 }
 
 // attempt POSTs one attempt and reports it. The attempt fails on any

@@ -35,11 +35,20 @@ type webhook struct {
 	createdAt time.Time
 	seq       uint64 // registration order: the admin list's order and cursor position
 	state     atomic.Pointer[webhookState]
-	// pending links the deliveries to this webhook that are pending (through
-	// deliveryRecord.hookNext), so that deactivating or deleting the webhook
-	// ends them without a scan of every delivery. It belongs to the
-	// delivery engine and changes only under the engine's lock.
-	pending *deliveryRecord
+}
+
+// ID returns the webhook's id.
+func (w *webhook) ID() string { return w.id }
+
+// Account returns the account that owns the webhook.
+func (w *webhook) Account() string { return w.account }
+
+// Target returns where an attempt to the webhook goes now, with which
+// secret, and whether the webhook takes deliveries (active, not deleted)
+// or was deleted.
+func (w *webhook) Target() (url, secret string, deliverable, deleted bool) {
+	st := w.state.Load()
+	return st.url, st.secret, st.deliverable(), st.deleted
 }
 
 // webhookState is the changeable part of a webhook.
