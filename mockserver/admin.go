@@ -232,7 +232,7 @@ func (s *Server) adminListDeliveries(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, e)
 		return
 	}
-	items, next := s.deliveries.page(start, limit, f)
+	items, next := s.deliveries.Page(start, limit, f.engine())
 	httpapi.WritePage(w, s.cursors, httpapi.CursorDeliveries, scope, items, next)
 }
 
@@ -516,7 +516,7 @@ func (s *Server) advanceClock(ctx context.Context, d time.Duration, toNextDue bo
 		}
 		defer fc.giveTurn()
 	}
-	before := s.deliveries.attemptsStarted()
+	before := s.deliveries.AttemptsStarted()
 	if fc != nil {
 		// What is due now runs first: the next due time is the one after.
 		fc.fireDue()
@@ -539,7 +539,7 @@ func (s *Server) advanceClock(ctx context.Context, d time.Duration, toNextDue bo
 		// A FakeClock tells the dashboards itself, at each time it reaches.
 		s.changes.Publish(changes.Change{Kind: changes.KindClock, Now: jsonwire.FormatTime(s.clock.Now())})
 	}
-	return clockAdvanceJSON{clockJSON: s.clockState(), Attempts: int(s.deliveries.attemptsStarted() - before)}, nil, err
+	return clockAdvanceJSON{clockJSON: s.clockState(), Attempts: int(s.deliveries.AttemptsStarted() - before)}, nil, err
 }
 
 func (s *Server) adminReset(w http.ResponseWriter, r *http.Request) {

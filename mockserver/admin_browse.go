@@ -431,14 +431,14 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 				hj.LinesLeftOut = len(h.Lines) - i
 				break
 			}
-			text := cutUTF8(l.Text, maxDiffLineBytes)
+			text := jsonwire.CutUTF8(l.Text, maxDiffLineBytes)
 			sent += len(text)
 			hj.Lines = append(hj.Lines, diffLineJSON{Op: diffOpNames[l.Op], Text: text, NoNewline: l.NoNewline, Cut: len(l.Text) - len(text)})
 		}
 		out.Hunks = append(out.Hunks, hj)
 	}
 	if d.TooDifferent {
-		from, to := cutUTF8(fv.Content, maxDiffContentBytes), cutUTF8(tv.Content, maxDiffContentBytes)
+		from, to := jsonwire.CutUTF8(fv.Content, maxDiffContentBytes), jsonwire.CutUTF8(tv.Content, maxDiffContentBytes)
 		out.FromContent, out.ToContent = &from, &to
 		out.FromContentCut, out.ToContentCut = len(fv.Content)-len(from), len(tv.Content)-len(to)
 	}
@@ -487,7 +487,7 @@ type summaryJSON struct {
 // adminSummary counts what the server holds: a lock and a length per
 // store, whatever they hold.
 func (s *Server) adminSummary(w http.ResponseWriter, r *http.Request) {
-	sum := summaryJSON{Accounts: len(s.accountList), Deliveries: s.deliveries.counts(), Clock: s.clockState()}
+	sum := summaryJSON{Accounts: len(s.accountList), Deliveries: DeliveryCounts(s.deliveries.Counts()), Clock: s.clockState()}
 	for _, a := range s.accountList {
 		a.mu.RLock()
 		sum.Contexts += len(a.order)

@@ -148,3 +148,42 @@ func (c *FakeClock) fireDue()                           { c.fake.RunDue() }
 func (c *FakeClock) runTo(ctx context.Context, target time.Time) error {
 	return c.fake.RunTo(ctx, target)
 }
+
+// engineClock is c as the server's parts read it (clock.Clock): a
+// FakeClock's engine itself, the wall clock, or c adapted, and made
+// absolute when c can arm a timer for a point in time (a test's clock that
+// embeds a FakeClock).
+func engineClock(c Clock) clock.Clock {
+	switch c := c.(type) {
+	case nil, RealClock:
+		return clock.Real{}
+	case *FakeClock:
+		return &c.fake
+	case absoluteClock:
+		return absoluteAdapter{clockAdapter{c}, c}
+	}
+	return clockAdapter{c}
+}
+
+// absoluteClock is a Clock that can arm a timer for a point in time
+// (FakeClock, and a test's clock that embeds one).
+type absoluteClock interface {
+	Clock
+	afterFuncAt(at time.Time, f func()) Timer
+}
+
+// clockAdapter is a Clock of the user's as a clock.Clock.
+type clockAdapter struct{ c Clock }
+
+func (a clockAdapter) Now() time.Time                                  { return a.c.Now() }
+func (a clockAdapter) AfterFunc(d time.Duration, f func()) clock.Timer { return a.c.AfterFunc(d, f) }
+
+// absoluteAdapter is an absoluteClock as a clock.Absolute.
+type absoluteAdapter struct {
+	clockAdapter
+	a absoluteClock
+}
+
+func (a absoluteAdapter) AfterFuncAt(at time.Time, f func()) clock.Timer {
+	return a.a.afterFuncAt(at, f)
+}

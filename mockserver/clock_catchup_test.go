@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
@@ -111,7 +112,7 @@ func TestAdvanceRunsTheWholeSchedule(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ts, clock := newFakeTestServer(t)
-			rc := newDlvReceiver(t, clock, "s", failing(100))
+			rc := deliverytest.NewReceiver(t, clock, "s", failing(100))
 			registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
 			moves := countMoves(t, clock)
 			create(t, ts, `{"name":"Doc"}`)
@@ -141,7 +142,7 @@ func TestAdvanceRunsTheWholeSchedule(t *testing.T) {
 			checkAttemptsAt(t, dls[0], scheduleOffsets)
 			// The receiver saw each attempt at its time on the clock.
 			var at []time.Duration
-			for _, h := range rc.got() {
+			for _, h := range rc.Got() {
 				at = append(at, h.At.Sub(dlvT0))
 			}
 			if diff := cmp.Diff(scheduleOffsets, at); diff != "" {
@@ -169,7 +170,7 @@ func advanceOver(t *testing.T, ts *TestServer, body string) clockAdvanceJSON {
 func TestAdvanceRunsAttemptsInTimeOrder(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	rc := newDlvReceiver(t, clock, "s", failing(100))
+	rc := deliverytest.NewReceiver(t, clock, "s", failing(100))
 	registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
 	a := create(t, ts, `{"name":"A"}`)
 	clock.Advance(30 * time.Second)
@@ -183,7 +184,7 @@ func TestAdvanceRunsAttemptsInTimeOrder(t *testing.T) {
 	for _, o := range scheduleOffsets {
 		want = append(want, fmt.Sprintf("%s at +%v", a.Name, o), fmt.Sprintf("%s at +%v", b.Name, o+30*time.Second))
 	}
-	for _, h := range rc.got() {
+	for _, h := range rc.Got() {
 		var ev struct {
 			Data struct {
 				Name string `json:"name"`
@@ -229,8 +230,8 @@ func TestAdvanceStopsWhenTheCallerGoesAway(t *testing.T) {
 
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) {
-				if attemptNumber(h) == 3 {
+			rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
+				if deliverytest.AttemptNumber(h) == 3 {
 					cancel()
 					if over == "HTTP" {
 						// Until the mock has seen its client go.
@@ -299,7 +300,7 @@ func serveOver(t *testing.T, url, key, body string) int {
 func TestConcurrentAdvancesAddUp(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	rc := newDlvReceiver(t, clock, "s", failing(100))
+	rc := deliverytest.NewReceiver(t, clock, "s", failing(100))
 	registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"Doc"}`)
 	idle(t, ts) // the first attempt

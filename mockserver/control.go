@@ -12,6 +12,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
@@ -27,31 +28,50 @@ func (s *Server) Clock() Clock { return s.clock }
 // delivery is kept, and the last [DefaultHistoryLimit] (or
 // [WithHistoryLimit]) to finish; GET /_mock/deliveries pages through the
 // same ones. The result is never nil.
-func (s *Server) Deliveries(f DeliveryFilter) []Delivery { return s.deliveries.list(f) }
+func (s *Server) Deliveries(f DeliveryFilter) []Delivery {
+	ds := s.deliveries.List(f.engine())
+	out := make([]Delivery, len(ds))
+	for i, d := range ds {
+		out[i] = publicDelivery(d)
+	}
+	return out
+}
 
 // Delivery returns a copy of the delivery with the given id, and whether
 // it exists.
-func (s *Server) Delivery(id string) (Delivery, bool) { return s.deliveries.get(id) }
+func (s *Server) Delivery(id string) (Delivery, bool) {
+	d, ok := s.deliveries.Get(id)
+	if !ok {
+		return Delivery{}, false
+	}
+	return publicDelivery(d), true
+}
 
 // NextAttemptAt returns when the earliest waiting delivery attempt is due
 // on the server's clock, and false when none is waiting (or deliveries
 // are closed). A time at or before the clock's now is an attempt due now,
 // waiting for a sender.
-func (s *Server) NextAttemptAt() (time.Time, bool) { return s.deliveries.nextDue() }
+func (s *Server) NextAttemptAt() (time.Time, bool) { return s.deliveries.NextDue() }
 
 // Redeliver makes a new attempt of a delivery due now (any state) and puts
 // it back to pending; attempt numbers continue and the retry schedule
 // starts over. It fails with an error wrapping [ErrDeliveryNotFound],
 // [ErrDeliveryInFlight] (an attempt is running) or [ErrDeliveriesClosed]
 // (after [Server.Close]).
-func (s *Server) Redeliver(id string) (Delivery, error) { return s.deliveries.redeliver(id) }
+func (s *Server) Redeliver(id string) (Delivery, error) {
+	d, err := s.deliveries.Redeliver(id)
+	if err != nil {
+		return Delivery{}, err
+	}
+	return publicDelivery(d), nil
+}
 
 // WaitIdle blocks until no delivery attempt is due or running, or ctx is
 // done (it then returns ctx's error). A test calls it for the attempts
 // that are due at once (an event's first, a redelivery); on a [FakeClock],
 // an Advance already waits for those it makes due. Nothing sleeps or
 // polls.
-func (s *Server) WaitIdle(ctx context.Context) error { return s.deliveries.waitIdle(ctx) }
+func (s *Server) WaitIdle(ctx context.Context) error { return s.deliveries.WaitIdle(ctx) }
 
 // WaitForDelivery blocks until a delivery, existing or future, matches
 // match, and returns a copy of it; or until ctx is done, and returns ctx's
@@ -60,7 +80,11 @@ func (s *Server) WaitIdle(ctx context.Context) error { return s.deliveries.waitI
 // changes come quickly: test for one that lasts (succeeded, failed, n
 // attempts made).
 func (s *Server) WaitForDelivery(ctx context.Context, match func(Delivery) bool) (Delivery, error) {
-	return s.deliveries.waitFor(ctx, match)
+	d, err := s.deliveries.WaitFor(ctx, func(d delivery.Delivery) bool { return match(publicDelivery(d)) })
+	if err != nil {
+		return Delivery{}, err
+	}
+	return publicDelivery(d), nil
 }
 
 // Close stops webhook deliveries gracefully: no new attempt starts (waiting
@@ -81,7 +105,7 @@ func (s *Server) WaitForDelivery(ctx context.Context, match func(Delivery) bool)
 // if another server holds it.
 func (s *Server) Close(ctx context.Context) error {
 	s.CloseStreams()
-	err := s.deliveries.close(ctx)
+	err := s.deliveries.Close(ctx)
 	// Nothing is left for an advance to wait for, or to show.
 	if c, ok := s.clock.(watchedClock); ok {
 		c.unwatch(s)
@@ -121,7 +145,7 @@ func (s *Server) Reset() {
 	s.hooks.order = nil
 	s.hooks.mu.Unlock()
 	s.events.Reset()
-	s.deliveries.reset()
+	s.deliveries.Reset()
 	s.clearFaults(false)
 	s.idem.reset()
 	for _, k := range s.keys {

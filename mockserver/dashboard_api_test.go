@@ -19,6 +19,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
 )
 
@@ -208,7 +209,7 @@ func TestAdminListFilters(t *testing.T) {
 	clock := NewFakeClock(dlvT0)
 	ts := NewTestServer(t, WithClock(clock), WithKey(Key{Token: "tok_a", Account: "acme", Plan: PlanUnlimited}),
 		WithKey(Key{Token: "tok_b", Account: "globex", Plan: PlanUnlimited}))
-	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) {})
+	rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {})
 	for _, key := range []string{"tok_a", "tok_b"} {
 		b := mustJSON(map[string]any{"url": rc.URL, "events": []string{"context.created", "context.deleted"}, "secret": "s"})
 		if r := do(t, ts, call{method: "POST", path: "/v1/webhooks", key: key, body: b}); r.Status != 201 {
@@ -386,7 +387,7 @@ func TestAdminClockNextDue(t *testing.T) {
 	if r := admin(t, ts, "POST", "/_mock/clock/advance", `{"toNextDue":true}`); r.Status != 409 {
 		t.Errorf("to the next due with none: %d %s", r.Status, r.Body)
 	}
-	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) { w.WriteHeader(500) })
+	rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) { w.WriteHeader(500) })
 	registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"X"}`)
 	idle(t, ts)
@@ -399,7 +400,7 @@ func TestAdminClockNextDue(t *testing.T) {
 		t.Errorf("advanced to %s", clk.Now)
 	}
 	idle(t, ts)
-	if n := len(rc.got()); n != 2 {
+	if n := len(rc.Got()); n != 2 {
 		t.Errorf("the receiver got %d attempts, want 2", n)
 	}
 	admin(t, ts, "GET", "/_mock/clock", "").json(t, &clk)
@@ -418,7 +419,7 @@ func TestAdminClockNextDue(t *testing.T) {
 func TestAdminSummary(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) {
+	rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
 		if strings.Contains(string(h.Body), "context.deleted") {
 			w.WriteHeader(500)
 		}
@@ -696,7 +697,7 @@ func TestStream(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
 	sr := openStream(t, ts)
-	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) { w.WriteHeader(500) })
+	rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) { w.WriteHeader(500) })
 	hook := registerHook(t, ts, rc.URL, "s", contextsvc.EventTeamMemberAdded)
 	acct := ts.DefaultKey().Account
 	ev, err := ts.EmitEvent(context.Background(), "", contextsvc.EventTeamMemberAdded, json.RawMessage(`{"teamId":"team_1","userId":"user_1","role":"r"}`))

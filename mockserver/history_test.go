@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
@@ -138,81 +139,6 @@ func TestEventHistoryLimit(t *testing.T) {
 	}
 }
 
-// TestDeliveryHistoryLimit keeps 3 finished deliveries: those that finished
-// first go first, a pending delivery is never dropped, however many there
-// are, and an event's body goes with its last delivery.
-func TestDeliveryHistoryLimit(t *testing.T) {
-	t.Parallel()
-	d, clock := newTestDeliverer(t, deliveryConfig{History: 3, Schedule: []time.Duration{}})
-	ok := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {})
-	down := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
-		w.WriteHeader(http.StatusServiceUnavailable)
-	})
-	send := func(id, url string) string {
-		dl := d.enqueue(id, contextsvc.EventContextCreated, dlvEnvelope(id, contextsvc.EventContextCreated), "wh_1", url, "s")
-		waitDeliveriesIdle(t, d)
-		return dl.ID
-	}
-	var want []string
-	for i := range 6 {
-		want = append(want, send(fmt.Sprint("evt_ok", i), ok.URL))
-	}
-	got := d.list(DeliveryFilter{})
-	if len(got) != 3 || got[0].ID != want[3] || got[2].ID != want[5] {
-		t.Fatalf("kept %d deliveries, want the last 3 of 6", len(got))
-	}
-	d.mu.Lock()
-	if len(d.events) != 3 || len(d.byEvent) != 3 || len(d.recs) != 3 {
-		t.Errorf("the engine holds %d event bodies, %d event indexes, %d records; want 3 of each", len(d.events), len(d.byEvent), len(d.recs))
-	}
-	d.mu.Unlock()
-
-	// Pending deliveries are kept whatever their number: close the senders
-	// so that 10 stay pending.
-	d2, clock2 := newTestDeliverer(t, deliveryConfig{History: 2, Schedule: []time.Duration{time.Hour}})
-	down2 := newDlvReceiver(t, clock2, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
-		w.WriteHeader(http.StatusServiceUnavailable)
-	})
-	for i := range 10 {
-		id := fmt.Sprint("evt_p", i)
-		d2.enqueue(id, contextsvc.EventContextCreated, dlvEnvelope(id, contextsvc.EventContextCreated), "wh_1", down2.URL, "s")
-	}
-	waitDeliveriesIdle(t, d2)
-	if n := len(d2.list(DeliveryFilter{State: DeliveryPending})); n != 10 {
-		t.Fatalf("%d pending, want 10 (each waits for its retry)", n)
-	}
-	clock2.Advance(time.Hour)
-	waitDeliveriesIdle(t, d2)
-	if all, failed := d2.list(DeliveryFilter{}), d2.list(DeliveryFilter{State: DeliveryFailed}); len(all) != 2 || len(failed) != 2 {
-		t.Errorf("after all failed: %d kept, %d failed; want the last 2 to fail", len(all), len(failed))
-	}
-
-	// A redelivered delivery is pending again: it leaves the history's
-	// count, and when it finishes it counts as the newest.
-	kept := d.list(DeliveryFilter{})
-	if _, err := d.redeliver(kept[0].ID); err != nil {
-		t.Fatal(err)
-	}
-	waitDeliveriesIdle(t, d)
-	send("evt_down", down.URL) // fails: finishes last
-	got = d.list(DeliveryFilter{})
-	if len(got) != 3 || got[0].ID != kept[0].ID || got[1].ID != kept[2].ID || got[2].EventID != "evt_down" {
-		t.Errorf("after a redelivery: kept %v", deliveryIDs(got))
-	}
-	// Redelivering many times leaves no garbage behind.
-	for range 500 {
-		if _, err := d.redeliver(got[0].ID); err != nil {
-			t.Fatal(err)
-		}
-		waitDeliveriesIdle(t, d)
-	}
-	d.mu.Lock()
-	if n := d.finished.Len(); n > 2*3+64 {
-		t.Errorf("the finished list holds %d entries for 3 finished deliveries", n)
-	}
-	d.mu.Unlock()
-}
-
 func deliveryIDs(ds []Delivery) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
@@ -227,8 +153,8 @@ func deliveryIDs(ds []Delivery) []string {
 func TestAdminDeliveriesPaged(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t, WithRetrySchedule([]time.Duration{time.Hour}))
-	ok := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {})
-	bad := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+	ok := deliverytest.NewReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, deliverytest.Hit) {})
+	bad := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ deliverytest.Hit) {
 		w.WriteHeader(http.StatusInternalServerError)
 	})
 	h1 := registerHook(t, ts, ok.URL, "s", contextsvc.EventContextCreated, contextsvc.EventContextVersionCreated)
@@ -368,7 +294,7 @@ func TestServerDeliveryBacklog(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 8)
 	ts, clock := newFakeTestServer(t, WithDeliveryBacklog(1), WithDeliveryWorkers(1), WithRetrySchedule([]time.Duration{}))
-	rc := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {
+	rc := deliverytest.NewReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, deliverytest.Hit) {
 		started <- struct{}{}
 		<-release
 	})
@@ -384,7 +310,7 @@ func TestServerDeliveryBacklog(t *testing.T) {
 	emit()    // waits for its first attempt: the backlog is full
 	done := make(chan struct{})
 	go func() { emit(); close(done) }()
-	waitEnqueuesWaiting(t, ts.deliveries, 1)
+	eventually(t, "an enqueue waits for room", func() bool { return ts.deliveries.Waiting() == 1 })
 	release <- struct{}{}
 	<-started
 	<-done
@@ -400,7 +326,7 @@ func TestServerDeliveryBacklogRequestEnds(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 8)
 	ts, clock := newFakeTestServer(t, WithDeliveryBacklog(1), WithDeliveryWorkers(1), WithRetrySchedule([]time.Duration{}))
-	rc := newDlvReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, dlvHit) {
+	rc := deliverytest.NewReceiver(t, clock, "s", func(http.ResponseWriter, *http.Request, deliverytest.Hit) {
 		started <- struct{}{}
 		<-release
 	})
@@ -425,7 +351,7 @@ func TestServerDeliveryBacklogRequestEnds(t *testing.T) {
 		}
 		errc <- err
 	}()
-	waitEnqueuesWaiting(t, ts.deliveries, 1)
+	eventually(t, "an enqueue waits for room", func() bool { return ts.deliveries.Waiting() == 1 })
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("the request was answered while the backlog was full")
@@ -452,7 +378,7 @@ func TestServerDeliveryBacklogRequestEnds(t *testing.T) {
 func TestServerRetryLimit(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t, WithRetryLimit(1), WithRetrySchedule([]time.Duration{time.Minute}))
-	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ dlvHit) {
+	rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, _ *http.Request, _ deliverytest.Hit) {
 		w.WriteHeader(http.StatusInternalServerError)
 	})
 	registerHook(t, ts, rc.URL, "s", contextsvc.EventTeamMemberAdded)

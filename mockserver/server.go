@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
@@ -69,7 +70,7 @@ type Server struct {
 	onEvent func(ctx context.Context, ev events.Event, targets []*webhook)
 
 	// deliveries is the webhook delivery engine, fed by onEvent.
-	deliveries *deliverer
+	deliveries *delivery.Engine
 
 	faultMu   sync.Mutex
 	faults    []*faultRule // oldest first (ascending seq)
@@ -171,8 +172,8 @@ func Open(opts ...Option) (*Server, error) {
 		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
 		keepAlive:         streamKeepAlive,
 	}
-	s.deliveries = newDeliverer(deliveryConfig{
-		Clock:      cf.clock,
+	s.deliveries = delivery.New(delivery.Config{
+		Clock:      engineClock(cf.clock),
 		Schedule:   cf.retrySchedule,
 		Timeout:    cf.deliveryTimeout,
 		Workers:    cf.deliveryWorkers,
@@ -181,13 +182,16 @@ func Open(opts ...Option) (*Server, error) {
 		MaxBacklog: cf.deliveryBacklog,
 		RetryLimit: cf.retryLimit,
 		HTTPClient: cf.deliveryClient,
+		Errors: delivery.Errors{
+			NotFound: ErrDeliveryNotFound, InFlight: ErrDeliveryInFlight, Closed: ErrDeliveriesClosed, Inactive: ErrWebhookInactive,
+		},
+		OnChange: s.deliveryChanged,
 	})
-	s.deliveries.onChange = s.deliveryChanged
 	s.onEvent = func(ctx context.Context, ev events.Event, targets []*webhook) {
 		for _, w := range targets {
 			// The event's Body is never changed, so the deliveries share
 			// it with the event log instead of copying it.
-			s.deliveries.enqueueShared(ctx, ev.ID, ev.Type, ev.Body, w)
+			s.deliveries.Enqueue(ctx, ev.ID, ev.Type, ev.Body, w)
 		}
 	}
 	s.cursors = httpapi.NewCursors()
@@ -276,7 +280,7 @@ func (s *Server) moved(now time.Time) {
 	s.changes.Publish(changes.Change{Kind: changes.KindClock, Now: jsonwire.FormatTime(now)})
 }
 
-func (s *Server) settle() { s.deliveries.settle() }
+func (s *Server) settle() { s.deliveries.Settle() }
 
 // HTTPServer returns an http.Server that serves s on addr with the
 // server's time-outs ([WithReadHeaderTimeout], [WithIdleTimeout]; the body

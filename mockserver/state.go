@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 )
 
 // This file is the Go side of the state document: what the server keeps
@@ -138,7 +139,7 @@ type stateSnapshot struct {
 	deliverySeq uint64
 	webhookSeq  uint64
 	accounts    []savedAccount
-	deliveries  []savedDelivery
+	deliveries  []delivery.Saved
 }
 
 type savedAccount struct {
@@ -172,7 +173,7 @@ func (s *Server) snapshotState() *stateSnapshot {
 	s.stateMu.RLock()
 	defer s.stateMu.RUnlock()
 	snap := &stateSnapshot{savedAt: s.clock.Now(), salt: s.cursors.Salt(), eventSeq: s.events.LastSeq()}
-	pending, dseq := s.deliveries.savePending()
+	pending, dseq := s.deliveries.SavePending()
 	snap.deliverySeq = dseq
 	s.hooks.mu.RLock()
 	snap.webhookSeq = s.hooks.seq
@@ -192,7 +193,7 @@ func (s *Server) snapshotState() *stateSnapshot {
 		a.mu.RUnlock()
 		snap.accounts = append(snap.accounts, sa)
 	}
-	snap.deliveries = slices.DeleteFunc(pending, func(d savedDelivery) bool { return !deliverable[d.webhookID] })
+	snap.deliveries = slices.DeleteFunc(pending, func(d delivery.Saved) bool { return !deliverable[d.WebhookID] })
 	return snap
 }
 
@@ -204,7 +205,7 @@ type loadedState struct {
 	deliverySeq uint64
 	webhookSeq  uint64
 	accounts    []*loadedAccount
-	deliveries  []savedDelivery
+	deliveries  []delivery.Saved
 	// counts, for the log
 	contexts, versions, webhooks int
 }
@@ -282,5 +283,5 @@ func (s *Server) installState(st *loadedState, addAccounts bool) {
 	}
 	s.events.ResetTo(st.eventSeq)
 	s.idem.reset()
-	s.deliveries.restore(st.deliveries, st.deliverySeq)
+	s.deliveries.Restore(st.deliveries, st.deliverySeq)
 }

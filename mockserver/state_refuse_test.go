@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
@@ -185,7 +187,7 @@ var badStates = []stateCase{
 	{name: "attempt without a start", old: `"startedAt":"2026-11-21T12:00:00.000Z",`, new: ``, path: "deliveries[0].attempts[0].startedAt", msg: "is required"},
 	{name: "attempt status out of range", old: `"statusCode":503`, new: `"statusCode":1000`, path: "deliveries[0].attempts[0].statusCode", msg: "0 to 999"},
 	{name: "negative duration", old: `"durationNs":1000`, new: `"durationNs":-1`, path: "deliveries[0].attempts[0].durationNs", msg: "whole number"},
-	{name: "long snippet", old: fxAttempt, new: strings.TrimSuffix(fxAttempt, "}") + `,"responseSnippet":"` + strings.Repeat("x", responseSnippetLimit+1) + `"}`, path: "deliveries[0].attempts[0].responseSnippet", msg: "at most 4096"},
+	{name: "long snippet", old: fxAttempt, new: strings.TrimSuffix(fxAttempt, "}") + `,"responseSnippet":"` + strings.Repeat("x", delivery.SnippetLimit+1) + `"}`, path: "deliveries[0].attempts[0].responseSnippet", msg: "at most 4096"},
 	{name: "negative retries", old: `"nextAttemptAt":"2026-11-22T12:00:00.000Z",`, new: `"nextAttemptAt":"2026-11-22T12:00:00.000Z","retries":-1,`, path: "deliveries[0].retries", msg: "whole number"},
 }
 
@@ -360,7 +362,7 @@ func TestStateFileKeepsUnknownAccounts(t *testing.T) {
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var log dlvLogBuffer
+	var log deliverytest.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&log, nil))
 	ts := NewTestServer(t, append([]Option{WithClock(NewFakeClock(dlvT0)), WithStateFile(path), WithLogger(logger)}, stateKeys...)...)
 	if l := ts.Contexts("team-gone"); len(l) != 2 {

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 )
 
 // stateKeys are two keys of two accounts with fixed users, as the command
@@ -59,9 +60,9 @@ func saveState(t *testing.T, s *Server) []byte {
 }
 
 // failUntilAttempt answers 500 to every attempt numbered below n, then 204.
-func failUntilAttempt(n int) func(w http.ResponseWriter, r *http.Request, h dlvHit) {
-	return func(w http.ResponseWriter, r *http.Request, h dlvHit) {
-		if attemptNumber(h) < n {
+func failUntilAttempt(n int) func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
+	return func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
+		if deliverytest.AttemptNumber(h) < n {
 			http.Error(w, "not yet", http.StatusInternalServerError)
 			return
 		}
@@ -82,8 +83,8 @@ func TestStateSurvivesRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	clock := NewFakeClock(dlvT0)
 	ts1 := stateServer(t, clock, path)
-	rc := newDlvReceiver(t, clock, "whsec_one", failUntilAttempt(3))
-	down := newDlvReceiver(t, clock, "whsec_two", failing(1000))
+	rc := deliverytest.NewReceiver(t, clock, "whsec_one", failUntilAttempt(3))
+	down := deliverytest.NewReceiver(t, clock, "whsec_two", failing(1000))
 	hook := registerHook(t, ts1, rc.URL, "whsec_one", contextsvc.EventContextCreated)
 	registerHook(t, ts1, down.URL, "whsec_two", contextsvc.EventContextUpdated, contextsvc.EventContextDeleted)
 
@@ -202,14 +203,14 @@ func TestStateSurvivesRestart(t *testing.T) {
 	// after the second, and succeeds.
 	clock.Advance(5 * time.Minute)
 	idle(t, ts2)
-	hits := rc.got()
+	hits := rc.Got()
 	third := 0
 	for _, h := range hits {
-		if attemptNumber(h) == 3 {
+		if deliverytest.AttemptNumber(h) == 3 {
 			third++
 		}
-		if attemptNumber(h) > 3 {
-			t.Errorf("attempt %d after restart", attemptNumber(h))
+		if deliverytest.AttemptNumber(h) > 3 {
+			t.Errorf("attempt %d after restart", deliverytest.AttemptNumber(h))
 		}
 	}
 	if third != 5 {
@@ -232,7 +233,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 func TestStateDocumentShape(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	rc := newDlvReceiver(t, clock, "s3cr3t", failUntilAttempt(2))
+	rc := deliverytest.NewReceiver(t, clock, "s3cr3t", failUntilAttempt(2))
 	registerHook(t, ts, rc.URL, "s3cr3t", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"One","content":"a\nb"}`)
 	create(t, ts, `{"name":"Two"}`)
@@ -378,7 +379,7 @@ func TestStateWebhooksSurviveRestart(t *testing.T) {
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
-		sigs = append(sigs, r.Header.Get("X-Service-Signature")+" "+r.Header.Get("X-Service-Delivery-Attempt")+" "+hmacSignature(body, "whsec_new"))
+		sigs = append(sigs, r.Header.Get("X-Service-Signature")+" "+r.Header.Get("X-Service-Delivery-Attempt")+" "+deliverytest.Signature(body, "whsec_new"))
 		mu.Unlock()
 		if r.Header.Get("X-Service-Delivery-Attempt") == "1" {
 			w.WriteHeader(http.StatusServiceUnavailable)

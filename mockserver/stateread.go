@@ -19,6 +19,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
@@ -48,7 +49,7 @@ type stateReader struct {
 	contextIDs, accountIDs, deliveryIDs map[string]bool
 
 	webhooks        map[string]*webhook
-	events          map[string]*eventBody
+	events          map[string]*delivery.Body
 	refs            []deliveryRef
 	lastDeliverySeq uint64
 	webhookSeqs     map[uint64]bool // registration order: each webhook's place is its own
@@ -60,7 +61,7 @@ type stateReader struct {
 	acct     *loadedAccount
 	context  *contextRec
 	need     []bool
-	attempts []DeliveryAttempt
+	attempts []delivery.Attempt
 
 	scratch []byte   // a string's text while it is checked
 	tags    []string // a version's tags as read, reused
@@ -109,7 +110,7 @@ type analysisJob struct {
 // once the whole document is read (the events may come after).
 type deliveryRef struct {
 	index   int // in deliveries
-	d       savedDelivery
+	d       delivery.Saved
 	eventID string
 	hasURL  bool
 }
@@ -119,7 +120,7 @@ func (s *Server) readState(r io.Reader, addAccounts bool) (*loadedState, error) 
 	rd := &stateReader{
 		s: s, src: readErrs{r: r}, addAccounts: addAccounts, now: s.clock.Now(), st: &loadedState{},
 		contextIDs: make(map[string]bool), accountIDs: make(map[string]bool), deliveryIDs: make(map[string]bool),
-		webhooks: make(map[string]*webhook), events: make(map[string]*eventBody), webhookSeqs: make(map[uint64]bool),
+		webhooks: make(map[string]*webhook), events: make(map[string]*delivery.Body), webhookSeqs: make(map[uint64]bool),
 	}
 	rd.opts = rd.options()
 	err := rd.document(jsontext.NewDecoder(&rd.src))
@@ -1025,13 +1026,13 @@ func (rd *stateReader) event(dec *jsontext.Decoder, i int) error {
 		return err
 	}
 	at := func(field string) string { return fmt.Sprintf("events[%d].%s", i, field) }
-	ev := &eventBody{id: doc.ID.v, typ: contextsvc.EventType(doc.Type.v), body: body}
+	ev := &delivery.Body{ID: doc.ID.v, Type: contextsvc.EventType(doc.Type.v), Bytes: body}
 	if doc.ID.ok {
-		if !eventIDRegexp.MatchString(ev.id) {
-			return stateErr(at("id"), "%q is not a event id (%s)", ev.id, eventIDRegexp.String())
+		if !eventIDRegexp.MatchString(ev.ID) {
+			return stateErr(at("id"), "%q is not a event id (%s)", ev.ID, eventIDRegexp.String())
 		}
-		if rd.events[ev.id] != nil {
-			return stateErr(at("id"), "event id %q appears twice", ev.id)
+		if rd.events[ev.ID] != nil {
+			return stateErr(at("id"), "event id %q appears twice", ev.ID)
 		}
 	}
 	if doc.Type.ok {
@@ -1047,7 +1048,7 @@ func (rd *stateReader) event(dec *jsontext.Decoder, i int) error {
 			return stateErr(at(f.name), "is required")
 		}
 	}
-	rd.events[ev.id] = ev
+	rd.events[ev.ID] = ev
 	return nil
 }
 
@@ -1074,33 +1075,33 @@ func (rd *stateReader) delivery(dec *jsontext.Decoder, i int) error {
 	}
 	ref := deliveryRef{index: i, eventID: doc.EventID.v, hasURL: doc.URL.ok}
 	d := &ref.d
-	d.id, d.webhookID, d.url, d.createdAt, d.dueAt, d.attempts = doc.ID.v, doc.WebhookID.v, doc.URL.v, doc.CreatedAt.v, rd.now, rd.attempts
+	d.ID, d.WebhookID, d.URL, d.CreatedAt, d.DueAt, d.Attempts = doc.ID.v, doc.WebhookID.v, doc.URL.v, doc.CreatedAt.v, rd.now, rd.attempts
 	if doc.ID.ok {
-		if err := rd.checkID(dec, "id", d.id, deliveryIDRegexp, "delivery", rd.deliveryIDs); err != nil {
+		if err := rd.checkID(dec, "id", d.ID, deliveryIDRegexp, "delivery", rd.deliveryIDs); err != nil {
 			return err
 		}
 	}
 	if doc.URL.ok {
-		if e := rules.WebhookURL(d.url, rd.s.httpsOnly); e != nil {
+		if e := rules.WebhookURL(d.URL, rd.s.httpsOnly); e != nil {
 			return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), "url"), e)
 		}
 	}
 	if doc.NextAttemptAt.ok {
-		d.dueAt = doc.NextAttemptAt.v
+		d.DueAt = doc.NextAttemptAt.v
 	}
 	if err := required(dec, given{"id", doc.ID.ok}, given{"eventId", doc.EventID.ok}, given{"webhookId", doc.WebhookID.ok}, given{"createdAt", doc.CreatedAt.ok}); err != nil {
 		return err
 	}
-	d.seq = rd.lastDeliverySeq + 1
+	d.Seq = rd.lastDeliverySeq + 1
 	if doc.Seq.ok {
-		if d.seq = uint64(doc.Seq.v); d.seq <= rd.lastDeliverySeq {
-			return fault(dec, "seq", "%d is not above the seq of the delivery before it (%d): deliveries are listed in creation order", d.seq, rd.lastDeliverySeq)
+		if d.Seq = uint64(doc.Seq.v); d.Seq <= rd.lastDeliverySeq {
+			return fault(dec, "seq", "%d is not above the seq of the delivery before it (%d): deliveries are listed in creation order", d.Seq, rd.lastDeliverySeq)
 		}
 	}
-	rd.lastDeliverySeq = d.seq
-	d.retries = len(d.attempts)
+	rd.lastDeliverySeq = d.Seq
+	d.Retries = len(d.Attempts)
 	if doc.Retries.ok {
-		d.retries = doc.Retries.v
+		d.Retries = doc.Retries.v
 	}
 	rd.refs = append(rd.refs, ref)
 	return nil
@@ -1127,13 +1128,13 @@ func (rd *stateReader) attempt(dec *jsontext.Decoder, i int) error {
 	if doc.Number.ok && doc.Number.v != i+1 {
 		return fault(dec, "number", "is %d, but attempts are numbered 1, 2, 3… in order: this one must be %d", doc.Number.v, i+1)
 	}
-	if utf8.RuneCountInString(doc.ResponseSnippet.v) > responseSnippetLimit {
-		return fault(dec, "responseSnippet", "must be at most %d characters", responseSnippetLimit)
+	if utf8.RuneCountInString(doc.ResponseSnippet.v) > delivery.SnippetLimit {
+		return fault(dec, "responseSnippet", "must be at most %d characters", delivery.SnippetLimit)
 	}
 	if err := required(dec, given{"number", doc.Number.ok}, given{"scheduledAt", doc.ScheduledAt.ok}, given{"startedAt", doc.StartedAt.ok}, given{"durationNs", doc.DurationNs.ok}); err != nil {
 		return err
 	}
-	rd.attempts = append(rd.attempts, DeliveryAttempt{
+	rd.attempts = append(rd.attempts, delivery.Attempt{
 		Number: doc.Number.v, ScheduledAt: doc.ScheduledAt.v, StartedAt: doc.StartedAt.v, Duration: time.Duration(doc.DurationNs.v),
 		StatusCode: doc.StatusCode.v, Error: doc.Error.v, ResponseSnippet: doc.ResponseSnippet.v,
 	})
@@ -1150,18 +1151,18 @@ func (rd *stateReader) finish() error {
 		if ev == nil {
 			return stateErr(at("eventId"), "no event %q in events", ref.eventID)
 		}
-		wh := rd.webhooks[ref.d.webhookID]
+		wh := rd.webhooks[ref.d.WebhookID]
 		if wh == nil {
-			return stateErr(at("webhookId"), "no webhook %q in any account", ref.d.webhookID)
+			return stateErr(at("webhookId"), "no webhook %q in any account", ref.d.WebhookID)
 		}
 		st := wh.state.Load()
 		if !st.active {
-			return stateErr(at("webhookId"), "webhook %q is inactive: an inactive webhook has no pending delivery", ref.d.webhookID)
+			return stateErr(at("webhookId"), "webhook %q is inactive: an inactive webhook has no pending delivery", ref.d.WebhookID)
 		}
 		d := ref.d
-		d.event, d.hook = ev, wh
+		d.Event, d.Hook = ev, wh
 		if !ref.hasURL {
-			d.url = st.url
+			d.URL = st.url
 		}
 		rd.st.deliveries = append(rd.st.deliveries, d)
 	}

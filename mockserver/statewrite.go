@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
@@ -182,17 +183,17 @@ func (snap *stateSnapshot) writeTo(w io.Writer) (int64, error) {
 	sw.raw("\n],\"events\":[")
 	// The events the pending deliveries need, each once: the exact bytes
 	// their attempts sign.
-	written := make(map[*eventBody]bool)
+	written := make(map[*delivery.Body]bool)
 	for _, d := range snap.deliveries {
-		if written[d.event] {
+		if written[d.Event] {
 			continue
 		}
 		if len(written) > 0 {
 			sw.raw(",")
 		}
-		written[d.event] = true
+		written[d.Event] = true
 		sw.raw("\n")
-		sw.raw(string(d.event.body))
+		sw.raw(string(d.Event.Bytes))
 	}
 	sw.raw("\n],\"deliveries\":[")
 	for i := range snap.deliveries {
@@ -282,20 +283,20 @@ func (sw *stateWriter) webhook(w *savedWebhook) {
 	sw.end(false)
 }
 
-func (sw *stateWriter) delivery(d *savedDelivery) {
+func (sw *stateWriter) delivery(d *delivery.Saved) {
 	sw.begin()
-	sw.str("id", d.id)
-	sw.uint("seq", d.seq)
-	sw.str("eventId", d.event.id)
-	sw.str("webhookId", d.webhookID)
-	sw.str("url", d.url)
-	sw.time("createdAt", d.createdAt)
-	sw.time("nextAttemptAt", d.dueAt)
-	sw.int("retries", int64(d.retries))
+	sw.str("id", d.ID)
+	sw.uint("seq", d.Seq)
+	sw.str("eventId", d.Event.ID)
+	sw.str("webhookId", d.WebhookID)
+	sw.str("url", d.URL)
+	sw.time("createdAt", d.CreatedAt)
+	sw.time("nextAttemptAt", d.DueAt)
+	sw.int("retries", int64(d.Retries))
 	sw.tok(jsontext.String("attempts"))
 	sw.tok(jsontext.BeginArray)
-	for _, a := range d.attempts {
-		// As the admin API shows an attempt (DeliveryAttempt.MarshalJSON).
+	for _, a := range d.Attempts {
+		// As the admin API shows an attempt (delivery.Attempt.MarshalJSON).
 		sw.tok(jsontext.BeginObject)
 		sw.int("number", int64(a.Number))
 		sw.time("scheduledAt", a.ScheduledAt)

@@ -15,6 +15,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 )
 
 // streamGoroutines counts the goroutines serving a /_mock/stream.
@@ -153,7 +154,7 @@ func TestDeliveryChangeFeedsStreamAndStateFile(t *testing.T) {
 	t.Parallel()
 	clock := NewFakeClock(dlvT0)
 	ts := stateServer(t, clock, filepath.Join(t.TempDir(), "state.json"), WithStateInterval(time.Hour))
-	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) { w.WriteHeader(500) })
+	rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) { w.WriteHeader(500) })
 	registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"Doc"}`)
 	idle(t, ts)

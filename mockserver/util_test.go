@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
@@ -74,3 +75,6 @@ func httptestRequest(method, path, body, key string) *http.Request {
 	}
 	return req
 }
+
+// dlvT0 is when every fake clock of these tests starts.
+var dlvT0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)

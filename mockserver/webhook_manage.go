@@ -221,7 +221,7 @@ func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *httpapi.Er
 	s.stateChanged()
 	ended := 0
 	if old.deliverable() && !st.deliverable() {
-		ended = s.deliveries.retire(w)
+		ended = s.deliveries.Retire(w)
 	}
 	s.logger.Info("webhook changed", "webhook", id, "change", u.String(), "endedDeliveries", ended)
 	s.changes.Publish(changes.Change{Kind: changes.KindWebhook, ID: id, Action: "changed", Account: pub.Account})
@@ -249,7 +249,7 @@ func (s *Server) deleteWebhook(id string) *httpapi.Error {
 	s.hooks.mu.Unlock()
 
 	s.stateChanged()
-	ended := s.deliveries.retire(w)
+	ended := s.deliveries.Retire(w)
 	s.logger.Info("webhook deleted", "webhook", id, "endedDeliveries", ended)
 	s.changes.Publish(changes.Change{Kind: changes.KindWebhook, ID: id, Action: "deleted", Account: w.account})
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
@@ -323,8 +324,8 @@ func TestWebhookLimitPerAccount(t *testing.T) {
 func TestWebhookDeactivateAndDelete(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	down := newDlvReceiver(t, clock, "k", failing(1000))
-	up := newDlvReceiver(t, clock, "k", failing(0))
+	down := deliverytest.NewReceiver(t, clock, "k", failing(1000))
+	up := deliverytest.NewReceiver(t, clock, "k", failing(0))
 	hook := registerHook(t, ts, down.URL, "k", contextsvc.EventContextCreated)
 	other := registerHook(t, ts, up.URL, "k", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"One"}`)
@@ -347,7 +348,7 @@ func TestWebhookDeactivateAndDelete(t *testing.T) {
 	// The retry's time passes: nothing is sent.
 	clock.Advance(48 * time.Hour)
 	idle(t, ts)
-	if n := len(down.got()); n != 1 {
+	if n := len(down.Got()); n != 1 {
 		t.Errorf("the receiver got %d attempts, want the first only", n)
 	}
 	// A new event goes to the active webhook only.
@@ -401,11 +402,11 @@ func TestWebhookDeactivateAndDelete(t *testing.T) {
 	if _, err := ts.Redeliver(first.ID); !errors.Is(err, ErrWebhookInactive) {
 		t.Errorf("Redeliver to a deleted webhook: %v", err)
 	}
-	before := len(down.got())
+	before := len(down.Got())
 	clock.Advance(48 * time.Hour)
 	create(t, ts, `{"name":"Four"}`)
 	idle(t, ts)
-	if n := len(down.got()); n != before {
+	if n := len(down.Got()); n != before {
 		t.Errorf("the deleted webhook got %d more attempts", n-before)
 	}
 }
@@ -427,7 +428,7 @@ func TestWebhookDeactivatedDuringAttempt(t *testing.T) {
 			t.Parallel()
 			ts, clock := newFakeTestServer(t)
 			started, release := make(chan struct{}, 1), make(chan struct{})
-			rc := newDlvReceiver(t, clock, "k", func(w http.ResponseWriter, r *http.Request, h dlvHit) {
+			rc := deliverytest.NewReceiver(t, clock, "k", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
 				started <- struct{}{}
 				<-release
 				w.WriteHeader(tc.status)
@@ -454,7 +455,7 @@ func TestWebhookDeactivatedDuringAttempt(t *testing.T) {
 			}
 			clock.Advance(48 * time.Hour)
 			idle(t, ts)
-			if n := len(rc.got()); n != 1 {
+			if n := len(rc.Got()); n != 1 {
 				t.Errorf("%d attempts, want 1", n)
 			}
 		})
@@ -467,8 +468,8 @@ func TestWebhookDeactivatedDuringAttempt(t *testing.T) {
 func TestWebhookURLChangeAppliesToRetries(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	old := newDlvReceiver(t, clock, "k", failing(1000))
-	moved := newDlvReceiver(t, clock, "k", failing(0))
+	old := deliverytest.NewReceiver(t, clock, "k", failing(1000))
+	moved := deliverytest.NewReceiver(t, clock, "k", failing(0))
 	hook := registerHook(t, ts, old.URL, "k", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"Doc"}`)
 	idle(t, ts)
@@ -482,12 +483,12 @@ func TestWebhookURLChangeAppliesToRetries(t *testing.T) {
 	clock.Advance(time.Minute)
 	idle(t, ts)
 	d, _ = ts.Delivery(d.ID)
-	hits := moved.got()
-	if d.State != DeliverySucceeded || d.URL != moved.URL || len(d.Attempts) != 2 || len(old.got()) != 1 || len(hits) != 1 {
-		t.Fatalf("after the retry: %+v; old got %d, new got %d", d, len(old.got()), len(hits))
+	hits := moved.Got()
+	if d.State != DeliverySucceeded || d.URL != moved.URL || len(d.Attempts) != 2 || len(old.Got()) != 1 || len(hits) != 1 {
+		t.Fatalf("after the retry: %+v; old got %d, new got %d", d, len(old.Got()), len(hits))
 	}
-	if hits[0].Header.Get("X-Service-Delivery") != d.ID || attemptNumber(hits[0]) != 2 {
-		t.Errorf("the moved receiver got delivery %s attempt %d", hits[0].Header.Get("X-Service-Delivery"), attemptNumber(hits[0]))
+	if hits[0].Header.Get("X-Service-Delivery") != d.ID || deliverytest.AttemptNumber(hits[0]) != 2 {
+		t.Errorf("the moved receiver got delivery %s attempt %d", hits[0].Header.Get("X-Service-Delivery"), deliverytest.AttemptNumber(hits[0]))
 	}
 }
 
@@ -498,7 +499,7 @@ func TestWebhookURLChangeAppliesToRetries(t *testing.T) {
 func TestWebhookChangesRace(t *testing.T) {
 	t.Parallel()
 	ts := NewTestServer(t, WithKey(Key{Token: "sk", Plan: PlanUnlimited}))
-	rc := newDlvReceiver(t, RealClock{}, "k", failing(0))
+	rc := deliverytest.NewReceiver(t, RealClock{}, "k", failing(0))
 	flipped := registerHook(t, ts, rc.URL, "k", contextsvc.EventContextCreated)
 	steady := registerHook(t, ts, rc.URL, "k", contextsvc.EventContextCreated)
 	var wg sync.WaitGroup

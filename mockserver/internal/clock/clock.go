@@ -1,12 +1,15 @@
-// Package clock is the engine of the mock server's fake clock: the time,
-// the timers waiting on it (a heap), the turn that lets one advance run at
-// a time, and the catch-up that stops at each due time within a jump.
+// Package clock is the mock server's time: the [Clock] every part of the
+// server reads ([Real] or a [Fake]), and the engine of the fake clock: the
+// time, the timers waiting on it (a heap), the turn that lets one advance
+// run at a time, and the catch-up that stops at each due time within a
+// jump.
 //
 // It owns the fake time and nothing else. What the timers do, and what
 // work a due time starts, it does not know: the delivery engine and the
 // dashboards take part only as [Watcher]s, told of each time an advance
 // reaches and waited for before it moves on. It imports nothing of the
-// mock server; mockserver.FakeClock is the public face that holds a [Fake].
+// mock server; mockserver.FakeClock is the public face that holds a [Fake],
+// and mockserver.Clock the public form of [Clock].
 package clock
 
 import (
@@ -16,6 +19,39 @@ import (
 	"sync"
 	"time"
 )
+
+// Clock is a source of time: the server's internal form of
+// mockserver.Clock.
+type Clock interface {
+	// Now returns the current time on this clock.
+	Now() time.Time
+	// AfterFunc arranges for f to be called once d has elapsed on this
+	// clock. f must not block for long.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending call made by [Clock.AfterFunc].
+type Timer interface {
+	// Stop prevents the call from happening. It reports whether the call
+	// was stopped before it happened.
+	Stop() bool
+}
+
+// Absolute is a Clock that can arm a timer for a point in time (Fake
+// can). With it, a timer is due exactly at its time even when another
+// goroutine advances the clock while the timer is being armed.
+type Absolute interface {
+	AfterFuncAt(at time.Time, f func()) Timer
+}
+
+// Real is the wall clock.
+type Real struct{}
+
+// Now returns time.Now().
+func (Real) Now() time.Time { return time.Now() }
+
+// AfterFunc is time.AfterFunc.
+func (Real) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // Fake is a clock that moves only when told to. It is safe for concurrent
 // use: advances run one at a time, each from where the one before ended,
@@ -99,7 +135,7 @@ func (c *Fake) Now() time.Time {
 // by at least d. A d of zero or less is due at the next advance. f runs on
 // the goroutine that advances the clock, and must neither block nor
 // advance the clock itself.
-func (c *Fake) AfterFunc(d time.Duration, f func()) *Timer {
+func (c *Fake) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.addTimerLocked(c.now.Add(d), f)
@@ -109,15 +145,15 @@ func (c *Fake) AfterFunc(d time.Duration, f func()) *Timer {
 // the next advance if it already has). Unlike AfterFunc, the due time does
 // not depend on when the call happens, so an advance by another goroutine
 // between the caller's Now and this call cannot move it later.
-func (c *Fake) AfterFuncAt(at time.Time, f func()) *Timer {
+func (c *Fake) AfterFuncAt(at time.Time, f func()) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.addTimerLocked(at, f)
 }
 
-func (c *Fake) addTimerLocked(when time.Time, f func()) *Timer {
+func (c *Fake) addTimerLocked(when time.Time, f func()) *fakeTimer {
 	c.seq++
-	t := &Timer{clock: c, seq: c.seq, when: when, f: f}
+	t := &fakeTimer{clock: c, seq: c.seq, when: when, f: f}
 	heap.Push(&c.timers, t)
 	return t
 }
@@ -232,7 +268,7 @@ func (c *Fake) RunDue() {
 				c.mu.Unlock()
 				break
 			}
-			t := heap.Pop(&c.timers).(*Timer)
+			t := heap.Pop(&c.timers).(*fakeTimer)
 			c.mu.Unlock()
 			t.f()
 		}
@@ -251,8 +287,9 @@ func (c *Fake) RunDue() {
 	}
 }
 
-// Timer is a pending call made by [Fake.AfterFunc] or [Fake.AfterFuncAt].
-type Timer struct {
+// fakeTimer is a pending call made by [Fake.AfterFunc] or
+// [Fake.AfterFuncAt].
+type fakeTimer struct {
 	clock *Fake
 	seq   uint64 // order of arming, among equal due times
 	when  time.Time
@@ -262,7 +299,7 @@ type Timer struct {
 
 // Stop prevents the call from happening. It reports whether the call was
 // stopped before it happened.
-func (t *Timer) Stop() bool {
+func (t *fakeTimer) Stop() bool {
 	t.clock.mu.Lock()
 	defer t.clock.mu.Unlock()
 	if t.index < 0 {
@@ -275,7 +312,7 @@ func (t *Timer) Stop() bool {
 // timerHeap is a container/heap of waiting timers, earliest due first and,
 // among equal due times, first armed first; each timer keeps its index so
 // Stop removes it in O(log n).
-type timerHeap []*Timer
+type timerHeap []*fakeTimer
 
 func (h timerHeap) Len() int { return len(h) }
 func (h timerHeap) Less(i, j int) bool {
@@ -290,7 +327,7 @@ func (h timerHeap) Swap(i, j int) {
 	h[j].index = j
 }
 func (h *timerHeap) Push(x any) {
-	t := x.(*Timer)
+	t := x.(*fakeTimer)
 	t.index = len(*h)
 	*h = append(*h, t)
 }

@@ -304,7 +304,7 @@ func TestFakeClockStopInsideTheSameTime(t *testing.T) {
 	t.Parallel()
 	c := New(t0)
 	var fired []string
-	var second *Timer
+	var second Timer
 	c.AfterFunc(time.Second, func() {
 		fired = append(fired, "first")
 		if !second.Stop() {

@@ -1,4 +1,4 @@
-package mockserver
+package delivery
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 )
 
 // dlvBenchBody is a context.updated envelope of a typical size (about 330
@@ -38,11 +39,11 @@ func dlvBenchReceiver(b *testing.B) *httptest.Server {
 func BenchmarkDeliveryThroughput(b *testing.B) {
 	srv := dlvBenchReceiver(b)
 	b.Run("engine", func(b *testing.B) {
-		d := newDeliverer(deliveryConfig{Clock: RealClock{}})
-		defer d.close(context.Background())
+		d := New(Config{Clock: clock.Real{}})
+		defer d.Close(context.Background())
 		// Warm the connection pool as the baseline's is.
 		d.enqueue("evt_warm", contextsvc.EventContextUpdated, dlvBenchBody, "wh_1", srv.URL, "whsec_bench")
-		if err := d.waitIdle(context.Background()); err != nil {
+		if err := d.WaitIdle(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		ids := make([]string, b.N)
@@ -55,12 +56,12 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 		for _, id := range ids {
 			d.enqueue(id, contextsvc.EventContextUpdated, dlvBenchBody, "wh_1", srv.URL, "whsec_bench")
 		}
-		if err := d.waitIdle(context.Background()); err != nil {
+		if err := d.WaitIdle(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "deliveries/s")
 		b.StopTimer()
-		if n := len(d.list(DeliveryFilter{State: DeliverySucceeded})); n != b.N+1 {
+		if n := len(d.List(Filter{State: Succeeded})); n != b.N+1 {
 			b.Fatalf("%d deliveries succeeded, want %d", n, b.N+1)
 		}
 	})
@@ -82,7 +83,7 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 // header bytes on the wire are in the baseline and only the engine's own
 // work (signing, ids, records, scheduling) is not.
 func benchPlainPosts(b *testing.B, url string, withHeaders bool, sig string) {
-	client := newDeliveryHTTPClient(defaultDeliveryWorkers, DefaultDeliveryTimeout)
+	client := newDeliveryHTTPClient(defaultDeliveryWorkers, DefaultTimeout)
 	defer client.CloseIdleConnections()
 	post := func() error {
 		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(dlvBenchBody))
@@ -182,33 +183,33 @@ func BenchmarkDeliveryPendingMemory(b *testing.B) {
 			}
 			var perDelivery float64
 			for range b.N {
-				clock := NewFakeClock(dlvT0)
+				fc := clock.New(t0)
 				before := liveHeapAndStacks()
-				d := newDeliverer(deliveryConfig{Clock: clock, HTTPClient: &http.Client{Transport: unreachableTransport{}}})
+				d := New(Config{Clock: fc, HTTPClient: &http.Client{Transport: unreachableTransport{}}})
 				if !c.retry {
-					_ = d.close(context.Background())
+					_ = d.Close(context.Background())
 				}
 				for _, id := range ids {
 					for _, wh := range webhooks {
 						d.enqueue(id, contextsvc.EventContextUpdated, dlvBenchBody, wh, "https://receiver.example/hook", "whsec_bench")
 					}
 				}
-				if err := d.waitIdle(context.Background()); err != nil {
+				if err := d.WaitIdle(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 				after := liveHeapAndStacks()
-				if got := len(d.list(DeliveryFilter{State: DeliveryPending})); got != pendingDeliveries {
+				if got := len(d.List(Filter{State: Pending})); got != pendingDeliveries {
 					b.Fatalf("%d pending, want %d", got, pendingDeliveries)
 				}
 				if c.retry {
-					dl, _ := d.get(d.order.front().id)
+					dl, _ := d.Get(d.order.front().id)
 					if len(dl.Attempts) != 1 || dl.NextAttemptAt.IsZero() {
 						b.Fatalf("want one failed attempt and a retry waiting: %+v", dl)
 					}
 				}
 				perDelivery += float64(after-before) / pendingDeliveries
 				runtime.KeepAlive(d)
-				_ = d.close(context.Background())
+				_ = d.Close(context.Background())
 			}
 			b.ReportMetric(perDelivery/float64(b.N), "B/pending")
 		})

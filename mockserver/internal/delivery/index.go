@@ -1,4 +1,4 @@
-package mockserver
+package delivery
 
 import (
 	"time"
@@ -66,19 +66,19 @@ func dropFrom[K comparable](m map[K]*deliveryIndex, key K) {
 }
 
 // indexLocked adds rec, just created, to every index.
-func (d *deliverer) indexLocked(rec *deliveryRecord) {
+func (d *Engine) indexLocked(rec *deliveryRecord) {
 	d.order.push(rec)
 	indexOf(d.byHook, rec.hook.id).push(rec)
 	indexOf(d.byAccount, rec.hook.account).push(rec)
-	indexOf(d.byType, rec.event.typ).push(rec)
+	indexOf(d.byType, rec.event.Type).push(rec)
 }
 
 // unindexLocked counts rec, just dropped, out of every index.
-func (d *deliverer) unindexLocked(rec *deliveryRecord) {
+func (d *Engine) unindexLocked(rec *deliveryRecord) {
 	d.order.dropped()
 	dropFrom(d.byHook, rec.hook.id)
 	dropFrom(d.byAccount, rec.hook.account)
-	dropFrom(d.byType, rec.event.typ)
+	dropFrom(d.byType, rec.event.Type)
 }
 
 // candidatesLocked returns the records a list filtered by f walks, in
@@ -86,7 +86,7 @@ func (d *deliverer) unindexLocked(rec *deliveryRecord) {
 // deliveries, its webhook's, account's or event type's), else all of them.
 // A filter that names something no kept delivery has selects none. The
 // slice holds tombstones (dropped records), which the caller skips.
-func (d *deliverer) candidatesLocked(f DeliveryFilter) []*deliveryRecord {
+func (d *Engine) candidatesLocked(f Filter) []*deliveryRecord {
 	best := d.order.all()
 	narrow := func(l []*deliveryRecord, ok bool) bool {
 		if !ok {
@@ -123,17 +123,15 @@ func (d *deliverer) candidatesLocked(f DeliveryFilter) []*deliveryRecord {
 }
 
 // matchRec reports whether rec passes f, without copying it.
-func (f DeliveryFilter) matchRec(rec *deliveryRecord) bool {
-	return f.match(rec.event.id, rec.hook.id, rec.status.state()) &&
-		(f.Account == "" || f.Account == rec.hook.account) &&
-		(f.EventType == "" || f.EventType == rec.event.typ)
+func (f Filter) matchRec(rec *deliveryRecord) bool {
+	return f.MatchFields(rec.event.ID, rec.hook.id, rec.status.state(), rec.hook.account, rec.event.Type)
 }
 
-// page returns copies of up to limit kept deliveries that match f, in
+// Page returns copies of up to limit kept deliveries that match f, in
 // creation order (newest first when start.desc), from start, and the
 // position to continue from when more may follow (0 when none do). Its
 // cost does not grow with its depth: see page.MaxScan.
-func (d *deliverer) page(start page.Start, limit int, f DeliveryFilter) (out []Delivery, next uint64) {
+func (d *Engine) Page(start page.Start, limit int, f Filter) (out []Delivery, next uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	src := d.candidatesLocked(f)
@@ -144,9 +142,9 @@ func (d *deliverer) page(start page.Start, limit int, f DeliveryFilter) (out []D
 	return out, next
 }
 
-// nextDue returns when the earliest waiting attempt is due, and false
+// NextDue returns when the earliest waiting attempt is due, and false
 // when none waits or the engine is closed.
-func (d *deliverer) nextDue() (time.Time, bool) {
+func (d *Engine) NextDue() (time.Time, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed || len(d.due) == 0 {
@@ -155,18 +153,11 @@ func (d *deliverer) nextDue() (time.Time, bool) {
 	return d.due[0].dueAt, true
 }
 
-// DeliveryCounts is how many deliveries the server keeps in each state.
-type DeliveryCounts struct {
-	Pending   int `json:"pending"`
-	Succeeded int `json:"succeeded"`
-	Failed    int `json:"failed"`
-}
-
-// counts returns the kept deliveries by state.
-func (d *deliverer) counts() DeliveryCounts {
+// Counts returns the kept deliveries by state.
+func (d *Engine) Counts() Counts {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return DeliveryCounts{
+	return Counts{
 		Pending:   len(d.recs) - d.nFinished,
 		Succeeded: d.nFinished - d.nFailed,
 		Failed:    d.nFailed,

@@ -1,4 +1,4 @@
-package mockserver
+package delivery
 
 import (
 	"bytes"
@@ -13,24 +13,25 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/redact"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/queue"
 )
 
 const (
 	// defaultDeliveryWorkers bounds how many attempts run at once.
 	defaultDeliveryWorkers = 8
-	// responseSnippetLimit is how much of a receiver's response body an
+	// SnippetLimit is how much of a receiver's response body an
 	// attempt keeps while it is a delivery's latest; olderSnippetLimit is
 	// what it keeps once a later attempt has finished (see
 	// finishLocked).
-	responseSnippetLimit = 4 << 10
-	olderSnippetLimit    = 1 << 10
+	SnippetLimit      = 4 << 10
+	olderSnippetLimit = 1 << 10
 	// responseDrainLimit is how much more of a response body is read (and
 	// dropped) so its connection can be reused; past it the connection is
 	// closed instead.
@@ -39,16 +40,52 @@ const (
 	deliveryUserAgent = "contextsvc-mock-webhooks/1"
 )
 
-// deliveryConfig configures a deliverer. Zero fields take their defaults.
-type deliveryConfig struct {
-	// Clock schedules attempts and stamps them. Default RealClock.
-	Clock Clock
-	// Schedule holds the retry delays. nil means DefaultRetrySchedule();
-	// an empty, non-nil slice means no retries (one attempt). Negative
-	// delays count as zero.
+// The defaults of a zero Config: the mock server's documented ones
+// (mockserver.DefaultDeliveryTimeout and its neighbours, which a test
+// there holds equal to these).
+const (
+	DefaultTimeout    = 10 * time.Second
+	DefaultHistory    = 10_000
+	DefaultBacklog    = 20_000
+	DefaultRetryLimit = 100_000
+)
+
+// DefaultSchedule returns the service's retry delays: after the k-th
+// failed attempt of a delivery, the next one is due the k-th delay after
+// it. It returns a new slice on each call.
+func DefaultSchedule() []time.Duration {
+	return []time.Duration{
+		1 * time.Minute,
+		5 * time.Minute,
+		30 * time.Minute,
+		2 * time.Hour,
+		24 * time.Hour,
+	}
+}
+
+// Errors are the errors the engine's actions wrap (mockserver's, so that
+// its callers test them with errors.Is); a nil one is the engine's own.
+type Errors struct {
+	// NotFound: no delivery has the given id.
+	NotFound error
+	// InFlight: an attempt of the delivery is running.
+	InFlight error
+	// Closed: the engine is closed and makes no new attempt.
+	Closed error
+	// Inactive: the delivery's webhook is inactive or deleted.
+	Inactive error
+}
+
+// Config configures an Engine. Zero fields take their defaults.
+type Config struct {
+	// Clock schedules attempts and stamps them. Default clock.Real.
+	Clock clock.Clock
+	// Schedule holds the retry delays. nil means DefaultSchedule(); an
+	// empty, non-nil slice means no retries (one attempt). Negative delays
+	// count as zero.
 	Schedule []time.Duration
 	// Timeout bounds each attempt in real time. <= 0 means
-	// DefaultDeliveryTimeout.
+	// DefaultTimeout.
 	Timeout time.Duration
 	// Workers bounds how many attempts run at once. <= 0 means 8.
 	Workers int
@@ -61,35 +98,24 @@ type deliveryConfig struct {
 	Logger *slog.Logger
 	// History is how many finished (succeeded or failed) deliveries are
 	// kept; past it, those that finished first are dropped. Pending ones
-	// are always kept. <= 0 means DefaultHistoryLimit.
+	// are always kept. <= 0 means DefaultHistory.
 	History int
 	// MaxBacklog is how many deliveries may wait for their first attempt;
-	// past it, enqueue waits for room. <= 0 means DefaultDeliveryBacklog.
+	// past it, enqueue waits for room. <= 0 means DefaultBacklog.
 	MaxBacklog int
 	// RetryLimit is how many deliveries may wait for a retry; past it, a
 	// failed attempt schedules none and its delivery ends failed. <= 0
 	// means DefaultRetryLimit.
 	RetryLimit int
+	// Errors are the errors the actions wrap.
+	Errors Errors
+	// OnChange, when set, is told of every change of a delivery (the
+	// server's change notifications and its state file). It is called
+	// with the engine's lock held and must not block.
+	OnChange func(changes.Change)
 }
 
-// DefaultDeliveryBacklog is how many webhook deliveries may wait for their
-// first attempt before the events that make more wait for room: when the
-// receivers (or the cores) cannot keep up with the events, the API slows
-// down to the deliveries' pace instead of queueing them without bound.
-// Retries waiting for their time do not count: they wait on the clock, not
-// on the senders (DefaultRetryLimit bounds them).
-const DefaultDeliveryBacklog = 20_000
-
-// DefaultRetryLimit is how many webhook deliveries may wait for a retry at
-// once. A delivery whose attempt fails while that many wait gets no retry:
-// it ends failed at once, saying why, and can be redelivered by hand.
-// Without a bound, a receiver that fails (or a fake clock that never
-// reaches the retries) would keep every delivery of the last 26 hours
-// pending: at load-test speed, gigabytes within the hour. Deliveries to
-// receivers that answer their first attempt never need the room.
-const DefaultRetryLimit = 100_000
-
-// deliverer is the mock server's webhook delivery engine: it records
+// Engine is the mock server's webhook delivery engine: it records
 // deliveries, POSTs their attempts, and schedules retries on the server's
 // Clock.
 //
@@ -110,8 +136,8 @@ const DefaultRetryLimit = 100_000
 // deliveries waiting for their first attempt are at most maxBacklog:
 // enqueue waits for room past it, in arrival order, so a producer faster
 // than the senders is slowed to their pace rather than growing the queue.
-type deliverer struct {
-	clock     Clock
+type Engine struct {
+	clock     clock.Clock
 	schedule  []time.Duration
 	timeout   time.Duration
 	workers   int
@@ -138,9 +164,9 @@ type deliverer struct {
 	// byEvent holds the kept deliveries of each event, in creation order;
 	// an event's body is dropped with its last delivery.
 	byEvent map[string][]*deliveryRecord
-	events  map[string]*eventBody
+	events  map[string]*Body
 	// hooks are the webhooks of the kept deliveries.
-	hooks map[deliveryTarget]*hookRef
+	hooks map[Hook]*hookRef
 	// finished lists the deliveries in the order they finished; an entry
 	// is stale once its record is redelivered (gen moved on) or dropped.
 	finished  queue.Queue[finishedEntry]
@@ -157,9 +183,9 @@ type deliverer struct {
 	due              dueHeap // waiting attempts, earliest first
 	seq              uint64  // tie-break of equal due times: first scheduled, first sent
 
-	timer    Timer     // armed for timerAt, or nil
-	timerAt  time.Time // due time the timer is armed for
-	timerGen uint64    // tells a stale timer callback from the current one
+	timer    clock.Timer // armed for timerAt, or nil
+	timerAt  time.Time   // due time the timer is armed for
+	timerGen uint64      // tells a stale timer callback from the current one
 
 	running int    // worker goroutines alive (at most workers)
 	started uint64 // attempts started, ever (an advance of the clock reports how many it ran)
@@ -170,17 +196,15 @@ type deliverer struct {
 	cancelAttempt context.CancelFunc
 	waiters       []*deliveryWaiter
 
-	// onChange, when set, is told of every change of a delivery (the
-	// server's change notifications and its state file). It is called
-	// with mu held and must not block.
-	onChange func(changes.Change)
+	errs     Errors
+	onChange func(changes.Change) // Config.OnChange
 }
 
-// deliveryTarget is what the engine needs of a webhook: its id and
+// Hook is what the engine needs of a webhook: its id and
 // account, which never change, and where an attempt goes now (url and
 // secret), whether the webhook takes deliveries (active and not deleted)
 // and whether it was deleted.
-type deliveryTarget interface {
+type Hook interface {
 	ID() string
 	Account() string
 	Target() (url, secret string, deliverable, deleted bool)
@@ -192,21 +216,21 @@ type deliveryTarget interface {
 // ends them without a scan of every delivery. Every record of the webhook
 // shares it; it is forgotten with the last one (refs).
 type hookRef struct {
-	t           deliveryTarget
+	t           Hook
 	id, account string
 	pending     *deliveryRecord
 	refs        int
 }
 
-// eventBody is what all deliveries of one event share: its id, its type and
+// Body is what all deliveries of one event share: its id, its type and
 // the exact bytes that are signed and POSTed.
-type eventBody struct {
-	id   string
-	typ  contextsvc.EventType
-	body []byte
+type Body struct {
+	ID    string
+	Type  contextsvc.EventType
+	Bytes []byte
 }
 
-// deliveryStatus is DeliveryState in one byte, to keep records compact.
+// deliveryStatus is State in one byte, to keep records compact.
 type deliveryStatus uint8
 
 const (
@@ -215,14 +239,14 @@ const (
 	statusFailed
 )
 
-func (s deliveryStatus) state() DeliveryState {
+func (s deliveryStatus) state() State {
 	switch s {
 	case statusSucceeded:
-		return DeliverySucceeded
+		return Succeeded
 	case statusFailed:
-		return DeliveryFailed
+		return Failed
 	}
-	return DeliveryPending
+	return Pending
 }
 
 // finishedEntry is a delivery that finished, as gen of its record.
@@ -235,15 +259,15 @@ type finishedEntry struct {
 // 100,000 pending retries are 100,000 of these plus their heap entries.
 type deliveryRecord struct {
 	id      string
-	created uint64     // creation order, the key of lists and their cursors
-	event   *eventBody // shared by every delivery of the event
+	created uint64 // creation order, the key of lists and their cursors
+	event   *Body  // shared by every delivery of the event
 	// hook is the webhook delivered to: each attempt reads its url and
 	// secret as they are when the attempt starts.
 	hook *hookRef
 	// url is where the latest attempt went (before any, the webhook's url
 	// when the delivery was created).
 	url       string
-	attempts  []DeliveryAttempt // finished attempts; grows only on attempts
+	attempts  []Attempt // finished attempts; grows only on attempts
 	createdAt time.Time
 	dueAt     time.Time // when the waiting attempt is due (valid while heapIndex >= 0)
 	seq       uint64    // order of scheduling, among equal dueAt
@@ -303,7 +327,7 @@ func failureFor(deleted bool) failureReason {
 
 // hookLocked returns the engine's record of t, made on first use, counting
 // one more delivery that refers to it.
-func (d *deliverer) hookLocked(t deliveryTarget) *hookRef {
+func (d *Engine) hookLocked(t Hook) *hookRef {
 	h := d.hooks[t]
 	if h == nil {
 		h = &hookRef{t: t, id: t.ID(), account: t.Account()}
@@ -350,10 +374,12 @@ type deliveryWaiter struct {
 	changed []*deliveryRecord
 }
 
-// newDeliverer returns a delivery engine configured by cfg. It starts no
+// New returns a delivery engine configured by cfg. It starts no
 // goroutine until an attempt is due. Call close to stop it.
-func newDeliverer(cfg deliveryConfig) *deliverer {
-	d := &deliverer{
+func New(cfg Config) *Engine {
+	d := &Engine{
+		errs:       cfg.Errors,
+		onChange:   cfg.OnChange,
 		clock:      cfg.Clock,
 		timeout:    cfg.Timeout,
 		workers:    cfg.Workers,
@@ -364,24 +390,24 @@ func newDeliverer(cfg deliveryConfig) *deliverer {
 		retryLimit: cfg.RetryLimit,
 		recs:       make(map[string]*deliveryRecord),
 		byEvent:    make(map[string][]*deliveryRecord),
-		events:     make(map[string]*eventBody),
-		hooks:      make(map[deliveryTarget]*hookRef),
+		events:     make(map[string]*Body),
+		hooks:      make(map[Hook]*hookRef),
 	}
 	d.byHook, d.byAccount, d.byType = newIndexMaps()
 	if d.history <= 0 {
-		d.history = DefaultHistoryLimit
+		d.history = DefaultHistory
 	}
 	if d.maxBacklog <= 0 {
-		d.maxBacklog = DefaultDeliveryBacklog
+		d.maxBacklog = DefaultBacklog
 	}
 	if d.retryLimit <= 0 {
 		d.retryLimit = DefaultRetryLimit
 	}
 	if d.clock == nil {
-		d.clock = RealClock{}
+		d.clock = clock.Real{}
 	}
 	if cfg.Schedule == nil {
-		d.schedule = DefaultRetrySchedule()
+		d.schedule = DefaultSchedule()
 	} else {
 		d.schedule = make([]time.Duration, len(cfg.Schedule))
 		for i, s := range cfg.Schedule {
@@ -389,7 +415,20 @@ func newDeliverer(cfg deliveryConfig) *deliverer {
 		}
 	}
 	if d.timeout <= 0 {
-		d.timeout = DefaultDeliveryTimeout
+		d.timeout = DefaultTimeout
+	}
+	for _, e := range []struct {
+		dst *error
+		msg string
+	}{
+		{&d.errs.NotFound, "delivery not found"},
+		{&d.errs.InFlight, "delivery attempt in flight"},
+		{&d.errs.Closed, "deliveries are closed"},
+		{&d.errs.Inactive, "webhook inactive or deleted"},
+	} {
+		if *e.dst == nil {
+			*e.dst = errors.New(e.msg)
+		}
 	}
 	if d.workers <= 0 {
 		d.workers = defaultDeliveryWorkers
@@ -423,7 +462,7 @@ func newDeliveryHTTPClient(workers int, timeout time.Duration) *http.Client {
 	}
 }
 
-// enqueueShared records a delivery of an event to a webhook and makes its
+// Enqueue records a delivery of an event to a webhook and makes its
 // first attempt due now, and reports whether it did: a webhook that is no
 // longer active (or was deleted) gets no new delivery. body is the event
 // envelope's exact bytes, which the caller never changes (the server's
@@ -436,13 +475,13 @@ func newDeliveryHTTPClient(workers int, timeout time.Duration) *http.Client {
 // fired the event) is done; then the delivery is recorded failed, with no
 // attempt and the reason, so a client that gives up frees its request at
 // once, and memory stays bounded.
-func (d *deliverer) enqueueShared(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, hook deliveryTarget) (Delivery, bool) {
+func (d *Engine) Enqueue(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, hook Hook) (Delivery, bool) {
 	return d.enqueueBody(ctx, eventID, eventType, body, false, hook)
 }
 
 // enqueueBody is enqueueShared, copying body once per event id when
 // copyBody is set.
-func (d *deliverer) enqueueBody(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook deliveryTarget) (Delivery, bool) {
+func (d *Engine) enqueueBody(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook Hook) (Delivery, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	room := d.waitForRoomLocked(ctx)
@@ -454,11 +493,11 @@ func (d *deliverer) enqueueBody(ctx context.Context, eventID string, eventType c
 		return Delivery{}, false
 	}
 	ev := d.events[eventID]
-	if ev == nil || ev.typ != eventType || !bytes.Equal(ev.body, body) {
+	if ev == nil || ev.Type != eventType || !bytes.Equal(ev.Bytes, body) {
 		if copyBody {
 			body = bytes.Clone(body)
 		}
-		ev = &eventBody{id: eventID, typ: eventType, body: body}
+		ev = &Body{ID: eventID, Type: eventType, Bytes: body}
 		d.events[eventID] = ev
 	}
 	now := d.clock.Now()
@@ -490,7 +529,7 @@ func (d *deliverer) enqueueBody(ctx context.Context, eventID string, eventType c
 
 // linkLocked adds rec, which has just become pending, to its webhook's
 // pending list.
-func (d *deliverer) linkLocked(rec *deliveryRecord) {
+func (d *Engine) linkLocked(rec *deliveryRecord) {
 	if rec.linked {
 		return
 	}
@@ -504,7 +543,7 @@ func (d *deliverer) linkLocked(rec *deliveryRecord) {
 
 // unlinkLocked takes rec, which is no longer pending, off its webhook's
 // pending list.
-func (d *deliverer) unlinkLocked(rec *deliveryRecord) {
+func (d *Engine) unlinkLocked(rec *deliveryRecord) {
 	if !rec.linked {
 		return
 	}
@@ -520,14 +559,14 @@ func (d *deliverer) unlinkLocked(rec *deliveryRecord) {
 	rec.hookPrev, rec.hookNext = nil, nil
 }
 
-// retire ends the pending deliveries to hook, which has just been
+// Retire ends the pending deliveries to hook, which has just been
 // deactivated or deleted (its state says which): each one waiting for an
 // attempt becomes failed at once, saying why; one whose attempt is running
 // ends when the attempt does (failed, unless the attempt succeeded). It
 // returns how many it ended now. Deliveries the webhook gets later are
 // refused by enqueue, and attempts that would start are checked again by
 // the workers.
-func (d *deliverer) retire(hook deliveryTarget) int {
+func (d *Engine) Retire(hook Hook) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	_, _, deliverable, deleted := hook.Target()
@@ -562,7 +601,7 @@ func (d *deliverer) retire(hook deliveryTarget) int {
 
 // leaveRetryLocked notes that rec, just taken off the heap, no longer
 // waits for a retry.
-func (d *deliverer) leaveRetryLocked(rec *deliveryRecord) {
+func (d *Engine) leaveRetryLocked(rec *deliveryRecord) {
 	if rec.inRetry {
 		rec.inRetry = false
 		d.retrying--
@@ -571,7 +610,7 @@ func (d *deliverer) leaveRetryLocked(rec *deliveryRecord) {
 
 // failLocked ends rec, which has no attempt waiting or running, as failed
 // for reason.
-func (d *deliverer) failLocked(rec *deliveryRecord, reason failureReason) {
+func (d *Engine) failLocked(rec *deliveryRecord, reason failureReason) {
 	rec.status = statusFailed
 	rec.failure = reason
 	d.unlinkLocked(rec)
@@ -584,7 +623,7 @@ func (d *deliverer) failLocked(rec *deliveryRecord, reason failureReason) {
 // (no attempt will make room) or a reset (which empties the backlog) it
 // returns true at once. When ctx is done first it gives up its place in
 // the order and reports false.
-func (d *deliverer) waitForRoomLocked(ctx context.Context) bool {
+func (d *Engine) waitForRoomLocked(ctx context.Context) bool {
 	if d.closed || (d.backlog < d.maxBacklog && d.tickets == d.serving) {
 		return true
 	}
@@ -613,9 +652,16 @@ func (d *deliverer) waitForRoomLocked(ctx context.Context) bool {
 	return true
 }
 
+// Waiting returns how many enqueues wait for room in the backlog now.
+func (d *Engine) Waiting() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.tickets - d.serving - uint64(len(d.gaveUp))
+}
+
 // serveNextLocked moves the turn to the next waiting enqueue that has not
 // given up.
-func (d *deliverer) serveNextLocked() {
+func (d *Engine) serveNextLocked() {
 	d.serving++
 	for {
 		if _, ok := d.gaveUp[d.serving]; !ok {
@@ -627,8 +673,8 @@ func (d *deliverer) serveNextLocked() {
 	d.changed.Broadcast() // the next ticket may go too
 }
 
-// list returns copies of the kept deliveries that match f, oldest first.
-func (d *deliverer) list(f DeliveryFilter) []Delivery {
+// List returns copies of the kept deliveries that match f, oldest first.
+func (d *Engine) List(f Filter) []Delivery {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := make([]Delivery, 0)
@@ -640,8 +686,8 @@ func (d *deliverer) list(f DeliveryFilter) []Delivery {
 	return out
 }
 
-// get returns a copy of the delivery with the given id.
-func (d *deliverer) get(id string) (Delivery, bool) {
+// Get returns a copy of the delivery with the given id.
+func (d *Engine) Get(id string) (Delivery, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	rec, ok := d.recs[id]
@@ -651,28 +697,28 @@ func (d *deliverer) get(id string) (Delivery, bool) {
 	return d.snapshotLocked(rec), true
 }
 
-// redeliver makes a new attempt of a delivery due now and puts it back in
+// Redeliver makes a new attempt of a delivery due now and puts it back in
 // the pending state. Attempt numbers continue from the last attempt, and the
 // retry schedule starts over: if the new attempt fails, the retries follow
 // the whole schedule again. A pending delivery waiting for a retry has that
-// retry moved to now. It fails with ErrDeliveryNotFound for an unknown id,
-// ErrDeliveryInFlight while an attempt of the delivery is running,
-// ErrWebhookInactive when its webhook is inactive or deleted, and
-// ErrDeliveriesClosed after close.
-func (d *deliverer) redeliver(id string) (Delivery, error) {
+// retry moved to now. It fails with d.errs.NotFound for an unknown id,
+// d.errs.InFlight while an attempt of the delivery is running,
+// d.errs.Inactive when its webhook is inactive or deleted, and
+// d.errs.Closed after close.
+func (d *Engine) Redeliver(id string) (Delivery, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	rec, ok := d.recs[id]
 	switch {
 	case !ok:
-		return Delivery{}, fmt.Errorf("%w: %q", ErrDeliveryNotFound, id)
+		return Delivery{}, fmt.Errorf("%w: %q", d.errs.NotFound, id)
 	case d.closed:
-		return Delivery{}, ErrDeliveriesClosed
+		return Delivery{}, d.errs.Closed
 	case rec.inFlight:
-		return Delivery{}, fmt.Errorf("%w: %s", ErrDeliveryInFlight, id)
+		return Delivery{}, fmt.Errorf("%w: %s", d.errs.InFlight, id)
 	}
 	if _, _, deliverable, deleted := rec.hook.t.Target(); !deliverable {
-		return Delivery{}, fmt.Errorf("%w: %s", ErrWebhookInactive, failureFor(deleted).text(rec.hook.id))
+		return Delivery{}, fmt.Errorf("%w: %s", d.errs.Inactive, failureFor(deleted).text(rec.hook.id))
 	}
 	now := d.clock.Now()
 	if rec.status != statusPending {
@@ -701,11 +747,11 @@ func (d *deliverer) redeliver(id string) (Delivery, error) {
 	return d.snapshotLocked(rec), nil
 }
 
-// waitIdle blocks until no attempt is due (due at or before the clock's
+// WaitIdle blocks until no attempt is due (due at or before the clock's
 // now) and none is running, or ctx is done. A FakeClock's advance waits so
 // at each due time (settle); a test calls it for the attempts due without
 // an advance (an event's first). After close only running attempts count.
-func (d *deliverer) waitIdle(ctx context.Context) error {
+func (d *Engine) WaitIdle(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	stop := context.AfterFunc(ctx, d.wake)
@@ -719,29 +765,29 @@ func (d *deliverer) waitIdle(ctx context.Context) error {
 	return nil
 }
 
-// settle waits until no attempt is due or running, whatever it takes: a
+// Settle waits until no attempt is due or running, whatever it takes: a
 // FakeClock calls it (through the server, a clockWatcher) at each due time
 // an advance stops at, so the attempts due then run at that time, and the
 // retries they schedule count from it, before the clock moves on. Each
 // attempt is bounded by the delivery time-out, so it ends.
-func (d *deliverer) settle() { _ = d.waitIdle(context.Background()) }
+func (d *Engine) Settle() { _ = d.WaitIdle(context.Background()) }
 
-// attemptsStarted returns how many attempts have started since the engine
+// AttemptsStarted returns how many attempts have started since the engine
 // was made.
-func (d *deliverer) attemptsStarted() uint64 {
+func (d *Engine) AttemptsStarted() uint64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.started
 }
 
-// waitFor blocks until a delivery, existing or future, matches match, and
+// WaitFor blocks until a delivery, existing or future, matches match, and
 // returns a copy of it; or until ctx is done, and returns ctx's error. match
 // is called without the engine's lock held, so it may call the engine. It
 // sees every existing delivery once, then each delivery again after it
 // changes (created, attempt started, attempt finished, redelivered); when
 // several changes come quickly it may see only the latest state, so match
 // should test for a state that lasts (succeeded, failed, n attempts made).
-func (d *deliverer) waitFor(ctx context.Context, match func(Delivery) bool) (Delivery, error) {
+func (d *Engine) WaitFor(ctx context.Context, match func(Delivery) bool) (Delivery, error) {
 	w := &deliveryWaiter{}
 	d.mu.Lock()
 	d.waiters = append(d.waiters, w)
@@ -788,9 +834,9 @@ func (d *deliverer) waitFor(ctx context.Context, match func(Delivery) bool) (Del
 	}
 }
 
-// reset drops every delivery and every waiting attempt. Running attempts
+// Reset drops every delivery and every waiting attempt. Running attempts
 // are canceled and their results dropped.
-func (d *deliverer) reset() {
+func (d *Engine) Reset() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.cancelAttempt()
@@ -799,11 +845,11 @@ func (d *deliverer) reset() {
 		rec.heapIndex = -1
 	}
 	d.recs = make(map[string]*deliveryRecord)
-	d.hooks = make(map[deliveryTarget]*hookRef)
+	d.hooks = make(map[Hook]*hookRef)
 	d.order = deliveryIndex{}
 	d.byHook, d.byAccount, d.byType = newIndexMaps()
 	d.byEvent = make(map[string][]*deliveryRecord)
-	d.events = make(map[string]*eventBody)
+	d.events = make(map[string]*Body)
 	d.finished, d.nFinished, d.nFailed = queue.Queue[finishedEntry]{}, 0, 0
 	d.backlog, d.serving = 0, d.tickets // every waiting enqueue may go
 	d.retrying = 0
@@ -817,11 +863,11 @@ func (d *deliverer) reset() {
 	d.changed.Broadcast()
 }
 
-// close stops the engine: no new attempt starts (waiting ones stay pending
+// Close stops the engine: no new attempt starts (waiting ones stay pending
 // in the records) and no timer stays armed. Running attempts may finish
 // until ctx is done; then they are canceled, close waits for them to
 // return, and it returns ctx's error. Calling close again waits again.
-func (d *deliverer) close(ctx context.Context) error {
+func (d *Engine) Close(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.closed {
@@ -850,14 +896,14 @@ func (d *deliverer) close(ctx context.Context) error {
 
 // wake wakes every goroutine waiting on the engine, so that those whose
 // context is done return.
-func (d *deliverer) wake() {
+func (d *Engine) wake() {
 	d.mu.Lock()
 	d.changed.Broadcast()
 	d.mu.Unlock()
 }
 
 // idleLocked reports whether no attempt is due or running.
-func (d *deliverer) idleLocked() bool {
+func (d *Engine) idleLocked() bool {
 	if d.running > 0 {
 		return false
 	}
@@ -866,29 +912,29 @@ func (d *deliverer) idleLocked() bool {
 
 // notifyLocked tells the waiters, and the server's change notifications,
 // that rec changed and how (the change's action).
-func (d *deliverer) notifyLocked(rec *deliveryRecord, action string) {
+func (d *Engine) notifyLocked(rec *deliveryRecord, action string) {
 	for _, w := range d.waiters {
 		w.changed = append(w.changed, rec)
 	}
 	d.changed.Broadcast()
 	if d.onChange != nil {
 		d.onChange(changes.Change{Kind: changes.KindDelivery, ID: rec.id, Action: action, Account: rec.hook.account,
-			Type: string(rec.event.typ), State: string(rec.status.state()), WebhookID: rec.hook.id, EventID: rec.event.id})
+			Type: string(rec.event.Type), State: string(rec.status.state()), WebhookID: rec.hook.id, EventID: rec.event.ID})
 	}
 }
 
 // snapshotLocked returns a copy of rec that shares nothing with it.
-func (d *deliverer) snapshotLocked(rec *deliveryRecord) Delivery {
+func (d *Engine) snapshotLocked(rec *deliveryRecord) Delivery {
 	s := Delivery{
 		ID:            rec.id,
-		EventID:       rec.event.id,
-		EventType:     rec.event.typ,
+		EventID:       rec.event.ID,
+		EventType:     rec.event.Type,
 		WebhookID:     rec.hook.id,
 		Account:       rec.hook.account,
 		URL:           rec.url,
 		State:         rec.status.state(),
 		FailureReason: rec.failure.text(rec.hook.id),
-		Attempts:      make([]DeliveryAttempt, len(rec.attempts)),
+		Attempts:      make([]Attempt, len(rec.attempts)),
 		CreatedAt:     rec.createdAt,
 	}
 	copy(s.Attempts, rec.attempts)
@@ -899,7 +945,7 @@ func (d *deliverer) snapshotLocked(rec *deliveryRecord) Delivery {
 }
 
 // pushLocked makes an attempt of rec due at at.
-func (d *deliverer) pushLocked(rec *deliveryRecord, at time.Time) {
+func (d *Engine) pushLocked(rec *deliveryRecord, at time.Time) {
 	d.seq++
 	rec.dueAt = at
 	rec.seq = d.seq
@@ -909,7 +955,7 @@ func (d *deliverer) pushLocked(rec *deliveryRecord, at time.Time) {
 // pumpLocked gets the earliest waiting attempt going: if it is due, it
 // makes sure a worker runs (workers start one another while more is due);
 // otherwise it makes sure the timer fires no later than its due time.
-func (d *deliverer) pumpLocked() {
+func (d *Engine) pumpLocked() {
 	if d.closed || len(d.due) == 0 {
 		return
 	}
@@ -922,14 +968,6 @@ func (d *deliverer) pumpLocked() {
 	}
 }
 
-// absoluteClock is a Clock that can arm a timer for a point in time
-// (FakeClock does). With it, the engine's timer is due exactly at the
-// attempt's due time even when another goroutine advances the clock while
-// the timer is being armed.
-type absoluteClock interface {
-	afterFuncAt(at time.Time, f func()) Timer
-}
-
 // armLocked makes sure the timer fires at or before at. A timer already
 // armed earlier is kept: when it fires, pumpLocked arms the next one.
 //
@@ -938,7 +976,7 @@ type absoluteClock interface {
 // goroutine (a test, the admin API) while this one was arming, perhaps
 // before the timer existed, so the timer may only fire at the next Advance:
 // the caller must send the due attempt itself instead of waiting for it.
-func (d *deliverer) armLocked(at time.Time) bool {
+func (d *Engine) armLocked(at time.Time) bool {
 	if d.timer == nil || d.timerAt.After(at) {
 		if d.timer != nil {
 			d.timer.Stop()
@@ -947,8 +985,11 @@ func (d *deliverer) armLocked(at time.Time) bool {
 		gen := d.timerGen
 		d.timerAt = at
 		f := func() { d.onTimer(gen) }
-		if c, ok := d.clock.(absoluteClock); ok {
-			d.timer = c.afterFuncAt(at, f)
+		// A clock that arms a timer for a point in time (clock.Fake) makes
+		// it due exactly then, even when another goroutine advances the
+		// clock while the timer is being armed.
+		if c, ok := d.clock.(clock.Absolute); ok {
+			d.timer = c.AfterFuncAt(at, f)
 		} else {
 			d.timer = d.clock.AfterFunc(at.Sub(d.clock.Now()), f)
 		}
@@ -956,7 +997,7 @@ func (d *deliverer) armLocked(at time.Time) bool {
 	return at.After(d.clock.Now())
 }
 
-func (d *deliverer) stopTimerLocked() {
+func (d *Engine) stopTimerLocked() {
 	if d.timer != nil {
 		d.timer.Stop()
 		d.timer = nil
@@ -967,7 +1008,7 @@ func (d *deliverer) stopTimerLocked() {
 // onTimer runs when the clock reaches the armed due time. With a FakeClock
 // it runs inside an advance, which then waits for the workers to send the
 // attempts due (settle) before it moves on.
-func (d *deliverer) onTimer(gen uint64) {
+func (d *Engine) onTimer(gen uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if gen == d.timerGen {
@@ -981,7 +1022,7 @@ type attemptJob struct {
 	ctx         context.Context
 	rec         *deliveryRecord
 	id          string
-	event       *eventBody
+	event       *Body
 	webhookID   string
 	url         string // the webhook's url when the attempt starts
 	secret      string // the webhook's secret when the attempt starts
@@ -991,7 +1032,7 @@ type attemptJob struct {
 
 // work is a worker goroutine: it sends due attempts until none is due, then
 // arms the timer for the next one and exits.
-func (d *deliverer) work() {
+func (d *Engine) work() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for {
@@ -1059,7 +1100,7 @@ func (d *deliverer) work() {
 // finishLocked records attempt a of rec and decides what follows: the
 // delivery succeeds, a retry is scheduled, or it has failed for good. It
 // returns that outcome for the log, or "" if rec was dropped by reset.
-func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string {
+func (d *Engine) finishLocked(rec *deliveryRecord, a Attempt) string {
 	rec.inFlight = false
 	if d.recs[rec.id] != rec {
 		d.changed.Broadcast()
@@ -1072,7 +1113,7 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 		// of answers (doc.go, "What is kept").
 		prev := &rec.attempts[n-1]
 		if len(prev.ResponseSnippet) > olderSnippetLimit {
-			prev.ResponseSnippet = cutUTF8(prev.ResponseSnippet, olderSnippetLimit)
+			prev.ResponseSnippet = jsonwire.CutUTF8(prev.ResponseSnippet, olderSnippetLimit)
 		}
 	}
 	rec.attempts = append(rec.attempts, a)
@@ -1083,13 +1124,13 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 		rec.status = statusSucceeded
 		d.unlinkLocked(rec)
 		d.finishedLocked(rec)
-		outcome = string(DeliverySucceeded)
+		outcome = string(Succeeded)
 	case !deliverable:
 		// Deactivated or deleted while this attempt ran: no retry.
 		rec.status, rec.failure = statusFailed, failureFor(deleted)
 		d.unlinkLocked(rec)
 		d.finishedLocked(rec)
-		outcome = string(DeliveryFailed) + ": " + rec.failure.text(rec.hook.id)
+		outcome = string(Failed) + ": " + rec.failure.text(rec.hook.id)
 	case int(rec.retries) < len(d.schedule) && d.retrying < d.retryLimit:
 		// The next attempt counts from when this one finished. On a fake
 		// clock attempts take no time, so that is also when it started.
@@ -1106,12 +1147,12 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 		rec.status, rec.failure = statusFailed, failNoRetry
 		d.unlinkLocked(rec)
 		d.finishedLocked(rec)
-		outcome = string(DeliveryFailed) + ": no room for a retry"
+		outcome = string(Failed) + ": no room for a retry"
 	default:
 		rec.status, rec.failure = statusFailed, failExhausted
 		d.unlinkLocked(rec)
 		d.finishedLocked(rec)
-		outcome = string(DeliveryFailed)
+		outcome = string(Failed)
 	}
 	d.notifyLocked(rec, "attemptFinished")
 	return outcome
@@ -1120,7 +1161,7 @@ func (d *deliverer) finishLocked(rec *deliveryRecord, a DeliveryAttempt) string 
 // finishedLocked counts rec, which has just succeeded or failed, in the
 // history, and drops the deliveries that finished first while more than
 // the history limit are kept.
-func (d *deliverer) finishedLocked(rec *deliveryRecord) {
+func (d *Engine) finishedLocked(rec *deliveryRecord) {
 	rec.gen++
 	d.finished.Push(finishedEntry{rec, rec.gen})
 	d.nFinished++
@@ -1145,14 +1186,14 @@ func (d *deliverer) finishedLocked(rec *deliveryRecord) {
 
 // dropLocked forgets a finished delivery, and its event's body when no
 // other kept delivery shares it.
-func (d *deliverer) dropLocked(rec *deliveryRecord) {
+func (d *Engine) dropLocked(rec *deliveryRecord) {
 	delete(d.recs, rec.id)
 	rec.dropped = true
 	d.nFinished--
 	if rec.status == statusFailed {
 		d.nFailed--
 	}
-	id := rec.event.id
+	id := rec.event.ID
 	l := slices.DeleteFunc(d.byEvent[id], func(r *deliveryRecord) bool { return r == rec })
 	if len(l) == 0 {
 		delete(d.byEvent, id)
@@ -1173,8 +1214,8 @@ func (d *deliverer) dropLocked(rec *deliveryRecord) {
 // attempt POSTs one attempt and reports it. The attempt fails on any
 // status but 2xx (a 3xx is not followed), on a time-out and on a
 // connection error.
-func (d *deliverer) attempt(job attemptJob) (a DeliveryAttempt) {
-	a = DeliveryAttempt{
+func (d *Engine) attempt(job attemptJob) (a Attempt) {
+	a = Attempt{
 		Number:      job.number,
 		ScheduledAt: job.scheduledAt,
 		StartedAt:   d.clock.Now(),
@@ -1184,7 +1225,7 @@ func (d *deliverer) attempt(job attemptJob) (a DeliveryAttempt) {
 	defer cancel()
 	defer func() { a.Duration = time.Since(start) }()
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.url, bytes.NewReader(job.event.body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.url, bytes.NewReader(job.event.Bytes))
 	if err != nil {
 		a.Error = "invalid webhook url: " + attemptError(err, job.url)
 		return a
@@ -1193,8 +1234,8 @@ func (d *deliverer) attempt(job attemptJob) (a DeliveryAttempt) {
 	req.Header = http.Header{
 		"Content-Type":               {"application/json"},
 		"User-Agent":                 {deliveryUserAgent},
-		"X-Service-Signature":        {contextsvc.Sign(job.event.body, job.secret)},
-		"X-Service-Event":            {string(job.event.typ)},
+		"X-Service-Signature":        {contextsvc.Sign(job.event.Bytes, job.secret)},
+		"X-Service-Event":            {string(job.event.Type)},
 		"X-Service-Delivery":         {job.id},
 		"X-Service-Delivery-Attempt": {strconv.Itoa(job.number)},
 	}
@@ -1221,7 +1262,7 @@ func (d *deliverer) attempt(job attemptJob) (a DeliveryAttempt) {
 
 // describeError says why an attempt to rawURL got no response, in words a
 // user of the admin API understands, the url redacted.
-func (d *deliverer) describeError(ctx, parent context.Context, err error, rawURL string) string {
+func (d *Engine) describeError(ctx, parent context.Context, err error, rawURL string) string {
 	switch {
 	case parent.Err() != nil:
 		return "attempt canceled: the mock server is shutting down or was reset"
@@ -1233,51 +1274,28 @@ func (d *deliverer) describeError(ctx, parent context.Context, err error, rawURL
 
 // snippetBuffers holds the buffers readSnippet reads into, so an attempt
 // allocates only the snippet it keeps (nothing for an empty body).
-var snippetBuffers = sync.Pool{New: func() any { return new([responseSnippetLimit]byte) }}
+var snippetBuffers = sync.Pool{New: func() any { return new([SnippetLimit]byte) }}
 
 // readSnippet reads the start of a response body, up to
 // responseSnippetLimit bytes, cut at a UTF-8 boundary when the body is text.
 func readSnippet(body io.Reader) string {
-	buf := snippetBuffers.Get().(*[responseSnippetLimit]byte)
+	buf := snippetBuffers.Get().(*[SnippetLimit]byte)
 	defer snippetBuffers.Put(buf)
 	n, _ := io.ReadFull(body, buf[:])
 	b := buf[:n]
-	if n == responseSnippetLimit {
-		b = b[:len(dropCutRune(b))]
+	if n == SnippetLimit {
+		b = b[:len(jsonwire.DropCutRune(b))]
 	}
 	return string(b)
 }
 
-// cutUTF8 cuts s to at most limit bytes, dropping a rune the limit cuts
-// in two.
-func cutUTF8(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	return string(dropCutRune([]byte(s[:limit])))
-}
-
-// dropCutRune drops the end of a rune cut in two at the end of b (at most
-// 3 bytes) when b is otherwise text, so the cut text stays valid UTF-8.
-func dropCutRune(b []byte) []byte {
-	if utf8.Valid(b) {
-		return b
-	}
-	for i := 1; i <= utf8.UTFMax-1 && i < len(b); i++ {
-		if utf8.Valid(b[:len(b)-i]) {
-			return b[:len(b)-i]
-		}
-	}
-	return b
-}
-
 // logAttempt writes one Info record about a finished attempt. The secret is
 // never logged, and the url is redacted (redact.go).
-func (d *deliverer) logAttempt(job attemptJob, a DeliveryAttempt, outcome string) {
+func (d *Engine) logAttempt(job attemptJob, a Attempt, outcome string) {
 	attrs := []slog.Attr{
 		slog.String("delivery", job.id),
-		slog.String("event", job.event.id),
-		slog.String("event_type", string(job.event.typ)),
+		slog.String("event", job.event.ID),
+		slog.String("event_type", string(job.event.Type)),
 		slog.String("webhook", job.webhookID),
 		slog.String("url", redact.URL(job.url)),
 		slog.Int("attempt", a.Number),

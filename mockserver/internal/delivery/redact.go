@@ -1,4 +1,4 @@
-package mockserver
+package delivery
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 
 // A receiver's url may carry a secret, a password in its userinfo or a
 // token in its query (Slack-style ?token=…). Logs, attempt errors
-// (DeliveryAttempt.Error) and every error text show it through
+// (Attempt.Error) and every error text show it through
 // redact.URL, userinfo and query values masked; only the admin API's
 // webhook and delivery answers, and the state document, hold it whole,
 // as registered.
