@@ -17,6 +17,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
@@ -565,7 +566,7 @@ func (f faultJSON) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(f))
 }
 
-func toFaultJSON(f Fault) faultJSON {
+func toFaultJSON(f faults.Fault) faultJSON {
 	return faultJSON{Method: f.Method, Path: f.Path, Status: f.Status, RetryAfter: int(f.RetryAfter / time.Second),
 		LatencyMs: f.Latency.Milliseconds(), Times: f.Times, Mode: string(f.Mode)}
 }
@@ -578,7 +579,7 @@ func (s *Server) adminListFaults(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, e)
 		return
 	}
-	fs, next := s.faultPage(after, limit)
+	fs, next := s.faults.Page(after, limit)
 	items := make([]faultJSON, len(fs))
 	for i, f := range fs {
 		items[i] = toFaultJSON(f)
@@ -622,7 +623,7 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 		// refused rather than ignored.
 		{"status", &ft.Status, 400, 599},
 		{"retryAfter", &retryAfter, 0, math.MaxInt32},
-		{"latencyMs", &latencyMs, 0, int(maxFaultLatency.Milliseconds())},
+		{"latencyMs", &latencyMs, 0, int(faults.MaxLatency.Milliseconds())},
 		{"times", &ft.Times, 0, math.MaxInt32},
 	} {
 		raw, ok := f[p.name]
@@ -642,11 +643,11 @@ func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict, Message: err.Error()})
 		return
 	} else if err != nil {
-		param, _ := ft.validate()
+		param, _ := ft.engine().Validate()
 		httpapi.WriteError(w, httpapi.BadRequest(param, err.Error()))
 		return
 	}
-	httpapi.WriteValue(w, http.StatusCreated, toFaultJSON(ft.normalized()))
+	httpapi.WriteValue(w, http.StatusCreated, toFaultJSON(ft.engine().Normalized()))
 }
 
 func (s *Server) adminClearFaults(w http.ResponseWriter, r *http.Request) {

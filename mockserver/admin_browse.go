@@ -495,8 +495,6 @@ func (s *Server) adminSummary(w http.ResponseWriter, r *http.Request) {
 		a.mu.RUnlock()
 	}
 	sum.Events, _ = s.events.Stats()
-	s.faultMu.Lock()
-	sum.Faults = len(s.faults)
-	s.faultMu.Unlock()
+	sum.Faults = s.faults.Len()
 	httpapi.WriteValue(w, http.StatusOK, sum)
 }

@@ -146,7 +146,7 @@ func (s *Server) Reset() {
 	s.hooks.mu.Unlock()
 	s.events.Reset()
 	s.deliveries.Reset()
-	s.clearFaults(false)
+	s.faults.Clear(false)
 	s.idem.reset()
 	for _, k := range s.keys {
 		if k.limiter.Load() != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
@@ -72,10 +73,8 @@ type Server struct {
 	// deliveries is the webhook delivery engine, fed by onEvent.
 	deliveries *delivery.Engine
 
-	faultMu   sync.Mutex
-	faults    []*faultRule // oldest first (ascending seq)
-	faultSeq  uint64
-	hasFaults atomic.Bool // len(faults) > 0, read without faultMu
+	// faults are the faults injected into /v1 requests.
+	faults *faults.Set
 
 	// idem holds the POSTs' idempotency keys (idempotency.go).
 	idem idempotencyStore
@@ -172,6 +171,7 @@ func Open(opts ...Option) (*Server, error) {
 		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
 		keepAlive:         streamKeepAlive,
 	}
+	s.faults = faults.NewSet(&s.changes)
 	s.deliveries = delivery.New(delivery.Config{
 		Clock:      engineClock(cf.clock),
 		Schedule:   cf.retrySchedule,
@@ -529,7 +529,7 @@ func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
 		if done {
 			return
 		}
-		if f.losesAnswer() {
+		if f.LosesAnswer() {
 			s.serveLosingAnswer(w, r, f, func(w http.ResponseWriter) { s.serveAuthenticated(w, r, k, write, h) })
 			return
 		}
