@@ -147,7 +147,7 @@ func (s *Server) Reset() {
 	s.events.Reset()
 	s.deliveries.Reset()
 	s.faults.Clear(false)
-	s.idem.reset()
+	s.idem.Reset()
 	for _, k := range s.keys {
 		if k.limiter.Load() != nil {
 			k.limiter.Store(rate.NewLimiter(rate.Limit(float64(k.perMinute)/60), k.burst))

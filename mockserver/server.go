@@ -16,10 +16,12 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/idempotency"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
@@ -29,7 +31,9 @@ import (
 // [New] to make one or [NewTestServer] to run one in a test. It is safe for
 // concurrent use.
 type Server struct {
-	clock      Clock
+	clock Clock
+	// clk is clock as the server's parts read it (engineClock).
+	clk        clock.Clock
 	logger     *slog.Logger
 	httpsOnly  bool
 	admin      bool
@@ -77,7 +81,7 @@ type Server struct {
 	faults *faults.Set
 
 	// idem holds the POSTs' idempotency keys (idempotency.go).
-	idem idempotencyStore
+	idem idempotency.Store
 
 	// stateMu makes the changes of the whole state (LoadState and PUT
 	// /_mock/state, the state file's load, Reset) and the copies of it
@@ -159,7 +163,7 @@ func Open(opts ...Option) (*Server, error) {
 		return d
 	}
 	s := &Server{
-		clock: cf.clock, logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
+		clock: cf.clock, clk: engineClock(cf.clock), logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
 		requestLog:        cf.requestLog,
 		adminHosts:        newAdminHosts(cf.adminHosts),
 		adminAuth:         cf.adminAuth,
@@ -173,7 +177,7 @@ func Open(opts ...Option) (*Server, error) {
 	}
 	s.faults = faults.NewSet(&s.changes)
 	s.deliveries = delivery.New(delivery.Config{
-		Clock:      engineClock(cf.clock),
+		Clock:      s.clk,
 		Schedule:   cf.retrySchedule,
 		Timeout:    cf.deliveryTimeout,
 		Workers:    cf.deliveryWorkers,

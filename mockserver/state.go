@@ -282,6 +282,6 @@ func (s *Server) installState(st *loadedState, addAccounts bool) {
 		s.cursors.SetSalt(st.salt)
 	}
 	s.events.ResetTo(st.eventSeq)
-	s.idem.reset()
+	s.idem.Reset()
 	s.deliveries.Restore(st.deliveries, st.deliverySeq)
 }
