@@ -21,6 +21,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // openAPIDocument is the OpenAPI 3.0.3 description of every endpoint of
@@ -283,7 +284,11 @@ func (s *Server) adminListWebhooks(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, e)
 		return
 	}
-	items, next := s.webhookPage(after, limit, account)
+	hooks, next := s.store.WebhookPage(after, limit, account)
+	items := make([]store.Info, len(hooks))
+	for i, h := range hooks {
+		items[i] = h.Info()
+	}
 	httpapi.WritePage(w, s.cursors, httpapi.CursorWebhooks, scope, items, next)
 }
 

@@ -2,7 +2,6 @@ package mockserver
 
 import (
 	"encoding/json"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -11,7 +10,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // This file is the part of the admin API that the dashboard reads besides
@@ -77,11 +76,12 @@ func (s *Server) adminListAccounts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Positions count accounts from 1.
-	start := int(min(after, uint64(len(s.accountList))))
-	end := min(start+limit, len(s.accountList))
+	accounts := s.store.Accounts()
+	start := int(min(after, uint64(len(accounts))))
+	end := min(start+limit, len(accounts))
 	items := make([]accountJSON, 0, end-start)
-	for _, a := range s.accountList[start:end] {
-		aj := accountJSON{ID: a.id, Users: []string{}, Keys: []keyJSON{}}
+	for _, a := range accounts[start:end] {
+		aj := accountJSON{ID: a.ID(), Users: []string{}, Keys: []keyJSON{}}
 		for _, k := range s.keys {
 			if k.acct != a {
 				continue
@@ -95,13 +95,11 @@ func (s *Server) adminListAccounts(w http.ResponseWriter, r *http.Request) {
 			}
 			aj.Keys = append(aj.Keys, kj)
 		}
-		a.mu.RLock()
-		aj.Contexts, aj.Webhooks = len(a.order), len(a.webhooks)
-		a.mu.RUnlock()
+		aj.Contexts, aj.Webhooks = a.Counts()
 		items = append(items, aj)
 	}
 	var next uint64
-	if end < len(s.accountList) {
+	if end < len(accounts) {
 		next = uint64(end)
 	}
 	httpapi.WritePage(w, s.cursors, httpapi.CursorAccounts, "", items, next)
@@ -128,17 +126,10 @@ func (c adminContextJSON) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(c))
 }
 
-func (c *contextRec) adminJSON(account string) adminContextJSON {
-	return adminContextJSON{ID: c.id, Account: account, Name: c.name, Tags: c.tags, Version: c.version,
-		SizeBytes: len(c.content), CreatedAt: jsonwire.FormatTime(c.createdAt), UpdatedAt: jsonwire.FormatTime(c.updatedAt)}
+func adminContext(c store.Summary) adminContextJSON {
+	return adminContextJSON{ID: c.ID, Account: c.Account, Name: c.Name, Tags: c.Tags, Version: c.Version,
+		SizeBytes: c.SizeBytes, CreatedAt: jsonwire.FormatTime(c.CreatedAt), UpdatedAt: jsonwire.FormatTime(c.UpdatedAt)}
 }
-
-// adminContextPos is the position of a context in the admin-wide list:
-// its account's place (from 1) in the high bits, its seq in its account
-// in the low ones.
-const adminContextSeqBits = 40
-
-func adminContextPos(acct int, seq uint64) uint64 { return uint64(acct+1)<<adminContextSeqBits | seq }
 
 // adminListContexts pages through every account's contexts (or one
 // account's), by account in the order of their first key, then in
@@ -159,91 +150,22 @@ func (s *Server) adminListContexts(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, e)
 		return
 	}
-	accts := make([]int, 0, len(s.accountList))
-	for i, a := range s.accountList {
-		if account == "" || a.id == account {
-			accts = append(accts, i)
-		}
-	}
-	if start.Desc {
-		slices.Reverse(accts)
-	}
-	var items []adminContextJSON
-	var next uint64
-	for n, ai := range accts {
-		lo, hi := adminContextPos(ai, 0), adminContextPos(ai+1, 0)
-		// Where the walk starts in this account, if the cursor is not
-		// past it.
-		ps := page.Start{Desc: start.Desc}
-		switch {
-		case !start.Desc && start.Pos >= hi, start.Desc && start.Pos <= lo:
-			continue
-		case !start.Desc && start.Pos < lo:
-			ps.Pos = 0
-		case start.Desc && start.Pos >= hi:
-			ps.Pos = math.MaxUint64
-		default:
-			ps.Pos = start.Pos - lo
-		}
-		a := s.accountList[ai]
-		a.mu.RLock()
-		var last uint64
-		more := page.Walk(a.order, func(c *contextRec) uint64 { return c.seq }, ps, limit-len(items), page.MaxScan,
-			func(*contextRec) bool { return true },
-			func(c *contextRec) {
-				items = append(items, c.adminJSON(a.id))
-				last = c.seq
-			})
-		a.mu.RUnlock()
-		if more != 0 {
-			next = lo + more
-			break
-		}
-		if len(items) == limit {
-			// Full at the end of this account: more follow if a later
-			// account has contexts.
-			for _, later := range accts[n+1:] {
-				la := s.accountList[later]
-				la.mu.RLock()
-				has := len(la.order) > 0
-				la.mu.RUnlock()
-				if has {
-					next = lo + last
-					break
-				}
-			}
-			break
-		}
-	}
-	if items == nil {
-		items = []adminContextJSON{}
+	sums, next := s.store.ContextsPage(account, start, limit)
+	items := make([]adminContextJSON, len(sums))
+	for i, c := range sums {
+		items[i] = adminContext(c)
 	}
 	httpapi.WritePage(w, s.cursors, httpapi.CursorAdminContexts, scope, items, next)
 }
 
-// findContext returns the live context with the given id, whatever its
-// account, with its account locked for reading; the caller unlocks it.
-func (s *Server) findContext(id string) (*account, *contextRec) {
-	for _, a := range s.accountList {
-		a.mu.RLock()
-		if c, ok := a.byID[id]; ok {
-			return a, c
-		}
-		a.mu.RUnlock()
-	}
-	return nil, nil
-}
-
 func (s *Server) adminGetContext(w http.ResponseWriter, r *http.Request) {
-	a, c := s.findContext(r.PathValue("id"))
-	if c == nil {
+	c, ok := s.store.Find(r.PathValue("id"))
+	if !ok {
 		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(r.PathValue("id"))))
 		return
 	}
-	cj := c.adminJSON(a.id)
-	content := c.content
-	a.mu.RUnlock()
-	cj.Content = &content
+	cj := adminContext(c)
+	cj.Content = &c.Content
 	// The page shows the content: 1 MB of '<' answers 1 MB, not 6. (The
 	// plain type has no MarshalJSON, whose json.Marshal would escape.)
 	type plain adminContextJSON
@@ -282,19 +204,16 @@ func (s *Server) adminListContextVersions(w http.ResponseWriter, r *http.Request
 		httpapi.WriteError(w, e)
 		return
 	}
-	a, c := s.findContext(r.PathValue("id"))
-	if c == nil {
-		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(r.PathValue("id"))))
+	id := r.PathValue("id")
+	var items []adminVersionJSON
+	next, ok := s.store.VersionsPage(id, start, limit, func(v *store.Version) {
+		items = append(items, adminVersionJSON{ContextID: id, Version: v.Version, Name: v.Name, Tags: v.Tags,
+			SizeBytes: len(v.Content), CreatedAt: jsonwire.FormatTime(v.CreatedAt), CreatedBy: v.CreatedBy, Changes: v.Changes})
+	})
+	if !ok {
+		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(id)))
 		return
 	}
-	var items []adminVersionJSON
-	next := page.Walk(c.versions, func(v *versionRec) uint64 { return uint64(v.v.Version) }, start, limit, page.MaxScan,
-		func(*versionRec) bool { return true },
-		func(v *versionRec) {
-			items = append(items, adminVersionJSON{ContextID: c.id, Version: v.v.Version, Name: v.v.Name, Tags: v.v.Tags,
-				SizeBytes: len(v.v.Content), CreatedAt: jsonwire.FormatTime(v.v.CreatedAt), CreatedBy: v.v.CreatedBy, Changes: v.v.Changes})
-		})
-	a.mu.RUnlock()
 	if items == nil {
 		items = []adminVersionJSON{}
 	}
@@ -392,27 +311,17 @@ func (s *Server) adminDiffContext(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, e)
 		return
 	}
-	a, c := s.findContext(r.PathValue("id"))
-	if c == nil {
-		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(r.PathValue("id"))))
+	id := r.PathValue("id")
+	fv, tv, from, to, n, ok, found := s.store.TwoVersions(id, from, to)
+	switch {
+	case !found:
+		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(id)))
 		return
-	}
-	if to == 0 {
-		to = len(c.versions)
-	}
-	if from == 0 {
-		from = max(to-1, 1)
-	}
-	if from > len(c.versions) || to > len(c.versions) {
-		n := len(c.versions)
-		a.mu.RUnlock()
-		httpapi.WriteError(w, httpapi.NotFound("context "+strconv.Quote(r.PathValue("id"))+" has versions 1 to "+strconv.Itoa(n)))
+	case !ok:
+		httpapi.WriteError(w, httpapi.NotFound("context "+strconv.Quote(id)+" has versions 1 to "+strconv.Itoa(n)))
 		return
 	}
 	// Versions never change once recorded: the diff runs unlocked.
-	fv, tv := c.versions[from-1].v, c.versions[to-1].v
-	id := c.id
-	a.mu.RUnlock()
 
 	d := linediff.Texts(fv.Content, tv.Content)
 	out := diffJSON{ContextID: id, From: from, To: to, FromName: fv.Name, ToName: tv.Name, FromTags: fv.Tags, ToTags: tv.Tags,
@@ -487,13 +396,8 @@ type summaryJSON struct {
 // adminSummary counts what the server holds: a lock and a length per
 // store, whatever they hold.
 func (s *Server) adminSummary(w http.ResponseWriter, r *http.Request) {
-	sum := summaryJSON{Accounts: len(s.accountList), Deliveries: DeliveryCounts(s.deliveries.Counts()), Clock: s.clockState()}
-	for _, a := range s.accountList {
-		a.mu.RLock()
-		sum.Contexts += len(a.order)
-		sum.Webhooks += len(a.webhooks)
-		a.mu.RUnlock()
-	}
+	sum := summaryJSON{Accounts: len(s.store.Accounts()), Deliveries: DeliveryCounts(s.deliveries.Counts()), Clock: s.clockState()}
+	sum.Contexts, sum.Webhooks = s.store.Counts()
 	sum.Events, _ = s.events.Stats()
 	sum.Faults = s.faults.Len()
 	httpapi.WriteValue(w, http.StatusOK, sum)

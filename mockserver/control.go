@@ -125,25 +125,9 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) Reset() {
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
-	s.hooks.mu.Lock()
-	for _, a := range s.accountList {
-		a.mu.Lock()
-		a.byID = make(map[string]*contextRec)
-		a.order = nil
-		a.byTag = make(map[string][]*contextRec)
-		a.webhooks = nil
-		a.mu.Unlock()
-	}
 	// The forgotten webhooks take no delivery from an event that read them
 	// just before.
-	for _, w := range s.hooks.order {
-		st := *w.state.Load()
-		st.deleted = true
-		w.state.Store(&st)
-	}
-	s.hooks.byID = make(map[string]*webhook)
-	s.hooks.order = nil
-	s.hooks.mu.Unlock()
+	s.store.Reset()
 	s.events.Reset()
 	s.deliveries.Reset()
 	s.faults.Clear(false)
@@ -180,7 +164,7 @@ func (s *Server) EmitEvent(ctx context.Context, account string, typ contextsvc.E
 	if account == "" {
 		account = s.defaultKey.Account
 	}
-	if s.accounts[account] == nil {
+	if s.store.Account(account) == nil {
 		return Event{}, fmt.Errorf("%w: %q", ErrUnknownAccount, account)
 	}
 	if err := validEventType(string(typ)); err != nil {

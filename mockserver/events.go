@@ -3,7 +3,6 @@ package mockserver
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
@@ -101,26 +100,9 @@ func (s *Server) emit(ctx context.Context, accountID string, typ contextsvc.Even
 	}
 	s.changes.Publish(c)
 	if s.onEvent != nil {
-		s.onEvent(ctx, ev, s.targets(accountID, typ))
+		s.onEvent(ctx, ev, s.store.Targets(accountID, typ))
 	}
 	return ev
-}
-
-// targets returns the account's active webhooks subscribed to typ.
-func (s *Server) targets(accountID string, typ contextsvc.EventType) []*webhook {
-	a := s.accounts[accountID]
-	if a == nil {
-		return nil
-	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	var out []*webhook
-	for _, w := range a.webhooks {
-		if st := w.state.Load(); st.deliverable() && slices.Contains(st.events, typ) {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 // Events returns copies of every event the server keeps, oldest first

@@ -33,25 +33,17 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		want, given = n, vs[0]
 	}
 	a := k.acct
-	a.mu.RLock()
-	c, e := found(a, r)
-	var d export.Doc
-	var version int
-	if c != nil {
-		if want == 0 || want == c.version {
-			d, version = export.Doc{Name: c.name, Content: c.content, UpdatedAt: c.updatedAt, JSON: c.encode()}, c.version
-		} else if want <= len(c.versions) {
-			v := c.versions[want-1]
-			d, version = export.Doc{Name: v.v.Name, Content: v.v.Content, UpdatedAt: v.v.CreatedAt, JSON: c.asOfVersion(v)}, v.v.Version
-		} else {
-			e = httpapi.NotFound(fmt.Sprintf("context %s has no version %s: its versions are 1 to %d", c.id, given, c.version))
-		}
-	}
-	a.mu.RUnlock()
-	if e != nil {
-		httpapi.WriteError(w, e)
+	id := r.PathValue("id")
+	doc, has, current, found := a.AsOf(id, want)
+	switch {
+	case !found:
+		httpapi.WriteError(w, notFound(id))
+		return
+	case !has:
+		httpapi.WriteError(w, httpapi.NotFound(fmt.Sprintf("context %s has no version %s: its versions are 1 to %d", id, given, current)))
 		return
 	}
+	d, version := export.Doc{Name: doc.Name, Content: doc.Content, UpdatedAt: doc.UpdatedAt, JSON: doc.JSON}, doc.Version
 	body, err := export.Render(f, d)
 	if err != nil {
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusInternalServerError, Type: httpapi.TypeInternal, Message: "export failed"})
@@ -61,8 +53,8 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 	h["Content-Type"] = []string{f.ContentType}
 	h["Content-Disposition"] = []string{export.ContentDisposition(d.Name, version, f.Ext)}
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	s.emit(r.Context(), a.id, contextsvc.EventExportCompleted, exportCompletedData{
-		ExportID: ids.New("exp_"), ContextID: c.id, Version: version, Format: f.Name, SizeBytes: len(body),
+	s.emit(r.Context(), a.ID(), contextsvc.EventExportCompleted, exportCompletedData{
+		ExportID: ids.New("exp_"), ContextID: id, Version: version, Format: f.Name, SizeBytes: len(body),
 	})
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)

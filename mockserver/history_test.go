@@ -227,10 +227,10 @@ func TestDeletedContextIsCollected(t *testing.T) {
 	registerHook(t, ts, "https://example.com/h", "s", contextsvc.EventContextDeleted)
 	c := create(t, ts, mustJSON(map[string]any{"name": "Big", "content": strings.Repeat("word ", 100_000), "tags": []string{"t"}}))
 	do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, body: `{"content":"# New\n\nshort"}`})
-	a := ts.accounts[ts.DefaultKey().Account]
-	a.mu.RLock()
-	w := weak.Make(a.byID[c.ID])
-	a.mu.RUnlock()
+	// The first version's text: only the context's record holds it.
+	sc, _ := ts.Context(c.ID)
+	w := weak.Make(unsafe.StringData(sc.Versions[0].Content))
+	sc = StoredContext{}
 	if r := do(t, ts, call{method: "DELETE", path: "/v1/contexts/" + c.ID}); r.Status != 200 {
 		t.Fatal(r.Status)
 	}
@@ -277,10 +277,9 @@ func TestVersionTextHeldOnce(t *testing.T) {
 	if perVersion > 1.4 {
 		t.Errorf("%.0f bytes of heap per byte of text (%.1f MB for %d versions of 500 KB), want about 1", perVersion, grown/1e6, versions)
 	}
-	a := s.accounts[s.DefaultKey().Account]
-	c := a.byID[id]
-	last := c.versions[len(c.versions)-1].v.Content
-	if unsafe.StringData(c.content) != unsafe.StringData(last) {
+	c, _ := s.Context(id) // a copy that shares the stored strings
+	last := c.Versions[len(c.Versions)-1].Content
+	if unsafe.StringData(c.Content) != unsafe.StringData(last) {
 		t.Error("the current text is a copy of the latest version's")
 	}
 	runtime.KeepAlive(s)

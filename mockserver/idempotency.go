@@ -21,5 +21,5 @@ const (
 // carries an Idempotency-Key, and runs it plainly otherwise (see
 // idempotency.Store.Serve).
 func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, k *apiKey, h apiHandler) {
-	s.idem.Serve(w, r, s.clk, k.acct.id, func(w http.ResponseWriter, r *http.Request) { h(w, r, k) })
+	s.idem.Serve(w, r, s.clk, k.acct.ID(), func(w http.ResponseWriter, r *http.Request) { h(w, r, k) })
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // Plan names a rate-limit plan of an API key.
@@ -225,7 +226,7 @@ type apiKey struct {
 	perMinute int
 	burst     int
 	limitHdr  []string // precomputed X-RateLimit-Limit value
-	acct      *account
+	acct      *store.Account
 }
 
 // lookupKey finds the key whose token is token. Every configured key is

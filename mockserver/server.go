@@ -24,6 +24,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/idempotency"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // Server is the in-memory Context Management Service. It is an
@@ -52,14 +53,10 @@ type Server struct {
 	readBodyTimeout   time.Duration
 	idleTimeout       time.Duration
 
-	// accounts is fixed after New (accounts come from keys), so reading it
-	// needs no lock; each account has its own lock.
-	accounts    map[string]*account
-	accountList []*account
-
-	// hooks indexes every account's webhooks by id and registration order
-	// (webhooks.go). Its lock comes before an account's.
-	hooks webhookIndex
+	// store holds every account's contexts and webhooks. Its accounts are
+	// fixed after Open (accounts come from keys, and from a state file
+	// loaded at the start).
+	store *store.Store
 
 	// cursors makes the lists' cursors opaque and lets the server reject
 	// forged or corrupted ones.
@@ -72,7 +69,7 @@ type Server struct {
 	// event is recorded, with the account's active webhooks subscribed to
 	// its type and the context of the request (or Go call) that fired it.
 	// It is called without any store lock held.
-	onEvent func(ctx context.Context, ev events.Event, targets []*webhook)
+	onEvent func(ctx context.Context, ev events.Event, targets []*store.Webhook)
 
 	// deliveries is the webhook delivery engine, fed by onEvent.
 	deliveries *delivery.Engine
@@ -167,8 +164,7 @@ func Open(opts ...Option) (*Server, error) {
 		requestLog:        cf.requestLog,
 		adminHosts:        newAdminHosts(cf.adminHosts),
 		adminAuth:         cf.adminAuth,
-		accounts:          make(map[string]*account),
-		hooks:             webhookIndex{byID: make(map[string]*webhook)},
+		store:             store.New(),
 		events:            events.NewLog(cf.historyLimit, MaxEventHistoryBytes),
 		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
 		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
@@ -191,7 +187,7 @@ func Open(opts ...Option) (*Server, error) {
 		},
 		OnChange: s.deliveryChanged,
 	})
-	s.onEvent = func(ctx context.Context, ev events.Event, targets []*webhook) {
+	s.onEvent = func(ctx context.Context, ev events.Event, targets []*store.Webhook) {
 		for _, w := range targets {
 			// The event's Body is never changed, so the deliveries share
 			// it with the event log instead of copying it.
@@ -229,13 +225,8 @@ func Open(opts ...Option) (*Server, error) {
 			ak.limiter.Store(rate.NewLimiter(rate.Limit(float64(pm)/60), b))
 			ak.limitHdr = []string{strconv.Itoa(pm)}
 		}
-		a := s.accounts[k.Account]
-		if a == nil {
-			a = newAccount(k.Account)
-			s.accounts[k.Account] = a
-			s.accountList = append(s.accountList, a)
-		}
-		a.users = append(a.users, k.User)
+		a := s.store.AddAccount(k.Account)
+		a.AddUser(k.User)
 		ak.acct = a
 		s.keys = append(s.keys, ak)
 		if i == 0 {

@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"cmp"
 	"errors"
 	"io"
 	"slices"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // This file is the Go side of the state document: what the server keeps
@@ -137,30 +137,8 @@ type stateSnapshot struct {
 	salt        [16]byte
 	eventSeq    uint64
 	deliverySeq uint64
-	webhookSeq  uint64
-	accounts    []savedAccount
+	store       store.Saved
 	deliveries  []delivery.Saved
-}
-
-type savedAccount struct {
-	id         string
-	contextSeq uint64
-	contexts   []savedContext
-	webhooks   []savedWebhook
-}
-
-// savedWebhook is a webhook as it was when copied.
-type savedWebhook struct {
-	id        string
-	seq       uint64
-	createdAt time.Time
-	state     webhookState
-}
-
-type savedContext struct {
-	id       string
-	seq      uint64
-	versions []*versionRec
 }
 
 // snapshotState copies the state. The deliveries are copied first: each
@@ -175,23 +153,12 @@ func (s *Server) snapshotState() *stateSnapshot {
 	snap := &stateSnapshot{savedAt: s.clock.Now(), salt: s.cursors.Salt(), eventSeq: s.events.LastSeq()}
 	pending, dseq := s.deliveries.SavePending()
 	snap.deliverySeq = dseq
-	s.hooks.mu.RLock()
-	snap.webhookSeq = s.hooks.seq
-	s.hooks.mu.RUnlock()
+	snap.store = s.store.Save()
 	deliverable := make(map[string]bool)
-	for _, a := range s.accountList {
-		a.mu.RLock()
-		sa := savedAccount{id: a.id, contextSeq: a.nextSeq, contexts: make([]savedContext, len(a.order))}
-		for i, c := range a.order {
-			sa.contexts[i] = savedContext{id: c.id, seq: c.seq, versions: slices.Clip(c.versions)}
+	for _, a := range snap.store.Accounts {
+		for _, w := range a.Webhooks {
+			deliverable[w.ID] = w.State.Deliverable()
 		}
-		for _, w := range a.webhooks {
-			st := w.state.Load()
-			sa.webhooks = append(sa.webhooks, savedWebhook{id: w.id, seq: w.seq, createdAt: w.createdAt, state: *st})
-			deliverable[w.id] = st.deliverable()
-		}
-		a.mu.RUnlock()
-		snap.accounts = append(snap.accounts, sa)
 	}
 	snap.deliveries = slices.DeleteFunc(pending, func(d delivery.Saved) bool { return !deliverable[d.WebhookID] })
 	return snap
@@ -203,81 +170,20 @@ type loadedState struct {
 	salt        *[16]byte // nil: keep the server's
 	eventSeq    uint64
 	deliverySeq uint64
-	webhookSeq  uint64
-	accounts    []*loadedAccount
+	store       store.Loaded
 	deliveries  []delivery.Saved
 	// counts, for the log
 	contexts, versions, webhooks int
 }
 
-type loadedAccount struct {
-	id         string
-	contextSeq uint64
-	contexts   []*contextRec // ascending seq
-	webhooks   []*webhook
-}
-
-// installState makes st the server's state. Each account is swapped under
-// its own lock, with indexes built before, and the webhook index with
-// them, as Reset does; then the history is emptied and the deliveries
+// installState makes st the server's state: the store's data (see
+// store.Store.Install), then the history is emptied and the deliveries
 // restored. The caller holds stateMu, so no copy of the state sees it
 // half-way and no reset or other load comes between. addAccounts lets st
 // hold accounts no key belongs to (only before the server serves: the
 // account map is read without a lock).
 func (s *Server) installState(st *loadedState, addAccounts bool) {
-	byID := make(map[string]*loadedAccount, len(st.accounts))
-	for _, la := range st.accounts {
-		byID[la.id] = la
-		if addAccounts && s.accounts[la.id] == nil {
-			a := newAccount(la.id)
-			s.accounts[la.id] = a
-			s.accountList = append(s.accountList, a)
-		}
-	}
-	hooks := make(map[string]*webhook)
-	var hookOrder []*webhook
-	for _, la := range st.accounts {
-		for _, w := range la.webhooks {
-			hooks[w.id] = w
-			hookOrder = append(hookOrder, w)
-		}
-	}
-	slices.SortFunc(hookOrder, func(a, b *webhook) int { return cmp.Compare(a.seq, b.seq) })
-	s.hooks.mu.Lock()
-	// The webhooks replaced take no delivery from an event that read them
-	// just before (as after Reset).
-	for _, w := range s.hooks.order {
-		old := *w.state.Load()
-		old.deleted = true
-		w.state.Store(&old)
-	}
-	s.hooks.byID, s.hooks.order = hooks, hookOrder
-	s.hooks.seq = max(s.hooks.seq, st.webhookSeq)
-	for _, a := range s.accountList {
-		la := byID[a.id]
-		ids := make(map[string]*contextRec)
-		tags := make(map[string][]*contextRec)
-		var order []*contextRec
-		var accountHooks []*webhook
-		seq := uint64(0)
-		if la != nil {
-			order, accountHooks, seq = la.contexts, la.webhooks, la.contextSeq
-			ids = make(map[string]*contextRec, len(order))
-			for _, c := range order {
-				ids[c.id] = c
-				for _, t := range c.tags {
-					tags[t] = append(tags[t], c) // ascending seq, as order is
-				}
-			}
-		}
-		a.mu.Lock()
-		a.byID, a.order, a.byTag, a.webhooks = ids, order, tags, accountHooks
-		if la != nil {
-			a.nextSeq = seq
-		}
-		a.mu.Unlock()
-	}
-	s.hooks.mu.Unlock()
+	s.store.Install(&st.store, addAccounts)
 	if st.salt != nil {
 		s.cursors.SetSalt(st.salt)
 	}

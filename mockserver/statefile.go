@@ -206,9 +206,9 @@ func (s *Server) saveLocked() error {
 		}
 	} else {
 		nc, nw := 0, 0
-		for _, a := range snap.accounts {
-			nc += len(a.contexts)
-			nw += len(a.webhooks)
+		for _, a := range snap.store.Accounts {
+			nc += len(a.Contexts)
+			nw += len(a.Webhooks)
 		}
 		s.logger.Info("state saved", "path", p.path, "bytes", n, "contexts", nc, "webhooks", nw,
 			"pendingDeliveries", len(snap.deliveries), "duration", cost)
@@ -357,9 +357,9 @@ func (s *Server) loadStateFileLocked() error {
 	s.stateMu.Unlock()
 	p.current = true
 	var unreachable []string
-	for _, la := range st.accounts {
-		if !s.hasKeyFor(la.id) {
-			unreachable = append(unreachable, la.id)
+	for _, la := range st.store.Accounts {
+		if !s.hasKeyFor(la.ID) {
+			unreachable = append(unreachable, la.ID)
 		}
 	}
 	s.logger.Info("state loaded", "path", p.path, "contexts", st.contexts, "versions", st.versions,

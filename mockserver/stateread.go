@@ -22,8 +22,8 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // This file reads and validates a state document (the MockState schema of
@@ -48,7 +48,8 @@ type stateReader struct {
 	// ids seen so far: each kind is unique in the document
 	contextIDs, accountIDs, deliveryIDs map[string]bool
 
-	webhooks        map[string]*webhook
+	webhooks        map[string]*store.Webhook // by id, once their account is read
+	webhookIDs      map[string]bool           // every webhook id read so far
 	events          map[string]*delivery.Body
 	refs            []deliveryRef
 	lastDeliverySeq uint64
@@ -58,8 +59,8 @@ type stateReader struct {
 	// What the lists being read add to: the account, the context (and
 	// which of its versions need their changes worked out), the
 	// delivery's attempts.
-	acct     *loadedAccount
-	context  *contextRec
+	acct     *draftAccount
+	context  *draftContext
 	need     []bool
 	attempts []delivery.Attempt
 
@@ -102,7 +103,7 @@ func (r *readErrs) Read(p []byte) (int, error) {
 // analysisJob is a context whose analysis is to be made: its md, and the
 // changes of the versions marked in need (nil: none).
 type analysisJob struct {
-	c    *contextRec
+	c    *store.Context
 	need []bool
 }
 
@@ -120,7 +121,7 @@ func (s *Server) readState(r io.Reader, addAccounts bool) (*loadedState, error) 
 	rd := &stateReader{
 		s: s, src: readErrs{r: r}, addAccounts: addAccounts, now: s.clock.Now(), st: &loadedState{},
 		contextIDs: make(map[string]bool), accountIDs: make(map[string]bool), deliveryIDs: make(map[string]bool),
-		webhooks: make(map[string]*webhook), events: make(map[string]*delivery.Body), webhookSeqs: make(map[uint64]bool),
+		webhooks: make(map[string]*store.Webhook), webhookIDs: make(map[string]bool), events: make(map[string]*delivery.Body), webhookSeqs: make(map[uint64]bool),
 	}
 	rd.opts = rd.options()
 	err := rd.document(jsontext.NewDecoder(&rd.src))
@@ -500,58 +501,12 @@ func (rd *stateReader) analyze(job analysisJob) {
 			go func() {
 				defer rd.analyzed.Done()
 				for job := range rd.analyses {
-					analyzeContext(job.c, job.need)
+					job.c.Analyze(job.need)
 				}
 			}()
 		}
 	}
 	rd.analyses <- job
-}
-
-// analyzeContext makes what the server keeps of a context besides its
-// versions, as createContext and updateContext would have: the analysis
-// of its content (so the next update is diffed against it), its encoded
-// fields, and the changes of the versions marked in need, worked out as
-// the server does: a first version lists its sections, an update that
-// keeps the text changes nothing, another is diffed against the one
-// before.
-func analyzeContext(c *contextRec, need []bool) {
-	var prev analysis // of the previous version's content, when made
-	for i, vr := range c.versions {
-		v := &vr.v
-		changed := i == 0 || v.Content != c.versions[i-1].v.Content
-		switch {
-		case need == nil || !need[i]:
-			if changed {
-				prev.ok = false
-			}
-		case !changed:
-			v.Changes = contextsvc.Changes{SectionsModified: []string{}}
-		default:
-			cur := markdown.Analyze([]byte(v.Content))
-			switch {
-			case i == 0:
-				v.Changes = markdown.Diff(nil, cur)
-			case prev.ok:
-				v.Changes = markdown.Diff(&prev.info, cur)
-			default:
-				old := markdown.Analyze([]byte(c.versions[i-1].v.Content))
-				v.Changes = markdown.Diff(&old, cur)
-			}
-			prev = analysis{cur, true}
-		}
-	}
-	if !prev.ok {
-		prev.info = markdown.Analyze([]byte(c.content))
-	}
-	c.md = prev.info
-	c.encodeMeta()
-}
-
-// analysis is the Markdown analysis of a text, when it has been made.
-type analysis struct {
-	info markdown.Info
-	ok   bool
 }
 
 func stateErr(path, format string, args ...any) *StateError {
@@ -652,7 +607,7 @@ func (rd *stateReader) document(dec *jsontext.Decoder) error {
 	}
 	rd.st.eventSeq = uint64(doc.EventSeq.v)
 	rd.st.deliverySeq = uint64(doc.DeliverySeq.v)
-	rd.st.webhookSeq = uint64(doc.WebhookSeq.v)
+	rd.st.store.WebhookSeq = uint64(doc.WebhookSeq.v)
 	return rd.finish()
 }
 
@@ -707,7 +662,7 @@ type accountDoc struct {
 
 // account reads an account, a context at a time.
 func (rd *stateReader) account(dec *jsontext.Decoder, _ int) error {
-	la := &loadedAccount{}
+	la := &draftAccount{}
 	rd.acct = la
 	var doc accountDoc
 	if err := json.UnmarshalDecode(dec, &doc); err != nil {
@@ -725,26 +680,49 @@ func (rd *stateReader) account(dec *jsontext.Decoder, _ int) error {
 		return fault(dec, "webhooks", "%d webhooks: an account has at most %d", len(la.webhooks), MaxWebhooksPerAccount)
 	case rd.accountIDs[acct]:
 		return fault(dec, "id", "account %q appears twice", acct)
-	case !rd.addAccounts && rd.s.accounts[acct] == nil:
+	case !rd.addAccounts && rd.s.store.Account(acct) == nil:
 		return fault(dec, "id", "no key of this server belongs to account %q: a state's accounts must be the server's own "+
 			"(give it a key: the command's -key KEY:plan:scope:%s, or mockserver.WithKey)", acct, acct)
 	}
 	rd.accountIDs[acct] = true
-	la.id = acct
+	loaded := &store.LoadedAccount{ID: acct, Contexts: la.contexts}
 	if n := len(la.contexts); n > 0 {
-		la.contextSeq = la.contexts[n-1].seq
+		loaded.ContextSeq = la.contexts[n-1].Seq()
 	}
 	if doc.ContextSeq.ok {
-		if uint64(doc.ContextSeq.v) < la.contextSeq {
-			return fault(dec, "contextSeq", "%d is below the last context's seq %d", doc.ContextSeq.v, la.contextSeq)
+		if uint64(doc.ContextSeq.v) < loaded.ContextSeq {
+			return fault(dec, "contextSeq", "%d is below the last context's seq %d", doc.ContextSeq.v, loaded.ContextSeq)
 		}
-		la.contextSeq = uint64(doc.ContextSeq.v)
+		loaded.ContextSeq = uint64(doc.ContextSeq.v)
 	}
-	for _, wh := range la.webhooks {
-		wh.account = acct
+	for _, d := range la.webhooks {
+		wh := store.NewWebhook(d.id, acct, d.seq, d.createdAt, d.state)
+		rd.webhooks[d.id] = wh
+		loaded.Webhooks = append(loaded.Webhooks, wh)
 	}
-	rd.st.accounts = append(rd.st.accounts, la)
+	rd.st.store.Accounts = append(rd.st.store.Accounts, loaded)
 	return nil
+}
+
+// draftAccount is an account being read: its contexts, built as they are
+// read, and its webhooks, built once its id is read.
+type draftAccount struct {
+	contexts []*store.Context // ascending seq
+	webhooks []draftWebhook
+}
+
+// draftWebhook is a webhook read, its account not yet known.
+type draftWebhook struct {
+	id        string
+	seq       uint64
+	createdAt time.Time
+	state     store.WebhookState
+}
+
+// draftContext is a context being read: its versions so far.
+type draftContext struct {
+	id       string
+	versions []*store.Version
 }
 
 // contextDoc is a context: its versions, oldest first.
@@ -759,7 +737,7 @@ type contextDoc struct {
 // (analyzeContext).
 func (rd *stateReader) contextAt(dec *jsontext.Decoder, _ int) error {
 	la := rd.acct
-	c := &contextRec{}
+	c := &draftContext{}
 	rd.context, rd.need = c, nil
 	rd.contextDoc = contextDoc{}
 	doc := &rd.contextDoc
@@ -780,19 +758,17 @@ func (rd *stateReader) contextAt(dec *jsontext.Decoder, _ int) error {
 	}
 	prev := uint64(0)
 	if n := len(la.contexts); n > 0 {
-		prev = la.contexts[n-1].seq
+		prev = la.contexts[n-1].Seq()
 	}
-	c.seq = prev + 1
+	seq := prev + 1
 	if doc.Seq.ok {
-		if c.seq = uint64(doc.Seq.v); c.seq <= prev {
-			return fault(dec, "seq", "%d is not above the seq of the context before it (%d): contexts are listed in creation order", c.seq, prev)
+		if seq = uint64(doc.Seq.v); seq <= prev {
+			return fault(dec, "seq", "%d is not above the seq of the context before it (%d): contexts are listed in creation order", seq, prev)
 		}
 	}
-	first, last := &c.versions[0].v, &c.versions[len(c.versions)-1].v
-	c.name, c.content, c.tags, c.version = last.Name, last.Content, last.Tags, last.Version
-	c.createdAt, c.updatedAt = first.CreatedAt, last.CreatedAt
-	rd.analyze(analysisJob{c, rd.need})
-	la.contexts = append(la.contexts, c)
+	built := store.NewContext(c.id, seq, c.versions)
+	rd.analyze(analysisJob{built, rd.need})
+	la.contexts = append(la.contexts, built)
 	rd.st.contexts++
 	rd.st.versions += len(c.versions)
 	return nil
@@ -867,7 +843,7 @@ func (rd *stateReader) version(dec *jsontext.Decoder, i int) error {
 	if err != nil {
 		return err
 	}
-	v := StoredVersion{Version: doc.Version.v, CreatedAt: doc.CreatedAt.v, CreatedBy: doc.CreatedBy.v, Tags: []string{}}
+	v := &store.Version{Version: doc.Version.v, CreatedAt: doc.CreatedAt.v, CreatedBy: doc.CreatedBy.v, Tags: []string{}}
 	if doc.Version.ok && v.Version != i+1 {
 		return fault(dec, "version", "is %d, but versions are numbered 1, 2, 3… in order: this one must be %d", v.Version, i+1)
 	}
@@ -903,7 +879,7 @@ func (rd *stateReader) version(dec *jsontext.Decoder, i int) error {
 	// What an unchanged field shares with the version before, as the
 	// server's own versions do: each text is held once.
 	if n := len(c.versions); n > 0 {
-		prev := &c.versions[n-1].v
+		prev := c.versions[n-1]
 		if v.Name == prev.Name {
 			v.Name = prev.Name
 		}
@@ -914,7 +890,7 @@ func (rd *stateReader) version(dec *jsontext.Decoder, i int) error {
 			v.Tags = prev.Tags
 		}
 	}
-	c.versions = append(c.versions, newVersionRec(v))
+	c.versions = append(c.versions, v)
 	// The versions whose changes are to be worked out.
 	if !doc.Changes.ok && rd.need == nil {
 		rd.need = make([]bool, i, i+1)
@@ -945,13 +921,14 @@ func (rd *stateReader) webhook(dec *jsontext.Decoder, _ int) error {
 	if err := json.UnmarshalDecode(dec, &doc); err != nil {
 		return err
 	}
-	wh := &webhook{id: doc.ID.v, createdAt: doc.CreatedAt.v}
-	st := &webhookState{active: true, url: doc.URL.v, secret: doc.Secret.v}
+	wh := draftWebhook{id: doc.ID.v, createdAt: doc.CreatedAt.v}
+	st := &wh.state
+	st.Active, st.URL, st.Secret = true, doc.URL.v, doc.Secret.v
 	if doc.ID.ok {
 		if err := rd.checkID(dec, "id", wh.id, webhookIDRegexp, "webhook", nil); err != nil {
 			return err
 		}
-		if rd.webhooks[wh.id] != nil {
+		if rd.webhookIDs[wh.id] {
 			return fault(dec, "id", "webhook id %q appears twice", wh.id)
 		}
 	}
@@ -959,24 +936,24 @@ func (rd *stateReader) webhook(dec *jsontext.Decoder, _ int) error {
 	var e *httpapi.Error
 	field := "url"
 	if doc.URL.ok {
-		e = rules.WebhookURL(st.url, rd.s.httpsOnly)
+		e = rules.WebhookURL(st.URL, rd.s.httpsOnly)
 	}
 	if e == nil && doc.Events.ok {
 		types := make([]contextsvc.EventType, len(doc.Events.v))
 		for i, ev := range doc.Events.v {
 			types[i] = contextsvc.EventType(ev)
 		}
-		st.events, e = rules.WebhookEvents(types)
+		st.Events, e = rules.WebhookEvents(types)
 		field = "events"
 	}
 	if e == nil && doc.Secret.ok {
-		e, field = rules.WebhookSecret(st.secret), "secret"
+		e, field = rules.WebhookSecret(st.Secret), "secret"
 	}
 	if e != nil {
 		return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), field), e)
 	}
 	if doc.Active.ok {
-		st.active = doc.Active.v
+		st.Active = doc.Active.v
 	}
 	if err := required(dec, given{"id", doc.ID.ok}, given{"url", doc.URL.ok}, given{"events", doc.Events.ok}, given{"secret", doc.Secret.ok}, given{"createdAt", doc.CreatedAt.ok}); err != nil {
 		return err
@@ -988,8 +965,7 @@ func (rd *stateReader) webhook(dec *jsontext.Decoder, _ int) error {
 	}
 	rd.webhookSeqs[wh.seq] = true
 	rd.lastWebhookSeq = max(rd.lastWebhookSeq, wh.seq)
-	wh.state.Store(st)
-	rd.webhooks[wh.id] = wh
+	rd.webhookIDs[wh.id] = true
 	rd.st.webhooks++
 	rd.acct.webhooks = append(rd.acct.webhooks, wh)
 	return nil
@@ -1155,18 +1131,18 @@ func (rd *stateReader) finish() error {
 		if wh == nil {
 			return stateErr(at("webhookId"), "no webhook %q in any account", ref.d.WebhookID)
 		}
-		st := wh.state.Load()
-		if !st.active {
+		st := wh.State()
+		if !st.Active {
 			return stateErr(at("webhookId"), "webhook %q is inactive: an inactive webhook has no pending delivery", ref.d.WebhookID)
 		}
 		d := ref.d
 		d.Event, d.Hook = ev, wh
 		if !ref.hasURL {
-			d.URL = st.url
+			d.URL = st.URL
 		}
 		rd.st.deliveries = append(rd.st.deliveries, d)
 	}
 	rd.st.deliverySeq = max(rd.st.deliverySeq, rd.lastDeliverySeq)
-	rd.st.webhookSeq = max(rd.st.webhookSeq, rd.lastWebhookSeq)
+	rd.st.store.WebhookSeq = max(rd.st.store.WebhookSeq, rd.lastWebhookSeq)
 	return nil
 }

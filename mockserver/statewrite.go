@@ -12,6 +12,7 @@ import (
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // The state document is JSON (the MockState schema of openapi.yaml states
@@ -170,15 +171,15 @@ func (snap *stateSnapshot) writeTo(w io.Writer) (int64, error) {
 	sw.str("cursorSalt", hex.EncodeToString(snap.salt[:]))
 	sw.uint("eventSeq", snap.eventSeq)
 	sw.uint("deliverySeq", snap.deliverySeq)
-	sw.uint("webhookSeq", snap.webhookSeq)
+	sw.uint("webhookSeq", snap.store.WebhookSeq)
 	sw.end(true)
 	sw.raw(`,"accounts":[`)
-	for i := range snap.accounts {
+	for i := range snap.store.Accounts {
 		if i > 0 {
 			sw.raw(",")
 		}
 		sw.raw("\n")
-		sw.account(&snap.accounts[i])
+		sw.account(&snap.store.Accounts[i])
 	}
 	sw.raw("\n],\"events\":[")
 	// The events the pending deliveries need, each once: the exact bytes
@@ -215,38 +216,37 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-func (sw *stateWriter) account(a *savedAccount) {
+func (sw *stateWriter) account(a *store.SavedAccount) {
 	sw.begin()
-	sw.str("id", a.id)
-	sw.uint("contextSeq", a.contextSeq)
+	sw.str("id", a.ID)
+	sw.uint("contextSeq", a.ContextSeq)
 	sw.end(true)
 	sw.raw(`,"contexts":[`)
-	for i := range a.contexts {
+	for i := range a.Contexts {
 		if i > 0 {
 			sw.raw(",")
 		}
 		sw.raw("\n")
-		sw.context(&a.contexts[i])
+		sw.context(&a.Contexts[i])
 	}
 	sw.raw("\n],\"webhooks\":[")
-	for i := range a.webhooks {
+	for i := range a.Webhooks {
 		if i > 0 {
 			sw.raw(",")
 		}
 		sw.raw("\n")
-		sw.webhook(&a.webhooks[i])
+		sw.webhook(&a.Webhooks[i])
 	}
 	sw.raw("\n]}")
 }
 
-func (sw *stateWriter) context(c *savedContext) {
+func (sw *stateWriter) context(c *store.SavedContext) {
 	sw.begin()
-	sw.str("id", c.id)
-	sw.uint("seq", c.seq)
+	sw.str("id", c.ID)
+	sw.uint("seq", c.Seq)
 	sw.tok(jsontext.String("versions"))
 	sw.tok(jsontext.BeginArray)
-	for _, vr := range c.versions {
-		v := &vr.v
+	for _, v := range c.Versions {
 		sw.tok(jsontext.BeginObject)
 		sw.int("version", int64(v.Version))
 		sw.str("name", v.Name)
@@ -265,21 +265,21 @@ func (sw *stateWriter) context(c *savedContext) {
 	sw.end(false)
 }
 
-func (sw *stateWriter) webhook(w *savedWebhook) {
+func (sw *stateWriter) webhook(w *store.SavedWebhook) {
 	sw.begin()
-	sw.str("id", w.id)
-	sw.uint("seq", w.seq)
-	sw.str("url", w.state.url)
+	sw.str("id", w.ID)
+	sw.uint("seq", w.Seq)
+	sw.str("url", w.State.URL)
 	sw.tok(jsontext.String("events"))
 	sw.tok(jsontext.BeginArray)
-	for _, e := range w.state.events {
+	for _, e := range w.State.Events {
 		sw.tok(jsontext.String(string(e)))
 	}
 	sw.tok(jsontext.EndArray)
-	sw.str("secret", w.state.secret)
-	sw.time("createdAt", w.createdAt)
+	sw.str("secret", w.State.Secret)
+	sw.time("createdAt", w.CreatedAt)
 	sw.tok(jsontext.String("active"))
-	sw.tok(jsontext.Bool(w.state.active))
+	sw.tok(jsontext.Bool(w.State.Active))
 	sw.end(false)
 }
 

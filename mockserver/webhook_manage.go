@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
-	"sort"
 	"strings"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
@@ -13,6 +11,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // This file is webhook management, which the reference shows no /v1
@@ -74,58 +73,30 @@ func (u WebhookUpdate) GoString() string { return u.String() }
 // Webhook returns the webhook with the given id, whatever its account, and
 // whether it exists. A deleted webhook does not.
 func (s *Server) Webhook(id string) (Webhook, bool) {
-	s.hooks.mu.RLock()
-	defer s.hooks.mu.RUnlock()
-	w, ok := s.hooks.byID[id]
+	w, ok := s.store.Webhook(id)
 	if !ok {
 		return Webhook{}, false
 	}
-	return w.public(), true
+	return Webhook(w.Info()), true
 }
 
 // AccountWebhooks returns the webhooks of an account in registration
 // order (at most [MaxWebhooksPerAccount]); nil for an unknown account.
 func (s *Server) AccountWebhooks(account string) []Webhook {
-	a := s.accounts[account]
+	a := s.store.Account(account)
 	if a == nil {
 		return nil
 	}
-	return a.appendWebhooks([]Webhook{})
+	return appendWebhooks([]Webhook{}, a)
 }
 
 // appendWebhooks appends copies of a's webhooks to out, in registration
 // order.
-func (a *account) appendWebhooks(out []Webhook) []Webhook {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	out = slices.Grow(out, len(a.webhooks))
-	for _, w := range a.webhooks {
-		out = append(out, w.public())
+func appendWebhooks(out []Webhook, a *store.Account) []Webhook {
+	for _, w := range a.AccountWebhooks(nil) {
+		out = append(out, Webhook(w))
 	}
 	return out
-}
-
-// webhookPage returns up to limit webhooks registered after position after
-// (0: from the first), of account when it is not "", and the position to
-// continue from when more follow (0 when none do). It starts with a binary
-// search, so its cost does not grow with its depth.
-func (s *Server) webhookPage(after uint64, limit int, account string) (out []Webhook, next uint64) {
-	s.hooks.mu.RLock()
-	defer s.hooks.mu.RUnlock()
-	src := s.hooks.order
-	i := sort.Search(len(src), func(i int) bool { return src[i].seq > after })
-	out = make([]Webhook, 0, min(limit, len(src)-i))
-	for ; i < len(src); i++ {
-		w := src[i]
-		if account != "" && w.account != account {
-			continue
-		}
-		if len(out) == limit {
-			return out, src[i-1].seq
-		}
-		out = append(out, w.public())
-	}
-	return out, 0
 }
 
 // UpdateWebhook changes a webhook in place (see [WebhookUpdate]) and
@@ -192,35 +163,28 @@ func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *httpapi.Er
 		}
 	}
 
-	s.hooks.mu.Lock()
-	w, ok := s.hooks.byID[id]
+	w, old, st, ok := s.store.UpdateWebhook(id, func(st *store.WebhookState) {
+		if u.URL != nil {
+			st.URL = *u.URL
+		}
+		if events != nil {
+			st.Events = events
+		}
+		if u.Active != nil {
+			st.Active = *u.Active
+		}
+		if u.Secret != nil {
+			st.Secret = *u.Secret
+		}
+	})
 	if !ok {
-		s.hooks.mu.Unlock()
 		return Webhook{}, webhookNotFound(id)
 	}
-	old := w.state.Load()
-	st := *old
-	if u.URL != nil {
-		st.url = *u.URL
-	}
-	if events != nil {
-		st.events = events
-	}
-	if u.Active != nil {
-		st.active = *u.Active
-	}
-	if u.Secret != nil {
-		st.secret = *u.Secret
-	}
-	// A new state, never a change to the old one: an attempt that read
-	// the old one sends with it, the next reads this one.
-	w.state.Store(&st)
-	pub := w.public()
-	s.hooks.mu.Unlock()
+	pub := Webhook(w.Info())
 
 	s.stateChanged()
 	ended := 0
-	if old.deliverable() && !st.deliverable() {
+	if old.Deliverable() && !st.Deliverable() {
 		ended = s.deliveries.Retire(w)
 	}
 	s.logger.Info("webhook changed", "webhook", id, "change", u.String(), "endedDeliveries", ended)
@@ -230,27 +194,14 @@ func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *httpapi.Er
 
 // deleteWebhook is DeleteWebhook with the admin API's errors.
 func (s *Server) deleteWebhook(id string) *httpapi.Error {
-	s.hooks.mu.Lock()
-	w, ok := s.hooks.byID[id]
+	w, ok := s.store.DeleteWebhook(id)
 	if !ok {
-		s.hooks.mu.Unlock()
 		return webhookNotFound(id)
 	}
-	delete(s.hooks.byID, id)
-	i := sort.Search(len(s.hooks.order), func(i int) bool { return s.hooks.order[i].seq >= w.seq })
-	s.hooks.order = slices.Delete(s.hooks.order, i, i+1)
-	a := s.accounts[w.account]
-	a.mu.Lock()
-	a.webhooks = slices.DeleteFunc(a.webhooks, func(x *webhook) bool { return x == w })
-	a.mu.Unlock()
-	st := *w.state.Load()
-	st.deleted = true
-	w.state.Store(&st)
-	s.hooks.mu.Unlock()
 
 	s.stateChanged()
 	ended := s.deliveries.Retire(w)
 	s.logger.Info("webhook deleted", "webhook", id, "endedDeliveries", ended)
-	s.changes.Publish(changes.Change{Kind: changes.KindWebhook, ID: id, Action: "deleted", Account: w.account})
+	s.changes.Publish(changes.Change{Kind: changes.KindWebhook, ID: id, Action: "deleted", Account: w.Account()})
 	return nil
 }

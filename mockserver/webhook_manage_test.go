@@ -134,9 +134,8 @@ func TestAdminWebhooks(t *testing.T) {
 	if w, _ := ts.Webhook(ids[0]); !cmp.Equal(want, w) {
 		t.Errorf("after PATCH Webhook says %+v", w)
 	}
-	ts.hooks.mu.RLock()
-	secret := ts.hooks.byID[ids[0]].state.Load().secret
-	ts.hooks.mu.RUnlock()
+	hook, _ := ts.store.Webhook(ids[0])
+	secret := hook.State().Secret
 	if secret != "whsec_rotated" {
 		t.Errorf("secret after PATCH: %q", secret)
 	}
@@ -209,9 +208,8 @@ func TestAdminWebhooks(t *testing.T) {
 // a test mints.
 func webhookSeq(t *testing.T, ts *TestServer, id string) uint64 {
 	t.Helper()
-	ts.hooks.mu.RLock()
-	defer ts.hooks.mu.RUnlock()
-	return ts.hooks.byID[id].seq
+	w, _ := ts.store.Webhook(id)
+	return w.Seq()
 }
 
 func idsOf(ws []Webhook) []string {
