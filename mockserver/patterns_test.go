@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
 )
 
 // TestDocumentPatternsAreTheServers checks that the patterns openapi.yaml
@@ -26,10 +27,10 @@ func TestDocumentPatternsAreTheServers(t *testing.T) {
 		"WebhookURL":    rules.WebhookURLPattern,
 		"MockDuration":  durationPattern,
 		"MockEventType": rules.EventTypePattern,
-		"Timestamp":     timestampPattern,
-		"ContextID":     contextIDPattern,
-		"UserID":        userIDPattern,
-		"EventID":       eventIDPattern,
+		"Timestamp":     state.TimestampPattern,
+		"ContextID":     state.ContextIDPattern,
+		"UserID":        state.UserIDPattern,
+		"EventID":       state.EventIDPattern,
 		"AccountID":     rules.AccountPattern,
 	} {
 		if got := doc.Components.Schemas[name].Value.Pattern; got != want {
@@ -38,10 +39,10 @@ func TestDocumentPatternsAreTheServers(t *testing.T) {
 	}
 	// The state document's own patterns.
 	for _, p := range []struct{ schema, property, want string }{
-		{"MockState", "cursorSalt", saltPattern},
-		{"MockStateWebhook", "id", webhookIDPattern},
-		{"MockStateDelivery", "id", deliveryIDPattern},
-		{"MockStateDelivery", "webhookId", webhookIDPattern},
+		{"MockState", "cursorSalt", state.SaltPattern},
+		{"MockStateWebhook", "id", state.WebhookIDPattern},
+		{"MockStateDelivery", "id", state.DeliveryIDPattern},
+		{"MockStateDelivery", "webhookId", state.WebhookIDPattern},
 	} {
 		if got := doc.Components.Schemas[p.schema].Value.Properties[p.property].Value.Pattern; got != p.want {
 			t.Errorf("%s.%s: the document's pattern\n%s\nis not the server's\n%s", p.schema, p.property, got, p.want)

@@ -77,7 +77,7 @@ type Server struct {
 	// faults are the faults injected into /v1 requests.
 	faults *faults.Set
 
-	// idem holds the POSTs' idempotency keys (idempotency.go).
+	// idem holds the POSTs' idempotency keys.
 	idem idempotency.Store
 
 	// stateMu makes the changes of the whole state (LoadState and PUT

@@ -4,30 +4,22 @@ import (
 	"errors"
 	"io"
 	"slices"
-	"time"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
 )
 
 // This file is the Go side of the state document: what the server keeps
 // across a restart (contexts with all their versions, webhooks with their
 // secrets, pending deliveries with their schedules), written by SaveState
-// and read back by LoadState. The document is written by statewrite.go,
-// read and validated by stateread.go (both on go-json-experiment/json's
-// streaming encoder and decoder, jsonread.go the errors' words); the
-// file that holds it (-state-file) is statefile.go's, and the delivery
-// engine's part is in deliverystate.go.
+// and read back by LoadState. The document is written and read by the
+// state package; the file that holds it (-state-file) is statefile.go's.
 
 // StateFormatVersion is the version of the state document this server
 // writes and the newest it reads. A document of a newer version is refused
 // (the error wraps [ErrStateTooNew]) rather than read wrongly.
 const StateFormatVersion = 1
-
-// stateFormatName is the value of a state document's "format" field, so a
-// JSON file that is not one is told apart with a clear error.
-const stateFormatName = "contextsvc-mock-state"
 
 // ErrInvalidState is wrapped by every error of [Server.LoadState] (and of
 // [Open] for a state file) about the document itself: malformed JSON, a
@@ -89,7 +81,7 @@ func (e *StateError) field() string {
 // pointers are copied; the text is written after. GET /_mock/state serves
 // the same document.
 func (s *Server) SaveState(w io.Writer) error {
-	_, err := s.snapshotState().writeTo(w)
+	_, err := s.snapshotState().WriteTo(w)
 	return err
 }
 
@@ -127,53 +119,27 @@ func (s *Server) LoadState(r io.Reader) error {
 	return nil
 }
 
-// stateSnapshot is a copy of what the document holds, taken under the
-// locks and written without them: strings and recorded versions never
-// change once stored, so it shares them with the server. No load or reset
-// runs while it is taken (stateMu); requests may, each wholly before or
-// after the part of the copy it touches.
-type stateSnapshot struct {
-	savedAt     time.Time
-	salt        [16]byte
-	eventSeq    uint64
-	deliverySeq uint64
-	store       store.Saved
-	deliveries  []delivery.Saved
-}
-
 // snapshotState copies the state. The deliveries are copied first: each
 // was made for a webhook that took deliveries then, so a delivery whose
 // webhook is missing from the accounts copied after it, or no longer takes
 // deliveries, lost it meanwhile (a delete, a deactivation, a reset), and
 // is left out, as the server ends it; the document never names a webhook
 // it does not hold, nor has a pending delivery to an inactive one.
-func (s *Server) snapshotState() *stateSnapshot {
+func (s *Server) snapshotState() *state.Snapshot {
 	s.stateMu.RLock()
 	defer s.stateMu.RUnlock()
-	snap := &stateSnapshot{savedAt: s.clock.Now(), salt: s.cursors.Salt(), eventSeq: s.events.LastSeq()}
+	snap := &state.Snapshot{SavedAt: s.clock.Now(), Salt: s.cursors.Salt(), EventSeq: s.events.LastSeq()}
 	pending, dseq := s.deliveries.SavePending()
-	snap.deliverySeq = dseq
-	snap.store = s.store.Save()
+	snap.DeliverySeq = dseq
+	snap.Store = s.store.Save()
 	deliverable := make(map[string]bool)
-	for _, a := range snap.store.Accounts {
+	for _, a := range snap.Store.Accounts {
 		for _, w := range a.Webhooks {
 			deliverable[w.ID] = w.State.Deliverable()
 		}
 	}
-	snap.deliveries = slices.DeleteFunc(pending, func(d delivery.Saved) bool { return !deliverable[d.WebhookID] })
+	snap.Deliveries = slices.DeleteFunc(pending, func(d delivery.Saved) bool { return !deliverable[d.WebhookID] })
 	return snap
-}
-
-// loadedState is a validated state document, ready to install: the
-// contexts are built (indexes aside), the deliveries carry their secrets.
-type loadedState struct {
-	salt        *[16]byte // nil: keep the server's
-	eventSeq    uint64
-	deliverySeq uint64
-	store       store.Loaded
-	deliveries  []delivery.Saved
-	// counts, for the log
-	contexts, versions, webhooks int
 }
 
 // installState makes st the server's state: the store's data (see
@@ -182,12 +148,25 @@ type loadedState struct {
 // half-way and no reset or other load comes between. addAccounts lets st
 // hold accounts no key belongs to (only before the server serves: the
 // account map is read without a lock).
-func (s *Server) installState(st *loadedState, addAccounts bool) {
-	s.store.Install(&st.store, addAccounts)
-	if st.salt != nil {
-		s.cursors.SetSalt(st.salt)
+func (s *Server) installState(st *state.Loaded, addAccounts bool) {
+	s.store.Install(&st.Store, addAccounts)
+	if st.Salt != nil {
+		s.cursors.SetSalt(st.Salt)
 	}
-	s.events.ResetTo(st.eventSeq)
+	s.events.ResetTo(st.EventSeq)
 	s.idem.Reset()
-	s.deliveries.Restore(st.deliveries, st.deliverySeq)
+	s.deliveries.Restore(st.Deliveries, st.DeliverySeq)
+}
+
+// readState reads and validates a whole document; nothing is applied. A
+// document refused is a *StateError.
+func (s *Server) readState(r io.Reader, addAccounts bool) (*state.Loaded, error) {
+	st, err := state.Read(r, state.ReadConfig{
+		Now: s.clock.Now(), HTTPSOnly: s.httpsOnly, AddAccounts: addAccounts, MaxWebhooks: MaxWebhooksPerAccount,
+		Known: func(account string) bool { return s.store.Account(account) != nil },
+	})
+	if de, ok := errors.AsType[*state.Error](err); ok {
+		return nil, &StateError{Path: de.Path, Message: de.Message, tooNew: de.TooNew}
+	}
+	return st, err
 }

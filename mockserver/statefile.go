@@ -125,14 +125,22 @@ func writeFileAtomic(path string, write func(io.Writer) (int64, error)) (int64, 
 		return statefile.WriteAtomic(path, write)
 	}
 	return statefile.WriteAtomic(path, func(f io.Writer) (int64, error) {
-		var n int64
-		return write(writerFunc(func(p []byte) (int, error) {
-			k, err := f.Write(p)
-			n += int64(k)
-			hook(n)
-			return k, err
-		}))
+		return write(&progressWriter{w: f, hook: hook})
 	})
+}
+
+// progressWriter tells hook of the bytes written so far at each write.
+type progressWriter struct {
+	w    io.Writer
+	n    int64
+	hook func(written int64)
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	k, err := p.w.Write(b)
+	p.n += int64(k)
+	p.hook(p.n)
+	return k, err
 }
 
 // stateChanged notes that the state changed: the state file is written
@@ -190,7 +198,7 @@ func (s *Server) saveLocked() error {
 	if p.writing != nil {
 		p.writing()
 	}
-	n, err := writeFileAtomic(p.path, snap.writeTo)
+	n, err := writeFileAtomic(p.path, snap.WriteTo)
 	cost := time.Since(start)
 	p.mu.Lock()
 	p.lastCost = cost
@@ -206,12 +214,12 @@ func (s *Server) saveLocked() error {
 		}
 	} else {
 		nc, nw := 0, 0
-		for _, a := range snap.store.Accounts {
+		for _, a := range snap.Store.Accounts {
 			nc += len(a.Contexts)
 			nw += len(a.Webhooks)
 		}
 		s.logger.Info("state saved", "path", p.path, "bytes", n, "contexts", nc, "webhooks", nw,
-			"pendingDeliveries", len(snap.deliveries), "duration", cost)
+			"pendingDeliveries", len(snap.Deliveries), "duration", cost)
 	}
 	if p.saved != nil {
 		p.saved(err)
@@ -357,13 +365,13 @@ func (s *Server) loadStateFileLocked() error {
 	s.stateMu.Unlock()
 	p.current = true
 	var unreachable []string
-	for _, la := range st.store.Accounts {
+	for _, la := range st.Store.Accounts {
 		if !s.hasKeyFor(la.ID) {
 			unreachable = append(unreachable, la.ID)
 		}
 	}
-	s.logger.Info("state loaded", "path", p.path, "contexts", st.contexts, "versions", st.versions,
-		"webhooks", st.webhooks, "pendingDeliveries", len(st.deliveries), "duration", time.Since(start))
+	s.logger.Info("state loaded", "path", p.path, "contexts", st.Contexts, "versions", st.Versions,
+		"webhooks", st.Webhooks, "pendingDeliveries", len(st.Deliveries), "duration", time.Since(start))
 	if len(unreachable) > 0 {
 		s.logger.Warn("the state file holds accounts no key belongs to: their data is kept (and saved again) but no request reaches it; "+
 			"give them keys to use them", "path", p.path, "accounts", unreachable)

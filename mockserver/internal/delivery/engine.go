@@ -155,7 +155,7 @@ type Engine struct {
 	// order holds the kept deliveries in creation order (ascending
 	// created), for lists: a page starts with a binary search. byHook,
 	// byAccount and byType hold those of one webhook, account and event
-	// type, so a filtered page walks only them (delivery_index.go).
+	// type, so a filtered page walks only them (index.go).
 	order     deliveryIndex
 	byHook    map[string]*deliveryIndex
 	byAccount map[string]*deliveryIndex

@@ -1,4 +1,4 @@
-package mockserver
+package state
 
 import (
 	"bytes"
@@ -27,23 +27,21 @@ import (
 )
 
 // This file reads and validates a state document (the MockState schema of
-// openapi.yaml; statewrite.go writes it) as a stream, with the JSON
+// openapi.yaml; write.go writes it) as a stream, with the JSON
 // library's streaming decoder: a context is built as soon as it is read,
 // and nothing holds the document's bytes. The decoder refuses a name given
 // twice and invalid UTF-8 (lone surrogate escapes included); the
 // unmarshaling refuses unknown members (RejectUnknownMembers), and the
 // unmarshalers of the document's types refuse null; every field is held
-// to the API's own rules, with its messages. The first fault stops the reading with a StateError naming
+// to the API's own rules, with its messages. The first fault stops the reading with an Error naming
 // its path.
 
 // stateReader reads one document.
 type stateReader struct {
-	s           *Server
-	src         readErrs
-	addAccounts bool // accounts no key belongs to are kept (a state file at start)
-	now         time.Time
-	st          *loadedState
-	opts        json.Options
+	cfg  ReadConfig
+	src  readErrs
+	st   *Loaded
+	opts json.Options
 
 	// ids seen so far: each kind is unique in the document
 	contextIDs, accountIDs, deliveryIDs map[string]bool
@@ -116,10 +114,10 @@ type deliveryRef struct {
 	hasURL  bool
 }
 
-// readState reads and validates a whole document; nothing is applied.
-func (s *Server) readState(r io.Reader, addAccounts bool) (*loadedState, error) {
+// Read reads and validates a whole document; nothing is applied.
+func Read(r io.Reader, cfg ReadConfig) (*Loaded, error) {
 	rd := &stateReader{
-		s: s, src: readErrs{r: r}, addAccounts: addAccounts, now: s.clock.Now(), st: &loadedState{},
+		cfg: cfg, src: readErrs{r: r}, st: &Loaded{},
 		contextIDs: make(map[string]bool), accountIDs: make(map[string]bool), deliveryIDs: make(map[string]bool),
 		webhooks: make(map[string]*store.Webhook), webhookIDs: make(map[string]bool), events: make(map[string]*delivery.Body), webhookSeqs: make(map[uint64]bool),
 	}
@@ -462,7 +460,7 @@ func elements(dec *jsontext.Decoder, each func(dec *jsontext.Decoder, i int) err
 
 // fault is a StateError about field of the object the decoder has just
 // read.
-func fault(dec *jsontext.Decoder, field, format string, args ...any) *StateError {
+func fault(dec *jsontext.Decoder, field, format string, args ...any) *Error {
 	return stateErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), field), format, args...)
 }
 
@@ -509,12 +507,12 @@ func (rd *stateReader) analyze(job analysisJob) {
 	rd.analyses <- job
 }
 
-func stateErr(path, format string, args ...any) *StateError {
-	return &StateError{Path: path, Message: fmt.Sprintf(format, args...)}
+func stateErr(path, format string, args ...any) *Error {
+	return &Error{Path: path, Message: fmt.Sprintf(format, args...)}
 }
 
 // apiErr turns one of the API's field checks into a StateError at path.
-func apiErr(path string, e *httpapi.Error) error { return &StateError{Path: path, Message: e.Message} }
+func apiErr(path string, e *httpapi.Error) error { return &Error{Path: path, Message: e.Message} }
 
 // stateDoc is the top-level object.
 type stateDoc struct {
@@ -545,12 +543,12 @@ func (f *formatName) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err // the document breaks here, whatever its kind
 		}
-		if tok.String() == stateFormatName {
+		if tok.String() == FormatName {
 			f.ok = true
 			return nil
 		}
 	}
-	return stateErr("format", `must be "%s": this is no contextsvc-mock state document`, stateFormatName)
+	return stateErr("format", `must be "%s": this is no contextsvc-mock state document`, FormatName)
 }
 
 // formatVersion is the document's "version", checked as soon as it is
@@ -563,10 +561,10 @@ func (v *formatVersion) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if err := v.wholeNumber.UnmarshalJSONFrom(dec); err != nil {
 		return err
 	}
-	if v.v > StateFormatVersion {
-		return &StateError{Path: "version", tooNew: true, Message: fmt.Sprintf(
+	if v.v > Version {
+		return &Error{Path: "version", TooNew: true, Message: fmt.Sprintf(
 			"format version %d is newer than this mock server reads (%d): the document was written by a newer contextsvc-mock; run that one, or start without this state",
-			v.v, StateFormatVersion)}
+			v.v, Version)}
 	}
 	return nil
 }
@@ -593,7 +591,7 @@ func (rd *stateReader) document(dec *jsontext.Decoder) error {
 		return stateErr("", "more data after the document's end, at byte %d", dec.InputOffset()+int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n"))))
 	}
 	if !doc.Format.ok {
-		return stateErr("format", `is missing: a state document starts {"format":"%s","version":%d,…}`, stateFormatName, StateFormatVersion)
+		return stateErr("format", `is missing: a state document starts {"format":"%s","version":%d,…}`, FormatName, Version)
 	}
 	if !doc.Version.ok {
 		return stateErr("version", "is missing")
@@ -602,12 +600,12 @@ func (rd *stateReader) document(dec *jsontext.Decoder) error {
 		if !saltRegexp.MatchString(doc.CursorSalt.v) {
 			return stateErr("cursorSalt", "must be 32 lowercase hexadecimal digits")
 		}
-		rd.st.salt = new([16]byte)
-		_, _ = hex.Decode(rd.st.salt[:], []byte(doc.CursorSalt.v))
+		rd.st.Salt = new([16]byte)
+		_, _ = hex.Decode(rd.st.Salt[:], []byte(doc.CursorSalt.v))
 	}
-	rd.st.eventSeq = uint64(doc.EventSeq.v)
-	rd.st.deliverySeq = uint64(doc.DeliverySeq.v)
-	rd.st.store.WebhookSeq = uint64(doc.WebhookSeq.v)
+	rd.st.EventSeq = uint64(doc.EventSeq.v)
+	rd.st.DeliverySeq = uint64(doc.DeliverySeq.v)
+	rd.st.Store.WebhookSeq = uint64(doc.WebhookSeq.v)
 	return rd.finish()
 }
 
@@ -617,7 +615,7 @@ func (rd *stateReader) docErr(dec *jsontext.Decoder, err error) error {
 	if rd.src.err != nil {
 		return rd.src.err
 	}
-	var fe *StateError
+	var fe *Error
 	if errors.As(err, &fe) {
 		return fe
 	}
@@ -676,11 +674,11 @@ func (rd *stateReader) account(dec *jsontext.Decoder, _ int) error {
 		return fault(dec, "id", "%s", err.Error())
 	}
 	switch {
-	case len(la.webhooks) > MaxWebhooksPerAccount:
-		return fault(dec, "webhooks", "%d webhooks: an account has at most %d", len(la.webhooks), MaxWebhooksPerAccount)
+	case len(la.webhooks) > rd.cfg.MaxWebhooks:
+		return fault(dec, "webhooks", "%d webhooks: an account has at most %d", len(la.webhooks), rd.cfg.MaxWebhooks)
 	case rd.accountIDs[acct]:
 		return fault(dec, "id", "account %q appears twice", acct)
-	case !rd.addAccounts && rd.s.store.Account(acct) == nil:
+	case !rd.cfg.AddAccounts && !rd.cfg.Known(acct):
 		return fault(dec, "id", "no key of this server belongs to account %q: a state's accounts must be the server's own "+
 			"(give it a key: the command's -key KEY:plan:scope:%s, or mockserver.WithKey)", acct, acct)
 	}
@@ -700,7 +698,7 @@ func (rd *stateReader) account(dec *jsontext.Decoder, _ int) error {
 		rd.webhooks[d.id] = wh
 		loaded.Webhooks = append(loaded.Webhooks, wh)
 	}
-	rd.st.store.Accounts = append(rd.st.store.Accounts, loaded)
+	rd.st.Store.Accounts = append(rd.st.Store.Accounts, loaded)
 	return nil
 }
 
@@ -769,8 +767,8 @@ func (rd *stateReader) contextAt(dec *jsontext.Decoder, _ int) error {
 	built := store.NewContext(c.id, seq, c.versions)
 	rd.analyze(analysisJob{built, rd.need})
 	la.contexts = append(la.contexts, built)
-	rd.st.contexts++
-	rd.st.versions += len(c.versions)
+	rd.st.Contexts++
+	rd.st.Versions += len(c.versions)
 	return nil
 }
 
@@ -936,7 +934,7 @@ func (rd *stateReader) webhook(dec *jsontext.Decoder, _ int) error {
 	var e *httpapi.Error
 	field := "url"
 	if doc.URL.ok {
-		e = rules.WebhookURL(st.URL, rd.s.httpsOnly)
+		e = rules.WebhookURL(st.URL, rd.cfg.HTTPSOnly)
 	}
 	if e == nil && doc.Events.ok {
 		types := make([]contextsvc.EventType, len(doc.Events.v))
@@ -966,7 +964,7 @@ func (rd *stateReader) webhook(dec *jsontext.Decoder, _ int) error {
 	rd.webhookSeqs[wh.seq] = true
 	rd.lastWebhookSeq = max(rd.lastWebhookSeq, wh.seq)
 	rd.webhookIDs[wh.id] = true
-	rd.st.webhooks++
+	rd.st.Webhooks++
 	rd.acct.webhooks = append(rd.acct.webhooks, wh)
 	return nil
 }
@@ -995,7 +993,7 @@ func (rd *stateReader) event(dec *jsontext.Decoder, i int) error {
 	if err := json.Unmarshal(body, &doc, rd.opts); err != nil {
 		// Where in the event: its own decoder's paths are within it.
 		err = rd.docErr(jsontext.NewDecoder(bytes.NewReader(nil)), err)
-		var se *StateError
+		var se *Error
 		if errors.As(err, &se) && se.Path != "" {
 			se.Path = fmt.Sprintf("events[%d].%s", i, se.Path)
 		}
@@ -1051,14 +1049,14 @@ func (rd *stateReader) delivery(dec *jsontext.Decoder, i int) error {
 	}
 	ref := deliveryRef{index: i, eventID: doc.EventID.v, hasURL: doc.URL.ok}
 	d := &ref.d
-	d.ID, d.WebhookID, d.URL, d.CreatedAt, d.DueAt, d.Attempts = doc.ID.v, doc.WebhookID.v, doc.URL.v, doc.CreatedAt.v, rd.now, rd.attempts
+	d.ID, d.WebhookID, d.URL, d.CreatedAt, d.DueAt, d.Attempts = doc.ID.v, doc.WebhookID.v, doc.URL.v, doc.CreatedAt.v, rd.cfg.Now, rd.attempts
 	if doc.ID.ok {
 		if err := rd.checkID(dec, "id", d.ID, deliveryIDRegexp, "delivery", rd.deliveryIDs); err != nil {
 			return err
 		}
 	}
 	if doc.URL.ok {
-		if e := rules.WebhookURL(d.URL, rd.s.httpsOnly); e != nil {
+		if e := rules.WebhookURL(d.URL, rd.cfg.HTTPSOnly); e != nil {
 			return apiErr(joinPath(jsonwire.PointerPath(dec.StackPointer()), "url"), e)
 		}
 	}
@@ -1140,9 +1138,9 @@ func (rd *stateReader) finish() error {
 		if !ref.hasURL {
 			d.URL = st.URL
 		}
-		rd.st.deliveries = append(rd.st.deliveries, d)
+		rd.st.Deliveries = append(rd.st.Deliveries, d)
 	}
-	rd.st.deliverySeq = max(rd.st.deliverySeq, rd.lastDeliverySeq)
-	rd.st.store.WebhookSeq = max(rd.st.store.WebhookSeq, rd.lastWebhookSeq)
+	rd.st.DeliverySeq = max(rd.st.DeliverySeq, rd.lastDeliverySeq)
+	rd.st.Store.WebhookSeq = max(rd.st.Store.WebhookSeq, rd.lastWebhookSeq)
 	return nil
 }

@@ -1,4 +1,4 @@
-package mockserver
+package state
 
 import (
 	"bufio"
@@ -23,30 +23,30 @@ import (
 //	 "events":[envelope…],"deliveries":[…]}
 //
 // It is written as a stream, one context (webhook, event, delivery) to a
-// line, so a fixture file diffs well, and read as a stream (stateread.go).
+// line, so a fixture file diffs well, and read as a stream (read.go).
 // A context holds its versions only (its current name, content and tags
 // are its last version's), so each text is written once.
 
 // Patterns of the ids and times in a state document: the same text as the
 // document's schemas (TestDocumentPatternsAreTheServers).
 const (
-	timestampPattern  = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`
-	contextIDPattern  = `^ctx_[a-z0-9]{20,}$`
-	userIDPattern     = `^user_[a-z0-9]{20,}$`
-	webhookIDPattern  = `^wh_[a-z0-9]{20,}$`
-	deliveryIDPattern = `^dlv_[a-z0-9]{20,}$`
-	eventIDPattern    = `^evt_[a-z0-9]{20,}$`
-	saltPattern       = `^[0-9a-f]{32}$`
+	TimestampPattern  = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`
+	ContextIDPattern  = `^ctx_[a-z0-9]{20,}$`
+	UserIDPattern     = `^user_[a-z0-9]{20,}$`
+	WebhookIDPattern  = `^wh_[a-z0-9]{20,}$`
+	DeliveryIDPattern = `^dlv_[a-z0-9]{20,}$`
+	EventIDPattern    = `^evt_[a-z0-9]{20,}$`
+	SaltPattern       = `^[0-9a-f]{32}$`
 )
 
 var (
-	timestampRegexp  = regexp.MustCompile(timestampPattern)
-	contextIDRegexp  = regexp.MustCompile(contextIDPattern)
-	userIDRegexp     = regexp.MustCompile(userIDPattern)
-	webhookIDRegexp  = regexp.MustCompile(webhookIDPattern)
-	deliveryIDRegexp = regexp.MustCompile(deliveryIDPattern)
-	eventIDRegexp    = regexp.MustCompile(eventIDPattern)
-	saltRegexp       = regexp.MustCompile(saltPattern)
+	timestampRegexp  = regexp.MustCompile(TimestampPattern)
+	contextIDRegexp  = regexp.MustCompile(ContextIDPattern)
+	userIDRegexp     = regexp.MustCompile(UserIDPattern)
+	webhookIDRegexp  = regexp.MustCompile(WebhookIDPattern)
+	deliveryIDRegexp = regexp.MustCompile(DeliveryIDPattern)
+	eventIDRegexp    = regexp.MustCompile(EventIDPattern)
+	saltRegexp       = regexp.MustCompile(SaltPattern)
 )
 
 // maxStateSeq bounds the numbers of a document (sequence numbers, word
@@ -159,33 +159,33 @@ func (t *tokens) strs(name string, l []string) {
 }
 
 // writeTo writes the document to w and returns the bytes written.
-func (snap *stateSnapshot) writeTo(w io.Writer) (int64, error) {
+func (snap *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	// Through a function: a *bufio.Writer given as w is not taken over.
 	sw := &stateWriter{w: bufio.NewWriterSize(writerFunc(w.Write), 256<<10)}
 	sw.item.Grow(64 << 10)
 	sw.e = jsontext.NewEncoder(&sw.item, stateEncoding...)
 	sw.begin()
-	sw.str("format", stateFormatName)
-	sw.int("version", StateFormatVersion)
-	sw.time("savedAt", snap.savedAt)
-	sw.str("cursorSalt", hex.EncodeToString(snap.salt[:]))
-	sw.uint("eventSeq", snap.eventSeq)
-	sw.uint("deliverySeq", snap.deliverySeq)
-	sw.uint("webhookSeq", snap.store.WebhookSeq)
+	sw.str("format", FormatName)
+	sw.int("version", Version)
+	sw.time("savedAt", snap.SavedAt)
+	sw.str("cursorSalt", hex.EncodeToString(snap.Salt[:]))
+	sw.uint("eventSeq", snap.EventSeq)
+	sw.uint("deliverySeq", snap.DeliverySeq)
+	sw.uint("webhookSeq", snap.Store.WebhookSeq)
 	sw.end(true)
 	sw.raw(`,"accounts":[`)
-	for i := range snap.store.Accounts {
+	for i := range snap.Store.Accounts {
 		if i > 0 {
 			sw.raw(",")
 		}
 		sw.raw("\n")
-		sw.account(&snap.store.Accounts[i])
+		sw.account(&snap.Store.Accounts[i])
 	}
 	sw.raw("\n],\"events\":[")
 	// The events the pending deliveries need, each once: the exact bytes
 	// their attempts sign.
 	written := make(map[*delivery.Body]bool)
-	for _, d := range snap.deliveries {
+	for _, d := range snap.Deliveries {
 		if written[d.Event] {
 			continue
 		}
@@ -197,12 +197,12 @@ func (snap *stateSnapshot) writeTo(w io.Writer) (int64, error) {
 		sw.raw(string(d.Event.Bytes))
 	}
 	sw.raw("\n],\"deliveries\":[")
-	for i := range snap.deliveries {
+	for i := range snap.Deliveries {
 		if i > 0 {
 			sw.raw(",")
 		}
 		sw.raw("\n")
-		sw.delivery(&snap.deliveries[i])
+		sw.delivery(&snap.Deliveries[i])
 	}
 	sw.raw("\n]}\n")
 	if sw.err == nil {
