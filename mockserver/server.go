@@ -24,6 +24,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/idempotency"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
@@ -92,7 +93,7 @@ type Server struct {
 	// persist writes the state file (statefile.go); nil without one.
 	// persistDeliveries is set once the file is loaded: from then on
 	// every change of a delivery is a change of the state.
-	persist           *statePersister
+	persist           *statefile.Keeper
 	persistDeliveries atomic.Bool
 
 	// changes fans the server's changes out to the dashboard's streams
@@ -239,11 +240,11 @@ func Open(opts ...Option) (*Server, error) {
 		s.handler = testHandler(s, s.handler)
 	}
 	if cf.stateFile != "" {
-		s.persist = &statePersister{path: cf.stateFile, interval: cf.stateInterval}
-		if s.persist.interval <= 0 {
-			s.persist.interval = DefaultStateInterval
-		}
-		if err := s.loadStateFile(); err != nil {
+		s.persist = statefile.NewKeeper(statefile.Config{
+			Path: cf.stateFile, Interval: orDefault(cf.stateInterval, DefaultStateInterval),
+			Copy: func() statefile.Doc { return stateDoc{s.snapshotState()} }, Logger: s.logger, Hooks: cf.stateHooks,
+		})
+		if err := s.loadStateFile(cf.stateFile); err != nil {
 			return nil, err
 		}
 		// Every change of a delivery is a change of the state; the store's

@@ -20,6 +20,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 )
 
 // stateKeys are two keys of two accounts with fixed users, as the command
@@ -31,6 +32,11 @@ var stateKeys = []Option{
 
 // stateServer starts a test server on clock with the two accounts and
 // the state file at path.
+// withStateHooks sets the hooks of the state file's keeper.
+func withStateHooks(h statefile.Hooks) Option {
+	return func(cf *config) error { cf.stateHooks = h; return nil }
+}
+
 func stateServer(t *testing.T, clock *FakeClock, path string, opts ...Option) *TestServer {
 	t.Helper()
 	all := append([]Option{WithClock(clock), WithStateFile(path)}, stateKeys...)
@@ -285,9 +291,9 @@ func TestStateFileMissingThenWritten(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.json")
 	clock := NewFakeClock(dlvT0)
-	ts := stateServer(t, clock, path, WithStateInterval(time.Millisecond))
 	saved := make(chan error, 16)
-	ts.persist.saved = func(err error) { saved <- err }
+	ts := stateServer(t, clock, path, WithStateInterval(time.Millisecond),
+		withStateHooks(statefile.Hooks{Saved: func(err error) { saved <- err }}))
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a state file before any change: %v", err)
 	}
@@ -312,10 +318,7 @@ func TestStateFileMissingThenWritten(t *testing.T) {
 		t.Error("the periodic save lacks the context")
 	}
 	// Without a change, no timer is armed.
-	ts.persist.mu.Lock()
-	armed := ts.persist.armed
-	ts.persist.mu.Unlock()
-	if armed && !ts.persist.dirty.Load() {
+	if armed, changed := ts.persist.Status(); armed && !changed {
 		t.Error("a save is armed with nothing changed")
 	}
 }
@@ -327,23 +330,31 @@ func TestStateFileMissingThenWritten(t *testing.T) {
 func TestStateCloseWaitsForASave(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.json")
-	ts := stateServer(t, NewFakeClock(dlvT0), path, WithStateInterval(time.Millisecond))
-	if err := ts.saveStateFile(); err != nil { // the file is current
-		t.Fatal(err)
-	}
-	p := ts.persist
+	// The hooks watch the saves once the file is current (watching).
+	var watching atomic.Bool
 	writing, release := make(chan struct{}), make(chan struct{})
 	var first, closing sync.Once
 	var saves atomic.Int32
-	p.writing = func() { first.Do(func() { close(writing); <-release }) }
-	p.saved = func(err error) {
-		if err == nil {
-			saves.Add(1)
-		}
+	hooks := statefile.Hooks{
+		Writing: func() {
+			if watching.Load() {
+				first.Do(func() { close(writing); <-release })
+			}
+		},
+		Saved: func(err error) {
+			if watching.Load() && err == nil {
+				saves.Add(1)
+			}
+		},
+		// The timer's write goes on once Close has begun (the test
+		// server's cleanup closes it again).
+		Closing: func() { closing.Do(func() { close(release) }) },
 	}
-	// The timer's write goes on once Close has begun (the test server's
-	// cleanup closes it again).
-	p.closing = func() { closing.Do(func() { close(release) }) }
+	ts := stateServer(t, NewFakeClock(dlvT0), path, WithStateInterval(time.Millisecond), withStateHooks(hooks))
+	if err := ts.saveStateFile(); err != nil { // the file is current
+		t.Fatal(err)
+	}
+	watching.Store(true)
 
 	if err := ts.LoadState(strings.NewReader(fixtureState)); err != nil { // a change: the timer's save
 		t.Fatal(err)

@@ -159,7 +159,9 @@ func TestDeliveryChangeFeedsStreamAndStateFile(t *testing.T) {
 	create(t, ts, `{"name":"Doc"}`)
 	idle(t, ts)
 	sr := openStream(t, ts)
-	ts.persist.dirty.Store(false) // as just written
+	if err := ts.saveStateFile(); err != nil { // the file is current
+		t.Fatal(err)
+	}
 	clock.Advance(time.Minute)
 	idle(t, ts)
 	seen := map[string]bool{}
@@ -169,7 +171,7 @@ func TestDeliveryChangeFeedsStreamAndStateFile(t *testing.T) {
 	if !seen["delivery attemptStarted"] || !seen["delivery attemptFinished"] {
 		t.Errorf("the stream's changes: %v", seen)
 	}
-	if !ts.persist.dirty.Load() {
+	if _, changed := ts.persist.Status(); !changed {
 		t.Error("the retry's attempt did not mark the state file to be written")
 	}
 }

@@ -2,12 +2,13 @@
 // replaces the file atomically ([WriteAtomic]), clears what a write cut
 // short by a crash left beside it ([RemoveStaleTemps]), checks that its
 // directory takes new files ([CheckWritableDir]), and locks it for one
-// holder at a time ([Lock]).
+// holder at a time ([Lock]); and a [Keeper] writes a document to it after
+// each change, once an interval has passed, and at Close.
 //
-// It owns the file's bytes on disk and nothing of what they mean: the
-// state document is written and read by its callers, through the
-// io.Writer and the file they are given. It imports nothing of the mock
-// server.
+// It owns the file's bytes on disk and when they are written, nothing of
+// what they mean: the state document is copied and written by its callers
+// ([Doc]), through the io.Writer they are given, and read by them. It
+// imports nothing of the mock server.
 package statefile
 
 import (
