@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
@@ -47,7 +48,7 @@ func TestAdminHostRebinding(t *testing.T) {
 			}
 			var e httpapi.ErrorBody
 			r.json(t, &e)
-			name := hostName(host)
+			name := access.HostName(host)
 			if want := "-admin-host " + name; !strings.Contains(e.Error.Message, want) || !strings.Contains(e.Error.Message, "DNS rebinding") {
 				t.Errorf("%s %s with Host %s: the message does not say %q and why: %s", tc.method, tc.path, host, want, e.Error.Message)
 			}

@@ -139,16 +139,6 @@ func (c *FakeClock) SetContext(ctx context.Context, t time.Time) error {
 	return c.fake.SetContext(ctx, t)
 }
 
-// takeTurn, fireDue, runTo and giveTurn are the steps of an advance
-// (clock.Fake's), for the admin API's, which looks at what is due between
-// them.
-func (c *FakeClock) takeTurn(ctx context.Context) error { return c.fake.TakeTurn(ctx) }
-func (c *FakeClock) giveTurn()                          { c.fake.GiveTurn() }
-func (c *FakeClock) fireDue()                           { c.fake.RunDue() }
-func (c *FakeClock) runTo(ctx context.Context, target time.Time) error {
-	return c.fake.RunTo(ctx, target)
-}
-
 // engineClock is c as the server's parts read it (clock.Clock): a
 // FakeClock's engine itself, the wall clock, or c adapted, and made
 // absolute when c can arm a timer for a point in time (a test's clock that
@@ -186,4 +176,25 @@ type absoluteAdapter struct {
 
 func (a absoluteAdapter) AfterFuncAt(at time.Time, f func()) clock.Timer {
 	return a.a.afterFuncAt(at, f)
+}
+
+// advancer is a clock the admin API can move: a *FakeClock, or a test's
+// own clock with the same method.
+type advancer interface{ Advance(time.Duration) }
+
+// advancerSteps is an advancer that is no FakeClock as the admin API
+// moves a clock (adminapi.Advancer): no turns and nothing run before the
+// advance, which is one step.
+type advancerSteps struct {
+	a advancer
+	c Clock
+}
+
+func (advancerSteps) TakeTurn(context.Context) error { return nil }
+func (advancerSteps) GiveTurn()                      {}
+func (advancerSteps) RunDue()                        {}
+
+func (s advancerSteps) RunTo(_ context.Context, target time.Time) error {
+	s.a.Advance(target.Sub(s.c.Now()))
+	return nil
 }

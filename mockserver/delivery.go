@@ -161,6 +161,11 @@ var (
 	ErrWebhookInactive = errors.New("mockserver: webhook inactive or deleted")
 )
 
+// deliveryErrors are the errors the delivery engine's actions wrap.
+var deliveryErrors = delivery.Errors{
+	NotFound: ErrDeliveryNotFound, InFlight: ErrDeliveryInFlight, Closed: ErrDeliveriesClosed, Inactive: ErrWebhookInactive,
+}
+
 // MarshalJSON encodes the delivery as the admin API shows it, its times in
 // RFC 3339 UTC with millisecond precision; nextAttemptAt is left out when
 // zero and attempts is always an array. The default decoding reads it back.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 )
 
@@ -66,7 +67,7 @@ type config struct {
 	stateHooks statefile.Hooks
 
 	adminHosts []string
-	adminAuth  *adminAuth
+	adminAuth  *access.Auth
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
 )
@@ -25,7 +26,7 @@ func TestDocumentPatternsAreTheServers(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"WebhookURL":    rules.WebhookURLPattern,
-		"MockDuration":  durationPattern,
+		"MockDuration":  adminapi.DurationPattern,
 		"MockEventType": rules.EventTypePattern,
 		"Timestamp":     state.TimestampPattern,
 		"ContextID":     state.ContextIDPattern,
@@ -177,9 +178,10 @@ func FuzzDurationPattern(f *testing.F) {
 	f.Add("", uint64(1))
 	f.Add("", uint64(2))
 	events := regexp.MustCompile(rules.EventTypePattern)
+	durationRegexp := regexp.MustCompile(adminapi.DurationPattern) // the admin API's
 	f.Fuzz(func(t *testing.T, raw string, seed uint64) {
 		if seed != 0 {
-			raw = genMatching(t, durationPattern, rand.New(rand.NewPCG(seed, 1)))
+			raw = genMatching(t, adminapi.DurationPattern, rand.New(rand.NewPCG(seed, 1)))
 		}
 		if (validEventType(raw) == nil) != events.MatchString(raw) {
 			t.Fatalf("event type %q: validEventType and the pattern disagree", raw)

@@ -3,7 +3,6 @@ package mockserver
 import (
 	"context"
 	"crypto/sha256"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
@@ -38,14 +38,10 @@ type Server struct {
 	clk        clock.Clock
 	logger     *slog.Logger
 	httpsOnly  bool
-	admin      bool
 	requestLog bool
-	// adminHosts are the names the admin routes answer to besides IP
-	// addresses and localhost (admin_host.go).
-	adminHosts adminHosts
-	// adminAuth checks the admin routes' credentials; nil when they need
-	// none (admin_auth.go).
-	adminAuth *adminAuth
+	// admin serves every path under /_mock/ (admin.go); nil when the
+	// admin routes are off.
+	admin *adminapi.Handler
 
 	keys       []*apiKey
 	defaultKey Key
@@ -96,11 +92,8 @@ type Server struct {
 	persist           *statefile.Keeper
 	persistDeliveries atomic.Bool
 
-	// changes fans the server's changes out to the dashboard's streams
-	// (the changes package, stream.go); keepAlive is how often an idle stream says
-	// so (streamKeepAlive).
-	changes   changes.Hub
-	keepAlive time.Duration
+	// changes fans the server's changes out to the dashboard's streams.
+	changes changes.Hub
 
 	mux *http.ServeMux
 	// handler serves every request: serve, or (in this package's tests
@@ -161,16 +154,13 @@ func Open(opts ...Option) (*Server, error) {
 		return d
 	}
 	s := &Server{
-		clock: cf.clock, clk: engineClock(cf.clock), logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
+		clock: cf.clock, clk: engineClock(cf.clock), logger: cf.logger, httpsOnly: cf.httpsOnly,
 		requestLog:        cf.requestLog,
-		adminHosts:        newAdminHosts(cf.adminHosts),
-		adminAuth:         cf.adminAuth,
 		store:             store.New(),
 		events:            events.NewLog(cf.historyLimit, MaxEventHistoryBytes),
 		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
 		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
 		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
-		keepAlive:         streamKeepAlive,
 	}
 	s.faults = faults.NewSet(&s.changes)
 	s.deliveries = delivery.New(delivery.Config{
@@ -183,10 +173,8 @@ func Open(opts ...Option) (*Server, error) {
 		MaxBacklog: cf.deliveryBacklog,
 		RetryLimit: cf.retryLimit,
 		HTTPClient: cf.deliveryClient,
-		Errors: delivery.Errors{
-			NotFound: ErrDeliveryNotFound, InFlight: ErrDeliveryInFlight, Closed: ErrDeliveriesClosed, Inactive: ErrWebhookInactive,
-		},
-		OnChange: s.deliveryChanged,
+		Errors:     deliveryErrors,
+		OnChange:   s.deliveryChanged,
 	})
 	s.onEvent = func(ctx context.Context, ev events.Event, targets []*store.Webhook) {
 		for _, w := range targets {
@@ -233,6 +221,9 @@ func Open(opts ...Option) (*Server, error) {
 		if i == 0 {
 			s.defaultKey = k
 		}
+	}
+	if cf.admin {
+		s.admin = s.newAdmin(&cf)
 	}
 	s.routes()
 	s.handler = http.HandlerFunc(s.serve)
@@ -354,14 +345,10 @@ func (s *Server) Keys() []Key {
 	return out
 }
 
-// route is one path with its handlers by method; a method not in it is a
-// 405 with Allow.
-type route map[string]http.HandlerFunc
-
 func (s *Server) routes() {
 	s.mux = http.NewServeMux()
 	api := func(pattern string, hs map[string]apiHandler) {
-		rt := route{}
+		rt := httpapi.Route{}
 		for m, h := range hs {
 			rt[m] = s.authenticated(m != http.MethodGet, h)
 		}
@@ -373,28 +360,7 @@ func (s *Server) routes() {
 	api("/v1/contexts/{id}/versions", m{http.MethodGet: s.listVersions})
 	api("/v1/contexts/{id}/export", m{http.MethodGet: s.exportContext})
 	api("/v1/webhooks", m{http.MethodPost: s.registerWebhook})
-	if s.admin {
-		s.adminRoutes()
-	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		httpapi.WriteError(w, httpapi.NotFound("no such path: "+r.URL.Path))
-	})
-}
-
-func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h, ok := rt[r.Method]; ok {
-		h(w, r)
-		return
-	}
-	allow := make([]string, 0, len(rt))
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if _, ok := rt[m]; ok {
-			allow = append(allow, m)
-		}
-	}
-	w.Header().Set("Allow", strings.Join(allow, ", "))
-	httpapi.WriteError(w, &httpapi.Error{Status: http.StatusMethodNotAllowed, Type: httpapi.TypeMethodNotAllowed,
-		Message: fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, strings.Join(allow, ", "))})
+	s.mux.HandleFunc("/", httpapi.NoSuchPath)
 }
 
 // ServeHTTP gives every response a request id, turns a panic into the
@@ -421,34 +387,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.armBodyDeadline(rw, r)
 		r.Body = &deadlineBody{ReadCloser: r.Body, w: rw}
 	}
-	admin := s.admin && isAdminPath(r.URL.Path)
-	if admin && isUIPath(r.URL.Path) {
-		// Every answer under the dashboard's path carries its security
-		// headers, its errors too (a 404, 405, 403 or 400).
-		setUIHeaders(rw.Header())
-	}
 	switch {
-	case uncleanPath(r.URL.Path):
-		// http.ServeMux would answer a redirect with a text body; the API
-		// has no such paths, so they are a plain 404.
-		httpapi.WriteError(rw, httpapi.NotFound("no such path: "+r.URL.Path))
-	case admin:
-		// The Host (admin_host.go), then where a browser sent it from
-		// (admin_origin.go), then the credentials (admin_auth.go): the
-		// cheap checks first, and no bcrypt check for a request that
-		// could not be served anyway.
-		if e := s.checkAdminHost(r); e != nil {
-			httpapi.WriteError(rw, e)
-			break
-		}
-		if e := checkCrossSite(r); e != nil {
-			httpapi.WriteError(rw, e)
-			break
-		}
-		if s.adminAuth != nil && !s.adminAuth.check(rw, r) {
-			break
-		}
-		s.mux.ServeHTTP(rw, r)
+	case s.admin != nil && adminapi.IsPath(r.URL.Path):
+		// The admin API admits (its Host, site and credentials) and
+		// answers every path under /_mock/ itself.
+		s.admin.ServeHTTP(rw, r)
+	case httpapi.UncleanPath(r.URL.Path):
+		httpapi.NoSuchPath(rw, r)
 	default:
 		s.mux.ServeHTTP(rw, r)
 	}
@@ -571,10 +516,4 @@ func (s *Server) authenticate(r *http.Request) *apiKey {
 		return nil
 	}
 	return s.lookupKey(token)
-}
-
-// uncleanPath reports whether p has empty, "." or ".." segments.
-func uncleanPath(p string) bool {
-	return strings.Contains(p, "//") || strings.Contains(p, "/./") || strings.Contains(p, "/../") ||
-		strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") || !strings.HasPrefix(p, "/")
 }

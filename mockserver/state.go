@@ -57,17 +57,6 @@ func (e *StateError) Is(target error) bool {
 	return target == ErrInvalidState || (e.tooNew && target == ErrStateTooNew)
 }
 
-// field returns the document's top-level field that Path is in ("accounts"
-// for "accounts[0].contexts[3].name"), the param of the admin API's 400.
-func (e *StateError) field() string {
-	for i, c := range e.Path {
-		if c == '[' || c == '.' {
-			return e.Path[:i]
-		}
-	}
-	return e.Path
-}
-
 // SaveState writes the server's state document to w: every account's
 // contexts with all their versions, its webhooks with their secrets, and
 // the pending webhook deliveries with their attempts and due times (see
@@ -103,7 +92,11 @@ func (s *Server) SaveState(w io.Writer) error {
 // installed as one change: a copy of the state ([Server.SaveState]), a
 // [Server.Reset] or another load happens wholly before it or wholly
 // after.
-func (s *Server) LoadState(r io.Reader) error {
+func (s *Server) LoadState(r io.Reader) error { return publicStateError(s.loadState(r)) }
+
+// loadState is LoadState with the state package's errors (a document
+// refused is a *state.Error), as the admin API takes them.
+func (s *Server) loadState(r io.Reader) error {
 	st, err := s.readState(r, false)
 	if err != nil {
 		return err
@@ -159,14 +152,19 @@ func (s *Server) installState(st *state.Loaded, addAccounts bool) {
 }
 
 // readState reads and validates a whole document; nothing is applied. A
-// document refused is a *StateError.
+// document refused is a *state.Error.
 func (s *Server) readState(r io.Reader, addAccounts bool) (*state.Loaded, error) {
-	st, err := state.Read(r, state.ReadConfig{
+	return state.Read(r, state.ReadConfig{
 		Now: s.clock.Now(), HTTPSOnly: s.httpsOnly, AddAccounts: addAccounts, MaxWebhooks: MaxWebhooksPerAccount,
 		Known: func(account string) bool { return s.store.Account(account) != nil },
 	})
+}
+
+// publicStateError makes a document refused (a *state.Error) a
+// *StateError; any other error is returned as it is.
+func publicStateError(err error) error {
 	if de, ok := errors.AsType[*state.Error](err); ok {
-		return nil, &StateError{Path: de.Path, Message: de.Message, tooNew: de.TooNew}
+		return &StateError{Path: de.Path, Message: de.Message, tooNew: de.TooNew}
 	}
-	return st, err
+	return err
 }

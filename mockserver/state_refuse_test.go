@@ -18,9 +18,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
 )
 
 // fixtureState is a hand-written state document, as a test that seeds
@@ -225,7 +227,7 @@ func TestLoadStateRefuses(t *testing.T) {
 			typ, param := r.errorOf(t)
 			var e httpapi.ErrorBody
 			r.json(t, &e)
-			wantParam := se.field()
+			wantParam := (&state.Error{Path: se.Path}).Field()
 			if r.Status != 400 || typ != "invalid_request" || param != wantParam || !strings.Contains(e.Error.Message, tc.msg) ||
 				(tc.path != "" && !strings.HasPrefix(e.Error.Message, tc.path+": ")) {
 				t.Errorf("PUT: %d %s param %q %q; want 400 param %q, %q in the message after its path", r.Status, typ, param, e.Error.Message, wantParam, tc.msg)
@@ -442,7 +444,7 @@ func TestStatePutSizeBound(t *testing.T) {
 			t.Errorf("%s changed the state", what)
 		}
 	}
-	rec, src := put(strings.NewReader(fixtureState), maxStateBody+1)
+	rec, src := put(strings.NewReader(fixtureState), adminapi.MaxStateBody+1)
 	check("a Content-Length over the bound", rec)
 	if n := src.n.Load(); n != 0 {
 		t.Errorf("%d bytes read of a body declared too large", n)
@@ -452,7 +454,7 @@ func TestStatePutSizeBound(t *testing.T) {
 	}
 	rec, src = put(io.MultiReader(strings.NewReader(`{"format":"contextsvc-mock-state","version":1,"accounts":`), io.LimitReader(whiteSpace{}, 1<<30)), -1)
 	check("an endless body of unknown length", rec)
-	if n := src.n.Load(); n > maxStateBody+1<<20 {
+	if n := src.n.Load(); n > adminapi.MaxStateBody+1<<20 {
 		t.Errorf("%d bytes read of an endless body", n)
 	}
 }

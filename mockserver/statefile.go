@@ -179,9 +179,8 @@ func (s *Server) loadStateFileLocked(path string) error {
 	}
 	st, err := s.readState(bufio.NewReaderSize(f, 1<<20), true)
 	if err != nil {
-		var se *StateError
-		if errors.As(err, &se) {
-			return &StateFileError{Path: path, Err: err}
+		if _, ok := errors.AsType[*state.Error](err); ok {
+			return &StateFileError{Path: path, Err: publicStateError(err)}
 		}
 		return fail("cannot read it: %w", err)
 	}

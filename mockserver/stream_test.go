@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -24,7 +23,7 @@ func streamGoroutines() int {
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			return strings.Count(string(buf[:n]), "mockserver.(*Server).adminStream(")
+			return strings.Count(string(buf[:n]), "adminapi.(*Handler).stream(")
 		}
 		buf = make([]byte, 2*len(buf))
 	}
@@ -173,35 +172,6 @@ func TestDeliveryChangeFeedsStreamAndStateFile(t *testing.T) {
 	}
 	if _, changed := ts.persist.Status(); !changed {
 		t.Error("the retry's attempt did not mark the state file to be written")
-	}
-}
-
-// TestStreamKeepAlive: an idle stream sends a comment line every
-// keep-alive period (15 s; here 10 ms), so proxies keep it and a page
-// that went is noticed.
-func TestStreamKeepAlive(t *testing.T) {
-	t.Parallel()
-	s := New()
-	s.keepAlive = 10 * time.Millisecond
-	hs := httptest.NewServer(s)
-	t.Cleanup(func() { s.CloseStreams(); hs.Close() })
-	// Without keep-alive comments the read would wait (until go test's
-	// -timeout).
-	req, _ := http.NewRequestWithContext(t.Context(), "GET", hs.URL+"/_mock/stream", nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	comments := 0
-	for comments < 3 && sc.Scan() {
-		if sc.Text() == ": keep-alive" {
-			comments++
-		}
-	}
-	if comments < 3 {
-		t.Errorf("%d keep-alive comments before the stream ended: %v", comments, sc.Err())
 	}
 }
 

@@ -67,7 +67,7 @@ func httptestRequest(method, path, body, key string) *http.Request {
 	}
 	req := httptest.NewRequest(method, path, r)
 	// A loopback Host, as a client of the mock sends: the admin routes
-	// refuse httptest's example.com (admin_host.go).
+	// refuse httptest's example.com (the access package's Host check).
 	req.Host = "127.0.0.1"
 	req.Header.Set("Authorization", "Bearer "+key)
 	if body != "" {

@@ -20,6 +20,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/contextsvc/contextsvc-go/internal/browsertest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
@@ -485,12 +487,12 @@ func checkOffDocument(ex *exchange) []string {
 	case http.StatusForbidden, http.StatusUnauthorized, http.StatusTooManyRequests:
 		// The Host, cross-site and credentials checks answer before
 		// routing, on any /_mock/ path.
-		if !isAdminPath(ex.path) {
+		if !adminapi.IsPath(ex.path) {
 			return append(problems, fmt.Sprintf("a %d for a route not in openapi.yaml outside /_mock/", ex.status))
 		}
 		name = map[int]string{http.StatusForbidden: "AdminRefused", http.StatusUnauthorized: "AdminUnauthorized",
 			http.StatusTooManyRequests: "AdminChecksBusy"}[ex.status]
-		if ex.status == http.StatusUnauthorized && ex.header.Get("WWW-Authenticate") != adminChallenge {
+		if ex.status == http.StatusUnauthorized && ex.header.Get("WWW-Authenticate") != access.Challenge {
 			problems = append(problems, fmt.Sprintf("401 with WWW-Authenticate %q", ex.header.Get("WWW-Authenticate")))
 		}
 	default:

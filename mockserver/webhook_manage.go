@@ -16,7 +16,7 @@ import (
 
 // This file is webhook management, which the reference shows no /v1
 // endpoint for: the Go methods, which the admin API's /_mock/webhooks
-// endpoints (admin.go) are a thin layer over.
+// endpoints (the adminapi package) are a thin layer over.
 
 // Errors of the webhook management methods. Test them with errors.Is; the
 // admin API answers them with 404 and 400.
@@ -136,10 +136,6 @@ func webhookError(e *httpapi.Error) error {
 	return fmt.Errorf("%w: %s", ErrInvalidWebhook, e.Message)
 }
 
-func webhookNotFound(id string) *httpapi.Error {
-	return httpapi.NotFound("no webhook with id " + fmt.Sprintf("%q", id))
-}
-
 // updateWebhook is UpdateWebhook with the admin API's errors.
 func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *httpapi.Error) {
 	if u.URL == nil && u.Events == nil && u.Active == nil && u.Secret == nil {
@@ -178,7 +174,7 @@ func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *httpapi.Er
 		}
 	})
 	if !ok {
-		return Webhook{}, webhookNotFound(id)
+		return Webhook{}, rules.WebhookNotFound(id)
 	}
 	pub := Webhook(w.Info())
 
@@ -196,7 +192,7 @@ func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *httpapi.Er
 func (s *Server) deleteWebhook(id string) *httpapi.Error {
 	w, ok := s.store.DeleteWebhook(id)
 	if !ok {
-		return webhookNotFound(id)
+		return rules.WebhookNotFound(id)
 	}
 
 	s.stateChanged()

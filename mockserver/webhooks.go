@@ -76,43 +76,14 @@ func (s *Server) decodeWebhook(r *http.Request) (webhookFields, *httpapi.Error) 
 		}
 	}
 	var wf webhookFields
-	if wf.url, e = s.decodeWebhookURL(fields["url"]); e != nil {
+	if wf.url, e = rules.DecodeWebhookURL(fields["url"], s.httpsOnly); e != nil {
 		return webhookFields{}, e
 	}
-	if wf.events, e = decodeWebhookEvents(fields["events"]); e != nil {
+	if wf.events, e = rules.DecodeWebhookEvents(fields["events"]); e != nil {
 		return webhookFields{}, e
 	}
-	if wf.secret, e = decodeWebhookSecret(fields["secret"]); e != nil {
+	if wf.secret, e = rules.DecodeWebhookSecret(fields["secret"]); e != nil {
 		return webhookFields{}, e
 	}
 	return wf, nil
-}
-
-func (s *Server) decodeWebhookURL(raw json.RawMessage) (string, *httpapi.Error) {
-	u, e := httpapi.DecodeString("url", raw)
-	if e != nil {
-		return "", e
-	}
-	return u, rules.WebhookURL(u, s.httpsOnly)
-}
-
-func decodeWebhookEvents(raw json.RawMessage) ([]contextsvc.EventType, *httpapi.Error) {
-	evs, e := httpapi.DecodeStrings("events", raw)
-	if e != nil {
-		return nil, e
-	}
-	types := make([]contextsvc.EventType, len(evs))
-	for i, ev := range evs {
-		types[i] = contextsvc.EventType(ev)
-	}
-	return rules.WebhookEvents(types)
-}
-
-func decodeWebhookSecret(raw json.RawMessage) (string, *httpapi.Error) {
-	secret, e := httpapi.DecodeString("secret", raw)
-	if e != nil {
-		// decodeString's messages name what is wrong, never the value.
-		return "", e
-	}
-	return secret, rules.WebhookSecret(secret)
 }

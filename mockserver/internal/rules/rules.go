@@ -1,7 +1,8 @@
 // Package rules holds the contract's rules for what the mock server
 // stores and takes: a context's name, content and tags, a webhook's url,
 // events and secret, an account's name, an emitted event's type, each with
-// the API's words for what is wrong (the 400 naming the field). The /v1
+// the API's words for what is wrong (the 400 naming the field), and the
+// reading of a webhook's fields from a request body. The /v1
 // handlers, the admin API and the state document's reader all hold their
 // input to them, so a state file can hold nothing a request could not
 // store.
@@ -11,6 +12,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -234,4 +236,43 @@ func EventType(t string) error {
 		}
 	}
 	return nil
+}
+
+// DecodeWebhookURL reads a body's url field and holds it to WebhookURL.
+func DecodeWebhookURL(raw json.RawMessage, httpsOnly bool) (string, *httpapi.Error) {
+	u, e := httpapi.DecodeString("url", raw)
+	if e != nil {
+		return "", e
+	}
+	return u, WebhookURL(u, httpsOnly)
+}
+
+// DecodeWebhookEvents reads a body's events field and holds it to
+// WebhookEvents.
+func DecodeWebhookEvents(raw json.RawMessage) ([]contextsvc.EventType, *httpapi.Error) {
+	evs, e := httpapi.DecodeStrings("events", raw)
+	if e != nil {
+		return nil, e
+	}
+	types := make([]contextsvc.EventType, len(evs))
+	for i, ev := range evs {
+		types[i] = contextsvc.EventType(ev)
+	}
+	return WebhookEvents(types)
+}
+
+// DecodeWebhookSecret reads a body's secret field and holds it to
+// WebhookSecret.
+func DecodeWebhookSecret(raw json.RawMessage) (string, *httpapi.Error) {
+	secret, e := httpapi.DecodeString("secret", raw)
+	if e != nil {
+		return "", e
+	}
+	return secret, WebhookSecret(secret)
+}
+
+// WebhookNotFound is the answer for a webhook id that names none (or a
+// deleted one).
+func WebhookNotFound(id string) *httpapi.Error {
+	return httpapi.NotFound("no webhook with id " + fmt.Sprintf("%q", id))
 }

@@ -72,6 +72,18 @@ func (e *Error) Error() string {
 	return e.Path + ": " + e.Message
 }
 
+// Field returns the document's top-level field that Path is in
+// ("accounts" for "accounts[0].contexts[3].name"), the param of the admin
+// API's 400.
+func (e *Error) Field() string {
+	for i, c := range e.Path {
+		if c == '[' || c == '.' {
+			return e.Path[:i]
+		}
+	}
+	return e.Path
+}
+
 // ReadConfig is what the reader needs of the server.
 type ReadConfig struct {
 	// Now is when a delivery with no due time is due.

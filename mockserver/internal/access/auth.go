@@ -1,4 +1,4 @@
-package mockserver
+package access
 
 import (
 	"bufio"
@@ -22,7 +22,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
-// This file is the admin routes' optional credentials: HTTP Basic, as
+// The admin routes' optional credentials: HTTP Basic, as
 // browsers and curl -u send them, against an htpasswd file of
 // user:bcrypt-hash lines (Mailpit's --ui-auth-file is the model). The
 // server holds only the hashes.
@@ -41,11 +41,11 @@ import (
 
 // Limits of the admin credentials.
 const (
-	// maxAdminUsers bounds the users of a credentials file; the user
+	// MaxUsers bounds the users of a credentials file; the user
 	// search is linear (constant time in the name).
-	maxAdminUsers = 1000
-	// maxAdminAuthBytes bounds the credentials file read.
-	maxAdminAuthBytes = 1 << 20
+	MaxUsers = 1000
+	// MaxBytes bounds the credentials file read.
+	MaxBytes = 1 << 20
 	// maxAdminCost is the highest bcrypt cost taken: 14 takes about a
 	// second a check; more would let one login hold the checks for
 	// seconds.
@@ -64,20 +64,20 @@ const (
 // login prompt shows.
 const adminRealm = "contextsvc-mock admin"
 
-// adminChallenge is the WWW-Authenticate of a 401 from the admin routes.
-const adminChallenge = `Basic realm="` + adminRealm + `", charset="UTF-8"`
+// Challenge is the WWW-Authenticate of a 401 from the admin routes.
+const Challenge = `Basic realm="` + adminRealm + `", charset="UTF-8"`
 
-// adminUser is a line of the credentials file.
-type adminUser struct {
+// User is a line of the credentials file.
+type User struct {
 	name     string
 	nameHash [sha256.Size]byte // compared in constant time
 	hash     []byte            // bcrypt
 }
 
-// adminAuth checks the admin routes' credentials. It is safe for
-// concurrent use.
-type adminAuth struct {
-	users   []adminUser
+// Auth checks the admin routes' credentials. It is safe for concurrent
+// use.
+type Auth struct {
+	users   []User
 	hmacKey [32]byte
 
 	mu       sync.Mutex
@@ -88,62 +88,10 @@ type adminAuth struct {
 	limiter *rate.Limiter
 }
 
-// WithAdminAuth makes the admin routes (/_mock/, the dashboard, its
-// stream and its actions included) ask for a user name and password:
-// HTTP Basic, which browsers prompt for and send with the page's every
-// request, and curl sends with -u USER:PASSWORD. htpasswd is the text of
-// an htpasswd file (the command's -admin-auth-file): one "user:hash" a
-// line, each hash bcrypt's ($2a$, $2b$ or $2y$, cost 4 to 14) as the
-// command's -hash-password USER, `htpasswd -nbBC 10 USER PASSWORD` or
-// golang.org/x/crypto/bcrypt writes it; empty lines and lines starting
-// with '#' are skipped. At most 1,000 users, 1 MiB. The server keeps the
-// hashes, never a password.
-//
-// A request without credentials, or with wrong ones, is a 401 with
-// WWW-Authenticate: Basic realm="contextsvc-mock admin" and changes
-// nothing. Credentials are compared in constant time, and a check that
-// succeeds is remembered (by a keyed hash), so only a new or wrong
-// password costs a bcrypt check; those run one at a time, at most 20 a
-// second, and past 16 waiting a request is a 429 with Retry-After. Use a
-// cost of 10 or more: the cost is what a guess costs. The /v1 API keeps
-// its bearer keys and is not affected; nor is [WithAdmin](false), which
-// turns the admin routes off.
-//
-// htpasswd is read when WithAdminAuth is called. A text that is not such
-// lines (or a nil htpasswd) makes [Open] return an error wrapping
-// [ErrInvalidOption] that names the line at fault and what is wrong with
-// it (never a hash).
-func WithAdminAuth(htpasswd io.Reader) Option {
-	var users []adminUser
-	var err error
-	if htpasswd != nil {
-		users, err = parseAdminUsers(htpasswd)
-	}
-	return func(cf *config) error {
-		switch {
-		case htpasswd == nil:
-			return invalidOption("WithAdminAuth(nil): give the text of an htpasswd file")
-		case err != nil:
-			return invalidOption("WithAdminAuth: %s", strings.TrimPrefix(err.Error(), "mockserver: "))
-		}
-		// A checker of its own for each server the option is given to.
-		cf.adminAuth = newAdminAuth(users)
-		return nil
-	}
-}
-
-// parseAdminAuth reads a credentials file into a checker.
-func parseAdminAuth(r io.Reader) (*adminAuth, error) {
-	users, err := parseAdminUsers(r)
-	if err != nil {
-		return nil, err
-	}
-	return newAdminAuth(users), nil
-}
-
-// newAdminAuth is a checker of users' credentials, with a key of its own.
-func newAdminAuth(users []adminUser) *adminAuth {
-	a := &adminAuth{
+// NewAuth is a checker of users' credentials (read by ParseUsers), with
+// a key of its own.
+func NewAuth(users []User) *Auth {
+	a := &Auth{
 		users:    users,
 		verified: make(map[[sha256.Size]byte]struct{}),
 		checks:   make(chan struct{}, 1),
@@ -154,18 +102,21 @@ func newAdminAuth(users []adminUser) *adminAuth {
 	return a
 }
 
-// parseAdminUsers reads a credentials file.
-func parseAdminUsers(r io.Reader) ([]adminUser, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxAdminAuthBytes+1))
+// ParseUsers reads a credentials file: one "user:hash" a line, each hash
+// bcrypt's ($2a$, $2b$ or $2y$, cost 4 to 14); empty lines and lines
+// starting with '#' are skipped. At most MaxUsers users, MaxBytes bytes.
+// Its errors name the line at fault, never a hash.
+func ParseUsers(r io.Reader) ([]User, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("mockserver: reading the admin credentials: %w", err)
 	}
-	if len(b) > maxAdminAuthBytes {
-		return nil, fmt.Errorf("mockserver: the admin credentials are over %d bytes", maxAdminAuthBytes)
+	if len(b) > MaxBytes {
+		return nil, fmt.Errorf("mockserver: the admin credentials are over %d bytes", MaxBytes)
 	}
-	var users []adminUser
+	var users []User
 	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), maxAdminAuthBytes)
+	sc.Buffer(make([]byte, 0, 4096), MaxBytes)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSuffix(sc.Text(), "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
@@ -180,8 +131,8 @@ func parseAdminUsers(r io.Reader) ([]adminUser, error) {
 				return nil, fmt.Errorf("mockserver: admin credentials, line %d: user %q is given twice", n, u.name)
 			}
 		}
-		if len(users) == maxAdminUsers {
-			return nil, fmt.Errorf("mockserver: admin credentials, line %d: more than %d users", n, maxAdminUsers)
+		if len(users) == MaxUsers {
+			return nil, fmt.Errorf("mockserver: admin credentials, line %d: more than %d users", n, MaxUsers)
 		}
 		users = append(users, u)
 	}
@@ -194,10 +145,10 @@ func parseAdminUsers(r io.Reader) ([]adminUser, error) {
 	return users, nil
 }
 
-// ValidAdminUser reports whether name can be a user of [WithAdminAuth]'s
-// file (the command's -hash-password USER): 1 or more printable
+// ValidUser reports whether name can be a user of a credentials file
+// (mockserver.WithAdminAuth's, the command's -hash-password USER): 1 or more printable
 // characters of valid UTF-8, without ':' (which ends the name in a line).
-func ValidAdminUser(name string) error {
+func ValidUser(name string) error {
 	if name == "" || !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f || r == ':' }) {
 		return fmt.Errorf("mockserver: an admin user name must be 1 or more printable characters without ':', got %q", name)
 	}
@@ -206,34 +157,34 @@ func ValidAdminUser(name string) error {
 
 // parseAdminUser reads one "user:hash" line; its errors never quote the
 // hash.
-func parseAdminUser(line string) (adminUser, error) {
+func parseAdminUser(line string) (User, error) {
 	name, hash, ok := strings.Cut(line, ":")
 	if !ok {
-		return adminUser{}, errors.New("not user:hash (htpasswd -nB USER writes such a line)")
+		return User{}, errors.New("not user:hash (htpasswd -nB USER writes such a line)")
 	}
-	if err := ValidAdminUser(name); err != nil {
-		return adminUser{}, errors.New(strings.TrimPrefix(err.Error(), "mockserver: "))
+	if err := ValidUser(name); err != nil {
+		return User{}, errors.New(strings.TrimPrefix(err.Error(), "mockserver: "))
 	}
 	hash = strings.TrimSpace(hash)
 	if !strings.HasPrefix(hash, "$2") {
-		return adminUser{}, fmt.Errorf("user %q: the password hash is not bcrypt's ($2a$, $2b$ or $2y$; htpasswd -B makes one)", name)
+		return User{}, fmt.Errorf("user %q: the password hash is not bcrypt's ($2a$, $2b$ or $2y$; htpasswd -B makes one)", name)
 	}
 	cost, err := bcrypt.Cost([]byte(hash))
 	if err != nil {
-		return adminUser{}, fmt.Errorf("user %q: the bcrypt hash is malformed (%v)", name, err)
+		return User{}, fmt.Errorf("user %q: the bcrypt hash is malformed (%v)", name, err)
 	}
 	if cost > maxAdminCost {
-		return adminUser{}, fmt.Errorf("user %q: bcrypt cost %d is over %d (each check would take seconds); 10 to 12 is plenty", name, cost, maxAdminCost)
+		return User{}, fmt.Errorf("user %q: bcrypt cost %d is over %d (each check would take seconds); 10 to 12 is plenty", name, cost, maxAdminCost)
 	}
-	return adminUser{name: name, nameHash: sha256.Sum256([]byte(name)), hash: []byte(hash)}, nil
+	return User{name: name, nameHash: sha256.Sum256([]byte(name)), hash: []byte(hash)}, nil
 }
 
-// check answers whether r may use the admin routes; when not, it has
+// Check answers whether r may use the admin routes; when not, it has
 // written the 401 (or 429) and the request is done.
-func (a *adminAuth) check(w http.ResponseWriter, r *http.Request) bool {
+func (a *Auth) Check(w http.ResponseWriter, r *http.Request) bool {
 	user, pass, ok := r.BasicAuth()
 	if !ok {
-		w.Header()["Www-Authenticate"] = []string{adminChallenge}
+		w.Header()["Www-Authenticate"] = []string{Challenge}
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusUnauthorized, Type: httpapi.TypeUnauthorized,
 			Message: "the admin routes and the dashboard need a user name and password (HTTP Basic: a browser asks for them, curl takes -u USER)"})
 		return false
@@ -249,7 +200,7 @@ func (a *adminAuth) check(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if !valid {
-		w.Header()["Www-Authenticate"] = []string{adminChallenge}
+		w.Header()["Www-Authenticate"] = []string{Challenge}
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusUnauthorized, Type: httpapi.TypeUnauthorized,
 			Message: "wrong user name or password for the admin routes"})
 		return false
@@ -264,7 +215,7 @@ func (a *adminAuth) check(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // known reports whether the credentials of key were verified.
-func (a *adminAuth) known(key [sha256.Size]byte) bool {
+func (a *Auth) known(key [sha256.Size]byte) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	_, ok := a.verified[key]
@@ -273,7 +224,7 @@ func (a *adminAuth) known(key [sha256.Size]byte) bool {
 
 // credentialKey is the HMAC of a user name and password under the key
 // made at start: what the set of verified credentials holds.
-func (a *adminAuth) credentialKey(user, pass string) [sha256.Size]byte {
+func (a *Auth) credentialKey(user, pass string) [sha256.Size]byte {
 	m := hmac.New(sha256.New, a.hmacKey[:])
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(user)))
@@ -290,7 +241,7 @@ func (a *adminAuth) credentialKey(user, pass string) [sha256.Size]byte {
 // (and no check) when the request ends while it waits. Credentials that
 // another request verified while this one waited need no check (a page's
 // first requests come together, with the same password).
-func (a *adminAuth) verify(r *http.Request, key [sha256.Size]byte, user, pass string) (bool, *httpapi.Error) {
+func (a *Auth) verify(r *http.Request, key [sha256.Size]byte, user, pass string) (bool, *httpapi.Error) {
 	busy := &httpapi.Error{Status: http.StatusTooManyRequests, Type: httpapi.TypeRateLimited,
 		Message: "too many admin password checks at once: try again in a second"}
 	select {

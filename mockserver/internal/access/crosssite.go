@@ -1,4 +1,4 @@
-package mockserver
+package access
 
 import (
 	"net/http"
@@ -7,7 +7,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
-// This file is the admin routes' cross-site check. A page on another site
+// The admin routes' cross-site check. A page on another site
 // that the user visits can make the user's browser send requests to the
 // mock: a form or fetch that resets it or redelivers, and, as cheaply, an
 // <img> or EventSource that reads GET /_mock/state (every webhook secret,
@@ -34,9 +34,9 @@ var crossOrigin = http.NewCrossOriginProtection()
 // dashboardPages are the paths a navigation from another site may open.
 var dashboardPages = []string{"/_mock/ui/", "/_mock/ui"}
 
-// checkCrossSite refuses an admin request a browser sent from a page of
+// CheckCrossSite refuses an admin request a browser sent from a page of
 // another origin.
-func checkCrossSite(r *http.Request) *httpapi.Error {
+func CheckCrossSite(r *http.Request) *httpapi.Error {
 	if isDashboardNavigation(r) {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package mockserver
+package adminapi
 
 import (
 	"encoding/json"
@@ -10,11 +10,10 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
-// streamKeepAlive is how often an idle stream sends a comment line, so
+// StreamKeepAlive is how often an idle stream sends a comment line, so
 // that proxies and browsers keep the connection and a closed page is
-// noticed (its write fails). A Server's keepAlive is it, but in this
-// package's tests.
-const streamKeepAlive = 15 * time.Second
+// noticed (its write fails); Config.KeepAlive changes it.
+const StreamKeepAlive = 15 * time.Second
 
 // streamFullRetryAfter is the Retry-After of a stream refused because
 // changes.MaxSubscribers are open: the dashboard tries again later by itself.
@@ -28,16 +27,16 @@ const streamWriteTimeout = 10 * time.Second
 // streamRetryMs is the reconnection delay the stream asks browsers for.
 const streamRetryMs = 2000
 
-// adminStream serves GET /_mock/stream: the server's changes as
+// stream serves GET /_mock/stream: the server's changes as
 // Server-Sent Events, as they happen. Each change is an event "change"
 // whose data is a MockChange object; a subscriber that fell more than
 // changes.Buffer changes behind gets one event "resync" instead of what it
 // missed, and reloads what it shows. The first event, "hello", carries
 // the clock, so a page knows the stream is live. Nothing polls: the
-// stream waits for changes, and writes a comment every streamKeepAlive
+// stream waits for changes, and writes a comment every Config.KeepAlive
 // when there are none.
-func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
-	sub, closed := s.changes.Subscribe()
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
+	sub, closed := h.c.Changes.Subscribe()
 	switch {
 	case closed:
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Type: httpapi.TypeUnavailable,
@@ -49,13 +48,13 @@ func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
 			Message: "too many event streams: " + strconv.Itoa(changes.MaxSubscribers) + " dashboards are open on this mock server; close one (a tab in the background closes its own)"})
 		return
 	}
-	defer s.changes.Unsubscribe(sub)
-	h := w.Header()
-	h["Content-Type"] = []string{"text/event-stream; charset=utf-8"}
-	h["Cache-Control"] = []string{"no-store"}
-	h["X-Content-Type-Options"] = []string{"nosniff"}
+	defer h.c.Changes.Unsubscribe(sub)
+	hd := w.Header()
+	hd["Content-Type"] = []string{"text/event-stream; charset=utf-8"}
+	hd["Cache-Control"] = []string{"no-store"}
+	hd["X-Content-Type-Options"] = []string{"nosniff"}
 	// The stream is for the dashboard, on this origin only.
-	h["Content-Security-Policy"] = []string{"default-src 'none'; frame-ancestors 'none'"}
+	hd["Content-Security-Policy"] = []string{"default-src 'none'; frame-ancestors 'none'"}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 
@@ -68,13 +67,13 @@ func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
 		buf = buf[:0]
 		return rc.Flush() == nil
 	}
-	hello, _ := json.Marshal(s.clockState())
+	hello, _ := json.Marshal(h.clockState())
 	buf = append(buf, "retry: "+strconv.Itoa(streamRetryMs)+"\n"...)
 	buf = appendStreamEvent(buf, "hello", hello)
 	if !send() {
 		return
 	}
-	keepAlive := time.NewTicker(s.keepAlive)
+	keepAlive := time.NewTicker(h.c.KeepAlive)
 	defer keepAlive.Stop()
 	var changes []changes.Change
 	for {
@@ -87,7 +86,7 @@ func (s *Server) adminStream(w http.ResponseWriter, r *http.Request) {
 			buf = append(buf, ": keep-alive\n\n"...)
 		case <-sub.Ready():
 			var resync bool
-			changes, resync = s.changes.Take(sub, changes[:0])
+			changes, resync = h.c.Changes.Take(sub, changes[:0])
 			if resync {
 				buf = appendStreamEvent(buf, "resync", []byte("{}"))
 			}
