@@ -1,6 +1,10 @@
 // Package memtest checks, in tests, that what a bounded store of the mock
 // server counts of its bytes is what it holds on the heap, so that its
 // byte bound is a bound on memory.
+//
+// It owns the measurement alone: the stores it measures are given to it
+// (a function that fills one, and what the store says it holds), and it
+// imports nothing of the mock server.
 package memtest
 
 import (
