@@ -18,7 +18,7 @@ const apacheLicenseSHA256 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb0
 // names exists, and the README says what the licence is.
 func TestLicenseFiles(t *testing.T) {
 	t.Parallel()
-	for _, f := range []string{"LICENSE", "mockserver/fonts/LICENSE"} {
+	for _, f := range []string{"LICENSE", "mockserver/internal/pdf/fonts/LICENSE"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +31,7 @@ func TestLicenseFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := regexp.MustCompile(`\b(?:mockserver/fonts/[\w.-]+|LICENSE)\b`).FindAllString(string(notice), -1)
+	files := regexp.MustCompile(`\b(?:mockserver/internal/pdf/fonts/[\w.-]+|LICENSE)\b`).FindAllString(string(notice), -1)
 	if len(files) < 4 {
 		t.Errorf("NOTICE names %v; want LICENSE and the fonts' files", files)
 	}

@@ -4,18 +4,22 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"math"
-	"net"
-	"net/http"
-	"net/url"
-	"regexp"
+	"io"
 	"strings"
-	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
+
+// This file is the admin routes' options and their wiring: the admin API
+// (/_mock/, the dashboard with it) is the adminapi package's, admitted by
+// the access package's checks, and asks the server (adminBackend) for
+// what spans its parts.
 
 // openAPIDocument is the OpenAPI 3.0.3 description of every endpoint of
 // the mock server, the contract in machine-readable form.
@@ -26,713 +30,158 @@ var openAPIDocument []byte
 // OpenAPI returns the embedded OpenAPI document (a copy).
 func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
 
-// adminRoutes registers the /_mock/ endpoints. They need no bearer key:
-// the mock runs on loopback for its user alone, and WithAdmin(false) (the
-// command's -admin=false) turns them off. Each one is a thin layer over a
-// method of *Server.
-func (s *Server) adminRoutes() {
-	admin := s.handleAdmin
-	admin("/_mock/openapi.yaml", route{http.MethodGet: func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h["Content-Type"] = []string{"application/yaml"}
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(openAPIDocument)
-	}})
-	admin("/_mock/events", route{http.MethodGet: s.adminListEvents, http.MethodPost: s.adminEmitEvent})
-	admin("/_mock/deliveries", route{http.MethodGet: s.adminListDeliveries})
-	admin("/_mock/deliveries/{id}", route{http.MethodGet: s.adminGetDelivery})
-	admin("/_mock/deliveries/{id}/redeliver", route{http.MethodPost: s.adminRedeliver})
-	admin("/_mock/webhooks", route{http.MethodGet: s.adminListWebhooks})
-	admin("/_mock/webhooks/{id}", route{http.MethodGet: s.adminGetWebhook, http.MethodPatch: s.adminUpdateWebhook, http.MethodDelete: s.adminDeleteWebhook})
-	admin("/_mock/contexts/{id}/publish", route{http.MethodPost: s.adminPublish})
-	admin("/_mock/clock", route{http.MethodGet: s.adminGetClock})
-	admin("/_mock/clock/advance", route{http.MethodPost: s.adminAdvanceClock})
-	admin("/_mock/reset", route{http.MethodPost: s.adminReset})
-	admin("/_mock/faults", route{http.MethodGet: s.adminListFaults, http.MethodPost: s.adminAddFault, http.MethodDelete: s.adminClearFaults})
-	admin("/_mock/state", route{http.MethodGet: s.adminGetState, http.MethodPut: s.adminPutState})
-	s.dashboardRoutes()
-}
-
-// handleAdmin registers an admin route. Every admin handler first refuses
-// a malformed query string (400); the Host, cross-site and credentials
-// checks come before routing (serve), for every /_mock/ path.
-func (s *Server) handleAdmin(pattern string, rt route) {
-	for m, h := range rt {
-		rt[m] = func(w http.ResponseWriter, r *http.Request) {
-			if e := checkQuery(r); e != nil {
-				writeError(w, e)
-				return
+// WithAdminHosts lets the admin routes (/_mock/, the dashboard included)
+// answer to requests whose Host is one of names, besides those they
+// always answer to: an IP address (any port), "localhost" and names
+// ending in ".localhost". Give the names you reach the mock by, such as a
+// Docker Compose service name ("mock") or a machine's name on your
+// network; a name starting with "." allows itself and every name under it
+// (".dev.example.com"). Names are compared without case and without a
+// port. Any other Host gets a 403: a web page on another site could
+// otherwise point its own name at the mock's address (DNS rebinding) and
+// read and change the mock through the visitor's browser. It may be given
+// many times; a name that [ValidAdminHost] refuses makes Open return an
+// error wrapping [ErrInvalidOption].
+//
+// A test that calls [Server.ServeHTTP] with httptest.NewRequest, whose
+// Host is example.com, sets the request's Host to 127.0.0.1 for the
+// admin routes ([NewTestServer]'s requests need nothing: they go to
+// 127.0.0.1).
+func WithAdminHosts(names ...string) Option {
+	return func(cf *config) error {
+		for _, n := range names {
+			if err := access.ValidHost(n); err != nil {
+				return invalidOption("WithAdminHosts: %s", strings.TrimPrefix(err.Error(), "mockserver: "))
 			}
-			h(w, r)
 		}
-	}
-	s.mux.Handle(pattern, rt)
-}
-
-// readAdminObject caps the body at the API's limit and decodes it as
-// readObject does (a JSON object with only the allowed fields).
-func readAdminObject(w http.ResponseWriter, r *http.Request, allowed ...string) (map[string]json.RawMessage, *apiError) {
-	if r.ContentLength > maxBody {
-		return nil, tooLarge()
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	return readObject(r, allowed...)
-}
-
-// writeValue encodes v as the JSON response.
-func writeValue(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
-		return
-	}
-	writeJSON(w, status, b)
-}
-
-// writePage writes the /v1 list shape {"data":[…],"hasMore":…,
-// "nextCursor":…} of items, each encoded as its MarshalJSON gives it, and
-// the cursor of the list (kind, scope) for position next when next > 0
-// (more follow).
-func writePage[T json.Marshaler](w http.ResponseWriter, s *Server, kind byte, scope string, items []T, next uint64) {
-	buf := getBuffer()
-	b := append((*buf)[:0], `{"data":[`...)
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		j, err := it.MarshalJSON()
-		if err != nil {
-			putBuffer(buf)
-			writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "encoding the response: " + err.Error()})
-			return
-		}
-		b = append(b, j...)
-	}
-	cursor := ""
-	if next > 0 {
-		cursor = s.encodeCursor(kind, next, scope)
-	}
-	*buf = appendListEnd(b, next > 0, cursor)
-	writeJSON(w, http.StatusOK, *buf)
-	putBuffer(buf)
-}
-
-// filterParam reads an optional filter of an admin list: absent is "", and
-// present it must be one non-empty value.
-func filterParam(q url.Values, name string) (string, *apiError) {
-	vs, ok := q[name]
-	if !ok {
-		return "", nil
-	}
-	if len(vs) > 1 || vs[0] == "" {
-		return "", badRequest(name, name+" must be one non-empty value")
-	}
-	return vs[0], nil
-}
-
-// accountFilter reads the optional ?account= of an admin list: one valid
-// account name (an account the server does not have lists nothing).
-func accountFilter(q url.Values) (string, *apiError) {
-	account, e := filterParam(q, "account")
-	if e != nil || account == "" {
-		return "", e
-	}
-	if err := ValidAccount(account); err != nil {
-		return "", badRequest("account", strings.TrimPrefix(err.Error(), "mockserver: "))
-	}
-	return account, nil
-}
-
-// typeFilter reads the optional ?type= of an admin list: an event type as
-// POST /_mock/events takes it.
-func typeFilter(q url.Values) (contextsvc.EventType, *apiError) {
-	typ, e := filterParam(q, "type")
-	if e != nil || typ == "" {
-		return "", e
-	}
-	if err := validEventType(typ); err != nil {
-		return "", badRequest("type", strings.TrimPrefix(err.Error(), ErrInvalidEvent.Error()+": "))
-	}
-	return contextsvc.EventType(typ), nil
-}
-
-// adminListEvents pages through the kept events, oldest first, like the
-// /v1 lists (limit, cursor), optionally of one type.
-func (s *Server) adminListEvents(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	typ, e := typeFilter(q)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	account, e := accountFilter(q)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	scope := listScope(string(typ), account)
-	limit, start, scope, e := s.listParams(q, cursorEvents, scope)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	recs, next := s.events.page(start, limit, typ, account)
-	items := make([]Event, len(recs))
-	for i, rec := range recs {
-		items[i] = rec.ev
-	}
-	writePage(w, s, cursorEvents, scope, items, next)
-}
-
-func (s *Server) adminEmitEvent(w http.ResponseWriter, r *http.Request) {
-	f, e := readAdminObject(w, r, "type", "data", "account")
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	raw, ok := f["type"]
-	if !ok {
-		writeError(w, badRequest("type", "type is required"))
-		return
-	}
-	typ, e := decodeString("type", raw)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	var account string
-	if raw, ok := f["account"]; ok {
-		if account, e = decodeString("account", raw); e != nil {
-			writeError(w, e)
-			return
-		}
-	}
-	data, ok := f["data"]
-	if !ok {
-		writeError(w, badRequest("data", "data is required (a JSON object)"))
-		return
-	}
-	if err := validEventType(typ); err != nil {
-		writeError(w, badRequest("type", err.Error()))
-		return
-	}
-	ev, err := s.EmitEvent(r.Context(), account, contextsvc.EventType(typ), data)
-	switch {
-	case errors.Is(err, ErrUnknownAccount):
-		writeError(w, badRequest("account", fmt.Sprintf("no key belongs to account %q", account)))
-		return
-	case err != nil:
-		writeError(w, badRequest("data", err.Error()))
-		return
-	}
-	writeValue(w, http.StatusCreated, ev)
-}
-
-// adminListDeliveries pages through the kept deliveries in creation order,
-// like the /v1 lists (limit, cursor), optionally filtered.
-func (s *Server) adminListDeliveries(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var f DeliveryFilter
-	var state string
-	var e *apiError
-	for _, p := range []struct {
-		name string
-		v    *string
-	}{{"eventId", &f.EventID}, {"webhookId", &f.WebhookID}, {"state", &state}} {
-		if *p.v, e = filterParam(q, p.name); e != nil {
-			writeError(w, e)
-			return
-		}
-	}
-	f.State = DeliveryState(state)
-	switch f.State {
-	case "", DeliveryPending, DeliverySucceeded, DeliveryFailed:
-	default:
-		writeError(w, badRequest("state", fmt.Sprintf("state must be pending, succeeded or failed, got %q", f.State)))
-		return
-	}
-	if f.Account, e = accountFilter(q); e != nil {
-		writeError(w, e)
-		return
-	}
-	if f.EventType, e = typeFilter(q); e != nil {
-		writeError(w, e)
-		return
-	}
-	scope := listScope(f.EventID, f.WebhookID, state, f.Account, string(f.EventType))
-	limit, start, scope, e := s.listParams(q, cursorDeliveries, scope)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	items, next := s.deliveries.page(start, limit, f)
-	writePage(w, s, cursorDeliveries, scope, items, next)
-}
-
-func (s *Server) adminGetDelivery(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.Delivery(r.PathValue("id"))
-	if !ok {
-		writeError(w, notFound("no delivery with id "+r.PathValue("id")))
-		return
-	}
-	writeValue(w, http.StatusOK, d)
-}
-
-func (s *Server) adminRedeliver(w http.ResponseWriter, r *http.Request) {
-	d, err := s.Redeliver(r.PathValue("id"))
-	switch {
-	case errors.Is(err, ErrDeliveryNotFound):
-		writeError(w, notFound("no delivery with id "+r.PathValue("id")))
-	case errors.Is(err, ErrDeliveryInFlight):
-		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
-			message: "an attempt of this delivery is running; redeliver it once it has finished"})
-	case errors.Is(err, ErrWebhookInactive):
-		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict,
-			message: strings.TrimPrefix(err.Error(), "mockserver: ") +
-				" (an inactive webhook takes deliveries again once reactivated: PATCH /_mock/webhooks/{id} {\"active\":true})"})
-	case errors.Is(err, ErrDeliveriesClosed):
-		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: errUnavailable,
-			message: "the mock server is shutting down and makes no new delivery attempts"})
-	case err != nil:
-		writeError(w, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: err.Error()})
-	default:
-		writeValue(w, http.StatusOK, d)
+		cf.adminHosts = append(cf.adminHosts, names...)
+		return nil
 	}
 }
 
-// adminListWebhooks pages through the webhooks in registration order, like
-// the /v1 lists (limit, cursor), optionally of one account.
-func (s *Server) adminListWebhooks(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	account, e := accountFilter(q)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	scope := listScope(account)
-	limit, after, e := s.pageParams(q, cursorWebhooks, scope)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	items, next := s.webhookPage(after, limit, account)
-	writePage(w, s, cursorWebhooks, scope, items, next)
-}
+// ValidAdminHost reports whether name can be given to [WithAdminHosts]
+// (the command's -admin-host): a host name without a port, 1 to 253
+// characters of A-Z, a-z, 0-9, '-', '_' and '.', optionally starting with
+// "." (the name and every name under it).
+func ValidAdminHost(name string) error { return access.ValidHost(name) }
 
-func (s *Server) adminGetWebhook(w http.ResponseWriter, r *http.Request) {
-	wh, ok := s.Webhook(r.PathValue("id"))
-	if !ok {
-		writeError(w, webhookNotFound(r.PathValue("id")))
-		return
-	}
-	writeValue(w, http.StatusOK, wh)
-}
-
-// adminUpdateWebhook applies PATCH {url, events, active, secret}: the body
-// is checked whole (as registration checks it) before the id is looked up.
-func (s *Server) adminUpdateWebhook(w http.ResponseWriter, r *http.Request) {
-	f, e := readAdminObject(w, r, "url", "events", "active", "secret")
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	if len(f) == 0 {
-		writeError(w, badRequest("", "the body must carry at least one of url, events, active, secret"))
-		return
-	}
-	var u WebhookUpdate
-	if raw, ok := f["url"]; ok {
-		v, e := s.decodeWebhookURL(raw)
-		if e != nil {
-			writeError(w, e)
-			return
-		}
-		u.URL = &v
-	}
-	if raw, ok := f["events"]; ok {
-		if u.Events, e = decodeWebhookEvents(raw); e != nil {
-			writeError(w, e)
-			return
-		}
-	}
-	if raw, ok := f["active"]; ok {
-		var v bool
-		if s := string(raw); s != "true" && s != "false" {
-			writeError(w, badRequest("active", "active must be true or false"))
-			return
-		}
-		_ = json.Unmarshal(raw, &v)
-		u.Active = &v
-	}
-	if raw, ok := f["secret"]; ok {
-		v, e := decodeWebhookSecret(raw)
-		if e != nil {
-			writeError(w, e)
-			return
-		}
-		u.Secret = &v
-	}
-	wh, e := s.updateWebhook(r.PathValue("id"), u)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	writeValue(w, http.StatusOK, wh)
-}
-
-// webhookDeleted is the answer to DELETE /_mock/webhooks/{id}, in the
-// shape of the /v1 context deletion.
-type webhookDeleted struct {
-	ID      string `json:"id"`
-	Deleted bool   `json:"deleted"`
-}
-
-func (s *Server) adminDeleteWebhook(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if e := s.deleteWebhook(id); e != nil {
-		writeError(w, e)
-		return
-	}
-	writeValue(w, http.StatusOK, webhookDeleted{ID: id, Deleted: true})
-}
-
-func (s *Server) adminPublish(w http.ResponseWriter, r *http.Request) {
-	ev, err := s.Publish(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, notFound("no context with id "+r.PathValue("id")))
-		return
-	}
-	writeValue(w, http.StatusCreated, ev)
-}
-
-// clockJSON is the admin API's view of the server's clock, with when the
-// next delivery attempt is due.
-type clockJSON struct {
-	Now       string `json:"now"`
-	Fake      bool   `json:"fake"`
-	NextDueAt string `json:"nextDueAt,omitempty"`
-}
-
-// advancer is a clock the admin API can move: a *FakeClock, or a test's
-// own clock with the same method.
-type advancer interface{ Advance(time.Duration) }
-
-func (s *Server) clockState() clockJSON {
-	_, fake := s.clock.(advancer)
-	c := clockJSON{Now: formatTime(s.clock.Now()), Fake: fake}
-	if at, ok := s.NextAttemptAt(); ok {
-		c.NextDueAt = formatTime(at)
-	}
-	return c
-}
-
-func (s *Server) adminGetClock(w http.ResponseWriter, r *http.Request) {
-	writeValue(w, http.StatusOK, s.clockState())
-}
-
-// maxAdvanceSeconds bounds the seconds of an advance to 100 years, well
-// within time.Duration (about 292 years).
-const maxAdvanceSeconds = 100 * 365 * 24 * 3600
-
-// durationPattern is the grammar of an advance's duration, the same text as
-// the document's pattern (TestDocumentPatternsAreTheServers): 0, or Go
-// duration units in the order h, m, s, ms, us (or µs, μs), ns, each at most once and
-// with a bounded number of digits, so that every duration it admits is
-// one time.ParseDuration reads without overflow (at most about 260 years)
-// and none is negative.
-const durationPattern = `^(?:0|(?:[0-9]{1,6}(?:\.[0-9]{0,9})?h)?(?:[0-9]{1,7}(?:\.[0-9]{0,9})?m)?` +
-	`(?:[0-9]{1,9}(?:\.[0-9]{0,9})?s)?(?:[0-9]{1,12}(?:\.[0-9]{0,9})?ms)?` +
-	`(?:[0-9]{1,15}(?:\.[0-9]{0,9})?(?:us|µs|μs))?(?:[0-9]{1,18}ns)?)$`
-
-var durationRegexp = regexp.MustCompile(durationPattern)
-
-func (s *Server) adminAdvanceClock(w http.ResponseWriter, r *http.Request) {
-	f, e := readAdminObject(w, r, "duration", "seconds", "toNextDue")
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	var d time.Duration
-	rawD, hasD := f["duration"]
-	rawS, hasS := f["seconds"]
-	rawN, hasN := f["toNextDue"]
-	given := 0
-	for _, has := range []bool{hasD, hasS, hasN} {
-		if has {
-			given++
-		}
-	}
-	switch {
-	case given != 1:
-		writeError(w, badRequest("", `give exactly one of "duration" (a Go duration such as "90s" or "1h30m"), "seconds" (a number) and "toNextDue" (true)`))
-		return
-	case hasN:
-		if string(rawN) != "true" {
-			writeError(w, badRequest("toNextDue", "toNextDue must be true"))
-			return
-		}
-	case hasD:
-		str, e := decodeString("duration", rawD)
-		if e != nil {
-			writeError(w, e)
-			return
-		}
-		if strings.HasPrefix(str, "-") {
-			writeError(w, badRequest("duration", fmt.Sprintf("duration %q must be positive: the clock only moves forward", str)))
-			return
-		}
-		var err error
-		if !durationRegexp.MatchString(str) {
-			err = errors.New("no match")
-		} else {
-			d, err = time.ParseDuration(str)
-		}
-		if err != nil || str == "" {
-			writeError(w, badRequest("duration", fmt.Sprintf("duration %q is not a duration such as \"90s\" or \"1h30m\": "+
-				"units in the order h, m, s, ms, us, ns, each at most once, with at most 6, 7, 9, 12, 15 and 18 digits", str)))
-			return
-		}
-	default:
-		var secs float64
-		if err := json.Unmarshal(rawS, &secs); err != nil || math.IsNaN(secs) {
-			writeError(w, badRequest("seconds", "seconds must be a number"))
-			return
-		}
-		if secs < 0 {
-			writeError(w, badRequest("seconds", "the clock only moves forward: give zero seconds or more"))
-			return
-		}
-		if secs > maxAdvanceSeconds {
-			writeError(w, badRequest("seconds", fmt.Sprintf("seconds must be at most %d (100 years)", maxAdvanceSeconds)))
-			return
-		}
-		d = time.Duration(secs * float64(time.Second))
-	}
-	res, e, err := s.advanceClock(r.Context(), d, hasN)
-	switch {
-	case e != nil:
-		writeError(w, e)
-	case err != nil:
-		// The client went away: the advance stopped at a due time, and
-		// there is no one to answer.
-		s.logger.Info("clock advance stopped: its request ended", "now", formatTime(s.clock.Now()), "attempts", res.Attempts)
-	default:
-		writeValue(w, http.StatusOK, res)
-	}
-}
-
-// clockAdvanceJSON is the answer of an advance: the clock after it, and
-// how many delivery attempts ran while it advanced.
-type clockAdvanceJSON struct {
-	clockJSON
-	Attempts int `json:"attempts"`
-}
-
-// advanceClock moves the server's clock forward by d, or with toNextDue to
-// the next waiting attempt's due time, running everything due on the way
-// (FakeClock.AdvanceContext), and says how many attempts ran. On a
-// FakeClock the next due time is read once the advance's turn has come
-// and what was due already has run, and the attempts are counted within
-// the turn, so a concurrent advance counts its own. A real clock is a 409, and so is toNextDue with nothing
-// waiting; when ctx ends the advance stops at a due time and ctx's error
-// is returned.
-func (s *Server) advanceClock(ctx context.Context, d time.Duration, toNextDue bool) (clockAdvanceJSON, *apiError, error) {
-	adv, ok := s.clock.(advancer)
-	if !ok {
-		return clockAdvanceJSON{}, &apiError{status: http.StatusConflict, typ: errConflict,
-			message: "the server runs on the real clock, which cannot be advanced; start it with a fake clock (the command's -fake-clock, or mockserver.WithClock(mockserver.NewFakeClock(t)))"}, nil
-	}
-	fc, _ := s.clock.(*FakeClock)
-	if fc != nil {
-		if err := fc.takeTurn(ctx); err != nil {
-			return clockAdvanceJSON{}, nil, err
-		}
-		defer fc.giveTurn()
-	}
-	before := s.deliveries.attemptsStarted()
-	if fc != nil {
-		// What is due now runs first: the next due time is the one after.
-		fc.fireDue()
-	}
-	if toNextDue {
-		at, waiting := s.NextAttemptAt()
-		if !waiting {
-			return clockAdvanceJSON{}, &apiError{status: http.StatusConflict, typ: errConflict,
-				message: "no delivery attempt is waiting, so there is no next due time to advance to"}, nil
-		}
-		d = max(at.Sub(s.clock.Now()), 0)
-	}
+// WithAdminAuth makes the admin routes (/_mock/, the dashboard, its
+// stream and its actions included) ask for a user name and password:
+// HTTP Basic, which browsers prompt for and send with the page's every
+// request, and curl sends with -u USER:PASSWORD. htpasswd is the text of
+// an htpasswd file (the command's -admin-auth-file): one "user:hash" a
+// line, each hash bcrypt's ($2a$, $2b$ or $2y$, cost 4 to 14) as the
+// command's -hash-password USER, `htpasswd -nbBC 10 USER PASSWORD` or
+// golang.org/x/crypto/bcrypt writes it; empty lines and lines starting
+// with '#' are skipped. At most 1,000 users, 1 MiB. The server keeps the
+// hashes, never a password.
+//
+// A request without credentials, or with wrong ones, is a 401 with
+// WWW-Authenticate: Basic realm="contextsvc-mock admin" and changes
+// nothing. Credentials are compared in constant time, and a check that
+// succeeds is remembered (by a keyed hash), so only a new or wrong
+// password costs a bcrypt check; those run one at a time, at most 20 a
+// second, and past 16 waiting a request is a 429 with Retry-After. Use a
+// cost of 10 or more: the cost is what a guess costs. The /v1 API keeps
+// its bearer keys and is not affected; nor is [WithAdmin](false), which
+// turns the admin routes off.
+//
+// htpasswd is read when WithAdminAuth is called. A text that is not such
+// lines (or a nil htpasswd) makes [Open] return an error wrapping
+// [ErrInvalidOption] that names the line at fault and what is wrong with
+// it (never a hash).
+func WithAdminAuth(htpasswd io.Reader) Option {
+	var users []access.User
 	var err error
-	if fc != nil {
-		err = fc.runTo(ctx, fc.Now().Add(d))
-	} else {
-		adv.Advance(d)
+	if htpasswd != nil {
+		users, err = access.ParseUsers(htpasswd)
 	}
-	if _, watched := s.clock.(watchedClock); !watched {
-		// A FakeClock tells the dashboards itself, at each time it reaches.
-		s.changes.publish(change{Kind: changeClock, Now: formatTime(s.clock.Now())})
-	}
-	return clockAdvanceJSON{clockJSON: s.clockState(), Attempts: int(s.deliveries.attemptsStarted() - before)}, nil, err
-}
-
-func (s *Server) adminReset(w http.ResponseWriter, r *http.Request) {
-	s.Reset()
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// faultJSON is a Fault on the wire; latency in milliseconds, retryAfter
-// in seconds.
-type faultJSON struct {
-	Method     string `json:"method,omitempty"`
-	Path       string `json:"path,omitempty"`
-	Status     int    `json:"status,omitempty"`
-	RetryAfter int    `json:"retryAfter,omitempty"`
-	LatencyMs  int64  `json:"latencyMs,omitempty"`
-	Times      int    `json:"times"`
-	Mode       string `json:"mode,omitempty"`
-}
-
-// MarshalJSON is the default encoding; it lets writePage encode faults.
-func (f faultJSON) MarshalJSON() ([]byte, error) {
-	type plain faultJSON
-	return json.Marshal(plain(f))
-}
-
-func toFaultJSON(f Fault) faultJSON {
-	return faultJSON{Method: f.Method, Path: f.Path, Status: f.Status, RetryAfter: int(f.RetryAfter / time.Second),
-		LatencyMs: f.Latency.Milliseconds(), Times: f.Times, Mode: string(f.Mode)}
-}
-
-// adminListFaults pages through the active faults, oldest first, like the
-// /v1 lists (limit, cursor).
-func (s *Server) adminListFaults(w http.ResponseWriter, r *http.Request) {
-	limit, after, e := s.pageParams(r.URL.Query(), cursorFaults, "")
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	fs, next := s.faultPage(after, limit)
-	items := make([]faultJSON, len(fs))
-	for i, f := range fs {
-		items[i] = toFaultJSON(f)
-	}
-	writePage(w, s, cursorFaults, "", items, next)
-}
-
-func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
-	f, e := readAdminObject(w, r, "method", "path", "status", "retryAfter", "latencyMs", "times", "mode")
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	var ft Fault
-	for _, name := range []string{"method", "path", "mode"} {
-		raw, ok := f[name]
-		if !ok {
-			continue
+	return func(cf *config) error {
+		switch {
+		case htpasswd == nil:
+			return invalidOption("WithAdminAuth(nil): give the text of an htpasswd file")
+		case err != nil:
+			return invalidOption("WithAdminAuth: %s", strings.TrimPrefix(err.Error(), "mockserver: "))
 		}
-		v, e := decodeString(name, raw)
-		if e != nil {
-			writeError(w, e)
-			return
-		}
-		switch name {
-		case "method":
-			ft.Method = v
-		case "path":
-			ft.Path = v
-		default:
-			ft.Mode = FaultMode(v)
+		// A checker of its own for each server the option is given to.
+		cf.adminAuth = access.NewAuth(users)
+		return nil
+	}
+}
+
+// ValidAdminUser reports whether name can be a user of [WithAdminAuth]'s
+// file (the command's -hash-password USER): 1 or more printable
+// characters of valid UTF-8, without ':' (which ends the name in a line).
+func ValidAdminUser(name string) error { return access.ValidUser(name) }
+
+// MaskToken returns an API key's token as the dashboard and the admin API
+// show it: its first characters and its last, never the whole of it. A
+// token of 16 characters or more shows its first 7 and last 4 ("sk_test…
+// 3f9a"); a shorter one shows at most a third of its start and a quarter
+// of its end, and one of fewer than 3 characters shows nothing but "…".
+func MaskToken(token string) string { return adminapi.MaskToken(token) }
+
+// newAdmin makes the admin API over s's parts.
+func (s *Server) newAdmin(cf *config) *adminapi.Handler {
+	keys := make([]adminapi.Key, len(s.keys))
+	for i, k := range s.keys {
+		keys[i] = adminapi.Key{Account: k.Account, Token: k.Token, User: k.User, Plan: string(k.Plan), Scope: string(k.Scope)}
+		if k.Plan == PlanEnterprise {
+			keys[i].PerMinute, keys[i].Burst = k.PerMinute, k.Burst
 		}
 	}
-	var latencyMs, retryAfter int
-	for _, p := range []struct {
-		name     string
-		v        *int
-		min, max int
-	}{
-		// A status given is one to answer: 0 would mean none, so it is
-		// refused rather than ignored.
-		{"status", &ft.Status, 400, 599},
-		{"retryAfter", &retryAfter, 0, math.MaxInt32},
-		{"latencyMs", &latencyMs, 0, int(maxFaultLatency.Milliseconds())},
-		{"times", &ft.Times, 0, math.MaxInt32},
-	} {
-		raw, ok := f[p.name]
-		if !ok {
-			continue
-		}
-		n, e := decodeInteger(p.name, raw, p.min, p.max)
-		if e != nil {
-			writeError(w, e)
-			return
-		}
-		*p.v = n
+	cfg := adminapi.Config{
+		Store:      s.store,
+		Events:     s.events,
+		Deliveries: s.deliveries,
+		Faults:     s.faults,
+		Changes:    &s.changes,
+		Cursors:    s.cursors,
+		Backend:    adminBackend{s},
+		Errors:     adminapi.Errors{UnknownAccount: ErrUnknownAccount, TooManyFaults: ErrTooManyFaults, Delivery: deliveryErrors},
+		Clock:      s.clk,
+		Keys:       keys,
+		OpenAPI:    openAPIDocument,
+		HTTPSOnly:  s.httpsOnly,
+		Hosts:      access.NewHosts(cf.adminHosts),
+		Auth:       cf.adminAuth,
+		Logger:     s.logger,
 	}
-	ft.Latency = time.Duration(latencyMs) * time.Millisecond
-	ft.RetryAfter = time.Duration(retryAfter) * time.Second
-	if err := s.AddFault(ft); errors.Is(err, ErrTooManyFaults) {
-		writeError(w, &apiError{status: http.StatusConflict, typ: errConflict, message: err.Error()})
-		return
-	} else if err != nil {
-		param, _ := ft.validate()
-		writeError(w, badRequest(param, err.Error()))
-		return
+	// A clock that can be advanced is moved in steps: a FakeClock's own,
+	// or one step for a test's clock with an Advance.
+	switch c := s.clock.(type) {
+	case *FakeClock:
+		cfg.Advancer = &c.fake
+	case advancer:
+		cfg.Advancer = advancerSteps{c, s.clock}
 	}
-	writeValue(w, http.StatusCreated, toFaultJSON(ft.normalized()))
+	_, cfg.ClockTellsChanges = s.clock.(watchedClock)
+	return adminapi.New(cfg)
 }
 
-func (s *Server) adminClearFaults(w http.ResponseWriter, r *http.Request) {
-	s.ClearFaults()
-	w.WriteHeader(http.StatusNoContent)
+// adminBackend is the server as the admin API asks it for the actions
+// that span its parts: the Go methods, with the internal packages' types.
+type adminBackend struct{ s *Server }
+
+func (b adminBackend) ValidEventType(typ string) error { return validEventType(typ) }
+
+func (b adminBackend) EmitEvent(ctx context.Context, account string, typ contextsvc.EventType, data json.RawMessage) (events.Event, error) {
+	ev, err := b.s.EmitEvent(ctx, account, typ, data)
+	return events.Event(ev), err
 }
 
-// maxStateBody bounds the body of PUT /_mock/state: a state document holds
-// many contexts of up to 1,000,000 bytes each, so the API's 2 MiB would
-// not do. A larger state goes through a state file (-state-file), which
-// has no limit.
-const maxStateBody = 256 << 20
-
-// adminGetState sends the state document (SaveState), written as it is
-// made.
-func (s *Server) adminGetState(w http.ResponseWriter, r *http.Request) {
-	w.Header()["Content-Type"] = []string{"application/json"}
-	w.WriteHeader(http.StatusOK)
-	// A write error means the client went away; there is no one to tell.
-	_ = s.SaveState(w)
+func (b adminBackend) Publish(ctx context.Context, id string) (events.Event, error) {
+	ev, err := b.s.Publish(ctx, id)
+	return events.Event(ev), err
 }
 
-// adminPutState replaces the state with the document in the body
-// (LoadState): a document that breaks a rule is a 400 whose param is the
-// top-level field it is in and whose message says where, and changes
-// nothing.
-func (s *Server) adminPutState(w http.ResponseWriter, r *http.Request) {
-	tooBig := &apiError{status: http.StatusRequestEntityTooLarge, typ: errPayloadTooLarge,
-		message: "a state document may be at most 256 MiB here; load a larger one with a state file (-state-file)"}
-	if r.ContentLength > maxStateBody {
-		writeError(w, tooBig)
-		return
-	}
-	err := s.LoadState(http.MaxBytesReader(w, r.Body, maxStateBody))
-	var se *StateError
-	var mbe *http.MaxBytesError
-	var ne net.Error
-	switch {
-	case err == nil:
-		w.WriteHeader(http.StatusNoContent)
-	case errors.As(err, &se):
-		msg := se.Message
-		if se.Path != "" {
-			msg = se.Path + ": " + msg
-		}
-		writeError(w, badRequest(se.field(), msg))
-	case errors.As(err, &mbe):
-		writeError(w, tooBig)
-	case errors.As(err, &ne) && ne.Timeout():
-		writeError(w, &apiError{status: http.StatusBadRequest, typ: errInvalidRequest, closeConn: true,
-			message: "the request body did not arrive in time (the server's read-body time-out)"})
-	default:
-		writeError(w, &apiError{status: http.StatusBadRequest, typ: errInvalidRequest, closeConn: true,
-			message: "could not read the request body"})
-	}
+func (b adminBackend) UpdateWebhook(id string, u adminapi.WebhookUpdate) (store.Info, *httpapi.Error) {
+	w, e := b.s.updateWebhook(id, WebhookUpdate(u))
+	return store.Info(w), e
 }
+
+func (b adminBackend) DeleteWebhook(id string) *httpapi.Error { return b.s.deleteWebhook(id) }
+func (b adminBackend) AddFault(f faults.Fault) error          { return b.s.AddFault(publicFault(f)) }
+func (b adminBackend) Reset()                                 { b.s.Reset() }
+func (b adminBackend) SaveState(w io.Writer) error            { return b.s.SaveState(w) }
+func (b adminBackend) LoadState(r io.Reader) error            { return b.s.loadState(r) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/contextsvc/contextsvc-go/internal/browsertest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 )
 
 // TestAdminDiffBounded: the diff of two versions of the largest content
@@ -43,9 +44,9 @@ func TestAdminDiffBounded(t *testing.T) {
 		check          func(t *testing.T, d diffJSON)
 	}{
 		{"too different", strings.Repeat("<\n", size/2), strings.Repeat(">\n", size/2), func(t *testing.T, d diffJSON) {
-			if !d.TooDifferent || d.FromContent == nil || d.ToContent == nil || len(*d.FromContent) != maxDiffContentBytes ||
-				*d.FromContent != strings.Repeat("<\n", size/2)[:maxDiffContentBytes] || d.FromContentCut != size-maxDiffContentBytes ||
-				d.ToContentCut != size-maxDiffContentBytes {
+			if !d.TooDifferent || d.FromContent == nil || d.ToContent == nil || len(*d.FromContent) != adminapi.MaxDiffContentBytes ||
+				*d.FromContent != strings.Repeat("<\n", size/2)[:adminapi.MaxDiffContentBytes] || d.FromContentCut != size-adminapi.MaxDiffContentBytes ||
+				d.ToContentCut != size-adminapi.MaxDiffContentBytes {
 				t.Errorf("too different: %d and %d bytes sent, %d and %d cut", len(*d.FromContent), len(*d.ToContent), d.FromContentCut, d.ToContentCut)
 			}
 		}},
@@ -54,8 +55,8 @@ func TestAdminDiffBounded(t *testing.T) {
 				t.Fatalf("hunks %+v", d.Hunks)
 			}
 			del, ins := d.Hunks[0].Lines[0], d.Hunks[0].Lines[1]
-			if del.Text != strings.Repeat("é", maxDiffLineBytes/2) || del.Cut != size-maxDiffLineBytes ||
-				ins.Text != strings.Repeat("<", maxDiffLineBytes) || ins.Cut != size-maxDiffLineBytes || !ins.NoNewline {
+			if del.Text != strings.Repeat("é", adminapi.MaxDiffLineBytes/2) || del.Cut != size-adminapi.MaxDiffLineBytes ||
+				ins.Text != strings.Repeat("<", adminapi.MaxDiffLineBytes) || ins.Cut != size-adminapi.MaxDiffLineBytes || !ins.NoNewline {
 				t.Errorf("cut lines: %d bytes, %d cut; %d bytes, %d cut", len(del.Text), del.Cut, len(ins.Text), ins.Cut)
 			}
 		}},
@@ -66,7 +67,7 @@ func TestAdminDiffBounded(t *testing.T) {
 					text += len(l.Text)
 				}
 			}
-			if d.TooDifferent || d.HunksLeftOut == 0 || text > maxDiffTextBytes+7*maxDiffLineBytes || d.Added != d.Removed || d.Added < 40 ||
+			if d.TooDifferent || d.HunksLeftOut == 0 || text > adminapi.MaxDiffTextBytes+7*adminapi.MaxDiffLineBytes || d.Added != d.Removed || d.Added < 40 ||
 				len(d.Hunks)+d.HunksLeftOut != d.Added {
 				t.Errorf("%d hunks sent (%d bytes of text), %d left out, +%d −%d", len(d.Hunks), text, d.HunksLeftOut, d.Added, d.Removed)
 			}
@@ -77,7 +78,7 @@ func TestAdminDiffBounded(t *testing.T) {
 			}
 			h := d.Hunks[0]
 			if h.FromLines != 500 || h.ToLines != 500 || h.LinesLeftOut == 0 || len(h.Lines)+h.LinesLeftOut != 1000 ||
-				len(h.Lines)*999 > maxDiffTextBytes+999 {
+				len(h.Lines)*999 > adminapi.MaxDiffTextBytes+999 {
 				t.Errorf("%d lines sent, %d left out", len(h.Lines), h.LinesLeftOut)
 			}
 		}},

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // TestAdminHostRebinding: a DNS rebinding attack, as the browser sends
@@ -44,9 +46,9 @@ func TestAdminHostRebinding(t *testing.T) {
 				t.Errorf("%s %s with Host %s: %d %s, want a 403", tc.method, tc.path, host, r.Status, r.Body)
 				continue
 			}
-			var e errorBody
+			var e httpapi.ErrorBody
 			r.json(t, &e)
-			name := hostName(host)
+			name := access.HostName(host)
 			if want := "-admin-host " + name; !strings.Contains(e.Error.Message, want) || !strings.Contains(e.Error.Message, "DNS rebinding") {
 				t.Errorf("%s %s with Host %s: the message does not say %q and why: %s", tc.method, tc.path, host, want, e.Error.Message)
 			}

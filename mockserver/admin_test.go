@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // admin sends an admin request (no key) through the validator.
@@ -24,7 +27,7 @@ func admin(t *testing.T, ts *TestServer, method, path, body string) *response {
 func TestAdminEvents(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	rc := newDlvReceiver(t, clock, "team-secret", func(w http.ResponseWriter, r *http.Request, h dlvHit) {})
+	rc := deliverytest.NewReceiver(t, clock, "team-secret", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {})
 	hook := registerHook(t, ts, rc.URL, "team-secret", contextsvc.EventTeamMemberAdded)
 	c := create(t, ts, `{"name":"Doc"}`)
 
@@ -41,7 +44,7 @@ func TestAdminEvents(t *testing.T) {
 		t.Errorf("emitted %s", r.Body)
 	}
 	idle(t, ts)
-	hits := rc.got()
+	hits := rc.Got()
 	if len(hits) != 1 || !strings.Contains(string(hits[0].Body), ev.ID) {
 		t.Fatalf("receiver got %d requests", len(hits))
 	}
@@ -99,7 +102,7 @@ func TestAdminEvents(t *testing.T) {
 	if r := admin(t, ts, "POST", "/_mock/events", `{"type":"context.archived","data":{"contextId":"x"},"account":"`+ts.DefaultKey().Account+`"}`); r.Status != 201 {
 		t.Errorf("unknown type: %d %s", r.Status, r.Body)
 	}
-	big := `{"type":"x.y","data":{"s":"` + strings.Repeat("a", maxBody) + `"}}`
+	big := `{"type":"x.y","data":{"s":"` + strings.Repeat("a", httpapi.MaxBody) + `"}}`
 	if r := do(t, ts, call{method: "POST", path: "/_mock/events", body: big, key: "-"}); r.Status != 413 {
 		t.Errorf("big body: %d", r.Status)
 	}
@@ -108,7 +111,7 @@ func TestAdminEvents(t *testing.T) {
 func TestAdminDeliveries(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	rc := newDlvReceiver(t, clock, "k", failing(1))
+	rc := deliverytest.NewReceiver(t, clock, "k", failing(1))
 	hook := registerHook(t, ts, rc.URL, "k", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"Doc"}`)
 	idle(t, ts)
@@ -179,7 +182,7 @@ func TestAdminRedeliverInFlight(t *testing.T) {
 	ts, clock := newFakeTestServer(t)
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
-	rc := newDlvReceiver(t, clock, "k", func(w http.ResponseWriter, r *http.Request, h dlvHit) {
+	rc := deliverytest.NewReceiver(t, clock, "k", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
 		started <- struct{}{}
 		<-release
 	})
@@ -260,13 +263,13 @@ func TestAdminClock(t *testing.T) {
 	}
 
 	// Advancing through the admin API runs the due retries.
-	rc := newDlvReceiver(t, clock, "k", failing(1))
+	rc := deliverytest.NewReceiver(t, clock, "k", failing(1))
 	registerHook(t, ts, rc.URL, "k", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"Doc"}`)
 	idle(t, ts)
 	admin(t, ts, "POST", "/_mock/clock/advance", `{"duration":"1m"}`)
 	idle(t, ts)
-	if n := len(rc.got()); n != 2 {
+	if n := len(rc.Got()); n != 2 {
 		t.Errorf("%d attempts after advancing a minute", n)
 	}
 
@@ -286,7 +289,7 @@ func TestAdminReset(t *testing.T) {
 	clock := NewFakeClock(dlvT0)
 	free := Key{Token: "sk_free", Plan: PlanFree}
 	ts := NewTestServer(t, WithClock(clock), WithKey(Key{Token: "sk_main", Plan: PlanBusiness}), WithKey(free))
-	rc := newDlvReceiver(t, clock, "k", failing(100))
+	rc := deliverytest.NewReceiver(t, clock, "k", failing(100))
 	registerHook(t, ts, rc.URL, "k", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"Doc"}`)
 	idle(t, ts)
@@ -318,10 +321,10 @@ func TestAdminReset(t *testing.T) {
 		t.Errorf("free key after reset: %d remaining %s", r.Status, r.Header.Get("X-RateLimit-Remaining"))
 	}
 	// The waiting retry is gone: advancing sends nothing.
-	before := len(rc.got())
+	before := len(rc.Got())
 	clock.Advance(48 * time.Hour)
 	idle(t, ts)
-	if len(rc.got()) != before {
+	if len(rc.Got()) != before {
 		t.Errorf("a retry ran after reset")
 	}
 	// The server works as before.

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // TestBadInput sends bad requests of every kind the contract names. Each
@@ -231,7 +233,7 @@ func TestByteOrderMark(t *testing.T) {
 	t.Parallel()
 	ts := NewTestServer(t)
 	r := do(t, ts, call{method: "POST", path: "/v1/contexts", body: "\ufeff" + `{"name":"a"}`})
-	var e errorBody
+	var e httpapi.ErrorBody
 	r.json(t, &e)
 	if r.Status != 400 || !strings.Contains(e.Error.Message, "byte order mark") {
 		t.Errorf("%d %s", r.Status, r.Body)

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // benchServer returns a server holding n contexts of one account (every
@@ -55,11 +57,11 @@ func BenchmarkListPage(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			q := bc.query
 			if bc.after > 0 {
-				scope := listScope(s.DefaultKey().Account)
+				scope := httpapi.ListScope(s.DefaultKey().Account)
 				if strings.Contains(q, "tag=") {
-					scope = listScope(s.DefaultKey().Account, "all", "ten")
+					scope = httpapi.ListScope(s.DefaultKey().Account, "all", "ten")
 				}
-				q += "&cursor=" + url.QueryEscape(s.encodeCursor(cursorContexts, bc.after, scope))
+				q += "&cursor=" + url.QueryEscape(s.cursors.Encode(httpapi.CursorContexts, bc.after, scope))
 			}
 			req := httptest.NewRequest("GET", "/v1/contexts?"+q, nil)
 			req.Header.Set("Authorization", "Bearer bench")
@@ -232,20 +234,21 @@ func BenchmarkAdminListPage(b *testing.B) {
 	for _, bc := range []struct {
 		name, path string
 		kind       byte
-		scope      string // the unfiltered list's
+		scope      string // the unfiltered list's (its filters, all empty)
 		after      uint64
 	}{
-		{"events/page=1", "/_mock/events", cursorEvents, listScope(""), 0},
-		{"events/page=500", "/_mock/events", cursorEvents, listScope(""), 9980},
-		{"deliveries/page=1", "/_mock/deliveries", cursorDeliveries, listScope("", "", ""), 0},
-		{"deliveries/page=500", "/_mock/deliveries", cursorDeliveries, listScope("", "", ""), 9980},
+		{"events/page=1", "/_mock/events", httpapi.CursorEvents, httpapi.ListScope("", ""), 0},
+		{"events/page=500", "/_mock/events", httpapi.CursorEvents, httpapi.ListScope("", ""), 9980},
+		{"deliveries/page=1", "/_mock/deliveries", httpapi.CursorDeliveries, httpapi.ListScope("", "", "", "", ""), 0},
+		{"deliveries/page=500", "/_mock/deliveries", httpapi.CursorDeliveries, httpapi.ListScope("", "", "", "", ""), 9980},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			q := "?limit=20"
 			if bc.after > 0 {
-				q += "&cursor=" + url.QueryEscape(s.encodeCursor(bc.kind, bc.after, bc.scope))
+				q += "&cursor=" + url.QueryEscape(s.cursors.Encode(bc.kind, bc.after, bc.scope))
 			}
 			req := httptest.NewRequest("GET", bc.path+q, nil)
+			req.Host = "127.0.0.1" // the admin routes refuse httptest's example.com
 			b.ReportAllocs()
 			for b.Loop() {
 				rec := httptest.NewRecorder()

@@ -1,11 +1,10 @@
 package mockserver
 
 import (
-	"container/heap"
 	"context"
-	"slices"
-	"sync"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 )
 
 // Clock is the mock server's source of time. Every time the server uses
@@ -50,19 +49,7 @@ func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterF
 // through all six attempts of the default schedule, each at its own time.
 // The cost is that of the stops, not of the jump's length.
 type FakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	seq    uint64
-	timers timerHeap // waiting timers, earliest due first
-	// watchers are the servers on this clock: told of each time an
-	// advance reaches, and waited for at each one (clockWatcher). The
-	// slice is replaced, never changed in place, so an advance can walk
-	// the one it read without the lock.
-	watchers []clockWatcher
-	// turn is held by the advance under way (Advance, Set and their
-	// Context forms): a channel of one, so that a caller waiting for its
-	// turn can give up when its context ends.
-	turn chan struct{}
+	fake clock.Fake
 }
 
 // clockWatcher follows a FakeClock: a server whose delivery engine has
@@ -85,59 +72,41 @@ type watchedClock interface {
 	unwatch(w clockWatcher)
 }
 
+// engineWatcher is a clockWatcher as the clock's engine sees one. It is
+// comparable, and equal for one watcher, so unwatch finds what watch added.
+type engineWatcher struct{ w clockWatcher }
+
+func (e engineWatcher) Moved(now time.Time) { e.w.moved(now) }
+func (e engineWatcher) Settle()             { e.w.settle() }
+
 // watch adds w to the clock's watchers.
-func (c *FakeClock) watch(w clockWatcher) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.watchers = append(slices.Clip(c.watchers), w)
-}
+func (c *FakeClock) watch(w clockWatcher) { c.fake.Watch(engineWatcher{w}) }
 
 // unwatch removes w from the clock's watchers (a server that closes).
-func (c *FakeClock) unwatch(w clockWatcher) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.watchers = slices.DeleteFunc(slices.Clone(c.watchers), func(x clockWatcher) bool { return x == w })
-}
+func (c *FakeClock) unwatch(w clockWatcher) { c.fake.Unwatch(engineWatcher{w}) }
 
 // NewFakeClock returns a FakeClock that reads start until advanced.
 func NewFakeClock(start time.Time) *FakeClock {
-	return &FakeClock{now: start, turn: make(chan struct{}, 1)}
+	c := new(FakeClock)
+	c.fake.Init(start)
+	return c
 }
 
 // Now returns the fake clock's current time.
-func (c *FakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
+func (c *FakeClock) Now() time.Time { return c.fake.Now() }
 
 // AfterFunc arranges for f to be called when the clock has been advanced by
 // at least d. A d of zero or less is due at the next Advance (or Set) call.
 // f runs on the goroutine that advances the clock, and must neither block
 // nor advance the clock itself.
-func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.addTimerLocked(c.now.Add(d), f)
-}
+func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer { return c.fake.AfterFunc(d, f) }
 
 // afterFuncAt arranges for f to be called when the clock reaches at (at the
 // next Advance or Set if it already has). Unlike AfterFunc, the due time
 // does not depend on when the call happens, so an Advance by another
 // goroutine between the caller's Now and this call cannot move it later.
 // The delivery engine uses it when its clock has it (see absoluteClock).
-func (c *FakeClock) afterFuncAt(at time.Time, f func()) Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.addTimerLocked(at, f)
-}
-
-func (c *FakeClock) addTimerLocked(when time.Time, f func()) *fakeTimer {
-	c.seq++
-	t := &fakeTimer{clock: c, seq: c.seq, when: when, f: f}
-	heap.Push(&c.timers, t)
-	return t
-}
+func (c *FakeClock) afterFuncAt(at time.Time, f func()) Timer { return c.fake.AfterFuncAt(at, f) }
 
 // Advance moves the clock forward by d (not at all when d <= 0) and
 // returns once everything due within the jump has run: it stops at each
@@ -149,7 +118,7 @@ func (c *FakeClock) addTimerLocked(when time.Time, f func()) *fakeTimer {
 // ended. It must not be called from a timer's function, nor from work an
 // advance waits for (a webhook receiver of a server on the clock): that
 // would wait for itself.
-func (c *FakeClock) Advance(d time.Duration) { _ = c.AdvanceContext(context.Background(), d) }
+func (c *FakeClock) Advance(d time.Duration) { c.fake.Advance(d) }
 
 // AdvanceContext is [FakeClock.Advance] that gives up when ctx ends: while
 // it waits for another advance to end, it returns at once, the clock
@@ -157,160 +126,75 @@ func (c *FakeClock) Advance(d time.Duration) { _ = c.AdvanceContext(context.Back
 // through the work of one), with the clock left at the last time it
 // reached. It then returns ctx's error.
 func (c *FakeClock) AdvanceContext(ctx context.Context, d time.Duration) error {
-	if err := c.takeTurn(ctx); err != nil {
-		return err
-	}
-	defer c.giveTurn()
-	return c.runTo(ctx, c.Now().Add(max(d, 0)))
+	return c.fake.AdvanceContext(ctx, d)
 }
 
 // Set moves the clock to t (never backwards) and runs everything due on
 // the way as [FakeClock.Advance] does.
-func (c *FakeClock) Set(t time.Time) { _ = c.SetContext(context.Background(), t) }
+func (c *FakeClock) Set(t time.Time) { c.fake.Set(t) }
 
 // SetContext is [FakeClock.Set] that gives up when ctx ends, as
 // [FakeClock.AdvanceContext] does.
 func (c *FakeClock) SetContext(ctx context.Context, t time.Time) error {
-	if err := c.takeTurn(ctx); err != nil {
-		return err
-	}
-	defer c.giveTurn()
-	return c.runTo(ctx, t)
+	return c.fake.SetContext(ctx, t)
 }
 
-// takeTurn waits until no other advance is under way, or ctx ends.
-func (c *FakeClock) takeTurn(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// engineClock is c as the server's parts read it (clock.Clock): a
+// FakeClock's engine itself, the wall clock, or c adapted, and made
+// absolute when c can arm a timer for a point in time (a test's clock that
+// embeds a FakeClock).
+func engineClock(c Clock) clock.Clock {
+	switch c := c.(type) {
+	case nil, RealClock:
+		return clock.Real{}
+	case *FakeClock:
+		return &c.fake
+	case absoluteClock:
+		return absoluteAdapter{clockAdapter{c}, c}
 	}
-	c.mu.Lock()
-	if c.turn == nil { // a FakeClock{} made without NewFakeClock
-		c.turn = make(chan struct{}, 1)
-	}
-	turn := c.turn
-	c.mu.Unlock()
-	select {
-	case turn <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return clockAdapter{c}
 }
 
-// giveTurn lets the next advance go.
-func (c *FakeClock) giveTurn() { <-c.turn }
-
-// runTo moves the clock to target, stopping at every due time on the way:
-// at each, the due timers fire and the watchers settle (fireDue). Between
-// two stops it checks ctx, and returns its error, the clock left where it
-// stopped, once it has ended. The caller holds the turn.
-func (c *FakeClock) runTo(ctx context.Context, target time.Time) error {
-	for {
-		c.fireDue()
-		c.mu.Lock()
-		if !target.After(c.now) {
-			c.mu.Unlock()
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			c.mu.Unlock()
-			return err
-		}
-		next := target
-		if len(c.timers) > 0 && c.timers[0].when.Before(next) {
-			next = c.timers[0].when
-		}
-		moved := next.After(c.now) // not when a timer was armed in the past meanwhile: it fires first
-		if moved {
-			c.now = next
-		}
-		watchers := c.watchers
-		c.mu.Unlock()
-		if moved {
-			for _, w := range watchers {
-				w.moved(next)
-			}
-		}
-	}
+// absoluteClock is a Clock that can arm a timer for a point in time
+// (FakeClock, and a test's clock that embeds one).
+type absoluteClock interface {
+	Clock
+	afterFuncAt(at time.Time, f func()) Timer
 }
 
-// fireDue calls, in order, the functions of the timers due at the clock's
-// time (each taken off the heap before its call, so one can stop the
-// next), then waits for the watchers to settle; and again while the work
-// of those armed more timers that are due already (a retry due at once).
-// The caller holds the turn, so the time does not move meanwhile.
-func (c *FakeClock) fireDue() {
-	for {
-		for {
-			c.mu.Lock()
-			if len(c.timers) == 0 || c.timers[0].when.After(c.now) {
-				c.mu.Unlock()
-				break
-			}
-			t := heap.Pop(&c.timers).(*fakeTimer)
-			c.mu.Unlock()
-			t.f()
-		}
-		c.mu.Lock()
-		watchers := c.watchers
-		c.mu.Unlock()
-		for _, w := range watchers {
-			w.settle()
-		}
-		c.mu.Lock()
-		more := len(c.timers) > 0 && !c.timers[0].when.After(c.now)
-		c.mu.Unlock()
-		if !more {
-			return
-		}
-	}
+// clockAdapter is a Clock of the user's as a clock.Clock.
+type clockAdapter struct{ c Clock }
+
+func (a clockAdapter) Now() time.Time                                  { return a.c.Now() }
+func (a clockAdapter) AfterFunc(d time.Duration, f func()) clock.Timer { return a.c.AfterFunc(d, f) }
+
+// absoluteAdapter is an absoluteClock as a clock.Absolute.
+type absoluteAdapter struct {
+	clockAdapter
+	a absoluteClock
 }
 
-type fakeTimer struct {
-	clock *FakeClock
-	seq   uint64 // order of arming, among equal due times
-	when  time.Time
-	f     func()
-	index int // in clock.timers; -1 once fired or stopped
+func (a absoluteAdapter) AfterFuncAt(at time.Time, f func()) clock.Timer {
+	return a.a.afterFuncAt(at, f)
 }
 
-func (t *fakeTimer) Stop() bool {
-	t.clock.mu.Lock()
-	defer t.clock.mu.Unlock()
-	if t.index < 0 {
-		return false
-	}
-	heap.Remove(&t.clock.timers, t.index)
-	return true
+// advancer is a clock the admin API can move: a *FakeClock, or a test's
+// own clock with the same method.
+type advancer interface{ Advance(time.Duration) }
+
+// advancerSteps is an advancer that is no FakeClock as the admin API
+// moves a clock (adminapi.Advancer): no turns and nothing run before the
+// advance, which is one step.
+type advancerSteps struct {
+	a advancer
+	c Clock
 }
 
-// timerHeap is a container/heap of waiting timers, earliest due first and,
-// among equal due times, first armed first; each timer keeps its index so
-// Stop removes it in O(log n).
-type timerHeap []*fakeTimer
+func (advancerSteps) TakeTurn(context.Context) error { return nil }
+func (advancerSteps) GiveTurn()                      {}
+func (advancerSteps) RunDue()                        {}
 
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if c := h[i].when.Compare(h[j].when); c != 0 {
-		return c < 0
-	}
-	return h[i].seq < h[j].seq
-}
-func (h timerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *timerHeap) Push(x any) {
-	t := x.(*fakeTimer)
-	t.index = len(*h)
-	*h = append(*h, t)
-}
-func (h *timerHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	t.index = -1
-	return t
+func (s advancerSteps) RunTo(_ context.Context, target time.Time) error {
+	s.a.Advance(target.Sub(s.c.Now()))
+	return nil
 }

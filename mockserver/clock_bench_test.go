@@ -3,31 +3,10 @@ package mockserver
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"testing"
 	"time"
 )
-
-// BenchmarkFakeClockAdvance advances a clock through 1,000 timers spread
-// evenly over a jump of an hour and of a hundred years: an advance stops
-// at each due time, so the two cost the same (the timers', not the
-// jump's).
-func BenchmarkFakeClockAdvance(b *testing.B) {
-	const timers = 1000
-	for _, jump := range []time.Duration{time.Hour, 100 * 365 * 24 * time.Hour} {
-		b.Run(fmt.Sprint("jump=", jump), func(b *testing.B) {
-			f := func() {}
-			for b.Loop() {
-				c := NewFakeClock(dlvT0)
-				for i := range timers {
-					c.AfterFunc(jump/timers*time.Duration(i+1), f)
-				}
-				c.Advance(jump)
-			}
-		})
-	}
-}
 
 // BenchmarkAdvanceSchedule takes one delivery to a receiver that always
 // answers 503 (in memory: no connection) through its six attempts, with
@@ -66,7 +45,7 @@ func BenchmarkAdvanceSchedule(b *testing.B) {
 				clock.Advance(27*time.Hour - 26*time.Hour - 36*time.Minute)
 			}
 			b.StopTimer()
-			if c := s.deliveries.counts(); c.Pending != 0 || c.Failed == 0 {
+			if c := s.deliveries.Counts(); c.Pending != 0 || c.Failed == 0 {
 				b.Fatalf("deliveries %+v: want every one failed after its schedule", c)
 			}
 		})

@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
 // These tests drive whole servers with a FakeClock that catches up: an
@@ -45,19 +48,17 @@ func checkAttemptsAt(t *testing.T, dl Delivery, offsets []time.Duration) {
 
 // countMoves watches clock and counts the times it moves to.
 func countMoves(t *testing.T, clock *FakeClock) func() int {
-	l := &clockLog{c: clock}
+	l := &moveCounter{}
 	clock.watch(l)
 	t.Cleanup(func() { clock.unwatch(l) })
-	return func() int {
-		n := 0
-		for _, line := range l.take() {
-			if strings.HasSuffix(line, " moved") {
-				n++
-			}
-		}
-		return n
-	}
+	return func() int { return int(l.n.Swap(0)) }
 }
+
+// moveCounter is a clockWatcher that counts the times its clock moves to.
+type moveCounter struct{ n atomic.Int64 }
+
+func (m *moveCounter) moved(time.Time) { m.n.Add(1) }
+func (m *moveCounter) settle()         {}
 
 // TestAdvanceRunsTheWholeSchedule: one advance of 27 hours takes a delivery
 // to a receiver that always fails through all six attempts, each at its
@@ -95,7 +96,7 @@ func TestAdvanceRunsTheWholeSchedule(t *testing.T) {
 			n := 0
 			for i := range 5 {
 				a := advanceOver(t, ts, `{"toNextDue":true}`)
-				if a.Attempts != 1 || a.Now != formatTime(dlvT0.Add(scheduleOffsets[i+1])) {
+				if a.Attempts != 1 || a.Now != jsonwire.FormatTime(dlvT0.Add(scheduleOffsets[i+1])) {
 					t.Errorf("toNextDue %d: %+v", i+1, a)
 				}
 				n += a.Attempts
@@ -111,7 +112,7 @@ func TestAdvanceRunsTheWholeSchedule(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ts, clock := newFakeTestServer(t)
-			rc := newDlvReceiver(t, clock, "s", failing(100))
+			rc := deliverytest.NewReceiver(t, clock, "s", failing(100))
 			registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
 			moves := countMoves(t, clock)
 			create(t, ts, `{"name":"Doc"}`)
@@ -141,7 +142,7 @@ func TestAdvanceRunsTheWholeSchedule(t *testing.T) {
 			checkAttemptsAt(t, dls[0], scheduleOffsets)
 			// The receiver saw each attempt at its time on the clock.
 			var at []time.Duration
-			for _, h := range rc.got() {
+			for _, h := range rc.Got() {
 				at = append(at, h.At.Sub(dlvT0))
 			}
 			if diff := cmp.Diff(scheduleOffsets, at); diff != "" {
@@ -169,7 +170,7 @@ func advanceOver(t *testing.T, ts *TestServer, body string) clockAdvanceJSON {
 func TestAdvanceRunsAttemptsInTimeOrder(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	rc := newDlvReceiver(t, clock, "s", failing(100))
+	rc := deliverytest.NewReceiver(t, clock, "s", failing(100))
 	registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
 	a := create(t, ts, `{"name":"A"}`)
 	clock.Advance(30 * time.Second)
@@ -183,7 +184,7 @@ func TestAdvanceRunsAttemptsInTimeOrder(t *testing.T) {
 	for _, o := range scheduleOffsets {
 		want = append(want, fmt.Sprintf("%s at +%v", a.Name, o), fmt.Sprintf("%s at +%v", b.Name, o+30*time.Second))
 	}
-	for _, h := range rc.got() {
+	for _, h := range rc.Got() {
 		var ev struct {
 			Data struct {
 				Name string `json:"name"`
@@ -229,8 +230,8 @@ func TestAdvanceStopsWhenTheCallerGoesAway(t *testing.T) {
 
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) {
-				if attemptNumber(h) == 3 {
+			rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
+				if deliverytest.AttemptNumber(h) == 3 {
 					cancel()
 					if over == "HTTP" {
 						// Until the mock has seen its client go.
@@ -299,7 +300,7 @@ func serveOver(t *testing.T, url, key, body string) int {
 func TestConcurrentAdvancesAddUp(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	rc := newDlvReceiver(t, clock, "s", failing(100))
+	rc := deliverytest.NewReceiver(t, clock, "s", failing(100))
 	registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"Doc"}`)
 	idle(t, ts) // the first attempt

@@ -13,6 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 var t0 = time.Date(2026, 11, 21, 20, 51, 0, 123_000_000, time.UTC)
@@ -473,7 +476,7 @@ func TestWebhookRegister(t *testing.T) {
 			t.Errorf("%q: %d %s", u, r.Status, r.Body)
 		}
 	}
-	if got := ts.targets(ts.DefaultKey().Account, contextsvc.EventExportCompleted); len(got) != 1 || got[0].state.Load().secret != "s3cret-value" || got[0].state.Load().url != want.URL {
+	if got := ts.store.Targets(ts.DefaultKey().Account, contextsvc.EventExportCompleted); len(got) != 1 || got[0].State().Secret != "s3cret-value" || got[0].State().URL != want.URL {
 		t.Errorf("targets: %+v", got)
 	}
 
@@ -489,10 +492,10 @@ func TestPublishAndHook(t *testing.T) {
 	ts := NewTestServer(t)
 	type got struct {
 		typ     contextsvc.EventType
-		targets []*webhook
+		targets []*store.Webhook
 	}
 	ch := make(chan got, 10)
-	ts.onEvent = func(_ context.Context, ev Event, targets []*webhook) { ch <- got{ev.Type, targets} }
+	ts.onEvent = func(_ context.Context, ev events.Event, targets []*store.Webhook) { ch <- got{ev.Type, targets} }
 	do(t, ts, call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://example.com/h","events":["context.published"],"secret":"k"}`})
 	c := create(t, ts, `{"name":"Doc"}`)
 	if g := <-ch; g.typ != contextsvc.EventContextCreated || len(g.targets) != 0 {
@@ -504,7 +507,7 @@ func TestPublishAndHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := <-ch
-	if g.typ != contextsvc.EventContextPublished || len(g.targets) != 1 || g.targets[0].state.Load().secret != "k" {
+	if g.typ != contextsvc.EventContextPublished || len(g.targets) != 1 || g.targets[0].State().Secret != "k" {
 		t.Fatalf("published hook: %+v", g)
 	}
 	want := fmt.Sprintf(`{"contextId":%q,"name":"Doc","version":1,"publishedBy":%q}`, c.ID, ts.DefaultKey().User)
@@ -558,7 +561,7 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	s.mux.HandleFunc("/v1/boom", func(http.ResponseWriter, *http.Request) { panic("boom") })
 	rec := newRecorder()
 	s.ServeHTTP(rec, mustRequest("GET", "/v1/boom"))
-	var e errorBody
+	var e httpapi.ErrorBody
 	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != 500 || e.Error.Type != "internal" || e.Error.RequestID != rec.Header().Get("X-Request-Id") {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
@@ -649,4 +652,28 @@ func TestValidationBoundaries(t *testing.T) {
 	} else if r.json(t, &lb); len(lb.Data) != 0 || lb.HasMore {
 		t.Errorf("21 tag filters: %+v", lb)
 	}
+}
+
+// contextJSON is the wire shape of a Context (contextView.appendJSON
+// writes it).
+type contextJSON struct {
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	Content   string   `json:"content"`
+	Tags      []string `json:"tags"`
+	Version   int      `json:"version"`
+	CreatedAt string   `json:"createdAt"`
+	UpdatedAt string   `json:"updatedAt"`
+}
+
+// versionJSON is the wire shape of a Version (appendVersionJSON writes it).
+type versionJSON struct {
+	ContextID string             `json:"contextId"`
+	Version   int                `json:"version"`
+	Name      string             `json:"name"`
+	Content   string             `json:"content"`
+	Tags      []string           `json:"tags"`
+	CreatedAt string             `json:"createdAt"`
+	CreatedBy string             `json:"createdBy"`
+	Changes   contextsvc.Changes `json:"changes"`
 }

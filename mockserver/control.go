@@ -8,8 +8,12 @@ import (
 	"fmt"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"golang.org/x/time/rate"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
 // This file is the Go side of the admin API: what a test does to a Server
@@ -24,31 +28,50 @@ func (s *Server) Clock() Clock { return s.clock }
 // delivery is kept, and the last [DefaultHistoryLimit] (or
 // [WithHistoryLimit]) to finish; GET /_mock/deliveries pages through the
 // same ones. The result is never nil.
-func (s *Server) Deliveries(f DeliveryFilter) []Delivery { return s.deliveries.list(f) }
+func (s *Server) Deliveries(f DeliveryFilter) []Delivery {
+	ds := s.deliveries.List(f.engine())
+	out := make([]Delivery, len(ds))
+	for i, d := range ds {
+		out[i] = publicDelivery(d)
+	}
+	return out
+}
 
 // Delivery returns a copy of the delivery with the given id, and whether
 // it exists.
-func (s *Server) Delivery(id string) (Delivery, bool) { return s.deliveries.get(id) }
+func (s *Server) Delivery(id string) (Delivery, bool) {
+	d, ok := s.deliveries.Get(id)
+	if !ok {
+		return Delivery{}, false
+	}
+	return publicDelivery(d), true
+}
 
 // NextAttemptAt returns when the earliest waiting delivery attempt is due
 // on the server's clock, and false when none is waiting (or deliveries
 // are closed). A time at or before the clock's now is an attempt due now,
 // waiting for a sender.
-func (s *Server) NextAttemptAt() (time.Time, bool) { return s.deliveries.nextDue() }
+func (s *Server) NextAttemptAt() (time.Time, bool) { return s.deliveries.NextDue() }
 
 // Redeliver makes a new attempt of a delivery due now (any state) and puts
 // it back to pending; attempt numbers continue and the retry schedule
 // starts over. It fails with an error wrapping [ErrDeliveryNotFound],
 // [ErrDeliveryInFlight] (an attempt is running) or [ErrDeliveriesClosed]
 // (after [Server.Close]).
-func (s *Server) Redeliver(id string) (Delivery, error) { return s.deliveries.redeliver(id) }
+func (s *Server) Redeliver(id string) (Delivery, error) {
+	d, err := s.deliveries.Redeliver(id)
+	if err != nil {
+		return Delivery{}, err
+	}
+	return publicDelivery(d), nil
+}
 
 // WaitIdle blocks until no delivery attempt is due or running, or ctx is
 // done (it then returns ctx's error). A test calls it for the attempts
 // that are due at once (an event's first, a redelivery); on a [FakeClock],
 // an Advance already waits for those it makes due. Nothing sleeps or
 // polls.
-func (s *Server) WaitIdle(ctx context.Context) error { return s.deliveries.waitIdle(ctx) }
+func (s *Server) WaitIdle(ctx context.Context) error { return s.deliveries.WaitIdle(ctx) }
 
 // WaitForDelivery blocks until a delivery, existing or future, matches
 // match, and returns a copy of it; or until ctx is done, and returns ctx's
@@ -57,7 +80,11 @@ func (s *Server) WaitIdle(ctx context.Context) error { return s.deliveries.waitI
 // changes come quickly: test for one that lasts (succeeded, failed, n
 // attempts made).
 func (s *Server) WaitForDelivery(ctx context.Context, match func(Delivery) bool) (Delivery, error) {
-	return s.deliveries.waitFor(ctx, match)
+	d, err := s.deliveries.WaitFor(ctx, func(d delivery.Delivery) bool { return match(publicDelivery(d)) })
+	if err != nil {
+		return Delivery{}, err
+	}
+	return publicDelivery(d), nil
 }
 
 // Close stops webhook deliveries gracefully: no new attempt starts (waiting
@@ -78,7 +105,7 @@ func (s *Server) WaitForDelivery(ctx context.Context, match func(Delivery) bool)
 // if another server holds it.
 func (s *Server) Close(ctx context.Context) error {
 	s.CloseStreams()
-	err := s.deliveries.close(ctx)
+	err := s.deliveries.Close(ctx)
 	// Nothing is left for an advance to wait for, or to show.
 	if c, ok := s.clock.(watchedClock); ok {
 		c.unwatch(s)
@@ -98,36 +125,20 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) Reset() {
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
-	s.hooks.mu.Lock()
-	for _, a := range s.accountList {
-		a.mu.Lock()
-		a.byID = make(map[string]*contextRec)
-		a.order = nil
-		a.byTag = make(map[string][]*contextRec)
-		a.webhooks = nil
-		a.mu.Unlock()
-	}
 	// The forgotten webhooks take no delivery from an event that read them
 	// just before.
-	for _, w := range s.hooks.order {
-		st := *w.state.Load()
-		st.deleted = true
-		w.state.Store(&st)
-	}
-	s.hooks.byID = make(map[string]*webhook)
-	s.hooks.order = nil
-	s.hooks.mu.Unlock()
-	s.events.reset()
-	s.deliveries.reset()
-	s.clearFaults(false)
-	s.idem.reset()
+	s.store.Reset()
+	s.events.Reset()
+	s.deliveries.Reset()
+	s.faults.Clear(false)
+	s.idem.Reset()
 	for _, k := range s.keys {
 		if k.limiter.Load() != nil {
 			k.limiter.Store(rate.NewLimiter(rate.Limit(float64(k.perMinute)/60), k.burst))
 		}
 	}
 	s.stateChanged()
-	s.changes.publish(change{Kind: changeReset})
+	s.changes.Publish(changes.Change{Kind: changes.KindReset})
 }
 
 // ErrUnknownAccount is wrapped by the error [Server.EmitEvent] returns for
@@ -137,13 +148,6 @@ var ErrUnknownAccount = errors.New("mockserver: unknown account")
 // ErrInvalidEvent is wrapped by the error [Server.EmitEvent] returns for an
 // event type or data it cannot send.
 var ErrInvalidEvent = errors.New("mockserver: invalid event")
-
-// maxEventTypeLen bounds an emitted event type; it travels in a header.
-const maxEventTypeLen = 100
-
-// eventTypePattern is what validEventType accepts, as the document states
-// it (TestDocumentPatternsAreTheServers, FuzzDurationPattern).
-const eventTypePattern = `^[!-~]{1,100}$`
 
 // EmitEvent records an event of any type with the given data for an
 // account ("" means the default key's account) and delivers it to that
@@ -160,7 +164,7 @@ func (s *Server) EmitEvent(ctx context.Context, account string, typ contextsvc.E
 	if account == "" {
 		account = s.defaultKey.Account
 	}
-	if s.accounts[account] == nil {
+	if s.store.Account(account) == nil {
 		return Event{}, fmt.Errorf("%w: %q", ErrUnknownAccount, account)
 	}
 	if err := validEventType(string(typ)); err != nil {
@@ -171,17 +175,14 @@ func (s *Server) EmitEvent(ctx context.Context, account string, typ contextsvc.E
 	if len(trimmed) == 0 || trimmed[0] != '{' || json.Compact(&buf, trimmed) != nil {
 		return Event{}, fmt.Errorf("%w: data must be a JSON object", ErrInvalidEvent)
 	}
-	return s.emit(ctx, account, typ, json.RawMessage(buf.Bytes())), nil
+	return Event(s.emit(ctx, account, typ, json.RawMessage(buf.Bytes()))), nil
 }
 
+// validEventType is eventTypeProblem's check as an error wrapping
+// ErrInvalidEvent.
 func validEventType(t string) error {
-	if t == "" || len(t) > maxEventTypeLen {
-		return fmt.Errorf("%w: type must be 1 to %d characters", ErrInvalidEvent, maxEventTypeLen)
-	}
-	for i := 0; i < len(t); i++ {
-		if t[i] <= ' ' || t[i] > '~' {
-			return fmt.Errorf("%w: type %q must be printable ASCII without spaces", ErrInvalidEvent, t)
-		}
+	if err := rules.EventType(t); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
 	return nil
 }

@@ -15,8 +15,12 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
 )
 
 // The admin endpoints the dashboard reads and acts through, its page and
@@ -73,7 +77,7 @@ func TestAdminAccounts(t *testing.T) {
 	if diff := cmp.Diff(want, page.Data); diff != "" {
 		t.Errorf("accounts (-want +got):\n%s", diff)
 	}
-	if got := ids(t, pageAll(t, ts, "/_mock/accounts", 1)); !slices.Equal(got, []string{"acme", "globex"}) {
+	if got := itemIDs(t, pageAll(t, ts, "/_mock/accounts", 1)); !slices.Equal(got, []string{"acme", "globex"}) {
 		t.Errorf("paged one by one: %v", got)
 	}
 }
@@ -96,14 +100,14 @@ func TestAdminContexts(t *testing.T) {
 	reversed := slices.Clone(byAccount)
 	slices.Reverse(reversed)
 	for _, limit := range []int{1, 2, 3, 100} {
-		if got := ids(t, pageAll(t, ts, "/_mock/contexts", limit)); !slices.Equal(got, byAccount) {
+		if got := itemIDs(t, pageAll(t, ts, "/_mock/contexts", limit)); !slices.Equal(got, byAccount) {
 			t.Errorf("limit %d: %v, want %v", limit, got, byAccount)
 		}
-		if got := ids(t, pageAll(t, ts, "/_mock/contexts?order=desc", limit)); !slices.Equal(got, reversed) {
+		if got := itemIDs(t, pageAll(t, ts, "/_mock/contexts?order=desc", limit)); !slices.Equal(got, reversed) {
 			t.Errorf("desc, limit %d: %v, want %v", limit, got, reversed)
 		}
 	}
-	if got := ids(t, pageAll(t, ts, "/_mock/contexts?account=globex", 2)); !slices.Equal(got, byAccount[2:]) {
+	if got := itemIDs(t, pageAll(t, ts, "/_mock/contexts?account=globex", 2)); !slices.Equal(got, byAccount[2:]) {
 		t.Errorf("globex: %v", got)
 	}
 	if got := pageAll(t, ts, "/_mock/contexts?account=nobody", 2); len(got) != 0 {
@@ -185,7 +189,7 @@ func TestAdminDiffTooDifferent(t *testing.T) {
 	t.Parallel()
 	ts := NewTestServer(t)
 	var a, b strings.Builder
-	for i := range maxDiffEdits {
+	for i := range linediff.MaxEdits {
 		fmt.Fprintf(&a, "a%d\n", i)
 		fmt.Fprintf(&b, "b%d\n", i)
 	}
@@ -205,7 +209,7 @@ func TestAdminListFilters(t *testing.T) {
 	clock := NewFakeClock(dlvT0)
 	ts := NewTestServer(t, WithClock(clock), WithKey(Key{Token: "tok_a", Account: "acme", Plan: PlanUnlimited}),
 		WithKey(Key{Token: "tok_b", Account: "globex", Plan: PlanUnlimited}))
-	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) {})
+	rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {})
 	for _, key := range []string{"tok_a", "tok_b"} {
 		b := mustJSON(map[string]any{"url": rc.URL, "events": []string{"context.created", "context.deleted"}, "secret": "s"})
 		if r := do(t, ts, call{method: "POST", path: "/v1/webhooks", key: key, body: b}); r.Status != 201 {
@@ -305,7 +309,7 @@ func TestAdminListFilters(t *testing.T) {
 }
 
 // TestAdminFilterBoundedWalk: a filter no index serves (a delivery's
-// state) walks at most maxFilterScan deliveries a page; past them the
+// state) walks at most page.MaxScan deliveries a page; past them the
 // page ends early with a cursor that goes on, and following the cursors
 // finds every match once.
 func TestAdminFilterBoundedWalk(t *testing.T) {
@@ -370,38 +374,6 @@ func TestAdminFilterBoundedWalk(t *testing.T) {
 	}
 }
 
-// TestWalkPage: the bound on a filtered walk, in both directions.
-func TestWalkPage(t *testing.T) {
-	t.Parallel()
-	src := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	key := func(v uint64) uint64 { return v }
-	even := func(v uint64) bool { return v%2 == 0 }
-	for _, tc := range []struct {
-		start      pageStart
-		limit, max int
-		keep       func(uint64) bool
-		want       []uint64
-		next       uint64
-	}{
-		{firstPage(false), 3, 100, even, []uint64{2, 4, 6}, 7}, // 7 was looked at
-		{pageStart{pos: 7}, 3, 100, even, []uint64{8, 10}, 0},
-		{pageStart{pos: 6}, 3, 100, even, []uint64{8, 10}, 0},
-		{firstPage(true), 3, 100, even, []uint64{10, 8, 6}, 5},
-		{pageStart{pos: 6, desc: true}, 3, 100, even, []uint64{4, 2}, 0},
-		{firstPage(false), 3, 2, func(v uint64) bool { return v > 8 }, nil, 2},
-		{pageStart{pos: 7}, 3, 2, func(v uint64) bool { return v > 8 }, []uint64{9, 10}, 0},
-		{firstPage(true), 3, 2, func(v uint64) bool { return v < 3 }, nil, 9},
-		{firstPage(false), 10, 100, even, []uint64{2, 4, 6, 8, 10}, 0},
-		{pageStart{pos: 10}, 3, 100, even, nil, 0},
-	} {
-		var got []uint64
-		next := walkPage(src, key, tc.start, tc.limit, tc.max, tc.keep, func(v uint64) { got = append(got, v) })
-		if !slices.Equal(got, tc.want) || next != tc.next {
-			t.Errorf("%+v limit %d max %d: %v next %d, want %v next %d", tc.start, tc.limit, tc.max, got, next, tc.want, tc.next)
-		}
-	}
-}
-
 // TestAdminClockNextDue: the clock says when the next attempt is due, and
 // the advance to it makes the attempt.
 func TestAdminClockNextDue(t *testing.T) {
@@ -415,7 +387,7 @@ func TestAdminClockNextDue(t *testing.T) {
 	if r := admin(t, ts, "POST", "/_mock/clock/advance", `{"toNextDue":true}`); r.Status != 409 {
 		t.Errorf("to the next due with none: %d %s", r.Status, r.Body)
 	}
-	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) { w.WriteHeader(500) })
+	rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) { w.WriteHeader(500) })
 	registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"X"}`)
 	idle(t, ts)
@@ -428,7 +400,7 @@ func TestAdminClockNextDue(t *testing.T) {
 		t.Errorf("advanced to %s", clk.Now)
 	}
 	idle(t, ts)
-	if n := len(rc.got()); n != 2 {
+	if n := len(rc.Got()); n != 2 {
 		t.Errorf("the receiver got %d attempts, want 2", n)
 	}
 	admin(t, ts, "GET", "/_mock/clock", "").json(t, &clk)
@@ -447,7 +419,7 @@ func TestAdminClockNextDue(t *testing.T) {
 func TestAdminSummary(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) {
+	rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
 		if strings.Contains(string(h.Body), "context.deleted") {
 			w.WriteHeader(500)
 		}
@@ -623,37 +595,6 @@ func TestAdminMalformedQuery(t *testing.T) {
 	}
 }
 
-// TestDashboardWritesNoHTML: the page's scripts write every string as
-// text: no API that parses HTML from a string is used anywhere, nor
-// eval, so no user-controlled string can become markup or code.
-func TestDashboardWritesNoHTML(t *testing.T) {
-	t.Parallel()
-	banned := []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setTimeout('", `setTimeout("`, "srcdoc", "javascript:"}
-	checked := 0
-	for name, a := range uiAssets {
-		if !strings.HasSuffix(name, ".js") && !strings.HasSuffix(name, ".html") {
-			continue
-		}
-		checked++
-		for _, b := range banned {
-			if strings.Contains(string(a.body), b) {
-				t.Errorf("%s uses %s", name, b)
-			}
-		}
-		if strings.HasSuffix(name, ".html") && (strings.Contains(string(a.body), "<script>") || strings.Contains(string(a.body), " on")) {
-			// No inline script or handler (the CSP would refuse them).
-			for _, bad := range []string{"<script>", " onclick", " onload", " onerror", " style="} {
-				if strings.Contains(string(a.body), bad) {
-					t.Errorf("%s has inline %s", name, bad)
-				}
-			}
-		}
-	}
-	if checked < 2 {
-		t.Fatalf("checked %d files", checked)
-	}
-}
-
 // streamReader reads a running /_mock/stream.
 type streamReader struct {
 	t    *testing.T
@@ -702,15 +643,15 @@ func (sr *streamReader) next() (string, string) {
 }
 
 // changes reads n change events.
-func (sr *streamReader) changes(n int) []change {
+func (sr *streamReader) changes(n int) []changes.Change {
 	sr.t.Helper()
-	var out []change
+	var out []changes.Change
 	for len(out) < n {
 		name, data := sr.next()
 		if name != "change" {
 			sr.t.Fatalf("event %q %s", name, data)
 		}
-		var c change
+		var c changes.Change
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
 			sr.t.Fatal(err)
 		}
@@ -725,7 +666,7 @@ func TestStream(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
 	sr := openStream(t, ts)
-	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) { w.WriteHeader(500) })
+	rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) { w.WriteHeader(500) })
 	hook := registerHook(t, ts, rc.URL, "s", contextsvc.EventTeamMemberAdded)
 	acct := ts.DefaultKey().Account
 	ev, err := ts.EmitEvent(context.Background(), "", contextsvc.EventTeamMemberAdded, json.RawMessage(`{"teamId":"team_1","userId":"user_1","role":"r"}`))
@@ -734,7 +675,7 @@ func TestStream(t *testing.T) {
 	}
 	got := sr.changes(5)
 	dl := got[2].ID
-	want := []change{
+	want := []changes.Change{
 		{Kind: "webhook", ID: hook, Action: "created", Account: acct},
 		{Kind: "event", ID: ev.ID, Action: "created", Account: acct, Type: "team.member.added"},
 		{Kind: "delivery", ID: dl, Action: "created", Account: acct, Type: "team.member.added", State: "pending", WebhookID: hook, EventID: ev.ID},
@@ -745,7 +686,7 @@ func TestStream(t *testing.T) {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
 	clock.Advance(time.Minute)
-	if got := sr.changes(1); got[0] != (change{Kind: "clock", Now: "2026-11-21T12:01:00.000Z"}) {
+	if got := sr.changes(1); got[0] != (changes.Change{Kind: "clock", Now: "2026-11-21T12:01:00.000Z"}) {
 		t.Errorf("advance: %+v", got)
 	}
 	idle(t, ts)
@@ -754,57 +695,19 @@ func TestStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = sr.changes(2)
-	if got[0].Action != "ended" || got[0].State != "failed" || got[1] != (change{Kind: "webhook", ID: hook, Action: "changed", Account: acct}) {
+	if got[0].Action != "ended" || got[0].State != "failed" || got[1] != (changes.Change{Kind: "webhook", ID: hook, Action: "changed", Account: acct}) {
 		t.Errorf("deactivation: %+v", got)
 	}
 	ts.AddFault(Fault{Status: 500})
 	ts.ClearFaults()
 	ts.Reset()
 	got = sr.changes(3)
-	if diff := cmp.Diff([]change{{Kind: "faults", Action: "added"}, {Kind: "faults", Action: "cleared"}, {Kind: "reset"}}, got); diff != "" {
+	if diff := cmp.Diff([]changes.Change{{Kind: "faults", Action: "added"}, {Kind: "faults", Action: "cleared"}, {Kind: "reset"}}, got); diff != "" {
 		t.Errorf("faults and reset (-want +got):\n%s", diff)
 	}
 }
 
-// TestChangeHubResync: a subscriber that falls more than changeBuffer
-// changes behind holds no more than that, and is told to resync.
-func TestChangeHubResync(t *testing.T) {
-	t.Parallel()
-	var h changeHub
-	slow, _ := h.subscribe()
-	fast, _ := h.subscribe()
-	for i := range changeBuffer + 100 {
-		h.publish(change{Kind: changeEvent, ID: fmt.Sprint(i)})
-		if i%100 == 0 {
-			if got, resync := h.take(fast, nil); len(got) == 0 || resync {
-				t.Fatalf("the fast subscriber: %d changes, resync %v", len(got), resync)
-			}
-		}
-		if n := len(slow.pending); n > changeBuffer {
-			t.Fatalf("the slow subscriber holds %d changes", n)
-		}
-	}
-	got, resync := h.take(slow, nil)
-	if !resync || len(got) != 0 {
-		t.Fatalf("the slow subscriber: %d changes, resync %v; want none and a resync", len(got), resync)
-	}
-	h.publish(change{Kind: changeReset})
-	if got, resync := h.take(slow, nil); resync || len(got) != 1 {
-		t.Errorf("after its resync: %d changes, resync %v", len(got), resync)
-	}
-	h.unsubscribe(fast)
-	h.closeAll()
-	select {
-	case <-slow.done:
-	default:
-		t.Error("closeAll left a subscription open")
-	}
-	if sub, closed := h.subscribe(); sub != nil || !closed {
-		t.Error("a closed hub took a subscriber")
-	}
-}
-
-// TestStreamLimitAndShutdown: past maxSubscribers a stream is a 503, and
+// TestStreamLimitAndShutdown: past changes.MaxSubscribers a stream is a 503, and
 // the http.Server's Shutdown ends the open ones instead of waiting for
 // them.
 func TestStreamLimitAndShutdown(t *testing.T) {
@@ -817,7 +720,7 @@ func TestStreamLimitAndShutdown(t *testing.T) {
 	defer hs.Close()
 	var wg sync.WaitGroup
 	var bodies []io.ReadCloser
-	for range maxSubscribers {
+	for range changes.MaxSubscribers {
 		res, err := http.Get(hs.URL + "/_mock/stream")
 		if err != nil || res.StatusCode != 200 {
 			t.Fatalf("stream: %v %v", res, err)
@@ -827,13 +730,13 @@ func TestStreamLimitAndShutdown(t *testing.T) {
 	}
 	res, err := http.Get(hs.URL + "/_mock/stream")
 	if err != nil || res.StatusCode != 503 {
-		t.Fatalf("stream %d: %v %v", maxSubscribers+1, res, err)
+		t.Fatalf("stream %d: %v %v", changes.MaxSubscribers+1, res, err)
 	}
 	// It says why, and when to try again.
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	if !strings.Contains(string(b), "too many event streams: 64 dashboards are open") || res.Header.Get("Retry-After") != "30" {
-		t.Errorf("stream %d: %s, Retry-After %q", maxSubscribers+1, b, res.Header.Get("Retry-After"))
+		t.Errorf("stream %d: %s, Retry-After %q", changes.MaxSubscribers+1, b, res.Header.Get("Retry-After"))
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

@@ -1,6 +1,10 @@
 package mockserver
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/dashboard"
+)
 
 // TestDashboardErrorsCarryCSP: every answer under /_mock/ui/, its errors
 // included (an unknown file, a path with a slash more, a method it does
@@ -27,7 +31,7 @@ func TestDashboardErrorsCarryCSP(t *testing.T) {
 		if r.Status != tc.status {
 			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, r.Status, tc.status)
 		}
-		if got := r.Header.Get("Content-Security-Policy"); got != uiContentSecurityPolicy {
+		if got := r.Header.Get("Content-Security-Policy"); got != dashboard.ContentSecurityPolicy {
 			t.Errorf("%s %s (%d): Content-Security-Policy %q", tc.method, tc.path, r.Status, got)
 		}
 		if r.Header.Get("X-Content-Type-Options") != "nosniff" || r.Header.Get("X-Frame-Options") != "DENY" {

@@ -1,11 +1,11 @@
 package mockserver
 
 import (
-	"encoding/json"
 	"errors"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 )
 
 // DeliveryState is where a webhook delivery stands.
@@ -34,15 +34,7 @@ const DefaultDeliveryTimeout = 10 * time.Second
 // failed attempt. With these five delays a delivery gets at most six
 // attempts, at +0, +1 min, +6 min, +36 min, +2 h 36 min and +26 h 36 min.
 // It returns a new slice on each call, so callers may modify it.
-func DefaultRetrySchedule() []time.Duration {
-	return []time.Duration{
-		1 * time.Minute,
-		5 * time.Minute,
-		30 * time.Minute,
-		2 * time.Hour,
-		24 * time.Hour,
-	}
-}
+func DefaultRetrySchedule() []time.Duration { return delivery.DefaultSchedule() }
 
 // Delivery is one event sent to one webhook: its state and every attempt made
 // so far. Values handed out by the mock server are copies; changing them
@@ -117,9 +109,7 @@ type DeliveryAttempt struct {
 
 // Succeeded reports whether the receiver acknowledged this attempt with a
 // 2xx status.
-func (a DeliveryAttempt) Succeeded() bool {
-	return a.Error == "" && a.StatusCode >= 200 && a.StatusCode <= 299
-}
+func (a DeliveryAttempt) Succeeded() bool { return delivery.Attempt(a).Succeeded() }
 
 // DeliveryFilter selects deliveries in a listing. Each non-empty field must
 // match; the zero DeliveryFilter selects every delivery.
@@ -140,16 +130,19 @@ type DeliveryFilter struct {
 // Match reports whether d passes the filter. It suits
 // [Server.WaitForDelivery]: srv.WaitForDelivery(ctx, filter.Match).
 func (f DeliveryFilter) Match(d Delivery) bool {
-	return f.match(d.EventID, d.WebhookID, d.State) && (f.Account == "" || f.Account == d.Account) &&
-		(f.EventType == "" || f.EventType == d.EventType)
+	return f.engine().MatchFields(d.EventID, d.WebhookID, delivery.State(d.State), d.Account, d.EventType)
 }
 
-// match is Match over a delivery's fields, so the engine filters its
-// records without copying them first.
-func (f DeliveryFilter) match(eventID, webhookID string, state DeliveryState) bool {
-	return (f.EventID == "" || f.EventID == eventID) &&
-		(f.WebhookID == "" || f.WebhookID == webhookID) &&
-		(f.State == "" || f.State == state)
+// engine is f as the delivery engine takes it.
+func (f DeliveryFilter) engine() delivery.Filter {
+	return delivery.Filter{EventID: f.EventID, WebhookID: f.WebhookID, State: delivery.State(f.State), Account: f.Account, EventType: f.EventType}
+}
+
+// DeliveryCounts is how many deliveries the server keeps in each state.
+type DeliveryCounts struct {
+	Pending   int `json:"pending"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
 }
 
 // Errors of the delivery actions (redeliver and friends). Test them with
@@ -168,54 +161,61 @@ var (
 	ErrWebhookInactive = errors.New("mockserver: webhook inactive or deleted")
 )
 
-// deliveryJSON is the wire shape of a Delivery: times as the contract
-// writes them (RFC 3339, UTC, milliseconds).
-type deliveryJSON struct {
-	ID            string               `json:"id"`
-	EventID       string               `json:"eventId"`
-	EventType     contextsvc.EventType `json:"eventType"`
-	WebhookID     string               `json:"webhookId"`
-	Account       string               `json:"account"`
-	URL           string               `json:"url"`
-	State         DeliveryState        `json:"state"`
-	FailureReason string               `json:"failureReason,omitempty"`
-	Attempts      []DeliveryAttempt    `json:"attempts"`
-	NextAttemptAt string               `json:"nextAttemptAt,omitempty"`
-	CreatedAt     string               `json:"createdAt"`
+// deliveryErrors are the errors the delivery engine's actions wrap.
+var deliveryErrors = delivery.Errors{
+	NotFound: ErrDeliveryNotFound, InFlight: ErrDeliveryInFlight, Closed: ErrDeliveriesClosed, Inactive: ErrWebhookInactive,
 }
 
 // MarshalJSON encodes the delivery as the admin API shows it, its times in
 // RFC 3339 UTC with millisecond precision; nextAttemptAt is left out when
 // zero and attempts is always an array. The default decoding reads it back.
-func (d Delivery) MarshalJSON() ([]byte, error) {
-	j := deliveryJSON{
-		ID: d.ID, EventID: d.EventID, EventType: d.EventType, WebhookID: d.WebhookID, Account: d.Account, URL: d.URL,
-		State: d.State, FailureReason: d.FailureReason, Attempts: d.Attempts, CreatedAt: formatTime(d.CreatedAt),
-	}
-	if j.Attempts == nil {
-		j.Attempts = []DeliveryAttempt{}
-	}
-	if !d.NextAttemptAt.IsZero() {
-		j.NextAttemptAt = formatTime(d.NextAttemptAt)
-	}
-	return json.Marshal(j)
-}
-
-type deliveryAttemptJSON struct {
-	Number          int    `json:"number"`
-	ScheduledAt     string `json:"scheduledAt"`
-	StartedAt       string `json:"startedAt"`
-	Duration        int64  `json:"durationNs"`
-	StatusCode      int    `json:"statusCode,omitempty"`
-	Error           string `json:"error,omitempty"`
-	ResponseSnippet string `json:"responseSnippet,omitempty"`
-}
+func (d Delivery) MarshalJSON() ([]byte, error) { return d.engine().MarshalJSON() }
 
 // MarshalJSON encodes the attempt as the admin API shows it, its times in
 // RFC 3339 UTC with millisecond precision and its duration in nanoseconds.
-func (a DeliveryAttempt) MarshalJSON() ([]byte, error) {
-	return json.Marshal(deliveryAttemptJSON{
-		Number: a.Number, ScheduledAt: formatTime(a.ScheduledAt), StartedAt: formatTime(a.StartedAt),
-		Duration: int64(a.Duration), StatusCode: a.StatusCode, Error: a.Error, ResponseSnippet: a.ResponseSnippet,
-	})
+func (a DeliveryAttempt) MarshalJSON() ([]byte, error) { return delivery.Attempt(a).MarshalJSON() }
+
+// publicDelivery converts the engine's copy of a delivery.
+func publicDelivery(d delivery.Delivery) Delivery {
+	out := Delivery{
+		ID: d.ID, EventID: d.EventID, EventType: d.EventType, WebhookID: d.WebhookID, Account: d.Account, URL: d.URL,
+		State: DeliveryState(d.State), FailureReason: d.FailureReason, Attempts: make([]DeliveryAttempt, len(d.Attempts)),
+		NextAttemptAt: d.NextAttemptAt, CreatedAt: d.CreatedAt,
+	}
+	for i, a := range d.Attempts {
+		out.Attempts[i] = DeliveryAttempt(a)
+	}
+	return out
 }
+
+// engine converts d to the engine's form.
+func (d Delivery) engine() delivery.Delivery {
+	out := delivery.Delivery{
+		ID: d.ID, EventID: d.EventID, EventType: d.EventType, WebhookID: d.WebhookID, Account: d.Account, URL: d.URL,
+		State: delivery.State(d.State), FailureReason: d.FailureReason, NextAttemptAt: d.NextAttemptAt, CreatedAt: d.CreatedAt,
+	}
+	if d.Attempts != nil {
+		out.Attempts = make([]delivery.Attempt, len(d.Attempts))
+		for i, a := range d.Attempts {
+			out.Attempts[i] = delivery.Attempt(a)
+		}
+	}
+	return out
+}
+
+// DefaultDeliveryBacklog is how many webhook deliveries may wait for their
+// first attempt before the events that make more wait for room: when the
+// receivers (or the cores) cannot keep up with the events, the API slows
+// down to the deliveries' pace instead of queueing them without bound.
+// Retries waiting for their time do not count: they wait on the clock, not
+// on the senders (DefaultRetryLimit bounds them).
+const DefaultDeliveryBacklog = 20_000
+
+// DefaultRetryLimit is how many webhook deliveries may wait for a retry at
+// once. A delivery whose attempt fails while that many wait gets no retry:
+// it ends failed at once, saying why, and can be redelivered by hand.
+// Without a bound, a receiver that fails (or a fake clock that never
+// reaches the retries) would keep every delivery of the last 26 hours
+// pending: at load-test speed, gigabytes within the hour. Deliveries to
+// receivers that answer their first attempt never need the room.
+const DefaultRetryLimit = 100_000

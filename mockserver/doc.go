@@ -74,7 +74,7 @@
 //     refused.
 //   - Markdown is parsed in time linear in its length: by goldmark, with
 //     links, emphasis, code spans and link reference definitions parsed by
-//     this package (markdown_parser.go). It renders as goldmark does (every
+//     this package (its internal markdown package). It renders as goldmark does (every
 //     CommonMark spec example alike) but for: block quotes and list items
 //     nest at most 32 deep, a marker that would open a 33rd level being
 //     text (CommonMark sets no limit); link destinations nest parentheses
@@ -411,4 +411,23 @@
 // instead) are never stored. The store is bounded: at most
 // [MaxIdempotencyKeys] keys and [MaxIdempotencyBytes] of stored answers,
 // the oldest key forgotten first; [Server.Reset] empties it.
+//
+// # How it is built
+//
+// This package is the public API, the /v1 handlers and the wiring; the
+// parts are internal packages, one job each, none importing this one:
+// store (accounts, contexts, versions, webhooks), events (the event log),
+// delivery (webhook deliveries, their retries and history), faults,
+// idempotency, changes (what the dashboard's stream sends), state (the
+// state document) and statefile (its file, written atomically and
+// locked), export and pdf, markdown, clock (the [FakeClock]'s engine),
+// and adminapi (everything under /_mock/), with access (the admin
+// routes' Host, cross-site and credentials checks) and dashboard (the
+// page), over what they share: httpapi (errors, answers, bodies,
+// cursors), rules (the contract's field rules) and jsonwire. Every
+// request passes through one function before it is routed, /v1 and
+// admin alike, and every delivery attempt through one method of the
+// delivery engine. docs/mockserver-architecture.md in the repository
+// draws the packages and what flows between them: a request, an event,
+// a delivery, a save.
 package mockserver

@@ -1,13 +1,14 @@
 package mockserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"slices"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
 // Event is one recorded event: its envelope fields and the exact envelope
@@ -85,72 +86,23 @@ func (d exportCompletedData) contextOf() string  { return d.ContextID }
 // subscribed to typ. ctx is the request's (or the Go call's): it bounds
 // the wait for room when the delivery backlog is full. Call it without
 // holding any lock.
-func (s *Server) emit(ctx context.Context, accountID string, typ contextsvc.EventType, data any) Event {
+func (s *Server) emit(ctx context.Context, accountID string, typ contextsvc.EventType, data any) events.Event {
 	raw, ok := data.(json.RawMessage)
 	if !ok {
 		raw, _ = json.Marshal(data)
 	}
 	now := s.now()
-	ev := newEvent(newID("evt_"), typ, now, accountID, raw)
-	s.events.add(ev)
-	c := change{Kind: changeEvent, ID: ev.ID, Action: "created", Account: accountID, Type: string(typ)}
+	ev := events.New(ids.New("evt_"), typ, now, accountID, raw)
+	s.events.Add(ev)
+	c := changes.Change{Kind: changes.KindEvent, ID: ev.ID, Action: "created", Account: accountID, Type: string(typ)}
 	if d, ok := data.(contextOf); ok {
 		c.ContextID = d.contextOf()
 	}
-	s.changes.publish(c)
+	s.changes.Publish(c)
 	if s.onEvent != nil {
-		s.onEvent(ctx, ev, s.targets(accountID, typ))
+		s.onEvent(ctx, ev, s.store.Targets(accountID, typ))
 	}
 	return ev
-}
-
-// newEvent builds an event and its envelope
-// {"id","type","timestamp","data"}, data written as given. Data is the tail
-// of Body, so the event holds its data once.
-func newEvent(id string, typ contextsvc.EventType, at time.Time, account string, data []byte) Event {
-	b := make([]byte, 0, 64+len(id)+len(typ)+len(data)+len(timeFormat))
-	b = append(b, `{"id":`...)
-	b = appendJSONString(b, id)
-	b = append(b, `,"type":`...)
-	b = appendJSONString(b, string(typ))
-	b = append(b, `,"timestamp":"`...)
-	b = at.UTC().AppendFormat(b, timeFormat)
-	b = append(b, `","data":`...)
-	start := len(b)
-	b = append(b, data...)
-	b = append(b, '}')
-	return Event{ID: id, Type: typ, Timestamp: at, Account: account, Data: b[start : len(b)-1 : len(b)-1], Body: b}
-}
-
-// clone returns a copy of e that shares no bytes with it.
-func (e Event) clone() Event {
-	body := bytes.Clone(e.Body)
-	if len(e.Data) > 0 && len(body) > len(e.Data) {
-		// Data is the tail of Body, before the closing brace.
-		end := len(body) - 1
-		e.Data = body[end-len(e.Data) : end : end]
-	} else {
-		e.Data = bytes.Clone(e.Data)
-	}
-	e.Body = body
-	return e
-}
-
-// targets returns the account's active webhooks subscribed to typ.
-func (s *Server) targets(accountID string, typ contextsvc.EventType) []*webhook {
-	a := s.accounts[accountID]
-	if a == nil {
-		return nil
-	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	var out []*webhook
-	for _, w := range a.webhooks {
-		if st := w.state.Load(); st.deliverable() && slices.Contains(st.events, typ) {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 // Events returns copies of every event the server keeps, oldest first
@@ -158,25 +110,11 @@ func (s *Server) targets(accountID string, typ contextsvc.EventType) []*webhook 
 // [DefaultHistoryLimit] events, or as many as [WithHistoryLimit] says, so
 // the oldest of a long run are gone; GET /_mock/events pages through the
 // same events.
-func (s *Server) Events() []Event { return s.events.events() }
-
-// eventJSON is an event as the admin API shows it: the envelope's fields
-// plus the account.
-type eventJSON struct {
-	ID        string               `json:"id"`
-	Type      contextsvc.EventType `json:"type"`
-	Timestamp string               `json:"timestamp"`
-	Account   string               `json:"account"`
-	Data      json.RawMessage      `json:"data"`
+func (s *Server) Events() []Event {
+	return events.All(s.events, func(ev events.Event) Event { return Event(ev) })
 }
 
 // MarshalJSON encodes the event as the admin API shows it:
 // {"id","type","timestamp","account","data"}, the time in RFC 3339 UTC with
 // millisecond precision.
-func (e Event) MarshalJSON() ([]byte, error) {
-	data := e.Data
-	if len(data) == 0 {
-		data = json.RawMessage("{}")
-	}
-	return json.Marshal(eventJSON{ID: e.ID, Type: e.Type, Timestamp: formatTime(e.Timestamp), Account: e.Account, Data: data})
-}
+func (e Event) MarshalJSON() ([]byte, error) { return events.Event(e).MarshalJSON() }

@@ -6,8 +6,9 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/contextsvc/contextsvc-go/mockserver"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
 // The admin routes and the dashboard ask for a user name and password

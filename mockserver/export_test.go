@@ -5,35 +5,25 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-const exportMarkdown = "Opening paragraph with *emphasis*.\n\n" +
-	"# Install Guide\n\nRun the installer carefully.\n\n" +
-	"- first bullet item\n- second bullet item\n\n" +
-	"1. ordered alpha\n2. ordered beta\n\n" +
-	"```go\nfunc main() { fmt.Println(\"codeword\") }\n# not a heading\n```\n\n" +
-	"<script>alert('x')</script>\n\n" +
-	"Inline <script>bad()</script> and [link](javascript:alert(1)) and `<script>` code.\n\n" +
-	"## Café Notes\n\nNaïve résumé text.\n"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown/markdowntest"
+)
 
 func TestExportFormats(t *testing.T) {
 	t.Parallel()
 	ts := NewTestServer(t)
-	c := create(t, ts, mustJSON(map[string]any{"name": "Deploy Guide: Prod!", "content": exportMarkdown}))
+	c := create(t, ts, mustJSON(map[string]any{"name": "Deploy Guide: Prod!", "content": markdowntest.Document}))
 	for _, tc := range []struct {
 		format, canonical, ctype, ext string
 		check                         func(t *testing.T, body []byte)
 	}{
 		{"", "markdown", "text/markdown; charset=utf-8", "md", func(t *testing.T, b []byte) {
-			if string(b) != exportMarkdown {
+			if string(b) != markdowntest.Document {
 				t.Errorf("markdown body differs: %q", b)
 			}
 		}},
@@ -139,114 +129,10 @@ func TestExportVersion(t *testing.T) {
 	}
 }
 
-// TestExportPDFText reads an exported PDF back with pdftotext (Debian's
-// poppler-utils, installed by .ci/run).
-func TestExportPDFText(t *testing.T) {
-	t.Parallel()
-	bin := pdftotext(t)
-	ts := NewTestServer(t)
-	// Nesting deeper than the page is wide still shows its words.
-	var deep strings.Builder
-	for i := range 40 {
-		deep.WriteString(strings.Repeat("  ", i) + "- level" + strconv.Itoa(i) + "\n")
-	}
-	deep.WriteString("\n" + strings.Repeat("> ", 40) + "deepest quoted words\n")
-	c := create(t, ts, mustJSON(map[string]any{"name": "Deploy Guide", "content": exportMarkdown + "\n> quoted wisdom here\n\n- outer\n  - nested inner item\n\n" + deep.String()}))
-	r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?format=pdf"})
-	if r.Status != 200 {
-		t.Fatalf("%d %s", r.Status, r.Body)
-	}
-	text := pdfText(t, bin, r.Body)
-	for _, want := range []string{
-		"Deploy Guide", "Opening paragraph with emphasis.", "Install Guide", "Run the installer carefully.",
-		"• first bullet item", "• second bullet item", "ordered alpha", "ordered beta",
-		"codeword", "# not a heading", "Café Notes", "Naïve résumé text.", "quoted wisdom here", "nested inner item",
-		"level0", "level20", "level39", "deepest quoted words",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("pdftotext output lacks %q:\n%s", want, text)
-		}
-	}
-	if strings.Contains(text, "alert") || strings.Contains(text, "<script>bad") {
-		t.Errorf("raw HTML reached the PDF:\n%s", text)
-	}
-	// Same version, same bytes.
-	r2 := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?format=pdf"})
-	if !bytes.Equal(r.Body, r2.Body) {
-		t.Error("two exports of one version differ")
-	}
-}
-
-// TestExportPDFLong reads back a PDF longer than maxCompressedPages, whose
-// pages are not compressed.
-func TestExportPDFLong(t *testing.T) {
-	t.Parallel()
-	bin := pdftotext(t)
-	var doc strings.Builder
-	for i := range 5000 {
-		fmt.Fprintf(&doc, "word%d\n\n", i)
-	}
-	pdf, err := renderPDF(exportDoc{name: "Long", content: doc.String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Text is written in UTF-16BE; compressed pages would not show it.
-	if !bytes.Contains(pdf, utf16BE("word2500")) {
-		t.Error("a long PDF's pages are compressed")
-	}
-	text := pdfText(t, bin, pdf)
-	for _, want := range []string{"Long word0 word1", "word2500", "word4998 word4999"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("pdftotext output lacks %q", want)
-		}
-	}
-	if pages := strings.Count(string(pdf), "/Type /Page\n"); pages <= maxCompressedPages {
-		t.Errorf("%d pages, want more than %d", pages, maxCompressedPages)
-	}
-}
-
-// utf16BE encodes s (in the Basic Multilingual Plane) as a PDF string
-// in a Unicode font holds it.
-func utf16BE(s string) []byte {
-	var b []byte
-	for _, r := range s {
-		b = append(b, byte(r>>8), byte(r))
-	}
-	return b
-}
-
-// pdftotext returns the path of poppler's pdftotext, or skips the test
-// (fails it in CI) when it is not installed.
-func pdftotext(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("pdftotext")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("pdftotext is missing in CI: install poppler-utils")
-		}
-		t.Skip("pdftotext not installed (apt-get install poppler-utils)")
-	}
-	return bin
-}
-
-// pdfText returns the words pdftotext reads from pdf, one space apart.
-func pdfText(t *testing.T, bin string, pdf []byte) string {
-	t.Helper()
-	in := filepath.Join(t.TempDir(), "doc.pdf")
-	if err := os.WriteFile(in, pdf, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(bin, "-enc", "UTF-8", in, "-").CombinedOutput()
-	if err != nil {
-		t.Fatalf("pdftotext: %v\n%s", err, out)
-	}
-	return strings.Join(strings.Fields(string(out)), " ")
-}
-
 func ExampleServer_Publish() {
 	s := New(WithClock(NewFakeClock(t0)))
 	c := createDirect(s, `{"name":"Launch plan"}`)
 	ev, _ := s.Publish(context.Background(), c)
-	fmt.Println(ev.Type, ev.Timestamp.Format(timeFormat))
+	fmt.Println(ev.Type, ev.Timestamp.Format(jsonwire.TimeFormat))
 	// Output: context.published 2026-11-21T20:51:00.123Z
 }

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // Fault makes matching /v1 requests fail or slow down, so a client's own
@@ -69,9 +68,17 @@ const (
 	FaultDrop FaultMode = "drop"
 )
 
-// losesAnswer reports whether the fault runs the request and loses its
-// answer.
-func (f Fault) losesAnswer() bool { return f.Mode == FaultAfter || f.Mode == FaultDrop }
+// engine is f as the fault list holds it.
+func (f Fault) engine() faults.Fault {
+	return faults.Fault{Method: f.Method, Path: f.Path, Status: f.Status, RetryAfter: f.RetryAfter, Latency: f.Latency,
+		Times: f.Times, Mode: faults.Mode(f.Mode)}
+}
+
+// publicFault converts a fault of the fault list.
+func publicFault(f faults.Fault) Fault {
+	return Fault{Method: f.Method, Path: f.Path, Status: f.Status, RetryAfter: f.RetryAfter, Latency: f.Latency,
+		Times: f.Times, Mode: FaultMode(f.Mode)}
+}
 
 // ErrInvalidFault is wrapped by the error [Server.AddFault] returns for a
 // fault that could never apply.
@@ -86,81 +93,6 @@ var ErrTooManyFaults = errors.New("mockserver: too many faults")
 // list without bound.
 const MaxFaults = 1000
 
-// faultRule is a stored fault; its Times counts down under Server.faultMu.
-// seq orders the list and keys its pages.
-type faultRule struct {
-	Fault
-	seq uint64
-}
-
-// validate reports what is wrong with f, and the admin API's name of the
-// field at fault.
-func (f Fault) validate() (field string, err error) {
-	switch {
-	case f.Mode != "" && f.Mode != FaultInstead && f.Mode != FaultAfter && f.Mode != FaultDrop:
-		return "mode", fmt.Errorf("%w: mode %q is not instead, after or drop", ErrInvalidFault, f.Mode)
-	case f.Mode == FaultAfter && (f.Status < 500 || f.Status > 599):
-		return "status", fmt.Errorf("%w: mode after needs a status from 500 to 599 (the answer a failing proxy gives)", ErrInvalidFault)
-	case f.Mode == FaultDrop && f.Status != 0:
-		return "status", fmt.Errorf("%w: mode drop closes the connection and sends no status", ErrInvalidFault)
-	case f.Mode == FaultDrop && f.RetryAfter != 0:
-		return "retryAfter", fmt.Errorf("%w: mode drop sends no Retry-After", ErrInvalidFault)
-	case f.Status == 0 && f.Latency <= 0 && f.Mode != FaultDrop:
-		return "status", fmt.Errorf("%w: give a status (400 to 599), a latency, or both", ErrInvalidFault)
-	case f.Status != 0 && (f.Status < 400 || f.Status > 599):
-		return "status", fmt.Errorf("%w: status %d is not between 400 and 599", ErrInvalidFault, f.Status)
-	case f.RetryAfter < 0:
-		return "retryAfter", fmt.Errorf("%w: retryAfter must not be negative", ErrInvalidFault)
-	case f.RetryAfter%time.Second != 0:
-		return "retryAfter", fmt.Errorf("%w: retryAfter %v is not a whole number of seconds, which Retry-After needs", ErrInvalidFault, f.RetryAfter)
-	case f.RetryAfter > 0 && f.Status != http.StatusTooManyRequests && f.Status != http.StatusServiceUnavailable:
-		// Said rather than silently dropped: the user expects the header.
-		return "retryAfter", fmt.Errorf("%w: retryAfter is sent only with status 429 or 503", ErrInvalidFault)
-	case f.Latency < 0:
-		return "latencyMs", fmt.Errorf("%w: latency must not be negative", ErrInvalidFault)
-	case f.Latency > maxFaultLatency:
-		return "latencyMs", fmt.Errorf("%w: latency over %s", ErrInvalidFault, maxFaultLatency)
-	case f.Times < 0:
-		return "times", fmt.Errorf("%w: times must not be negative", ErrInvalidFault)
-	case strings.IndexFunc(f.Method, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
-		return "method", fmt.Errorf("%w: method %q must be printable ASCII without spaces", ErrInvalidFault, f.Method)
-	case strings.IndexFunc(f.Path, unicode.IsControl) >= 0:
-		return "path", fmt.Errorf("%w: path %q must not contain control characters", ErrInvalidFault, f.Path)
-	case f.Path != "" && !strings.HasPrefix(f.Path, "/"):
-		return "path", fmt.Errorf("%w: path %q must start with /", ErrInvalidFault, f.Path)
-	case strings.Contains(strings.TrimSuffix(f.Path, "*"), "*"):
-		return "path", fmt.Errorf("%w: path %q may have * only at its end", ErrInvalidFault, f.Path)
-	}
-	return "", nil
-}
-
-// normalized fills the defaults: Times 1, the method in upper case. An
-// empty Mode stays empty (it means FaultInstead), so faults made before
-// modes existed compare as they did.
-func (f Fault) normalized() Fault {
-	if f.Times == 0 {
-		f.Times = 1
-	}
-	if f.Mode == FaultInstead {
-		f.Mode = ""
-	}
-	f.Method = strings.ToUpper(f.Method)
-	return f
-}
-
-// maxFaultLatency keeps a typo from hanging a client for hours.
-const maxFaultLatency = 5 * time.Minute
-
-func (f Fault) matches(r *http.Request) bool {
-	if f.Method != "" && !strings.EqualFold(f.Method, r.Method) {
-		return false
-	}
-	if p, ok := strings.CutSuffix(f.Path, "*"); ok {
-		return strings.HasPrefix(r.URL.Path, p)
-	}
-	return f.Path == "" || f.Path == r.URL.Path
-}
-
 // AddFault makes the next f.Times requests matching f fail or slow down
 // (see [Fault]). It fails with an error wrapping [ErrInvalidFault] when f
 // has neither a status in 400 to 599 nor a latency (mode instead), no
@@ -168,99 +100,39 @@ func (f Fault) matches(r *http.Request) bool {
 // without status 429 or 503, or another bad field, and with one wrapping
 // [ErrTooManyFaults] when [MaxFaults] are active.
 func (s *Server) AddFault(f Fault) error {
-	if _, err := f.validate(); err != nil {
-		return err
+	ff := f.engine()
+	if _, problem := ff.Validate(); problem != "" {
+		return fmt.Errorf("%w: %s", ErrInvalidFault, problem)
 	}
-	f = f.normalized()
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	if len(s.faults) >= MaxFaults {
-		return fmt.Errorf("%w: %d are active; clear them first", ErrTooManyFaults, len(s.faults))
+	if n, added := s.faults.Add(ff.Normalized(), MaxFaults); !added {
+		return fmt.Errorf("%w: %d are active; clear them first", ErrTooManyFaults, n)
 	}
-	s.faultSeq++
-	s.faults = append(s.faults, &faultRule{Fault: f, seq: s.faultSeq})
-	s.hasFaults.Store(true)
-	s.changes.publish(change{Kind: changeFaults, Action: "added"})
 	return nil
-}
-
-// faultPage returns up to limit active faults added after position after,
-// oldest first, and the position to continue from when more follow (0 when
-// none do).
-func (s *Server) faultPage(after uint64, limit int) (out []Fault, next uint64) {
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	i := sort.Search(len(s.faults), func(i int) bool { return s.faults[i].seq > after })
-	end := min(i+limit, len(s.faults))
-	for _, f := range s.faults[i:end] {
-		out = append(out, f.Fault)
-	}
-	if end < len(s.faults) {
-		next = s.faults[end-1].seq
-	}
-	return out, next
 }
 
 // Faults returns the faults still active, oldest first, each with the
 // number of requests it still applies to in Times.
 func (s *Server) Faults() []Fault {
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	out := make([]Fault, len(s.faults))
-	for i, f := range s.faults {
-		out[i] = f.Fault
+	fs := s.faults.All()
+	out := make([]Fault, len(fs))
+	for i, f := range fs {
+		out[i] = publicFault(f)
 	}
 	return out
 }
 
 // ClearFaults removes every fault.
-func (s *Server) ClearFaults() { s.clearFaults(true) }
-
-// clearFaults removes every fault, and tells the dashboards when notify
-// is set (Reset tells them of everything at once).
-func (s *Server) clearFaults(notify bool) {
-	s.faultMu.Lock()
-	s.faults = nil
-	s.hasFaults.Store(false)
-	s.faultMu.Unlock()
-	if notify {
-		s.changes.publish(change{Kind: changeFaults, Action: "cleared"})
-	}
-}
-
-// takeFault finds the oldest fault matching r and counts it down.
-func (s *Server) takeFault(r *http.Request) (Fault, bool) {
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	for i, f := range s.faults {
-		if !f.matches(r) {
-			continue
-		}
-		got := f.Fault
-		f.Times--
-		if f.Times <= 0 {
-			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
-			s.hasFaults.Store(len(s.faults) > 0)
-		}
-		s.changes.publish(change{Kind: changeFaults, Action: "used"})
-		return got, true
-	}
-	return Fault{}, false
-}
+func (s *Server) ClearFaults() { s.faults.Clear(true) }
 
 // injectFault applies the first fault matching r: it waits the fault's
 // latency, then, in mode instead, writes its status if it has one. It
 // returns the fault (the zero Fault when none matched) and reports whether
 // the request is done (answered, or canceled while waiting); a fault that
 // loses the answer is left to serveLosingAnswer.
-func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) (Fault, bool) {
-	// Without faults (the usual case) requests do not contend for faultMu.
-	if !s.hasFaults.Load() {
-		return Fault{}, false
-	}
-	f, ok := s.takeFault(r)
+func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) (faults.Fault, bool) {
+	f, ok := s.faults.Take(r)
 	if !ok {
-		return Fault{}, false
+		return faults.Fault{}, false
 	}
 	if f.Latency > 0 {
 		// Real time on purpose: the client waits on a real network.
@@ -275,22 +147,22 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) (Fault, boo
 		// it, which is now.
 		s.armBodyDeadline(w, r)
 	}
-	if f.Status == 0 || f.losesAnswer() {
+	if f.Status == 0 || f.LosesAnswer() {
 		return f, false
 	}
-	writeError(w, faultError(w.Header(), f))
+	httpapi.WriteError(w, faults.ErrorFor(w.Header(), f))
 	return f, true
 }
 
 // serveLosingAnswer runs the request through serve with a writer that
 // throws its answer away, then loses the answer as f says: FaultAfter
 // answers f's status instead, FaultDrop closes the connection unanswered.
-func (s *Server) serveLosingAnswer(w http.ResponseWriter, r *http.Request, f Fault, serve func(http.ResponseWriter)) {
+func (s *Server) serveLosingAnswer(w http.ResponseWriter, r *http.Request, f faults.Fault, serve func(http.ResponseWriter)) {
 	// The operation's error bodies quote the request id, so its header
 	// map starts as a copy of the real one.
 	serve(&lostAnswerWriter{header: w.Header().Clone()})
-	if f.Mode == FaultAfter {
-		writeError(w, faultError(w.Header(), f))
+	if f.Mode == faults.After {
+		httpapi.WriteError(w, faults.ErrorFor(w.Header(), f))
 		return
 	}
 	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
@@ -312,40 +184,3 @@ type lostAnswerWriter struct{ header http.Header }
 func (l *lostAnswerWriter) Header() http.Header         { return l.header }
 func (l *lostAnswerWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (l *lostAnswerWriter) WriteHeader(int)             {}
-
-// faultError is the contract's error for an injected status, with the
-// headers that status carries.
-func faultError(h http.Header, f Fault) *apiError {
-	e := &apiError{status: f.Status, message: fmt.Sprintf("injected fault: %d %s", f.Status, http.StatusText(f.Status))}
-	switch {
-	case f.Status == http.StatusUnauthorized:
-		e.typ = errUnauthorized
-		h["Www-Authenticate"] = []string{"Bearer"}
-	case f.Status == http.StatusForbidden:
-		e.typ = errForbidden
-	case f.Status == http.StatusNotFound:
-		e.typ = errNotFound
-	case f.Status == http.StatusMethodNotAllowed:
-		e.typ = errMethodNotAllowed
-	case f.Status == http.StatusConflict:
-		e.typ = errConflict
-	case f.Status == http.StatusRequestEntityTooLarge:
-		e.typ = errPayloadTooLarge
-	case f.Status == http.StatusTooManyRequests:
-		e.typ = errRateLimited
-		if h["X-Ratelimit-Limit"] != nil {
-			h["X-Ratelimit-Remaining"] = []string{"0"}
-		}
-		h["Retry-After"] = []string{strconv.FormatInt(int64(max(f.RetryAfter, time.Second)/time.Second), 10)}
-	case f.Status == http.StatusServiceUnavailable:
-		e.typ = errUnavailable
-		if f.RetryAfter > 0 {
-			h["Retry-After"] = []string{strconv.FormatInt(int64(f.RetryAfter/time.Second), 10)}
-		}
-	case f.Status >= 500:
-		e.typ = errInternal
-	default:
-		e.typ = errInvalidRequest
-	}
-	return e
-}

@@ -10,8 +10,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 func TestFaultStatuses(t *testing.T) {

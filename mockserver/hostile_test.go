@@ -1,51 +1,18 @@
 package mockserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
-	"strconv"
 	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown/markdowntest"
 )
-
-// hostileInput is a Markdown body built to hit a super-linear path of a
-// Markdown parser or renderer: deep nesting, long runs of openers that
-// never close, many small blocks.
-type hostileInput struct {
-	name string
-	// gen returns a body of at most n bytes (and close to n).
-	gen func(n int) string
-}
-
-// repeatTo repeats unit up to n bytes, whole units only, then adds tail
-// when it fits.
-func repeatTo(n int, unit, tail string) string {
-	k := (n - len(tail)) / len(unit)
-	return strings.Repeat(unit, max(k, 0)) + tail
-}
-
-// ladder writes line(i) for i = 0, 1, … while the body stays within n bytes.
-func ladder(n int, line func(i int) string) string {
-	var b strings.Builder
-	for i := 0; ; i++ {
-		l := line(i)
-		if b.Len()+len(l) > n {
-			return b.String()
-		}
-		b.WriteString(l)
-	}
-}
-
-// cycleTo repeats units in turn up to n bytes.
-func cycleTo(n int, units ...string) string {
-	var b strings.Builder
-	for i := 0; ; i++ {
-		u := units[i%len(units)]
-		if b.Len()+len(u) > n {
-			return b.String()
-		}
-		b.WriteString(u)
-	}
-}
 
 // bodyJSON encodes a request body as a client may: '<', '>' and '&' as
 // themselves (json.Marshal's \u003c would make 1 MB of '<' a 6 MB body,
@@ -58,12 +25,6 @@ func bodyJSON(v any) string {
 		panic(err)
 	}
 	return b.String()
-}
-
-// nestedSpan nests open … close around inner, as deep as n bytes allow.
-func nestedSpan(n int, open, inner, close string) string {
-	k := (n - len(inner)) / (len(open) + len(close))
-	return strings.Repeat(open, k) + inner + strings.Repeat(close, k)
 }
 
 // hostileSections gives, for the hostile inputs with headings, the
@@ -92,125 +53,114 @@ func fixedSections(names ...string) func(string) []string {
 	return func(string) []string { return names }
 }
 
-// hostileInputs are the bodies of the linear-time test and benchmark. Each
-// one is a kind of input that made some CommonMark implementation (cmark,
-// md4c, commonmark.js, pulldown-cmark, goldmark) quadratic, or a plain
-// large document of a common shape.
-var hostileInputs = []hostileInput{
-	// Baseline: ordinary prose with headings, lists, emphasis and code.
-	{"prose", func(n int) string {
-		return repeatTo(n, "## Section heading\n\nSome ordinary *prose* with a [link](https://example.com) and `code`, then more words to fill the line.\n\n- a list item\n- another **item**\n\n", "")
-	}},
-	// Nesting.
-	{"quote-run", func(n int) string { return repeatTo(n, ">", "") }},
-	{"quote-run-text", func(n int) string { return repeatTo(n, "> ", "x\n") }},
-	{"quote-ladder", func(n int) string { return ladder(n, func(i int) string { return strings.Repeat(">", i) + " x\n" }) }},
-	{"list-ladder", func(n int) string { return ladder(n, func(i int) string { return strings.Repeat("  ", i) + "- x\n" }) }},
-	{"ordered-ladder", func(n int) string {
-		return ladder(n, func(i int) string { return strings.Repeat("   ", i) + "1. x\n" })
-	}},
-	{"list-run-dash", func(n int) string { return repeatTo(n, "- ", "x\n") }},
-	{"list-run-star", func(n int) string { return repeatTo(n, "* ", "a\n") }},
-	{"list-run-ordered", func(n int) string { return repeatTo(n, "1. ", "x\n") }},
-	{"quote-list-run", func(n int) string { return repeatTo(n, "> - ", "x\n") }},
-	{"list-quote-run", func(n int) string { return repeatTo(n, "- > ", "x\n") }},
-	{"quote-list-ladder", func(n int) string {
-		return ladder(n, func(i int) string { return strings.Repeat("> ", i) + "- x\n" })
-	}},
-	{"list-quote-ladder", func(n int) string {
-		return ladder(n, func(i int) string { return strings.Repeat("  ", i) + "- > x\n" })
-	}},
-	// Inline openers.
-	{"link-open", func(n int) string { return repeatTo(n, "[a](", "") }},
-	{"bracket-run", func(n int) string { return repeatTo(n, "[", "") }},
-	{"image-run", func(n int) string { return repeatTo(n, "![", "") }},
-	{"bracket-a", func(n int) string { return repeatTo(n, "[a", "") }},
-	{"link-paren", func(n int) string { return repeatTo(n, "[ (](", "") }},
-	{"link-nested", func(n int) string { return repeatTo(n, "[*_a", "") }},
-	{"brackets-nested", func(n int) string {
-		k := n / 2
-		return strings.Repeat("[", k/2) + "a" + strings.Repeat("]", k/2) + "(b)"
-	}},
-	{"bracket-close", func(n int) string { return repeatTo(n, "[a]", "") }},
-	{"link-dest-open", func(n int) string { return repeatTo(n, "[a](<", "") }},
-	{"link-title-open", func(n int) string { return repeatTo(n, `[a](b "`, "") }},
-	{"star-run", func(n int) string { return repeatTo(n, "*", "") }},
-	{"nested-strong", func(n int) string { return nestedSpan(n, "**", "a", "**") }},
-	{"nested-em-alternating", func(n int) string { return nestedSpan(n, "*_", "a", "_*") }},
-	{"nested-images", func(n int) string { return nestedSpan(n, "![", "a", "](b)") }},
-	{"nested-links", func(n int) string { return nestedSpan(n, "[", "a", "](b)") }},
-	{"star-a", func(n int) string { return repeatTo(n, "*a ", "") }},
-	{"under-a", func(n int) string { return repeatTo(n, "_a ", "") }},
-	{"strong-a", func(n int) string { return repeatTo(n, "**a ", "") }},
-	{"a-triple-star", func(n int) string { return repeatTo(n, "a***", "") }},
-	{"emphasis-mix", func(n int) string { return repeatTo(n, "*a_b*c_d**e_f*g**h*i_j**", "") }},
-	{"emphasis-close-run", func(n int) string { return repeatTo(n, "a* ", "") }},
-	{"backtick-ladder", func(n int) string {
-		return ladder(n, func(i int) string { return strings.Repeat("`", i%4000+1) + " " })
-	}},
-	{"backtick-escaped", func(n int) string { return repeatTo(n, "\\``", "") }},
-	{"backtick-pairs", func(n int) string { return repeatTo(n, "`` a `", "") }},
-	{"angle-run", func(n int) string { return repeatTo(n, "<>", "") }},
-	{"autolink-open", func(n int) string { return repeatTo(n, "<http://a", "") }},
-	{"html-comment-open", func(n int) string { return repeatTo(n, "a <!--a\n", "") }},
-	{"html-pi-open", func(n int) string { return repeatTo(n, "a <?a\n", "") }},
-	{"html-cdata-open", func(n int) string { return repeatTo(n, "a <![CDATA[a\n", "") }},
-	{"html-decl-open", func(n int) string { return repeatTo(n, "a <!A\n", "") }},
-	{"html-tag-open", func(n int) string { return repeatTo(n, "<a b=\"", "") }},
-	{"html-blocks", func(n int) string { return repeatTo(n, "<div>\n<p>raw html</p>\n</div>\n\n", "") }},
-	{"html-inline", func(n int) string { return repeatTo(n, "a <b>c</b> ", "") }},
-	{"entities", func(n int) string { return repeatTo(n, "&amp;&#123;&#x1F600;&copy;&bogus; ", "") }},
-	// Blocks.
-	{"headings", func(n int) string { return repeatTo(n, "# h\n", "") }},
-	{"headings-distinct", func(n int) string {
-		return ladder(n, func(i int) string { return "## Heading " + strconv.Itoa(i) + "\n\nbody " + strconv.Itoa(i) + "\n\n" })
-	}},
-	{"headings-numbered", func(n int) string {
-		return ladder(n, func(i int) string { return "# " + strconv.Itoa(i) + "\n" })
-	}},
-	{"setext", func(n int) string { return repeatTo(n, "a\n=\n", "") }},
-	{"empty-headings", func(n int) string { return repeatTo(n, "#\n", "") }},
-	{"empty-items", func(n int) string { return repeatTo(n, "-\n", "") }},
-	{"empty-quotes", func(n int) string { return repeatTo(n, ">\n\n", "") }},
-	{"item-paragraphs", func(n int) string { return repeatTo(n, "- a\n\n", "") }},
-	{"short-lines", func(n int) string { return repeatTo(n, "a\n", "") }},
-	{"long-line", func(n int) string { return repeatTo(n, "word ", "") }},
-	{"long-word", func(n int) string { return repeatTo(n, "x", "") }},
-	{"tiny-paragraphs", func(n int) string { return repeatTo(n, "a\n\n", "") }},
-	{"list-items", func(n int) string { return repeatTo(n, "- a\n", "") }},
-	// Each line a list of its own (the marker changes): three blocks a
-	// line, the most AST per byte found (issue 11's review).
-	{"list-marker-switch", func(n int) string { return repeatTo(n, "- a\n* b\n+ c\n", "") }},
-	{"ordered-switch", func(n int) string { return repeatTo(n, "1. a\n1) b\n", "") }},
-	{"table-like", func(n int) string { return repeatTo(n, "| a | b | c |\n|---|---|---|\n", "") }},
-	{"thematic-breaks", func(n int) string { return repeatTo(n, "***\n", "") }},
-	{"hard-breaks", func(n int) string { return repeatTo(n, "a  \n", "") }},
-	{"code-fence-open", func(n int) string { return "```\n" + repeatTo(n-4, "code line\n", "") }},
-	{"code-fences", func(n int) string { return repeatTo(n, "```\nx\n```\n", "") }},
-	{"indented-code", func(n int) string { return repeatTo(n, "    code\n", "") }},
-	{"link-ref-defs", func(n int) string {
-		return ladder(n, func(i int) string { return "[r" + strconv.Itoa(i) + "]: /url \"title\"\n" })
-	}},
-	{"link-ref-uses", func(n int) string { return "[r]: /u\n\n" + repeatTo(n-9, "[r] ", "") }},
-	{"link-ref-long", func(n int) string { return "[" + repeatTo(n-10, "a", "") + "]: /u\n" }},
-	{"link-ref-brackets", func(n int) string { return repeatTo(n/2, "[", "") + " x " + repeatTo(n/2-10, "]", "") + ": q" }},
-	{"tab-nesting", func(n int) string { return repeatTo(n, "\t- \t>", "x\n") }},
-	{"lazy-deep", func(n int) string {
-		return strings.Repeat(">", maxNesting) + " a\n" + repeatTo(n-maxNesting-3, "b\n", "")
-	}},
-	{"quote-deep-lines", func(n int) string { return repeatTo(n, strings.Repeat("> ", maxNesting)+"a\n", "") }},
-	{"autolink-email-open", func(n int) string { return repeatTo(n, "<a@b", "") }},
-	{"html-attrs-open", func(n int) string { return repeatTo(n, "<a b c='d' e", "") }},
-	{"mixed-deep", func(n int) string {
-		return cycleTo(n, "> ", "- ", "1. ", "* ", "> ", "+ ", "x\n")
-	}},
-	// Text beyond Latin, for the PDF's fonts (pdffont.go): one paragraph
-	// of CJK (a possible line break at every character), a font change at
-	// every character, Greek, Cyrillic and CJK words, characters no font
-	// has, code with CJK and tabs.
-	{"cjk", func(n int) string { return repeatTo(n, "我能吞下玻璃而不伤身体。", "") }},
-	{"cjk-alternating", func(n int) string { return repeatTo(n, "a日", "") }},
-	{"scripts-words", func(n int) string { return repeatTo(n, "Καλημέρα мир 漢字 café ", "") }},
-	{"uncovered", func(n int) string { return repeatTo(n, "😀", "") }},
-	{"cjk-code", func(n int) string { return "```\n" + repeatTo(n-4, "a日\tb\n", "") }},
+// hostileTestSize is the size of each hostile body in TestHostileBodies:
+// small enough that the whole test takes about a second (76 bodies, 5
+// parses each), large enough that quadratic paths take seconds more (the
+// parser before the fix took 74 ms to create 10 kB of '>' and 199 ms for
+// "- - - … x", about 0.9 s per operation over the quadratic bodies).
+const hostileTestSize = 10_000
+
+// TestHostileBodies sends every hostile body through a real server:
+// create it, update a context to it, and export that context in every
+// format. Each must answer correctly: the word count is the count of the
+// rendered text's words, the sections are the body's headings, each export
+// carries the body. It asserts no time; a quadratic path makes it slow.
+func TestHostileBodies(t *testing.T) {
+	t.Parallel()
+	ts := NewTestServer(t, WithKey(Key{Token: "hostile", Plan: PlanUnlimited}))
+	for _, h := range markdowntest.Hostile() {
+		t.Run(h.Name, func(t *testing.T) {
+			t.Parallel()
+			body := h.Gen(hostileTestSize)
+			sections := []string{markdown.PreambleSection}
+			if f := hostileSections[h.Name]; f != nil {
+				sections = f(body)
+			}
+
+			// Create with the body: version 1 lists every section and counts
+			// every word.
+			c := create(t, ts, bodyJSON(map[string]any{"name": h.Name, "content": body}))
+			v1 := versionOf(t, ts, c.ID, 1)
+			doc := markdown.Parse([]byte(body))
+			words := markdowntest.CountWords(markdowntest.Text(doc, []byte(body), false))
+			want := contextsvc.Changes{SectionsModified: sections, WordCountDelta: words}
+			if d := cmp.Diff(want, v1.Changes); d != "" {
+				t.Errorf("create: changes (-want +got):\n%s", d)
+			}
+
+			// Update another context to the body.
+			u := create(t, ts, `{"name":"start","content":"# Start\n\nfirst two words\n"}`)
+			r := do(t, ts, call{method: "PUT", path: "/v1/contexts/" + u.ID, body: bodyJSON(map[string]any{"content": body})})
+			if r.Status != 200 {
+				t.Fatalf("update: %d %.200s", r.Status, r.Body)
+			}
+			want = contextsvc.Changes{SectionsModified: append(sections, "Start"), WordCountDelta: words - 4}
+			if d := cmp.Diff(want, versionOf(t, ts, u.ID, 2).Changes); d != "" {
+				t.Errorf("update: changes (-want +got):\n%s", d)
+			}
+
+			// Every export of the updated context.
+			if got := exportBody(t, ts, u.ID, "markdown"); string(got) != body {
+				t.Errorf("markdown export differs from the body (%d bytes, want %d)", len(got), len(body))
+			}
+			if got, want := string(exportBody(t, ts, u.ID, "text")), markdowntest.Text(doc, []byte(body), true); got != want {
+				t.Errorf("text export differs from the oracle's (%d bytes, want %d)", len(got), len(want))
+			}
+			var j contextJSON
+			if err := json.Unmarshal(exportBody(t, ts, u.ID, "json"), &j); err != nil || j.Content != body || j.Version != 2 {
+				t.Errorf("json export: %v, version %d, content of %d bytes", err, j.Version, len(j.Content))
+			}
+			html := string(exportBody(t, ts, u.ID, "html"))
+			if !strings.HasPrefix(html, "<!DOCTYPE html>") || !strings.HasSuffix(html, "</body>\n</html>\n") {
+				t.Errorf("html export is not a whole document: %.80q…%.80q", html, html[max(0, len(html)-80):])
+			}
+			if hw := markdowntest.CountWords(htmlText(html)); hw < words {
+				t.Errorf("html export shows %d words, the text has %d", hw, words)
+			}
+			pdf := exportBody(t, ts, u.ID, "pdf")
+			if !bytes.HasPrefix(pdf, []byte("%PDF-")) || !bytes.Contains(pdf[max(0, len(pdf)-64):], []byte("%%EOF")) {
+				t.Errorf("pdf export is not a whole PDF: %.20q…%q", pdf, pdf[max(0, len(pdf)-20):])
+			}
+		})
+	}
+}
+
+func versionOf(t *testing.T, ts *TestServer, id string, n int) versionJSON {
+	t.Helper()
+	var page struct{ Data []versionJSON }
+	do(t, ts, call{method: "GET", path: "/v1/contexts/" + id + "/versions"}).json(t, &page)
+	if len(page.Data) < n {
+		t.Fatalf("%s has %d versions, want %d", id, len(page.Data), n)
+	}
+	return page.Data[n-1]
+}
+
+func exportBody(t *testing.T, ts *TestServer, id, format string) []byte {
+	t.Helper()
+	r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + id + "/export?format=" + format})
+	if r.Status != 200 {
+		t.Fatalf("export %s: %d %.200s", format, r.Status, r.Body)
+	}
+	return r.Body
+}
+
+// htmlText is the text of an HTML export's body, with images' alt text:
+// other tags become spaces.
+func htmlText(html string) string {
+	_, body, _ := strings.Cut(html, "<body>")
+	var b strings.Builder
+	for {
+		text, rest, ok := strings.Cut(body, "<")
+		b.WriteString(text)
+		b.WriteByte(' ')
+		if !ok {
+			return b.String()
+		}
+		var tag string
+		tag, body, _ = strings.Cut(rest, ">")
+		if _, alt, ok := strings.Cut(tag, ` alt="`); ok {
+			alt, _, _ = strings.Cut(alt, `"`)
+			b.WriteString(alt)
+		}
+	}
 }

@@ -1,19 +1,20 @@
 package mockserver
 
 import (
-	"crypto/sha256"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/idempotency"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
 // countEvents counts the server's recorded events by type.
@@ -194,7 +195,7 @@ func serveDirect(s *Server, key, body string, h apiHandler) *httptest.ResponseRe
 	req := httptest.NewRequest("POST", "/v1/contexts", strings.NewReader(body))
 	req.Header.Set("Idempotency-Key", key)
 	rec := httptest.NewRecorder()
-	rec.Header().Set("X-Request-Id", newID("req_"))
+	rec.Header().Set("X-Request-Id", ids.New("req_"))
 	s.serveIdempotent(rec, req, s.keys[0], h)
 	return rec
 }
@@ -206,10 +207,10 @@ func TestIdempotencyServerErrorsAreNotStored(t *testing.T) {
 	h := func(w http.ResponseWriter, r *http.Request, k *apiKey) {
 		runs++
 		if runs == 1 {
-			writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: errUnavailable, message: "busy"})
+			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Type: httpapi.TypeUnavailable, Message: "busy"})
 			return
 		}
-		writeJSON(w, http.StatusCreated, []byte(`{"run":2}`))
+		httpapi.WriteJSON(w, http.StatusCreated, []byte(`{"run":2}`))
 	}
 	if rec := serveDirect(s, "k", `{}`, h); rec.Code != 503 {
 		t.Fatalf("first: %d", rec.Code)
@@ -239,7 +240,7 @@ func TestIdempotencyConflictWhileRunning(t *testing.T) {
 	slow := func(w http.ResponseWriter, r *http.Request, k *apiKey) {
 		close(started)
 		<-release
-		writeJSON(w, http.StatusCreated, []byte(`{"slow":true}`))
+		httpapi.WriteJSON(w, http.StatusCreated, []byte(`{"slow":true}`))
 	}
 	var wg sync.WaitGroup
 	var first *httptest.ResponseRecorder
@@ -265,7 +266,7 @@ func TestIdempotencyConflictWhileRunning(t *testing.T) {
 		t.Errorf("the 409 does not match openapi.yaml: %s", strings.Join(problems, "; "))
 	}
 
-	var e errorBody
+	var e httpapi.ErrorBody
 	if err := json.Unmarshal(running.Body.Bytes(), &e); err != nil || running.Code != 409 || e.Error.Type != "conflict" {
 		t.Errorf("while running: %d %s, want 409 conflict", running.Code, running.Body)
 	}
@@ -294,100 +295,8 @@ func TestIdempotencyExpiresAfter24Hours(t *testing.T) {
 	if n := len(ts.Snapshot().Contexts); n != 2 {
 		t.Errorf("%d contexts, want 2", n)
 	}
-	if keys, _ := ts.idem.stats(); keys != 1 {
+	if keys, _ := ts.idem.Stats(); keys != 1 {
 		t.Errorf("%d keys kept, want 1 (the expired one is gone)", keys)
-	}
-}
-
-func TestIdempotencyStoreIsBounded(t *testing.T) {
-	t.Parallel()
-	clock := NewFakeClock(t0)
-	var st idempotencyStore
-	sum := sha256.Sum256(nil)
-	add := func(key string, body []byte) {
-		e, outcome := st.begin(clock, idemID{"acct", key}, "POST", "/v1/contexts", sum)
-		if outcome != idemFresh {
-			t.Fatalf("%s: outcome %d, want fresh", key, outcome)
-		}
-		st.finish(e, 201, nil, body)
-	}
-	outcome := func(key string) idemOutcome {
-		e, o := st.begin(clock, idemID{"acct", key}, "POST", "/v1/contexts", sum)
-		if o == idemFresh {
-			st.abandon(e)
-		}
-		return o
-	}
-
-	// Count: one key more than the limit forgets the oldest.
-	for i := range MaxIdempotencyKeys + 1 {
-		add(fmt.Sprint("k", i), []byte("{}"))
-	}
-	if keys, _ := st.stats(); keys != MaxIdempotencyKeys {
-		t.Errorf("%d keys kept, want the limit %d", keys, MaxIdempotencyKeys)
-	}
-	// (Looking up a forgotten key records it anew, which forgets the
-	// oldest again: look up the kept one first.)
-	if o := outcome("k1"); o != idemReplay {
-		t.Errorf("the second oldest: outcome %d, want kept", o)
-	}
-	if o := outcome("k0"); o != idemFresh {
-		t.Errorf("the oldest key: outcome %d, want forgotten", o)
-	}
-
-	// Bytes: 1 MiB answers, twice the byte limit of them.
-	st.reset()
-	big := make([]byte, 1<<20)
-	n := 2 * MaxIdempotencyBytes / len(big)
-	for i := range n {
-		add(fmt.Sprint("big", i), big)
-	}
-	keys, bytes := st.stats()
-	if bytes > MaxIdempotencyBytes || keys >= n/2 || keys < n/2-2 {
-		t.Errorf("%d keys of 1 MiB, %d bytes kept; want about %d within %d bytes", keys, bytes, n/2, MaxIdempotencyBytes)
-	}
-	if o := outcome(fmt.Sprint("big", n-1)); o != idemReplay {
-		t.Errorf("the newest large answer: outcome %d, want kept", o)
-	}
-	if o := outcome("big0"); o != idemFresh {
-		t.Errorf("the oldest large answer: outcome %d, want forgotten", o)
-	}
-
-	// Expiry empties it.
-	clock.Advance(IdempotencyTTL)
-	add("fresh", nil)
-	if keys, _ := st.stats(); keys != 1 {
-		t.Errorf("after 24 h %d keys kept, want 1", keys)
-	}
-}
-
-// A key whose request is still running is never forgotten to make room:
-// a repeat arriving while it runs must still be a 409, never a second run.
-func TestIdempotencyEvictionKeepsRunningKeys(t *testing.T) {
-	t.Parallel()
-	clock := NewFakeClock(t0)
-	var st idempotencyStore
-	sum := sha256.Sum256(nil)
-	running, outcome := st.begin(clock, idemID{"acct", "running"}, "POST", "/v1/contexts", sum)
-	if outcome != idemFresh {
-		t.Fatalf("first use: outcome %d, want fresh", outcome)
-	}
-	for i := range MaxIdempotencyKeys + 5 {
-		e, o := st.begin(clock, idemID{"acct", fmt.Sprint("k", i)}, "POST", "/v1/contexts", sum)
-		if o != idemFresh {
-			t.Fatalf("k%d: outcome %d, want fresh", i, o)
-		}
-		st.finish(e, 201, nil, []byte("{}"))
-	}
-	if keys, _ := st.stats(); keys != MaxIdempotencyKeys {
-		t.Errorf("%d keys kept, want the limit %d", keys, MaxIdempotencyKeys)
-	}
-	if _, o := st.begin(clock, idemID{"acct", "running"}, "POST", "/v1/contexts", sum); o != idemRunning {
-		t.Errorf("the running key, the oldest of all: outcome %d, want still running (409)", o)
-	}
-	st.finish(running, 201, nil, []byte("{}"))
-	if _, o := st.begin(clock, idemID{"acct", "running"}, "POST", "/v1/contexts", sum); o != idemReplay {
-		t.Errorf("the running key once finished: outcome %d, want a replay", o)
 	}
 }
 
@@ -407,34 +316,12 @@ func TestResetForgetsIdempotencyKeys(t *testing.T) {
 	}
 }
 
-// TestIdempotencyMemoryAccounting: what the store counts against
-// MaxIdempotencyBytes is what its entries take on the heap, within a
-// margin, so the stated limit bounds the memory. Not parallel: it reads the
-// heap size, which other tests' allocations would blur.
-func TestIdempotencyMemoryAccounting(t *testing.T) {
-	const n = 10_000
-	for _, bodyLen := range []int{0, 300, 3000} {
-		clock := NewFakeClock(t0)
-		var st idempotencyStore
-		sum := sha256.Sum256(nil)
-		// Keys and answers exist before the store takes them, as in the
-		// server; their bytes are added to the heap growth below.
-		keys, bodies := make([]string, n), make([][]byte, n)
-		given := 0
-		for i := range n {
-			keys[i] = fmt.Sprintf("%026d", i)
-			bodies[i] = make([]byte, bodyLen)
-			given += len(keys[i]) + bodyLen
-		}
-		checkMemoryAccounting(t, fmt.Sprintf("answers of %d bytes", bodyLen), given, func() {
-			for i := range n {
-				e, _ := st.begin(clock, idemID{"acct_default", keys[i]}, "POST", "/v1/contexts", sum)
-				// What serveIdempotent stores for a create's answer.
-				st.finish(e, http.StatusCreated, append([]string(nil), "Content-Type", "application/json"), bodies[i])
-			}
-		}, func() int { _, b := st.stats(); return b })
-		runtime.KeepAlive(&st)
-		runtime.KeepAlive(keys)
-		runtime.KeepAlive(bodies)
+// TestIdempotencyLimitsAreTheStores: the documented limits of the
+// idempotency keys are those the store applies.
+func TestIdempotencyLimitsAreTheStores(t *testing.T) {
+	t.Parallel()
+	if IdempotencyTTL != idempotency.TTL || MaxIdempotencyKeys != idempotency.MaxKeys || MaxIdempotencyBytes != idempotency.MaxBytes {
+		t.Errorf("documented %v, %d keys, %d bytes; the store keeps %v, %d, %d", IdempotencyTTL, MaxIdempotencyKeys, MaxIdempotencyBytes,
+			idempotency.TTL, idempotency.MaxKeys, idempotency.MaxBytes)
 	}
 }

@@ -10,6 +10,10 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/time/rate"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // Plan names a rate-limit plan of an API key.
@@ -128,27 +132,14 @@ func (k Key) validate() error {
 // (see [ParseKey]): the command's keys without an account share it.
 const DefaultAccount = "default"
 
-// maxAccountLen bounds an account name.
-const maxAccountLen = 64
-
-// accountPattern is the grammar of an account name, as openapi.yaml states
-// it (TestDocumentPatternsAreTheServers).
-const accountPattern = `^[A-Za-z0-9_.-]{1,64}$`
-
 // ValidAccount reports whether name is a valid account name: 1 to 64
 // characters of A-Z, a-z, 0-9, '_', '.' and '-'. Names are used as they
 // are (they are the account ids the admin API shows), so they stay the
 // same from one start to the next. The error never repeats the name: in a
 // -key flag it sits beside the token.
 func ValidAccount(name string) error {
-	if name == "" || len(name) > maxAccountLen {
-		return fmt.Errorf("mockserver: an account must be 1 to %d characters, got %d", maxAccountLen, len(name))
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return fmt.Errorf("mockserver: an account may hold only A-Z, a-z, 0-9, '_', '.' and '-'; character %d (%q) is not one", i+1, name[i:i+1])
-		}
+	if err := rules.Account(name); err != nil {
+		return fmt.Errorf("mockserver: %w", err)
 	}
 	return nil
 }
@@ -161,7 +152,7 @@ func ValidAccount(name string) error {
 // restarts.
 func AccountUser(account string) string {
 	sum := sha256.Sum256([]byte("contextsvc-mock user of account " + account))
-	return "user_" + strings.ToLower(idEncoding.EncodeToString(sum[:16]))
+	return "user_" + ids.Encode(sum[:16])
 }
 
 // ParseKey parses the command-line form KEY[:plan[:scope[:account]]] where
@@ -235,7 +226,7 @@ type apiKey struct {
 	perMinute int
 	burst     int
 	limitHdr  []string // precomputed X-RateLimit-Limit value
-	acct      *account
+	acct      *store.Account
 }
 
 // lookupKey finds the key whose token is token. Every configured key is

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 func TestParseKey(t *testing.T) {
@@ -228,23 +230,23 @@ func FuzzCreateBody(f *testing.F) {
 // within their list and nowhere else.
 func FuzzDecodeCursor(f *testing.F) {
 	s := New()
-	scope := listScope("acct", "ctx_1")
-	f.Add(s.encodeCursor(cursorContexts, 42, scope), uint64(7), "acct")
+	scope := httpapi.ListScope("acct", "ctx_1")
+	f.Add(s.cursors.Encode(httpapi.CursorContexts, 42, scope), uint64(7), "acct")
 	f.Add("", uint64(0), "")
 	f.Add("AAAAAAAAAAAAAAAAAAAA", uint64(1<<63), "ctx_1")
 	f.Fuzz(func(t *testing.T, c string, pos uint64, part string) {
-		if p, ok := s.decodeCursor(cursorContexts, c, scope); ok && s.encodeCursor(cursorContexts, p, scope) != c {
+		if p, ok := s.cursors.Decode(httpapi.CursorContexts, c, scope); ok && s.cursors.Encode(httpapi.CursorContexts, p, scope) != c {
 			t.Fatalf("accepted %q, which the server would not make", c)
 		}
-		enc := s.encodeCursor(cursorVersions, pos, scope)
-		if p, ok := s.decodeCursor(cursorVersions, enc, scope); !ok || p != pos {
+		enc := s.cursors.Encode(httpapi.CursorVersions, pos, scope)
+		if p, ok := s.cursors.Decode(httpapi.CursorVersions, enc, scope); !ok || p != pos {
 			t.Fatalf("round trip of %d: %d %v", pos, p, ok)
 		}
-		if _, ok := s.decodeCursor(cursorContexts, enc, scope); ok {
+		if _, ok := s.cursors.Decode(httpapi.CursorContexts, enc, scope); ok {
 			t.Fatal("a versions cursor passed as a contexts cursor")
 		}
-		if other := listScope("acct", "ctx_1", part); other != scope {
-			if _, ok := s.decodeCursor(cursorVersions, enc, other); ok {
+		if other := httpapi.ListScope("acct", "ctx_1", part); other != scope {
+			if _, ok := s.cursors.Decode(httpapi.CursorVersions, enc, other); ok {
 				t.Fatalf("a cursor of list %q passed in list %q", scope, other)
 			}
 		}

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown/markdowntest"
 )
 
-// BenchmarkHostileMarkdown runs each hostile body (hostile_test.go) at
+// BenchmarkHostileMarkdown runs each hostile body (markdowntest.Hostile) at
 // 10 kB, 100 kB and 1 MB through a server's ServeHTTP: create, update (to
 // the body, from a one-byte variant of it) and export in every format.
 // Time must grow about 10x per 10x of size; "prose" is the baseline of
@@ -20,16 +22,16 @@ import (
 //	go test ./mockserver -run '^$' -bench 'HostileMarkdown/list-ladder/1M' -benchtime 1x
 func BenchmarkHostileMarkdown(b *testing.B) {
 	ops := []string{"create", "update", "markdown", "html", "text", "json", "pdf"}
-	for _, h := range hostileInputs {
+	for _, h := range markdowntest.Hostile() {
 		for _, size := range []struct {
 			name string
 			n    int
 		}{{"10k", 10_000}, {"100k", 100_000}, {"1M", 1_000_000}} {
 			var fix *hostileFixture // made by the first sub-benchmark that runs
 			for _, op := range ops {
-				b.Run(h.name+"/"+size.name+"/"+op, func(b *testing.B) {
+				b.Run(h.Name+"/"+size.name+"/"+op, func(b *testing.B) {
 					if fix == nil {
-						fix = newHostileFixture(b, h.gen(size.n))
+						fix = newHostileFixture(b, h.Gen(size.n))
 					}
 					fix.run(b, op)
 				})

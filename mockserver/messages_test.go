@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // TestErrorMessagesSayWhatIsWrong: an error body reads as written (no
@@ -61,7 +63,7 @@ func TestErrorMessagesSayWhatIsWrong(t *testing.T) {
 			if strings.Contains(string(r.Body), `\u00`) {
 				t.Errorf("the body escapes characters for HTML: %s", r.Body)
 			}
-			var e errorBody
+			var e httpapi.ErrorBody
 			r.json(t, &e)
 			if e.Error.Message != tt.want {
 				t.Errorf("message %q\nwant    %q", e.Error.Message, tt.want)

@@ -10,11 +10,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/contextsvc/contextsvc-go/internal/contract"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/contextsvc/contextsvc-go/internal/contract"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // spec is the embedded document, loaded once for all tests.
@@ -75,7 +78,7 @@ func (r *response) json(t testing.TB, v any) {
 // errorOf returns the error body's type and param.
 func (r *response) errorOf(t testing.TB) (typ, param string) {
 	t.Helper()
-	var e errorBody
+	var e httpapi.ErrorBody
 	r.json(t, &e)
 	return e.Error.Type, e.Error.Param
 }
@@ -257,12 +260,9 @@ func TestValidatingWrapperCatchesWrongResponses(t *testing.T) {
 	if errs := rec.got(); len(errs) > 0 {
 		t.Fatalf("a correct exchange was reported: %s", errs)
 	}
-	a := ts.accounts[ts.DefaultKey().Account]
-	a.mu.Lock()
-	rc := a.byID[c.ID]
-	rc.name, rc.tags = "", []string{"bad\x00tag"}
-	rc.encodeMeta()
-	a.mu.Unlock()
+	// The store takes what it is given: the rules are the handlers'.
+	empty := ""
+	ts.store.Account(ts.DefaultKey().Account).Update(c.ID, store.Update{Name: &empty, Tags: []string{"bad\x00tag"}, HasTags: true}, ts.now, "user_x")
 	if r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID}); r.Status != 200 {
 		t.Fatalf("GET: %d", r.Status)
 	}

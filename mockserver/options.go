@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 )
 
 // Option configures a [Server] in [Open] or [New]. An option given a value
@@ -59,9 +62,12 @@ type config struct {
 
 	stateFile     string
 	stateInterval time.Duration
+	// stateHooks watch and hold up the state file's keeper. Only this
+	// package's tests set them.
+	stateHooks statefile.Hooks
 
 	adminHosts []string
-	adminAuth  *adminAuth
+	adminAuth  *access.Auth
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit

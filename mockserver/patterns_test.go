@@ -10,6 +10,10 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
 )
 
 // TestDocumentPatternsAreTheServers checks that the patterns openapi.yaml
@@ -21,14 +25,14 @@ func TestDocumentPatternsAreTheServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{
-		"WebhookURL":    webhookURLPattern,
-		"MockDuration":  durationPattern,
-		"MockEventType": eventTypePattern,
-		"Timestamp":     timestampPattern,
-		"ContextID":     contextIDPattern,
-		"UserID":        userIDPattern,
-		"EventID":       eventIDPattern,
-		"AccountID":     accountPattern,
+		"WebhookURL":    rules.WebhookURLPattern,
+		"MockDuration":  adminapi.DurationPattern,
+		"MockEventType": rules.EventTypePattern,
+		"Timestamp":     state.TimestampPattern,
+		"ContextID":     state.ContextIDPattern,
+		"UserID":        state.UserIDPattern,
+		"EventID":       state.EventIDPattern,
+		"AccountID":     rules.AccountPattern,
 	} {
 		if got := doc.Components.Schemas[name].Value.Pattern; got != want {
 			t.Errorf("%s: the document's pattern\n%s\nis not the server's\n%s", name, got, want)
@@ -36,10 +40,10 @@ func TestDocumentPatternsAreTheServers(t *testing.T) {
 	}
 	// The state document's own patterns.
 	for _, p := range []struct{ schema, property, want string }{
-		{"MockState", "cursorSalt", saltPattern},
-		{"MockStateWebhook", "id", webhookIDPattern},
-		{"MockStateDelivery", "id", deliveryIDPattern},
-		{"MockStateDelivery", "webhookId", webhookIDPattern},
+		{"MockState", "cursorSalt", state.SaltPattern},
+		{"MockStateWebhook", "id", state.WebhookIDPattern},
+		{"MockStateDelivery", "id", state.DeliveryIDPattern},
+		{"MockStateDelivery", "webhookId", state.WebhookIDPattern},
 	} {
 		if got := doc.Components.Schemas[p.schema].Value.Properties[p.property].Value.Pattern; got != p.want {
 			t.Errorf("%s.%s: the document's pattern\n%s\nis not the server's\n%s", p.schema, p.property, got, p.want)
@@ -142,23 +146,23 @@ func FuzzWebhookURL(f *testing.F) {
 	s := New()
 	f.Fuzz(func(t *testing.T, raw string, seed uint64) {
 		if seed != 0 {
-			raw = genMatching(t, webhookURLPattern, rand.New(rand.NewPCG(seed, seed)))
-			if !webhookURLRegexp.MatchString(raw) {
+			raw = genMatching(t, rules.WebhookURLPattern, rand.New(rand.NewPCG(seed, seed)))
+			if !rules.WebhookURLRegexp.MatchString(raw) {
 				t.Fatalf("made %q from the pattern, which does not match it", raw)
 			}
 		}
-		if !webhookURLRegexp.MatchString(raw) || len(raw) > maxURLLen {
+		if !rules.WebhookURLRegexp.MatchString(raw) || len(raw) > rules.MaxURLLen {
 			return
 		}
 		u, err := url.Parse(raw)
 		if err != nil || u.Hostname() == "" || !u.IsAbs() {
 			t.Fatalf("the pattern admits %q, which url.Parse reads as %v, %v", raw, u, err)
 		}
-		if strings.EqualFold(u.Scheme, "http") && !isLoopback(u.Hostname()) {
+		if strings.EqualFold(u.Scheme, "http") && !rules.IsLoopback(u.Hostname()) {
 			t.Fatalf("the pattern admits http to %q, not a loopback host", u.Hostname())
 		}
-		if e := s.validWebhookURL(raw); e != nil {
-			t.Fatalf("the server refuses %q, which the pattern admits: %s", raw, e.message)
+		if e := rules.WebhookURL(raw, s.httpsOnly); e != nil {
+			t.Fatalf("the server refuses %q, which the pattern admits: %s", raw, e.Message)
 		}
 	})
 }
@@ -173,10 +177,11 @@ func FuzzDurationPattern(f *testing.F) {
 	}
 	f.Add("", uint64(1))
 	f.Add("", uint64(2))
-	events := regexp.MustCompile(eventTypePattern)
+	events := regexp.MustCompile(rules.EventTypePattern)
+	durationRegexp := regexp.MustCompile(adminapi.DurationPattern) // the admin API's
 	f.Fuzz(func(t *testing.T, raw string, seed uint64) {
 		if seed != 0 {
-			raw = genMatching(t, durationPattern, rand.New(rand.NewPCG(seed, 1)))
+			raw = genMatching(t, adminapi.DurationPattern, rand.New(rand.NewPCG(seed, 1)))
 		}
 		if (validEventType(raw) == nil) != events.MatchString(raw) {
 			t.Fatalf("event type %q: validEventType and the pattern disagree", raw)
@@ -198,7 +203,7 @@ func FuzzAccountPattern(f *testing.F) {
 	for _, s := range []string{"default", "acme", "Team_2.eu-west", "", "a b", "acme/eu", "café", strings.Repeat("a", 64), strings.Repeat("a", 65), "a\n"} {
 		f.Add(s)
 	}
-	accounts := regexp.MustCompile(accountPattern)
+	accounts := regexp.MustCompile(rules.AccountPattern)
 	f.Fuzz(func(t *testing.T, name string) {
 		if (ValidAccount(name) == nil) != accounts.MatchString(name) {
 			t.Fatalf("account %q: ValidAccount and the pattern disagree", name)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // allow takes one token from k's bucket at the server clock's now and sets
@@ -43,7 +45,7 @@ func (s *Server) allow(w http.ResponseWriter, k *apiKey) bool {
 		secs = 1
 	}
 	h["Retry-After"] = []string{strconv.Itoa(secs)}
-	writeError(w, &apiError{status: http.StatusTooManyRequests, typ: errRateLimited,
-		message: "rate limit exceeded; retry after " + (time.Duration(secs) * time.Second).String()})
+	httpapi.WriteError(w, &httpapi.Error{Status: http.StatusTooManyRequests, Type: httpapi.TypeRateLimited,
+		Message: "rate limit exceeded; retry after " + (time.Duration(secs) * time.Second).String()})
 	return false
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // FuzzOpenAPIRequests makes requests from openapi.yaml's own schemas, for
@@ -182,7 +184,7 @@ func (q *fuzzRequest) target() string {
 	return q.path + "?" + strings.Join(parts, "&")
 }
 
-func (fx *fuzzServer) send(req *fuzzRequest) (int, errorDetail) {
+func (fx *fuzzServer) send(req *fuzzRequest) (int, httpapi.ErrorDetail) {
 	hr := httptestRequest(req.method, req.target(), "", fx.key)
 	if req.hasBody {
 		hr = httptestRequest(req.method, req.target(), string(req.body), fx.key)
@@ -192,7 +194,7 @@ func (fx *fuzzServer) send(req *fuzzRequest) (int, errorDetail) {
 	}
 	rec := httptest.NewRecorder()
 	fx.s.ServeHTTP(rec, hr)
-	var e errorBody
+	var e httpapi.ErrorBody
 	_ = json.Unmarshal(rec.Body.Bytes(), &e)
 	return rec.Code, e.Error
 }
@@ -200,9 +202,9 @@ func (fx *fuzzServer) send(req *fuzzRequest) (int, errorDetail) {
 // cursorKinds gives each paged operation its cursor kind, to mint cursors
 // the server would have issued.
 var cursorKinds = map[string]byte{
-	"listContexts": cursorContexts, "listVersions": cursorVersions, "mockListEvents": cursorEvents,
-	"mockListDeliveries": cursorDeliveries, "mockListFaults": cursorFaults, "mockListWebhooks": cursorWebhooks,
-	"mockListAccounts": cursorAccounts, "mockListContexts": cursorAdminContexts, "mockListContextVersions": cursorContextVersions,
+	"listContexts": httpapi.CursorContexts, "listVersions": httpapi.CursorVersions, "mockListEvents": httpapi.CursorEvents,
+	"mockListDeliveries": httpapi.CursorDeliveries, "mockListFaults": httpapi.CursorFaults, "mockListWebhooks": httpapi.CursorWebhooks,
+	"mockListAccounts": httpapi.CursorAccounts, "mockListContexts": httpapi.CursorAdminContexts, "mockListContextVersions": httpapi.CursorContextVersions,
 }
 
 // listScopeOf names the list that a request of op (with the path id id
@@ -239,17 +241,17 @@ func (fx *fuzzServer) unorderedScopeOf(op, id string, query []queryPair) string 
 			}
 		}
 		slices.Sort(values)
-		return listScope(append([]string{fx.account}, values...)...)
+		return httpapi.ListScope(append([]string{fx.account}, values...)...)
 	case "listVersions":
-		return listScope(fx.account, id)
+		return httpapi.ListScope(fx.account, id)
 	case "mockListEvents":
-		return listScope(first("type"), first("account"))
+		return httpapi.ListScope(first("type"), first("account"))
 	case "mockListDeliveries":
-		return listScope(first("eventId"), first("webhookId"), first("state"), first("account"), first("type"))
+		return httpapi.ListScope(first("eventId"), first("webhookId"), first("state"), first("account"), first("type"))
 	case "mockListWebhooks", "mockListContexts":
-		return listScope(first("account"))
+		return httpapi.ListScope(first("account"))
 	case "mockListContextVersions":
-		return listScope(id)
+		return httpapi.ListScope(id)
 	}
 	return ""
 }
@@ -290,7 +292,7 @@ func (fx *fuzzServer) build(t *testing.T, op fuzzOp, r *rand.Rand) (*fuzzRequest
 		// Minted once the filters are drawn: a cursor continues only its
 		// own list.
 		scope := fx.listScopeOf(op.id, pathID, req.query)
-		req.query = append(req.query, queryPair{"cursor", fx.s.encodeCursor(cursorKinds[op.id], uint64(r.IntN(5)), scope)})
+		req.query = append(req.query, queryPair{"cursor", fx.s.cursors.Encode(cursorKinds[op.id], uint64(r.IntN(5)), scope)})
 	}
 	if op.op.RequestBody == nil {
 		return req, true

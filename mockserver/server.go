@@ -2,9 +2,7 @@ package mockserver
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,28 +13,35 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
-)
 
-// maxBody is the contract's request body limit (2 MiB); past it a request
-// is a 413 and the rest of the body is not read.
-const maxBody = 2 << 20
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/idempotency"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
+)
 
 // Server is the in-memory Context Management Service. It is an
 // http.Handler serving the /v1 API (and, unless turned off, /_mock/); use
 // [New] to make one or [NewTestServer] to run one in a test. It is safe for
 // concurrent use.
 type Server struct {
-	clock      Clock
+	clock Clock
+	// clk is clock as the server's parts read it (engineClock).
+	clk        clock.Clock
 	logger     *slog.Logger
 	httpsOnly  bool
-	admin      bool
 	requestLog bool
-	// adminHosts are the names the admin routes answer to besides IP
-	// addresses and localhost (admin_host.go).
-	adminHosts adminHosts
-	// adminAuth checks the admin routes' credentials; nil when they need
-	// none (admin_auth.go).
-	adminAuth *adminAuth
+	// admin serves every path under /_mock/ (admin.go); nil when the
+	// admin routes are off.
+	admin *adminapi.Handler
 
 	keys       []*apiKey
 	defaultKey Key
@@ -45,39 +50,32 @@ type Server struct {
 	readBodyTimeout   time.Duration
 	idleTimeout       time.Duration
 
-	// accounts is fixed after New (accounts come from keys), so reading it
-	// needs no lock; each account has its own lock.
-	accounts    map[string]*account
-	accountList []*account
+	// store holds every account's contexts and webhooks. Its accounts are
+	// fixed after Open (accounts come from keys, and from a state file
+	// loaded at the start).
+	store *store.Store
 
-	// hooks indexes every account's webhooks by id and registration order
-	// (webhooks.go). Its lock comes before an account's.
-	hooks webhookIndex
-
-	// cursorSalt makes cursors opaque and lets the server reject forged or
-	// corrupted ones. A state document carries it, so cursors outlive a
-	// restart; LoadState replaces it, hence the atomic pointer.
-	cursorSalt atomic.Pointer[[16]byte]
+	// cursors makes the lists' cursors opaque and lets the server reject
+	// forged or corrupted ones.
+	cursors *httpapi.Cursors
 
 	// events is the event history (the last historyLimit events).
-	events *eventLog
+	events *events.Log
 
 	// onEvent, when set (by the delivery engine), is called after each
 	// event is recorded, with the account's active webhooks subscribed to
 	// its type and the context of the request (or Go call) that fired it.
 	// It is called without any store lock held.
-	onEvent func(ctx context.Context, ev Event, targets []*webhook)
+	onEvent func(ctx context.Context, ev events.Event, targets []*store.Webhook)
 
 	// deliveries is the webhook delivery engine, fed by onEvent.
-	deliveries *deliverer
+	deliveries *delivery.Engine
 
-	faultMu   sync.Mutex
-	faults    []*faultRule // oldest first (ascending seq)
-	faultSeq  uint64
-	hasFaults atomic.Bool // len(faults) > 0, read without faultMu
+	// faults are the faults injected into /v1 requests.
+	faults *faults.Set
 
-	// idem holds the POSTs' idempotency keys (idempotency.go).
-	idem idempotencyStore
+	// idem holds the POSTs' idempotency keys.
+	idem idempotency.Store
 
 	// stateMu makes the changes of the whole state (LoadState and PUT
 	// /_mock/state, the state file's load, Reset) and the copies of it
@@ -91,14 +89,11 @@ type Server struct {
 	// persist writes the state file (statefile.go); nil without one.
 	// persistDeliveries is set once the file is loaded: from then on
 	// every change of a delivery is a change of the state.
-	persist           *statePersister
+	persist           *statefile.Keeper
 	persistDeliveries atomic.Bool
 
-	// changes fans the server's changes out to the dashboard's streams
-	// (changes.go, stream.go); keepAlive is how often an idle stream says
-	// so (streamKeepAlive).
-	changes   changeHub
-	keepAlive time.Duration
+	// changes fans the server's changes out to the dashboard's streams.
+	changes changes.Hub
 
 	mux *http.ServeMux
 	// handler serves every request: serve, or (in this package's tests
@@ -159,20 +154,17 @@ func Open(opts ...Option) (*Server, error) {
 		return d
 	}
 	s := &Server{
-		clock: cf.clock, logger: cf.logger, httpsOnly: cf.httpsOnly, admin: cf.admin,
+		clock: cf.clock, clk: engineClock(cf.clock), logger: cf.logger, httpsOnly: cf.httpsOnly,
 		requestLog:        cf.requestLog,
-		adminHosts:        newAdminHosts(cf.adminHosts),
-		adminAuth:         cf.adminAuth,
-		accounts:          make(map[string]*account),
-		hooks:             webhookIndex{byID: make(map[string]*webhook)},
-		events:            newEventLog(cf.historyLimit, MaxEventHistoryBytes),
+		store:             store.New(),
+		events:            events.NewLog(cf.historyLimit, MaxEventHistoryBytes),
 		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
 		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
 		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
-		keepAlive:         streamKeepAlive,
 	}
-	s.deliveries = newDeliverer(deliveryConfig{
-		Clock:      cf.clock,
+	s.faults = faults.NewSet(&s.changes)
+	s.deliveries = delivery.New(delivery.Config{
+		Clock:      s.clk,
 		Schedule:   cf.retrySchedule,
 		Timeout:    cf.deliveryTimeout,
 		Workers:    cf.deliveryWorkers,
@@ -181,20 +173,19 @@ func Open(opts ...Option) (*Server, error) {
 		MaxBacklog: cf.deliveryBacklog,
 		RetryLimit: cf.retryLimit,
 		HTTPClient: cf.deliveryClient,
+		Errors:     deliveryErrors,
+		OnChange:   s.deliveryChanged,
 	})
-	s.deliveries.onChange = s.deliveryChanged
-	s.onEvent = func(ctx context.Context, ev Event, targets []*webhook) {
+	s.onEvent = func(ctx context.Context, ev events.Event, targets []*store.Webhook) {
 		for _, w := range targets {
 			// The event's Body is never changed, so the deliveries share
 			// it with the event log instead of copying it.
-			s.deliveries.enqueueShared(ctx, ev.ID, ev.Type, ev.Body, w)
+			s.deliveries.Enqueue(ctx, ev.ID, ev.Type, ev.Body, w)
 		}
 	}
-	salt := new([16]byte)
-	_, _ = rand.Read(salt[:])
-	s.cursorSalt.Store(salt)
+	s.cursors = httpapi.NewCursors()
 	if len(cf.keys) == 0 {
-		cf.keys = []Key{{Token: "sk_test_" + strings.TrimPrefix(newID("k_"), "k_"), Plan: PlanBusiness, Scope: ScopeWrite}}
+		cf.keys = []Key{{Token: "sk_test_" + strings.TrimPrefix(ids.New("k_"), "k_"), Plan: PlanBusiness, Scope: ScopeWrite}}
 	}
 	tokens := make(map[string]int, len(cf.keys))
 	for i, k := range cf.keys {
@@ -209,7 +200,7 @@ func Open(opts ...Option) (*Server, error) {
 			k.Scope = ScopeWrite
 		}
 		if k.Account == "" {
-			k.Account = newID("acct_")
+			k.Account = ids.New("acct_")
 		}
 		if k.User == "" {
 			k.User = AccountUser(k.Account)
@@ -223,18 +214,16 @@ func Open(opts ...Option) (*Server, error) {
 			ak.limiter.Store(rate.NewLimiter(rate.Limit(float64(pm)/60), b))
 			ak.limitHdr = []string{strconv.Itoa(pm)}
 		}
-		a := s.accounts[k.Account]
-		if a == nil {
-			a = newAccount(k.Account)
-			s.accounts[k.Account] = a
-			s.accountList = append(s.accountList, a)
-		}
-		a.users = append(a.users, k.User)
+		a := s.store.AddAccount(k.Account)
+		a.AddUser(k.User)
 		ak.acct = a
 		s.keys = append(s.keys, ak)
 		if i == 0 {
 			s.defaultKey = k
 		}
+	}
+	if cf.admin {
+		s.admin = s.newAdmin(&cf)
 	}
 	s.routes()
 	s.handler = http.HandlerFunc(s.serve)
@@ -242,11 +231,11 @@ func Open(opts ...Option) (*Server, error) {
 		s.handler = testHandler(s, s.handler)
 	}
 	if cf.stateFile != "" {
-		s.persist = &statePersister{path: cf.stateFile, interval: cf.stateInterval}
-		if s.persist.interval <= 0 {
-			s.persist.interval = DefaultStateInterval
-		}
-		if err := s.loadStateFile(); err != nil {
+		s.persist = statefile.NewKeeper(statefile.Config{
+			Path: cf.stateFile, Interval: orDefault(cf.stateInterval, DefaultStateInterval),
+			Copy: func() statefile.Doc { return stateDoc{s.snapshotState()} }, Logger: s.logger, Hooks: cf.stateHooks,
+		})
+		if err := s.loadStateFile(cf.stateFile); err != nil {
 			return nil, err
 		}
 		// Every change of a delivery is a change of the state; the store's
@@ -263,11 +252,11 @@ func Open(opts ...Option) (*Server, error) {
 // deliveryChanged is told of every change of a delivery, under the
 // deliverer's lock: it notes a change of the state (with a state file) and
 // tells the dashboard's streams. Neither blocks.
-func (s *Server) deliveryChanged(c change) {
+func (s *Server) deliveryChanged(c changes.Change) {
 	if s.persistDeliveries.Load() {
 		s.stateChanged()
 	}
-	s.changes.publish(c)
+	s.changes.Publish(c)
 }
 
 // moved and settle make the server a watcher of its FakeClock
@@ -275,10 +264,10 @@ func (s *Server) deliveryChanged(c change) {
 // an advance waits at each due time until the delivery attempts due then
 // have run.
 func (s *Server) moved(now time.Time) {
-	s.changes.publish(change{Kind: changeClock, Now: formatTime(now)})
+	s.changes.Publish(changes.Change{Kind: changes.KindClock, Now: jsonwire.FormatTime(now)})
 }
 
-func (s *Server) settle() { s.deliveries.settle() }
+func (s *Server) settle() { s.deliveries.Settle() }
 
 // HTTPServer returns an http.Server that serves s on addr with the
 // server's time-outs ([WithReadHeaderTimeout], [WithIdleTimeout]; the body
@@ -310,7 +299,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 // [Server.Close] calls it; a program serving s on an http.Server of its
 // own calls it (or Close) before the http.Server's Shutdown, or registers
 // it with RegisterOnShutdown.
-func (s *Server) CloseStreams() { s.changes.closeAll() }
+func (s *Server) CloseStreams() { s.changes.CloseAll() }
 
 // armBodyDeadline gives the client readBodyTimeout from now to send r's
 // body, if it has one: past it a read of the body fails, and the server
@@ -356,14 +345,10 @@ func (s *Server) Keys() []Key {
 	return out
 }
 
-// route is one path with its handlers by method; a method not in it is a
-// 405 with Allow.
-type route map[string]http.HandlerFunc
-
 func (s *Server) routes() {
 	s.mux = http.NewServeMux()
 	api := func(pattern string, hs map[string]apiHandler) {
-		rt := route{}
+		rt := httpapi.Route{}
 		for m, h := range hs {
 			rt[m] = s.authenticated(m != http.MethodGet, h)
 		}
@@ -375,28 +360,7 @@ func (s *Server) routes() {
 	api("/v1/contexts/{id}/versions", m{http.MethodGet: s.listVersions})
 	api("/v1/contexts/{id}/export", m{http.MethodGet: s.exportContext})
 	api("/v1/webhooks", m{http.MethodPost: s.registerWebhook})
-	if s.admin {
-		s.adminRoutes()
-	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, notFound("no such path: "+r.URL.Path))
-	})
-}
-
-func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h, ok := rt[r.Method]; ok {
-		h(w, r)
-		return
-	}
-	allow := make([]string, 0, len(rt))
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if _, ok := rt[m]; ok {
-			allow = append(allow, m)
-		}
-	}
-	w.Header().Set("Allow", strings.Join(allow, ", "))
-	writeError(w, &apiError{status: http.StatusMethodNotAllowed, typ: errMethodNotAllowed,
-		message: fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, strings.Join(allow, ", "))})
+	s.mux.HandleFunc("/", httpapi.NoSuchPath)
 }
 
 // ServeHTTP gives every response a request id, turns a panic into the
@@ -405,7 +369,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rid := newID("req_")
+	rid := ids.New("req_")
 	w.Header()["X-Request-Id"] = []string{rid}
 	rw := &trackingWriter{ResponseWriter: w}
 	defer func() {
@@ -415,7 +379,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 			s.logger.Error("mockserver: recovered panic", "requestId", rid, "method", r.Method, "path", r.URL.Path, "panic", v)
 			if !rw.wrote {
-				writeError(rw, &apiError{status: http.StatusInternalServerError, typ: errInternal, message: "internal error"})
+				httpapi.WriteError(rw, &httpapi.Error{Status: http.StatusInternalServerError, Type: httpapi.TypeInternal, Message: "internal error"})
 			}
 		}
 	}()
@@ -423,34 +387,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.armBodyDeadline(rw, r)
 		r.Body = &deadlineBody{ReadCloser: r.Body, w: rw}
 	}
-	admin := s.admin && isAdminPath(r.URL.Path)
-	if admin && isUIPath(r.URL.Path) {
-		// Every answer under the dashboard's path carries its security
-		// headers, its errors too (a 404, 405, 403 or 400).
-		setUIHeaders(rw.Header())
-	}
 	switch {
-	case uncleanPath(r.URL.Path):
-		// http.ServeMux would answer a redirect with a text body; the API
-		// has no such paths, so they are a plain 404.
-		writeError(rw, notFound("no such path: "+r.URL.Path))
-	case admin:
-		// The Host (admin_host.go), then where a browser sent it from
-		// (admin_origin.go), then the credentials (admin_auth.go): the
-		// cheap checks first, and no bcrypt check for a request that
-		// could not be served anyway.
-		if e := s.checkAdminHost(r); e != nil {
-			writeError(rw, e)
-			break
-		}
-		if e := checkCrossSite(r); e != nil {
-			writeError(rw, e)
-			break
-		}
-		if s.adminAuth != nil && !s.adminAuth.check(rw, r) {
-			break
-		}
-		s.mux.ServeHTTP(rw, r)
+	case s.admin != nil && adminapi.IsPath(r.URL.Path):
+		// The admin API admits (its Host, site and credentials) and
+		// answers every path under /_mock/ itself.
+		s.admin.ServeHTTP(rw, r)
+	case httpapi.UncleanPath(r.URL.Path):
+		httpapi.NoSuchPath(rw, r)
 	default:
 		s.mux.ServeHTTP(rw, r)
 	}
@@ -513,8 +456,8 @@ func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
 		k := s.authenticate(r)
 		if k == nil {
 			w.Header()["Www-Authenticate"] = []string{"Bearer"}
-			writeError(w, &apiError{status: http.StatusUnauthorized, typ: errUnauthorized,
-				message: "missing or invalid API key: send Authorization: Bearer <key>"})
+			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusUnauthorized, Type: httpapi.TypeUnauthorized,
+				Message: "missing or invalid API key: send Authorization: Bearer <key>"})
 			return
 		}
 		if !s.allow(w, k) {
@@ -527,7 +470,7 @@ func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
 		if done {
 			return
 		}
-		if f.losesAnswer() {
+		if f.LosesAnswer() {
 			s.serveLosingAnswer(w, r, f, func(w http.ResponseWriter) { s.serveAuthenticated(w, r, k, write, h) })
 			return
 		}
@@ -539,32 +482,27 @@ func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
 // limit and faults: a malformed query (400), the write scope (403), the
 // body limit (413), the idempotency key of a POST, then the operation.
 func (s *Server) serveAuthenticated(w http.ResponseWriter, r *http.Request, k *apiKey, write bool, h apiHandler) {
-	if e := checkQuery(r); e != nil {
-		writeError(w, e)
+	if e := httpapi.CheckQuery(r); e != nil {
+		httpapi.WriteError(w, e)
 		return
 	}
 	if write && k.Scope != ScopeWrite {
-		writeError(w, &apiError{status: http.StatusForbidden, typ: errForbidden,
-			message: "this API key has read scope and cannot " + r.Method})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusForbidden, Type: httpapi.TypeForbidden,
+			Message: "this API key has read scope and cannot " + r.Method})
 		return
 	}
 	if write {
-		if r.ContentLength > maxBody {
-			writeError(w, tooLarge())
+		if r.ContentLength > httpapi.MaxBody {
+			httpapi.WriteError(w, httpapi.TooLarge())
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		r.Body = http.MaxBytesReader(w, r.Body, httpapi.MaxBody)
 	}
 	if r.Method == http.MethodPost {
 		s.serveIdempotent(w, r, k, h)
 		return
 	}
 	h(w, r, k)
-}
-
-func tooLarge() *apiError {
-	return &apiError{status: http.StatusRequestEntityTooLarge, typ: errPayloadTooLarge,
-		message: "request body exceeds 2 MiB"}
 }
 
 func (s *Server) authenticate(r *http.Request) *apiKey {
@@ -578,10 +516,4 @@ func (s *Server) authenticate(r *http.Request) *apiKey {
 		return nil
 	}
 	return s.lookupKey(token)
-}
-
-// uncleanPath reports whether p has empty, "." or ".." segments.
-func uncleanPath(p string) bool {
-	return strings.Contains(p, "//") || strings.Contains(p, "/./") || strings.Contains(p, "/../") ||
-		strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..") || !strings.HasPrefix(p, "/")
 }

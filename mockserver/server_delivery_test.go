@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 )
 
 // These tests run deliveries through a whole Server: webhooks registered
@@ -64,10 +66,10 @@ func updateOnce(t *testing.T, ts *TestServer) string {
 }
 
 // failing answers 500 to the first n requests, then 204.
-func failing(n int) func(w http.ResponseWriter, r *http.Request, h dlvHit) {
+func failing(n int) func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
 	var mu sync.Mutex
 	count := 0
-	return func(w http.ResponseWriter, r *http.Request, h dlvHit) {
+	return func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
 		mu.Lock()
 		count++
 		fail := count <= n
@@ -94,17 +96,17 @@ func runSchedule(t *testing.T, ts *TestServer, clock *FakeClock) {
 func TestServerDeliveryWholeSchedule(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	rc := newDlvReceiver(t, clock, "whsec_schedule", failing(5))
+	rc := deliverytest.NewReceiver(t, clock, "whsec_schedule", failing(5))
 	hook := registerHook(t, ts, rc.URL, "whsec_schedule", contextsvc.EventContextUpdated)
 	updateOnce(t, ts)
 	runSchedule(t, ts, clock)
 
 	want := []time.Duration{0, time.Minute, 6 * time.Minute, 36 * time.Minute, 2*time.Hour + 36*time.Minute, 26*time.Hour + 36*time.Minute}
-	hits := rc.got()
+	hits := rc.Got()
 	var at []time.Duration
 	for i, h := range hits {
 		at = append(at, h.At.Sub(dlvT0))
-		if n := attemptNumber(h); n != i+1 {
+		if n := deliverytest.AttemptNumber(h); n != i+1 {
 			t.Errorf("request %d carries attempt %d", i+1, n)
 		}
 		if et := h.Header.Get("X-Service-Event"); et != "context.updated" {
@@ -156,15 +158,15 @@ func TestServerDeliveryFailsThenRedelivered(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			t.Parallel()
 			ts, clock := newFakeTestServer(t)
-			rc := newDlvReceiver(t, clock, "s3cret", failing(6))
+			rc := deliverytest.NewReceiver(t, clock, "s3cret", failing(6))
 			registerHook(t, ts, rc.URL, "s3cret", contextsvc.EventContextUpdated)
 			updateOnce(t, ts)
 			runSchedule(t, ts, clock)
 			clock.Advance(1000 * time.Hour) // nothing more is scheduled
 			idle(t, ts)
 			failed := ts.Deliveries(DeliveryFilter{State: DeliveryFailed})
-			if len(failed) != 1 || len(failed[0].Attempts) != 6 || len(rc.got()) != 6 {
-				t.Fatalf("failed deliveries %+v, %d requests", failed, len(rc.got()))
+			if len(failed) != 1 || len(failed[0].Attempts) != 6 || len(rc.Got()) != 6 {
+				t.Fatalf("failed deliveries %+v, %d requests", failed, len(rc.Got()))
 			}
 			if n := len(ts.Deliveries(DeliveryFilter{State: DeliveryPending})); n != 0 {
 				t.Fatalf("%d pending", n)
@@ -193,7 +195,7 @@ func TestServerDeliveryFailsThenRedelivered(t *testing.T) {
 			if dl.State != DeliverySucceeded || len(dl.Attempts) != 7 || dl.Attempts[6].Number != 7 || !dl.Attempts[6].Succeeded() {
 				t.Fatalf("after redeliver: %+v", dl)
 			}
-			if hits := rc.got(); len(hits) != 7 || attemptNumber(hits[6]) != 7 {
+			if hits := rc.Got(); len(hits) != 7 || deliverytest.AttemptNumber(hits[6]) != 7 {
 				t.Fatalf("%d requests", len(hits))
 			}
 		})
@@ -205,7 +207,7 @@ func TestServerDeliveryTimeoutAndRedirect(t *testing.T) {
 	ts, clock := newFakeTestServer(t, WithDeliveryTimeout(300*time.Millisecond), WithRetrySchedule([]time.Duration{}))
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) }) // runs before the receivers close
-	hang := newDlvReceiver(t, clock, "k", func(w http.ResponseWriter, r *http.Request, h dlvHit) {
+	hang := deliverytest.NewReceiver(t, clock, "k", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
 		select {
 		case <-r.Context().Done():
 		case <-release:
@@ -213,7 +215,7 @@ func TestServerDeliveryTimeoutAndRedirect(t *testing.T) {
 	})
 	var followedMu sync.Mutex
 	followed := false
-	redirect := newDlvReceiver(t, clock, "k", func(w http.ResponseWriter, r *http.Request, h dlvHit) {
+	redirect := deliverytest.NewReceiver(t, clock, "k", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
 		if r.URL.Path == "/elsewhere" {
 			followedMu.Lock()
 			followed = true
@@ -243,8 +245,8 @@ func TestServerDeliveryTimeoutAndRedirect(t *testing.T) {
 	}
 	followedMu.Lock()
 	defer followedMu.Unlock()
-	if followed || len(redirect.got()) != 1 {
-		t.Errorf("the redirect was followed (%d requests)", len(redirect.got()))
+	if followed || len(redirect.Got()) != 1 {
+		t.Errorf("the redirect was followed (%d requests)", len(redirect.Got()))
 	}
 }
 
@@ -257,11 +259,11 @@ func TestServerDeliveryManyEventsExactlyOnce(t *testing.T) {
 		n = 100
 	}
 	ts, clock := newFakeTestServer(t, WithKey(Key{Token: "sk_load", Plan: PlanUnlimited}))
-	ok := func(w http.ResponseWriter, r *http.Request, h dlvHit) { w.WriteHeader(http.StatusOK) }
-	var rcs []*dlvReceiver
+	ok := func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) { w.WriteHeader(http.StatusOK) }
+	var rcs []*deliverytest.Receiver
 	for i := range 3 {
 		secret := fmt.Sprintf("secret-%d", i)
-		rc := newDlvReceiver(t, clock, secret, ok)
+		rc := deliverytest.NewReceiver(t, clock, secret, ok)
 		registerHook(t, ts, rc.URL, secret, contextsvc.EventContextCreated)
 		rcs = append(rcs, rc)
 	}
@@ -283,7 +285,7 @@ func TestServerDeliveryManyEventsExactlyOnce(t *testing.T) {
 	}
 	for i, rc := range rcs {
 		seen := map[string]int{}
-		for _, h := range rc.got() {
+		for _, h := range rc.Got() {
 			var env struct{ ID string }
 			if err := json.Unmarshal(h.Body, &env); err != nil {
 				t.Fatal(err)
@@ -317,7 +319,7 @@ func TestServerDeliveryRandomFailures(t *testing.T) {
 	ts, clock := newFakeTestServer(t)
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(5, 21))
-	flaky := func(w http.ResponseWriter, r *http.Request, h dlvHit) {
+	flaky := func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
 		mu.Lock()
 		fail := rng.IntN(2) == 0
 		mu.Unlock()
@@ -327,10 +329,10 @@ func TestServerDeliveryRandomFailures(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	}
-	var rcs []*dlvReceiver
+	var rcs []*deliverytest.Receiver
 	for i := range 3 {
 		secret := fmt.Sprintf("flaky-%d", i)
-		rc := newDlvReceiver(t, clock, secret, flaky)
+		rc := deliverytest.NewReceiver(t, clock, secret, flaky)
 		registerHook(t, ts, rc.URL, secret, contextsvc.EventTeamMemberAdded)
 		rcs = append(rcs, rc)
 	}
@@ -344,7 +346,7 @@ func TestServerDeliveryRandomFailures(t *testing.T) {
 
 	requests := map[string]int{} // by delivery id
 	for _, rc := range rcs {
-		for _, h := range rc.got() {
+		for _, h := range rc.Got() {
 			requests[h.Header.Get("X-Service-Delivery")]++
 		}
 	}
@@ -390,10 +392,10 @@ func TestServerDeliveryRandomFailures(t *testing.T) {
 func TestServerDeliveryRouting(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t, WithKey(Key{Token: "sk_test_a", Account: "acct_a"}), WithKey(Key{Token: "sk_test_b", Account: "acct_b"}))
-	ok := func(http.ResponseWriter, *http.Request, dlvHit) {}
+	ok := func(http.ResponseWriter, *http.Request, deliverytest.Hit) {}
 	register := func(key, secret string, events ...contextsvc.EventType) string {
 		t.Helper()
-		rc := newDlvReceiver(t, clock, secret, ok)
+		rc := deliverytest.NewReceiver(t, clock, secret, ok)
 		b, _ := json.Marshal(map[string]any{"url": rc.URL, "events": events, "secret": secret})
 		r := do(t, ts, call{method: "POST", path: "/v1/webhooks", body: string(b), key: key})
 		if r.Status != http.StatusCreated {

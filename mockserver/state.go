@@ -1,30 +1,25 @@
 package mockserver
 
 import (
-	"cmp"
 	"errors"
 	"io"
 	"slices"
-	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
 )
 
 // This file is the Go side of the state document: what the server keeps
 // across a restart (contexts with all their versions, webhooks with their
 // secrets, pending deliveries with their schedules), written by SaveState
-// and read back by LoadState. The document is written by statewrite.go,
-// read and validated by stateread.go (both on go-json-experiment/json's
-// streaming encoder and decoder, jsonread.go the errors' words); the
-// file that holds it (-state-file) is statefile.go's, and the delivery
-// engine's part is in deliverystate.go.
+// and read back by LoadState. The document is written and read by the
+// state package; the file that holds it (-state-file) is statefile.go's.
 
 // StateFormatVersion is the version of the state document this server
 // writes and the newest it reads. A document of a newer version is refused
 // (the error wraps [ErrStateTooNew]) rather than read wrongly.
 const StateFormatVersion = 1
-
-// stateFormatName is the value of a state document's "format" field, so a
-// JSON file that is not one is told apart with a clear error.
-const stateFormatName = "contextsvc-mock-state"
 
 // ErrInvalidState is wrapped by every error of [Server.LoadState] (and of
 // [Open] for a state file) about the document itself: malformed JSON, a
@@ -62,17 +57,6 @@ func (e *StateError) Is(target error) bool {
 	return target == ErrInvalidState || (e.tooNew && target == ErrStateTooNew)
 }
 
-// field returns the document's top-level field that Path is in ("accounts"
-// for "accounts[0].contexts[3].name"), the param of the admin API's 400.
-func (e *StateError) field() string {
-	for i, c := range e.Path {
-		if c == '[' || c == '.' {
-			return e.Path[:i]
-		}
-	}
-	return e.Path
-}
-
 // SaveState writes the server's state document to w: every account's
 // contexts with all their versions, its webhooks with their secrets, and
 // the pending webhook deliveries with their attempts and due times (see
@@ -86,7 +70,7 @@ func (e *StateError) field() string {
 // pointers are copied; the text is written after. GET /_mock/state serves
 // the same document.
 func (s *Server) SaveState(w io.Writer) error {
-	_, err := s.snapshotState().writeTo(w)
+	_, err := s.snapshotState().WriteTo(w)
 	return err
 }
 
@@ -108,7 +92,11 @@ func (s *Server) SaveState(w io.Writer) error {
 // installed as one change: a copy of the state ([Server.SaveState]), a
 // [Server.Reset] or another load happens wholly before it or wholly
 // after.
-func (s *Server) LoadState(r io.Reader) error {
+func (s *Server) LoadState(r io.Reader) error { return publicStateError(s.loadState(r)) }
+
+// loadState is LoadState with the state package's errors (a document
+// refused is a *state.Error), as the admin API takes them.
+func (s *Server) loadState(r io.Reader) error {
 	st, err := s.readState(r, false)
 	if err != nil {
 		return err
@@ -120,44 +108,8 @@ func (s *Server) LoadState(r io.Reader) error {
 	s.stateMu.Unlock()
 	s.stateChanged()
 	// Everything may have changed: the dashboard reloads as after a reset.
-	s.changes.publish(change{Kind: changeReset})
+	s.changes.Publish(changes.Change{Kind: changes.KindReset})
 	return nil
-}
-
-// stateSnapshot is a copy of what the document holds, taken under the
-// locks and written without them: strings and recorded versions never
-// change once stored, so it shares them with the server. No load or reset
-// runs while it is taken (stateMu); requests may, each wholly before or
-// after the part of the copy it touches.
-type stateSnapshot struct {
-	savedAt     time.Time
-	salt        [16]byte
-	eventSeq    uint64
-	deliverySeq uint64
-	webhookSeq  uint64
-	accounts    []savedAccount
-	deliveries  []savedDelivery
-}
-
-type savedAccount struct {
-	id         string
-	contextSeq uint64
-	contexts   []savedContext
-	webhooks   []savedWebhook
-}
-
-// savedWebhook is a webhook as it was when copied.
-type savedWebhook struct {
-	id        string
-	seq       uint64
-	createdAt time.Time
-	state     webhookState
-}
-
-type savedContext struct {
-	id       string
-	seq      uint64
-	versions []*versionRec
 }
 
 // snapshotState copies the state. The deliveries are copied first: each
@@ -166,136 +118,53 @@ type savedContext struct {
 // deliveries, lost it meanwhile (a delete, a deactivation, a reset), and
 // is left out, as the server ends it; the document never names a webhook
 // it does not hold, nor has a pending delivery to an inactive one.
-func (s *Server) snapshotState() *stateSnapshot {
+func (s *Server) snapshotState() *state.Snapshot {
 	s.stateMu.RLock()
 	defer s.stateMu.RUnlock()
-	snap := &stateSnapshot{savedAt: s.clock.Now(), salt: *s.cursorSalt.Load(), eventSeq: s.events.lastSeq()}
-	pending, dseq := s.deliveries.savePending()
-	snap.deliverySeq = dseq
-	s.hooks.mu.RLock()
-	snap.webhookSeq = s.hooks.seq
-	s.hooks.mu.RUnlock()
+	snap := &state.Snapshot{SavedAt: s.clock.Now(), Salt: s.cursors.Salt(), EventSeq: s.events.LastSeq()}
+	pending, dseq := s.deliveries.SavePending()
+	snap.DeliverySeq = dseq
+	snap.Store = s.store.Save()
 	deliverable := make(map[string]bool)
-	for _, a := range s.accountList {
-		a.mu.RLock()
-		sa := savedAccount{id: a.id, contextSeq: a.nextSeq, contexts: make([]savedContext, len(a.order))}
-		for i, c := range a.order {
-			sa.contexts[i] = savedContext{id: c.id, seq: c.seq, versions: slices.Clip(c.versions)}
+	for _, a := range snap.Store.Accounts {
+		for _, w := range a.Webhooks {
+			deliverable[w.ID] = w.State.Deliverable()
 		}
-		for _, w := range a.webhooks {
-			st := w.state.Load()
-			sa.webhooks = append(sa.webhooks, savedWebhook{id: w.id, seq: w.seq, createdAt: w.createdAt, state: *st})
-			deliverable[w.id] = st.deliverable()
-		}
-		a.mu.RUnlock()
-		snap.accounts = append(snap.accounts, sa)
 	}
-	snap.deliveries = slices.DeleteFunc(pending, func(d savedDelivery) bool { return !deliverable[d.webhookID] })
+	snap.Deliveries = slices.DeleteFunc(pending, func(d delivery.Saved) bool { return !deliverable[d.WebhookID] })
 	return snap
 }
 
-// loadedState is a validated state document, ready to install: the
-// contexts are built (indexes aside), the deliveries carry their secrets.
-type loadedState struct {
-	salt        *[16]byte // nil: keep the server's
-	eventSeq    uint64
-	deliverySeq uint64
-	webhookSeq  uint64
-	accounts    []*loadedAccount
-	deliveries  []savedDelivery
-	// counts, for the log
-	contexts, versions, webhooks int
-}
-
-type loadedAccount struct {
-	id         string
-	contextSeq uint64
-	contexts   []*contextRec // ascending seq
-	webhooks   []*webhook
-}
-
-// installState makes st the server's state. Each account is swapped under
-// its own lock, with indexes built before, and the webhook index with
-// them, as Reset does; then the history is emptied and the deliveries
+// installState makes st the server's state: the store's data (see
+// store.Store.Install), then the history is emptied and the deliveries
 // restored. The caller holds stateMu, so no copy of the state sees it
 // half-way and no reset or other load comes between. addAccounts lets st
 // hold accounts no key belongs to (only before the server serves: the
 // account map is read without a lock).
-func (s *Server) installState(st *loadedState, addAccounts bool) {
-	byID := make(map[string]*loadedAccount, len(st.accounts))
-	for _, la := range st.accounts {
-		byID[la.id] = la
-		if addAccounts && s.accounts[la.id] == nil {
-			a := newAccount(la.id)
-			s.accounts[la.id] = a
-			s.accountList = append(s.accountList, a)
-		}
+func (s *Server) installState(st *state.Loaded, addAccounts bool) {
+	s.store.Install(&st.Store, addAccounts)
+	if st.Salt != nil {
+		s.cursors.SetSalt(st.Salt)
 	}
-	hooks := make(map[string]*webhook)
-	var hookOrder []*webhook
-	for _, la := range st.accounts {
-		for _, w := range la.webhooks {
-			hooks[w.id] = w
-			hookOrder = append(hookOrder, w)
-		}
-	}
-	slices.SortFunc(hookOrder, func(a, b *webhook) int { return cmp.Compare(a.seq, b.seq) })
-	s.hooks.mu.Lock()
-	// The webhooks replaced take no delivery from an event that read them
-	// just before (as after Reset).
-	for _, w := range s.hooks.order {
-		old := *w.state.Load()
-		old.deleted = true
-		w.state.Store(&old)
-	}
-	s.hooks.byID, s.hooks.order = hooks, hookOrder
-	s.hooks.seq = max(s.hooks.seq, st.webhookSeq)
-	for _, a := range s.accountList {
-		la := byID[a.id]
-		ids := make(map[string]*contextRec)
-		tags := make(map[string][]*contextRec)
-		var order []*contextRec
-		var accountHooks []*webhook
-		seq := uint64(0)
-		if la != nil {
-			order, accountHooks, seq = la.contexts, la.webhooks, la.contextSeq
-			ids = make(map[string]*contextRec, len(order))
-			for _, c := range order {
-				ids[c.id] = c
-				for _, t := range c.tags {
-					tags[t] = append(tags[t], c) // ascending seq, as order is
-				}
-			}
-		}
-		a.mu.Lock()
-		a.byID, a.order, a.byTag, a.webhooks = ids, order, tags, accountHooks
-		if la != nil {
-			a.nextSeq = seq
-		}
-		a.mu.Unlock()
-	}
-	s.hooks.mu.Unlock()
-	if st.salt != nil {
-		s.cursorSalt.Store(st.salt)
-	}
-	s.events.resetTo(st.eventSeq)
-	s.idem.reset()
-	s.deliveries.restore(st.deliveries, st.deliverySeq)
+	s.events.ResetTo(st.EventSeq)
+	s.idem.Reset()
+	s.deliveries.Restore(st.Deliveries, st.DeliverySeq)
 }
 
-// lastSeq returns the sequence number of the newest event recorded, which
-// the events list's cursors count in.
-func (l *eventLog) lastSeq() uint64 {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.seq
+// readState reads and validates a whole document; nothing is applied. A
+// document refused is a *state.Error.
+func (s *Server) readState(r io.Reader, addAccounts bool) (*state.Loaded, error) {
+	return state.Read(r, state.ReadConfig{
+		Now: s.clock.Now(), HTTPSOnly: s.httpsOnly, AddAccounts: addAccounts, MaxWebhooks: MaxWebhooksPerAccount,
+		Known: func(account string) bool { return s.store.Account(account) != nil },
+	})
 }
 
-// resetTo empties the log, and numbers the next event after seq at least,
-// so a cursor from before a restart never skips the events after it.
-func (l *eventLog) resetTo(seq uint64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.clear()
-	l.seq = max(l.seq, seq)
+// publicStateError makes a document refused (a *state.Error) a
+// *StateError; any other error is returned as it is.
+func publicStateError(err error) error {
+	if de, ok := errors.AsType[*state.Error](err); ok {
+		return &StateError{Path: de.Path, Message: de.Message, tooNew: de.TooNew}
+	}
+	return err
 }

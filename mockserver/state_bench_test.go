@@ -12,6 +12,8 @@ import (
 	"runtime/metrics"
 	"testing"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 )
 
 var stateBenchContexts = flag.Int("state-contexts", 10_000,
@@ -88,7 +90,7 @@ func BenchmarkState(b *testing.B) {
 		b.SetBytes(size)
 		other := filepath.Join(filepath.Dir(path), "baseline.json")
 		for b.Loop() {
-			if _, err := writeFileAtomic(other, func(w io.Writer) (int64, error) {
+			if _, err := statefile.WriteAtomic(other, func(w io.Writer) (int64, error) {
 				n, err := w.Write(doc)
 				return int64(n), err
 			}); err != nil {

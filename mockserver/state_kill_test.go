@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 )
 
 // bigStateDoc returns a state document of account team-a with n contexts
@@ -145,7 +147,15 @@ func TestStateFileSurvivesKill(t *testing.T) {
 // file's and writes it; once a megabyte is written, it says so on stdout
 // and waits to be killed.
 func killHelper(path string) {
-	s, err := Open(append([]Option{WithStateFile(path), WithStateInterval(time.Hour)}, stateKeys...)...)
+	written := func(n int64) {
+		if n >= 1<<20 {
+			fmt.Printf("writing %d\n", n)
+			// Killed here; should the test be gone, do not linger.
+			time.Sleep(time.Minute)
+			os.Exit(3)
+		}
+	}
+	s, err := Open(append([]Option{WithStateFile(path), WithStateInterval(time.Hour), withStateHooks(statefile.Hooks{Written: written})}, stateKeys...)...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -153,14 +163,6 @@ func killHelper(path string) {
 	if err := s.LoadState(bytes.NewReader(bigStateDoc(700, 2, 3000))); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
-	}
-	stateWriteHook = func(n int64) {
-		if n >= 1<<20 {
-			fmt.Printf("writing %d\n", n)
-			// Killed here; should the test be gone, do not linger.
-			time.Sleep(time.Minute)
-			os.Exit(3)
-		}
 	}
 	err = s.saveStateFile()
 	fmt.Fprintln(os.Stderr, "the write finished:", err)

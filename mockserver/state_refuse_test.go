@@ -15,8 +15,14 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
 )
 
 // fixtureState is a hand-written state document, as a test that seeds
@@ -183,7 +189,7 @@ var badStates = []stateCase{
 	{name: "attempt without a start", old: `"startedAt":"2026-11-21T12:00:00.000Z",`, new: ``, path: "deliveries[0].attempts[0].startedAt", msg: "is required"},
 	{name: "attempt status out of range", old: `"statusCode":503`, new: `"statusCode":1000`, path: "deliveries[0].attempts[0].statusCode", msg: "0 to 999"},
 	{name: "negative duration", old: `"durationNs":1000`, new: `"durationNs":-1`, path: "deliveries[0].attempts[0].durationNs", msg: "whole number"},
-	{name: "long snippet", old: fxAttempt, new: strings.TrimSuffix(fxAttempt, "}") + `,"responseSnippet":"` + strings.Repeat("x", responseSnippetLimit+1) + `"}`, path: "deliveries[0].attempts[0].responseSnippet", msg: "at most 4096"},
+	{name: "long snippet", old: fxAttempt, new: strings.TrimSuffix(fxAttempt, "}") + `,"responseSnippet":"` + strings.Repeat("x", delivery.SnippetLimit+1) + `"}`, path: "deliveries[0].attempts[0].responseSnippet", msg: "at most 4096"},
 	{name: "negative retries", old: `"nextAttemptAt":"2026-11-22T12:00:00.000Z",`, new: `"nextAttemptAt":"2026-11-22T12:00:00.000Z","retries":-1,`, path: "deliveries[0].retries", msg: "whole number"},
 }
 
@@ -219,9 +225,9 @@ func TestLoadStateRefuses(t *testing.T) {
 
 			r := do(t, ts, call{method: "PUT", path: "/_mock/state", key: "-", body: doc})
 			typ, param := r.errorOf(t)
-			var e errorBody
+			var e httpapi.ErrorBody
 			r.json(t, &e)
-			wantParam := se.field()
+			wantParam := (&state.Error{Path: se.Path}).Field()
 			if r.Status != 400 || typ != "invalid_request" || param != wantParam || !strings.Contains(e.Error.Message, tc.msg) ||
 				(tc.path != "" && !strings.HasPrefix(e.Error.Message, tc.path+": ")) {
 				t.Errorf("PUT: %d %s param %q %q; want 400 param %q, %q in the message after its path", r.Status, typ, param, e.Error.Message, wantParam, tc.msg)
@@ -358,7 +364,7 @@ func TestStateFileKeepsUnknownAccounts(t *testing.T) {
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var log dlvLogBuffer
+	var log deliverytest.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&log, nil))
 	ts := NewTestServer(t, append([]Option{WithClock(NewFakeClock(dlvT0)), WithStateFile(path), WithLogger(logger)}, stateKeys...)...)
 	if l := ts.Contexts("team-gone"); len(l) != 2 {
@@ -429,7 +435,7 @@ func TestStatePutSizeBound(t *testing.T) {
 	}
 	check := func(what string, rec *httptest.ResponseRecorder) {
 		t.Helper()
-		var e errorBody
+		var e httpapi.ErrorBody
 		if rec.Code != http.StatusRequestEntityTooLarge || json.Unmarshal(rec.Body.Bytes(), &e) != nil ||
 			e.Error.Type != "payload_too_large" || !strings.Contains(e.Error.Message, "at most 256 MiB") {
 			t.Errorf("%s: %d %s", what, rec.Code, rec.Body)
@@ -438,7 +444,7 @@ func TestStatePutSizeBound(t *testing.T) {
 			t.Errorf("%s changed the state", what)
 		}
 	}
-	rec, src := put(strings.NewReader(fixtureState), maxStateBody+1)
+	rec, src := put(strings.NewReader(fixtureState), adminapi.MaxStateBody+1)
 	check("a Content-Length over the bound", rec)
 	if n := src.n.Load(); n != 0 {
 		t.Errorf("%d bytes read of a body declared too large", n)
@@ -448,7 +454,7 @@ func TestStatePutSizeBound(t *testing.T) {
 	}
 	rec, src = put(io.MultiReader(strings.NewReader(`{"format":"contextsvc-mock-state","version":1,"accounts":`), io.LimitReader(whiteSpace{}, 1<<30)), -1)
 	check("an endless body of unknown length", rec)
-	if n := src.n.Load(); n > maxStateBody+1<<20 {
+	if n := src.n.Load(); n > adminapi.MaxStateBody+1<<20 {
 		t.Errorf("%d bytes read of an endless body", n)
 	}
 }

@@ -16,8 +16,11 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 )
 
 // stateKeys are two keys of two accounts with fixed users, as the command
@@ -29,6 +32,11 @@ var stateKeys = []Option{
 
 // stateServer starts a test server on clock with the two accounts and
 // the state file at path.
+// withStateHooks sets the hooks of the state file's keeper.
+func withStateHooks(h statefile.Hooks) Option {
+	return func(cf *config) error { cf.stateHooks = h; return nil }
+}
+
 func stateServer(t *testing.T, clock *FakeClock, path string, opts ...Option) *TestServer {
 	t.Helper()
 	all := append([]Option{WithClock(clock), WithStateFile(path)}, stateKeys...)
@@ -58,9 +66,9 @@ func saveState(t *testing.T, s *Server) []byte {
 }
 
 // failUntilAttempt answers 500 to every attempt numbered below n, then 204.
-func failUntilAttempt(n int) func(w http.ResponseWriter, r *http.Request, h dlvHit) {
-	return func(w http.ResponseWriter, r *http.Request, h dlvHit) {
-		if attemptNumber(h) < n {
+func failUntilAttempt(n int) func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
+	return func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
+		if deliverytest.AttemptNumber(h) < n {
 			http.Error(w, "not yet", http.StatusInternalServerError)
 			return
 		}
@@ -81,8 +89,8 @@ func TestStateSurvivesRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	clock := NewFakeClock(dlvT0)
 	ts1 := stateServer(t, clock, path)
-	rc := newDlvReceiver(t, clock, "whsec_one", failUntilAttempt(3))
-	down := newDlvReceiver(t, clock, "whsec_two", failing(1000))
+	rc := deliverytest.NewReceiver(t, clock, "whsec_one", failUntilAttempt(3))
+	down := deliverytest.NewReceiver(t, clock, "whsec_two", failing(1000))
 	hook := registerHook(t, ts1, rc.URL, "whsec_one", contextsvc.EventContextCreated)
 	registerHook(t, ts1, down.URL, "whsec_two", contextsvc.EventContextUpdated, contextsvc.EventContextDeleted)
 
@@ -201,14 +209,14 @@ func TestStateSurvivesRestart(t *testing.T) {
 	// after the second, and succeeds.
 	clock.Advance(5 * time.Minute)
 	idle(t, ts2)
-	hits := rc.got()
+	hits := rc.Got()
 	third := 0
 	for _, h := range hits {
-		if attemptNumber(h) == 3 {
+		if deliverytest.AttemptNumber(h) == 3 {
 			third++
 		}
-		if attemptNumber(h) > 3 {
-			t.Errorf("attempt %d after restart", attemptNumber(h))
+		if deliverytest.AttemptNumber(h) > 3 {
+			t.Errorf("attempt %d after restart", deliverytest.AttemptNumber(h))
 		}
 	}
 	if third != 5 {
@@ -231,7 +239,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 func TestStateDocumentShape(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	rc := newDlvReceiver(t, clock, "s3cr3t", failUntilAttempt(2))
+	rc := deliverytest.NewReceiver(t, clock, "s3cr3t", failUntilAttempt(2))
 	registerHook(t, ts, rc.URL, "s3cr3t", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"One","content":"a\nb"}`)
 	create(t, ts, `{"name":"Two"}`)
@@ -283,9 +291,9 @@ func TestStateFileMissingThenWritten(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.json")
 	clock := NewFakeClock(dlvT0)
-	ts := stateServer(t, clock, path, WithStateInterval(time.Millisecond))
 	saved := make(chan error, 16)
-	ts.persist.saved = func(err error) { saved <- err }
+	ts := stateServer(t, clock, path, WithStateInterval(time.Millisecond),
+		withStateHooks(statefile.Hooks{Saved: func(err error) { saved <- err }}))
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a state file before any change: %v", err)
 	}
@@ -310,10 +318,7 @@ func TestStateFileMissingThenWritten(t *testing.T) {
 		t.Error("the periodic save lacks the context")
 	}
 	// Without a change, no timer is armed.
-	ts.persist.mu.Lock()
-	armed := ts.persist.armed
-	ts.persist.mu.Unlock()
-	if armed && !ts.persist.dirty.Load() {
+	if armed, changed := ts.persist.Status(); armed && !changed {
 		t.Error("a save is armed with nothing changed")
 	}
 }
@@ -325,23 +330,31 @@ func TestStateFileMissingThenWritten(t *testing.T) {
 func TestStateCloseWaitsForASave(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.json")
-	ts := stateServer(t, NewFakeClock(dlvT0), path, WithStateInterval(time.Millisecond))
-	if err := ts.saveStateFile(); err != nil { // the file is current
-		t.Fatal(err)
-	}
-	p := ts.persist
+	// The hooks watch the saves once the file is current (watching).
+	var watching atomic.Bool
 	writing, release := make(chan struct{}), make(chan struct{})
 	var first, closing sync.Once
 	var saves atomic.Int32
-	p.writing = func() { first.Do(func() { close(writing); <-release }) }
-	p.saved = func(err error) {
-		if err == nil {
-			saves.Add(1)
-		}
+	hooks := statefile.Hooks{
+		Writing: func() {
+			if watching.Load() {
+				first.Do(func() { close(writing); <-release })
+			}
+		},
+		Saved: func(err error) {
+			if watching.Load() && err == nil {
+				saves.Add(1)
+			}
+		},
+		// The timer's write goes on once Close has begun (the test
+		// server's cleanup closes it again).
+		Closing: func() { closing.Do(func() { close(release) }) },
 	}
-	// The timer's write goes on once Close has begun (the test server's
-	// cleanup closes it again).
-	p.closing = func() { closing.Do(func() { close(release) }) }
+	ts := stateServer(t, NewFakeClock(dlvT0), path, WithStateInterval(time.Millisecond), withStateHooks(hooks))
+	if err := ts.saveStateFile(); err != nil { // the file is current
+		t.Fatal(err)
+	}
+	watching.Store(true)
 
 	if err := ts.LoadState(strings.NewReader(fixtureState)); err != nil { // a change: the timer's save
 		t.Fatal(err)
@@ -377,7 +390,7 @@ func TestStateWebhooksSurviveRestart(t *testing.T) {
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
-		sigs = append(sigs, r.Header.Get("X-Service-Signature")+" "+r.Header.Get("X-Service-Delivery-Attempt")+" "+hmacSignature(body, "whsec_new"))
+		sigs = append(sigs, r.Header.Get("X-Service-Signature")+" "+r.Header.Get("X-Service-Delivery-Attempt")+" "+deliverytest.Signature(body, "whsec_new"))
 		mu.Unlock()
 		if r.Header.Get("X-Service-Delivery-Attempt") == "1" {
 			w.WriteHeader(http.StatusServiceUnavailable)

@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 )
 
 // DefaultStateInterval is how often, at most, a server with a state file
@@ -59,181 +58,60 @@ func WithStateInterval(d time.Duration) Option {
 	return positive("WithStateInterval", d, func(cf *config) *time.Duration { return &cf.stateInterval })
 }
 
-// statePersister writes a server's state file: after a change, once the
-// interval has passed, and at Close. Between changes no timer is armed
-// and no goroutine runs.
-type statePersister struct {
-	path     string
-	interval time.Duration
+// ErrStateFileInUse is wrapped by the [*StateFileError] that [Open]
+// returns when another server (in this process or another) already keeps
+// its state in the same file: two servers writing one file would each
+// overwrite the other's state.
+var ErrStateFileInUse = errors.New("mockserver: in use by another server")
 
-	// dirty is set by every change (stateChanged) and cleared when a save
-	// takes its copy; the change that sets it arms the timer.
-	dirty atomic.Bool
+// stateDoc is a copy of the state as the state file's keeper writes it.
+type stateDoc struct{ *state.Snapshot }
 
-	saveMu sync.Mutex // one save at a time
-
-	mu       sync.Mutex
-	timer    *time.Timer
-	armed    bool
-	closed   bool          // Close has stopped the timer
-	current  bool          // the file holds the state as of the last save or load
-	lastCost time.Duration // how long the last save took
-
-	// Hooks for this package's tests, set before the server changes:
-	// saved is told of each save's outcome; writing is called by a save
-	// between its copy of the state and its write; closing by Close once
-	// it has stopped the timer, before it waits for a save under way.
-	saved   func(error)
-	writing func()
-	closing func()
-
-	// lock is the open lock file (statelock.go) while this server holds
-	// the file; nil before Open takes it, after Close lets it go, and
-	// where locks are not supported.
-	lock     *os.File
-	unlocked bool // Close let the lock go: a later save must take it again
+// LogAttrs says what the copy holds, for the log of its save.
+func (d stateDoc) LogAttrs() []any {
+	nc, nw := 0, 0
+	for _, a := range d.Store.Accounts {
+		nc += len(a.Contexts)
+		nw += len(a.Webhooks)
+	}
+	return []any{"contexts", nc, "webhooks", nw, "pendingDeliveries", len(d.Deliveries)}
 }
-
-// stateWriteHook, when set (by this package's tests only), is called with
-// the bytes written so far each time a state file write makes progress,
-// so a test can kill the process in the middle of a write.
-var stateWriteHook func(written int64)
 
 // stateChanged notes that the state changed: the state file is written
 // once the interval has passed. It is cheap when nothing is pending.
 func (s *Server) stateChanged() {
-	if p := s.persist; p != nil && !p.dirty.Swap(true) {
-		p.arm(s)
-	}
-}
-
-// arm starts the timer of the next save, unless one is armed or the
-// server is closed.
-func (p *statePersister) arm(s *Server) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.armed || p.closed {
-		return
-	}
-	p.armed = true
-	p.timer = time.AfterFunc(max(p.interval, 10*p.lastCost), func() { s.periodicSave() })
-}
-
-// periodicSave is the timer's save. It checks for Close under saveMu: a
-// timer that fired just before Close stopped it writes nothing after
-// Close has written (or found nothing to write).
-func (s *Server) periodicSave() {
-	p := s.persist
-	p.mu.Lock()
-	p.armed = false
-	p.mu.Unlock()
-	p.saveMu.Lock()
-	defer p.saveMu.Unlock()
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if !closed {
-		_ = s.saveLocked() // logged; a failed save is tried again
+	if s.persist != nil {
+		s.persist.Changed()
 	}
 }
 
 // saveStateFile writes the state file now.
-func (s *Server) saveStateFile() error {
-	p := s.persist
-	p.saveMu.Lock()
-	defer p.saveMu.Unlock()
-	return s.saveLocked()
-}
+func (s *Server) saveStateFile() error { return stateFileError(s.persist.Save()) }
 
-// saveLocked writes the state file; p.saveMu is held.
-func (s *Server) saveLocked() error {
-	p := s.persist
-	p.dirty.Store(false) // a change from now on is a change after this copy
-	start := time.Now()
-	snap := s.snapshotState()
-	if p.writing != nil {
-		p.writing()
-	}
-	n, err := writeFileAtomic(p.path, snap.writeTo)
-	cost := time.Since(start)
-	p.mu.Lock()
-	p.lastCost = cost
-	if err == nil {
-		p.current = true
-	}
-	p.mu.Unlock()
-	if err != nil {
-		err = &StateFileError{Path: p.path, Err: fmt.Errorf("cannot write it: %w", err)}
-		s.logger.Error("cannot write the state file; trying again later", "path", p.path, "error", err)
-		if !p.dirty.Swap(true) {
-			p.arm(s)
-		}
-	} else {
-		nc, nw := 0, 0
-		for _, a := range snap.accounts {
-			nc += len(a.contexts)
-			nw += len(a.webhooks)
-		}
-		s.logger.Info("state saved", "path", p.path, "bytes", n, "contexts", nc, "webhooks", nw,
-			"pendingDeliveries", len(snap.deliveries), "duration", cost)
-	}
-	if p.saved != nil {
-		p.saved(err)
-	}
-	return err
-}
-
-// closeState stops the timer, waits for a save under way (which has taken
-// its copy and cleared dirty: returning before it ends would leave the
-// command's exit to cut it short, and the file older than the state),
-// then writes the file a last time if the state changed since it was
-// written (or it was never written).
+// closeState stops the state file's timer, waits for a save under way and
+// writes the file a last time if the state changed since it was written,
+// then lets the file's lock go (statefile.Keeper.Close).
 func (s *Server) closeState() error {
-	p := s.persist
-	if p == nil {
+	if s.persist == nil {
 		return nil
 	}
-	p.mu.Lock()
-	p.closed = true
-	if p.timer != nil {
-		p.timer.Stop()
-	}
-	p.armed = false
-	p.mu.Unlock()
-	if p.closing != nil {
-		p.closing()
-	}
-	p.saveMu.Lock()
-	defer p.saveMu.Unlock()
-	p.mu.Lock()
-	current := p.current
-	p.mu.Unlock()
-	if current && !p.dirty.Load() {
-		p.unlock()
-		return nil
-	}
-	if p.unlocked {
-		// Closed before, and the state changed since: write only if no
-		// other server took the file meanwhile.
-		f, err := lockStateFile(p.path)
-		if err != nil {
-			return &StateFileError{Path: p.path, Err: err}
-		}
-		p.lock, p.unlocked = f, false
-	}
-	err := s.saveLocked()
-	p.unlock()
-	return err
+	return stateFileError(s.persist.Close())
 }
 
-// unlock lets the state file's lock go, so another server may take the
-// file; p.saveMu is held.
-func (p *statePersister) unlock() {
-	if p.lock != nil {
-		p.lock.Close()
-		p.lock = nil
+// stateFileError turns the keeper's errors into StateFileErrors: a lock
+// another server holds wraps ErrStateFileInUse.
+func stateFileError(err error) error {
+	if err == nil {
+		return nil
 	}
-	p.unlocked = true
+	path, cause := "", err
+	if fe, ok := errors.AsType[*statefile.FileError](err); ok {
+		path, cause = fe.Path, fe.Err
+	}
+	if le, ok := errors.AsType[*statefile.LockedError](cause); ok {
+		cause = fmt.Errorf("%w: %s is locked", ErrStateFileInUse, le.Name)
+	}
+	return &StateFileError{Path: path, Err: cause}
 }
 
 // StateFileError is a failure to load or write the state file of
@@ -260,41 +138,35 @@ func (e *StateFileError) Unwrap() error { return e.Err }
 // a missing file is a first start; anything else that fails is an error,
 // and the file is left as it is. The directory must take a new file, or
 // every save would fail later.
-func (s *Server) loadStateFile() error {
-	p := s.persist
+func (s *Server) loadStateFile(path string) error {
 	// The lock first: the temporary files below may be another server's
 	// write under way, and its state is not this server's to load.
-	lock, err := lockStateFile(p.path)
-	if err != nil {
-		return &StateFileError{Path: p.path, Err: err}
+	if err := s.persist.Lock(); err != nil {
+		return stateFileError(&statefile.FileError{Path: path, Err: err})
 	}
-	p.lock = lock
-	if err := s.loadStateFileLocked(); err != nil {
-		p.saveMu.Lock()
-		p.unlock()
-		p.saveMu.Unlock()
+	if err := s.loadStateFileLocked(path); err != nil {
+		s.persist.Unlock()
 		return err
 	}
 	return nil
 }
 
 // loadStateFileLocked is loadStateFile once the lock is held.
-func (s *Server) loadStateFileLocked() error {
-	p := s.persist
+func (s *Server) loadStateFileLocked(path string) error {
 	fail := func(format string, args ...any) error {
-		return &StateFileError{Path: p.path, Err: fmt.Errorf(format, args...)}
+		return &StateFileError{Path: path, Err: fmt.Errorf(format, args...)}
 	}
-	if err := removeStaleTemps(p.path); err != nil {
+	if err := statefile.RemoveStaleTemps(path); err != nil {
 		return fail("cannot clear what an interrupted write left: %w", err)
 	}
 	start := time.Now()
-	f, err := os.Open(p.path)
+	f, err := os.Open(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := checkWritableDir(p.path); err != nil {
+		if err := statefile.CheckWritableDir(path); err != nil {
 			return fail("cannot write a file in its directory: %w", err)
 		}
-		s.logger.Info("no state file yet: starting empty; it is written once the state changes", "path", p.path)
+		s.logger.Info("no state file yet: starting empty; it is written once the state changes", "path", path)
 		return nil
 	case err != nil:
 		return fail("cannot read it: %w", err)
@@ -307,30 +179,29 @@ func (s *Server) loadStateFileLocked() error {
 	}
 	st, err := s.readState(bufio.NewReaderSize(f, 1<<20), true)
 	if err != nil {
-		var se *StateError
-		if errors.As(err, &se) {
-			return &StateFileError{Path: p.path, Err: err}
+		if _, ok := errors.AsType[*state.Error](err); ok {
+			return &StateFileError{Path: path, Err: publicStateError(err)}
 		}
 		return fail("cannot read it: %w", err)
 	}
-	if err := checkWritableDir(p.path); err != nil {
+	if err := statefile.CheckWritableDir(path); err != nil {
 		return fail("cannot write a file in its directory: %w", err)
 	}
 	s.stateMu.Lock()
 	s.installState(st, true)
 	s.stateMu.Unlock()
-	p.current = true
+	s.persist.Loaded()
 	var unreachable []string
-	for _, la := range st.accounts {
-		if !s.hasKeyFor(la.id) {
-			unreachable = append(unreachable, la.id)
+	for _, la := range st.Store.Accounts {
+		if !s.hasKeyFor(la.ID) {
+			unreachable = append(unreachable, la.ID)
 		}
 	}
-	s.logger.Info("state loaded", "path", p.path, "contexts", st.contexts, "versions", st.versions,
-		"webhooks", st.webhooks, "pendingDeliveries", len(st.deliveries), "duration", time.Since(start))
+	s.logger.Info("state loaded", "path", path, "contexts", st.Contexts, "versions", st.Versions,
+		"webhooks", st.Webhooks, "pendingDeliveries", len(st.Deliveries), "duration", time.Since(start))
 	if len(unreachable) > 0 {
 		s.logger.Warn("the state file holds accounts no key belongs to: their data is kept (and saved again) but no request reaches it; "+
-			"give them keys to use them", "path", p.path, "accounts", unreachable)
+			"give them keys to use them", "path", path, "accounts", unreachable)
 	}
 	return nil
 }
@@ -343,91 +214,4 @@ func (s *Server) hasKeyFor(account string) bool {
 		}
 	}
 	return false
-}
-
-// tempPrefix is the name prefix of the temporary files of path's writes.
-func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
-
-// removeStaleTemps removes the temporary files that writes of path
-// interrupted by a crash left beside it.
-func removeStaleTemps(path string) error {
-	dir := filepath.Dir(path)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // reported as the directory's problem by the caller
-	}
-	if err != nil {
-		return err
-	}
-	prefix := tempPrefix(path)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), prefix) && e.Type().IsRegular() {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// checkWritableDir makes sure a temporary file can be made beside path.
-func checkWritableDir(path string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*")
-	if err != nil {
-		return err
-	}
-	name := f.Name()
-	_ = f.Close()
-	return os.Remove(name)
-}
-
-// writeFileAtomic replaces the file at path with what write writes, so
-// that at every moment path holds either the old file or the new one,
-// whole: write into a temporary file in the same directory (mode 0600),
-// sync it, rename it over path, sync the directory so the rename itself
-// survives a crash. On failure the temporary file is removed and path is
-// untouched.
-func writeFileAtomic(path string, write func(io.Writer) (int64, error)) (n int64, err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, tempPrefix(path)+"*")
-	if err != nil {
-		return 0, err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return 0, err
-	}
-	var w io.Writer = f
-	if hook := stateWriteHook; hook != nil {
-		w = writerFunc(func(p []byte) (int, error) {
-			k, err := f.Write(p)
-			n += int64(k)
-			hook(n)
-			return k, err
-		})
-	}
-	if n, err = write(w); err != nil {
-		return 0, err
-	}
-	if err := f.Sync(); err != nil {
-		return 0, err
-	}
-	if err := f.Close(); err != nil {
-		return 0, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return 0, err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return n, err
-	}
-	defer d.Close()
-	return n, d.Sync()
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 )
 
 // openState opens a server on the state file at path, with the two
@@ -41,7 +43,7 @@ func openFixture(t *testing.T, path string) *Server {
 // processes do; TestStateFileSurvivesKill shows a killed holder leaves no
 // lock behind.)
 func TestStateFileOneServerAtATime(t *testing.T) {
-	if !lockSupported {
+	if !statefile.Supported {
 		t.Skip("no flock on this system: nothing checks")
 	}
 	t.Parallel()
@@ -105,7 +107,7 @@ func TestStateFileFailedOpenUnlocks(t *testing.T) {
 // file: it fails with ErrStateFileInUse. With the file free again, it
 // writes.
 func TestStateFileCloseAgainAfterHandover(t *testing.T) {
-	if !lockSupported {
+	if !statefile.Supported {
 		t.Skip("no flock on this system: nothing checks")
 	}
 	t.Parallel()

@@ -1,244 +1,11 @@
 package mockserver
 
 import (
-	"crypto/sha256"
-	"encoding/json"
-	"slices"
-	"sort"
-	"sync"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
-
-// timeFormat is RFC 3339 in UTC with millisecond precision, as the contract
-// asks.
-const timeFormat = "2006-01-02T15:04:05.000Z07:00"
-
-func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
-
-// account holds one account's contexts and webhooks behind its own lock, so
-// requests of different accounts never contend.
-type account struct {
-	id string
-	mu sync.RWMutex
-	// byID finds live contexts.
-	byID map[string]*contextRec
-	// order holds the live contexts in creation order (ascending seq).
-	// A page starts with a binary search for the cursor's seq, so its cost
-	// does not depend on its depth; delete removes the entry (one memmove).
-	order []*contextRec
-	// byTag holds, per tag, the live contexts carrying it in seq order, so a
-	// tag-filtered page walks only contexts with the rarest requested tag.
-	byTag    map[string][]*contextRec
-	nextSeq  uint64
-	webhooks []*webhook
-	// users are the user ids of the account's keys, first one first; the
-	// admin publish action records the first.
-	users []string
-}
-
-func newAccount(id string) *account {
-	return &account{id: id, byID: make(map[string]*contextRec), byTag: make(map[string][]*contextRec)}
-}
-
-// contextRec is a stored context. Its fields change only under the
-// account's write lock, and a stored string or slice is replaced, never
-// changed in place, so a reader may keep a copy of the fields (a
-// contextView) after unlocking.
-//
-// Each version's text is held once: content is the latest version's
-// Content (the same string), and the JSON shapes are encoded on each read
-// rather than cached beside the text.
-type contextRec struct {
-	seq       uint64
-	id        string
-	name      string
-	content   string
-	tags      []string
-	version   int
-	createdAt time.Time
-	updatedAt time.Time
-	versions  []*versionRec
-	// jsonHead and jsonTail are the Context JSON around the content,
-	// encoded at each change (see contextView): a read then encodes only
-	// the content.
-	jsonHead, jsonTail []byte
-	// md is the analysis of content, kept so an update parses only the
-	// new text; its section bodies are digests (see compactInfo), not
-	// copies of the text.
-	md mdInfo
-}
-
-// versionRec is a recorded version.
-type versionRec struct {
-	v StoredVersion
-}
-
-// contextJSON is the wire shape of a Context (contextView.appendJSON
-// writes it).
-type contextJSON struct {
-	ID        string   `json:"id"`
-	Name      string   `json:"name"`
-	Content   string   `json:"content"`
-	Tags      []string `json:"tags"`
-	Version   int      `json:"version"`
-	CreatedAt string   `json:"createdAt"`
-	UpdatedAt string   `json:"updatedAt"`
-}
-
-// versionJSON is the wire shape of a Version (appendVersionJSON writes it).
-type versionJSON struct {
-	ContextID string             `json:"contextId"`
-	Version   int                `json:"version"`
-	Name      string             `json:"name"`
-	Content   string             `json:"content"`
-	Tags      []string           `json:"tags"`
-	CreatedAt string             `json:"createdAt"`
-	CreatedBy string             `json:"createdBy"`
-	Changes   contextsvc.Changes `json:"changes"`
-}
-
-// encodeMeta encodes the Context JSON around the content; call it under
-// the account's write lock after every change.
-func (c *contextRec) encodeMeta() {
-	v := newContextView(c.id, c.name, c.content, c.tags, c.version, c.createdAt, c.updatedAt)
-	c.jsonHead, c.jsonTail = v.head, v.tail
-}
-
-// view copies what a read of the current context needs; call it under the
-// account's lock.
-func (c *contextRec) view() contextView {
-	return contextView{head: c.jsonHead, content: c.content, tail: c.jsonTail}
-}
-
-// encode returns the current Context JSON; call it under the account's
-// lock.
-func (c *contextRec) encode() []byte {
-	v := c.view()
-	return v.appendJSON(make([]byte, 0, len(v.head)+len(v.content)+len(v.tail)+16))
-}
-
-// asOfVersion returns the Context JSON as it was at version v (v must exist).
-func (c *contextRec) asOfVersion(v *versionRec) []byte {
-	cv := newContextView(c.id, v.v.Name, v.v.Content, v.v.Tags, v.v.Version, c.createdAt, v.v.CreatedAt)
-	return cv.appendJSON(make([]byte, 0, len(cv.head)+len(cv.content)+len(cv.tail)+16))
-}
-
-func newVersionRec(v StoredVersion) *versionRec { return &versionRec{v: v} }
-
-// compactInfo replaces each section body of info, a fingerprint of the
-// section's source lines, by its SHA-256 digest: change tracking only
-// compares bodies, and a context keeps its analysis for as long as it
-// lives, which would otherwise hold its text a second time.
-func compactInfo(info mdInfo) mdInfo {
-	for i := range info.sections {
-		sum := sha256.Sum256([]byte(info.sections[i].body))
-		info.sections[i].body = string(sum[:])
-	}
-	return info
-}
-
-func (c *contextRec) hasTag(t string) bool { return slices.Contains(c.tags, t) }
-
-// insert adds a new context (its seq is the largest) to every index.
-func (a *account) insert(c *contextRec) {
-	a.byID[c.id] = c
-	a.order = append(a.order, c)
-	for _, t := range c.tags {
-		a.byTag[t] = insertBySeq(a.byTag[t], c)
-	}
-}
-
-// remove drops c from every index.
-func (a *account) remove(c *contextRec) {
-	delete(a.byID, c.id)
-	a.order = removeBySeq(a.order, c)
-	for _, t := range c.tags {
-		a.untag(c, t)
-	}
-}
-
-func (a *account) untag(c *contextRec, t string) {
-	l := removeBySeq(a.byTag[t], c)
-	if len(l) == 0 {
-		delete(a.byTag, t)
-	} else {
-		a.byTag[t] = l
-	}
-}
-
-// retag moves c between tag indexes when its tags change.
-func (a *account) retag(c *contextRec, old []string) {
-	for _, t := range old {
-		if !slices.Contains(c.tags, t) {
-			a.untag(c, t)
-		}
-	}
-	for _, t := range c.tags {
-		if !slices.Contains(old, t) {
-			a.byTag[t] = insertBySeq(a.byTag[t], c)
-		}
-	}
-}
-
-// searchSeq returns the index of the first entry of l with seq > after.
-func searchSeq(l []*contextRec, after uint64) int {
-	return sort.Search(len(l), func(i int) bool { return l[i].seq > after })
-}
-
-func insertBySeq(l []*contextRec, c *contextRec) []*contextRec {
-	i := searchSeq(l, c.seq-1)
-	return slices.Insert(l, i, c)
-}
-
-func removeBySeq(l []*contextRec, c *contextRec) []*contextRec {
-	i := searchSeq(l, c.seq-1)
-	if i < len(l) && l[i] == c {
-		return slices.Delete(l, i, i+1)
-	}
-	return l
-}
-
-// page returns up to limit contexts after seq `after` that carry every tag
-// in tags, and whether more follow. Without tags it is a binary search and
-// a slice copy; with tags it walks the index of the rarest tag.
-func (a *account) page(after uint64, limit int, tags []string) (out []*contextRec, hasMore bool) {
-	src := a.order
-	if len(tags) > 0 {
-		src = nil
-		for i, t := range tags {
-			l, ok := a.byTag[t]
-			if !ok {
-				return nil, false
-			}
-			if i == 0 || len(l) < len(src) {
-				src = l
-			}
-		}
-	}
-	out = make([]*contextRec, 0, min(limit, len(src)))
-	for i := searchSeq(src, after); i < len(src); i++ {
-		c := src[i]
-		if len(tags) > 1 && !hasAll(c, tags) {
-			continue
-		}
-		if len(out) == limit {
-			return out, true
-		}
-		out = append(out, c)
-	}
-	return out, false
-}
-
-func hasAll(c *contextRec, tags []string) bool {
-	for _, t := range tags {
-		if !c.hasTag(t) {
-			return false
-		}
-	}
-	return true
-}
 
 // StoredContext is a snapshot of a stored context, for tests.
 type StoredContext struct {
@@ -298,29 +65,11 @@ type Webhook struct {
 	Active bool
 }
 
-// mockWebhookJSON is a webhook as the admin API shows it: the /v1 shape
-// plus its account.
-type mockWebhookJSON struct {
-	ID        string                 `json:"id"`
-	Account   string                 `json:"account"`
-	URL       string                 `json:"url"`
-	Events    []contextsvc.EventType `json:"events"`
-	CreatedAt string                 `json:"createdAt"`
-	Active    bool                   `json:"active"`
-}
-
 // MarshalJSON encodes the webhook as the admin API shows it:
 // {"id","account","url","events","createdAt","active"}, the time in RFC
 // 3339 UTC with millisecond precision; never a secret (a Webhook has
 // none). The default decoding reads it back.
-func (w Webhook) MarshalJSON() ([]byte, error) {
-	events := w.Events
-	if events == nil {
-		events = []contextsvc.EventType{}
-	}
-	return json.Marshal(mockWebhookJSON{ID: w.ID, Account: w.Account, URL: w.URL, Events: events,
-		CreatedAt: formatTime(w.CreatedAt), Active: w.Active})
-}
+func (w Webhook) MarshalJSON() ([]byte, error) { return store.Info(w).MarshalJSON() }
 
 // Snapshot is a deep copy of everything the server stores (contexts with
 // their versions, webhooks), ordered by account in key order then by
@@ -332,16 +81,15 @@ type Snapshot struct {
 	Webhooks []Webhook
 }
 
-func (c *contextRec) snapshot(acct string) StoredContext {
-	sc := StoredContext{
-		Account: acct, ID: c.id, Name: c.name, Content: c.content, Tags: slices.Clone(c.tags),
-		Version: c.version, CreatedAt: c.createdAt, UpdatedAt: c.updatedAt,
-	}
-	for _, v := range c.versions {
-		vv := v.v
-		vv.Tags = slices.Clone(vv.Tags)
-		vv.Changes.SectionsModified = slices.Clone(vv.Changes.SectionsModified)
-		sc.Versions = append(sc.Versions, vv)
+// storedContext converts the store's copy of a context.
+func storedContext(c store.Copy) StoredContext {
+	sc := StoredContext{Account: c.Account, ID: c.ID, Name: c.Name, Content: c.Content, Tags: c.Tags, Version: c.Version,
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+	if c.Versions != nil {
+		sc.Versions = make([]StoredVersion, len(c.Versions))
+		for i, v := range c.Versions {
+			sc.Versions[i] = StoredVersion(v)
+		}
 	}
 	return sc
 }
@@ -349,15 +97,14 @@ func (c *contextRec) snapshot(acct string) StoredContext {
 // Snapshot returns a deep copy of the store.
 func (s *Server) Snapshot() Snapshot {
 	var snap Snapshot
-	for _, a := range s.accountList {
-		a.mu.RLock()
-		for _, c := range a.order {
-			snap.Contexts = append(snap.Contexts, c.snapshot(a.id))
+	for _, a := range s.store.Accounts() {
+		cs, ws := a.Snapshot()
+		for _, c := range cs {
+			snap.Contexts = append(snap.Contexts, storedContext(c))
 		}
-		for _, w := range a.webhooks {
-			snap.Webhooks = append(snap.Webhooks, w.public())
+		for _, w := range ws {
+			snap.Webhooks = append(snap.Webhooks, Webhook(w))
 		}
-		a.mu.RUnlock()
 	}
 	return snap
 }
@@ -365,32 +112,23 @@ func (s *Server) Snapshot() Snapshot {
 // Context returns the live context with the given id, whatever its
 // account, and whether it exists.
 func (s *Server) Context(id string) (StoredContext, bool) {
-	for _, a := range s.accountList {
-		a.mu.RLock()
-		c, ok := a.byID[id]
-		var sc StoredContext
-		if ok {
-			sc = c.snapshot(a.id)
-		}
-		a.mu.RUnlock()
-		if ok {
-			return sc, true
-		}
+	c, ok := s.store.Copy(id)
+	if !ok {
+		return StoredContext{}, false
 	}
-	return StoredContext{}, false
+	return storedContext(c), true
 }
 
 // Contexts returns the live contexts of an account in creation order.
 func (s *Server) Contexts(accountID string) []StoredContext {
-	a := s.accounts[accountID]
+	a := s.store.Account(accountID)
 	if a == nil {
 		return nil
 	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	out := make([]StoredContext, 0, len(a.order))
-	for _, c := range a.order {
-		out = append(out, c.snapshot(a.id))
+	cs, _ := a.Snapshot()
+	out := make([]StoredContext, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, storedContext(c))
 	}
 	return out
 }
@@ -401,8 +139,8 @@ func (s *Server) Contexts(accountID string) []StoredContext {
 // the webhooks alone: its cost does not grow with the contexts stored.
 func (s *Server) Webhooks() []Webhook {
 	var out []Webhook
-	for _, a := range s.accountList {
-		out = a.appendWebhooks(out)
+	for _, a := range s.store.Accounts() {
+		out = appendWebhooks(out, a)
 	}
 	return out
 }

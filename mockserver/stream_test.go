@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 )
 
 // streamGoroutines counts the goroutines serving a /_mock/stream.
@@ -22,7 +23,7 @@ func streamGoroutines() int {
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			return strings.Count(string(buf[:n]), "mockserver.(*Server).adminStream(")
+			return strings.Count(string(buf[:n]), "adminapi.(*Handler).stream(")
 		}
 		buf = make([]byte, 2*len(buf))
 	}
@@ -92,7 +93,7 @@ func TestStreamEnds(t *testing.T) {
 			body := rawStream(t, ctx, ts)
 			tc.end(ts, cancel)
 			drain(body)
-			eventually(t, "the server still counts the subscriber", func() bool { return ts.changes.n.Load() == 0 })
+			eventually(t, "the server still counts the subscriber", func() bool { return ts.changes.Subscribers() == 0 })
 			if tc.name != "the client goes" {
 				if r := admin(t, ts, "GET", "/_mock/stream", ""); r.Status != http.StatusServiceUnavailable {
 					t.Errorf("a new stream after %s: %d", tc.name, r.Status)
@@ -106,7 +107,7 @@ func TestStreamEnds(t *testing.T) {
 		sr := openStream(t, ts)
 		ts.Reset()
 		ts.AddFault(Fault{Status: 500})
-		if got := sr.changes(2); got[0].Kind != changeReset || got[1].Kind != changeFaults {
+		if got := sr.changes(2); got[0].Kind != changes.KindReset || got[1].Kind != changes.KindFaults {
 			t.Errorf("after a reset: %+v", got)
 		}
 	})
@@ -128,8 +129,8 @@ func TestStreamNoGoroutineLeak(t *testing.T) {
 	}
 	eventually(t, "20 streams serving", func() bool { return streamGoroutines() == base+n })
 	// A burst larger than a subscriber's buffer, which nobody reads.
-	for range 2 * changeBuffer {
-		ts.changes.publish(change{Kind: changeFaults, Action: "added"})
+	for range 2 * changes.Buffer {
+		ts.changes.Publish(changes.Change{Kind: changes.KindFaults, Action: "added"})
 	}
 	for _, cancel := range cancels[:n/2] {
 		cancel()
@@ -139,7 +140,7 @@ func TestStreamNoGoroutineLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "every stream ends on Close", func() bool { return streamGoroutines() == base })
-	if got := ts.changes.n.Load(); got != 0 {
+	if got := ts.changes.Subscribers(); got != 0 {
 		t.Errorf("%d subscribers left", got)
 	}
 }
@@ -152,12 +153,14 @@ func TestDeliveryChangeFeedsStreamAndStateFile(t *testing.T) {
 	t.Parallel()
 	clock := NewFakeClock(dlvT0)
 	ts := stateServer(t, clock, filepath.Join(t.TempDir(), "state.json"), WithStateInterval(time.Hour))
-	rc := newDlvReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h dlvHit) { w.WriteHeader(500) })
+	rc := deliverytest.NewReceiver(t, clock, "s", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) { w.WriteHeader(500) })
 	registerHook(t, ts, rc.URL, "s", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"Doc"}`)
 	idle(t, ts)
 	sr := openStream(t, ts)
-	ts.persist.dirty.Store(false) // as just written
+	if err := ts.saveStateFile(); err != nil { // the file is current
+		t.Fatal(err)
+	}
 	clock.Advance(time.Minute)
 	idle(t, ts)
 	seen := map[string]bool{}
@@ -167,37 +170,8 @@ func TestDeliveryChangeFeedsStreamAndStateFile(t *testing.T) {
 	if !seen["delivery attemptStarted"] || !seen["delivery attemptFinished"] {
 		t.Errorf("the stream's changes: %v", seen)
 	}
-	if !ts.persist.dirty.Load() {
+	if _, changed := ts.persist.Status(); !changed {
 		t.Error("the retry's attempt did not mark the state file to be written")
-	}
-}
-
-// TestStreamKeepAlive: an idle stream sends a comment line every
-// keep-alive period (15 s; here 10 ms), so proxies keep it and a page
-// that went is noticed.
-func TestStreamKeepAlive(t *testing.T) {
-	t.Parallel()
-	s := New()
-	s.keepAlive = 10 * time.Millisecond
-	hs := httptest.NewServer(s)
-	t.Cleanup(func() { s.CloseStreams(); hs.Close() })
-	// Without keep-alive comments the read would wait (until go test's
-	// -timeout).
-	req, _ := http.NewRequestWithContext(t.Context(), "GET", hs.URL+"/_mock/stream", nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	comments := 0
-	for comments < 3 && sc.Scan() {
-		if sc.Text() == ": keep-alive" {
-			comments++
-		}
-	}
-	if comments < 3 {
-		t.Errorf("%d keep-alive comments before the stream ended: %v", comments, sc.Err())
 	}
 }
 
@@ -240,7 +214,7 @@ func TestStreamRefusesOtherOrigins(t *testing.T) {
 			}
 			if tc.status == 200 {
 				cancel()
-				eventually(t, "the stream's slot is given back", func() bool { return ts.changes.n.Load() == 0 })
+				eventually(t, "the stream's slot is given back", func() bool { return ts.changes.Subscribers() == 0 })
 				return
 			}
 			var e struct {
@@ -249,7 +223,7 @@ func TestStreamRefusesOtherOrigins(t *testing.T) {
 			if err := json.NewDecoder(res.Body).Decode(&e); err != nil || e.Error.Type != "forbidden" || !strings.Contains(e.Error.Message, "cross-site request refused") {
 				t.Errorf("the refusal: %+v %v", e, err)
 			}
-			if n := ts.changes.n.Load(); n != 0 {
+			if n := ts.changes.Subscribers(); n != 0 {
 				t.Errorf("a refused stream holds a slot: %d open", n)
 			}
 		})

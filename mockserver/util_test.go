@@ -5,11 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
+	"time"
 )
 
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
@@ -68,7 +67,7 @@ func httptestRequest(method, path, body, key string) *http.Request {
 	}
 	req := httptest.NewRequest(method, path, r)
 	// A loopback Host, as a client of the mock sends: the admin routes
-	// refuse httptest's example.com (admin_host.go).
+	// refuse httptest's example.com (the access package's Host check).
 	req.Host = "127.0.0.1"
 	req.Header.Set("Authorization", "Bearer "+key)
 	if body != "" {
@@ -77,23 +76,5 @@ func httptestRequest(method, path, body, key string) *http.Request {
 	return req
 }
 
-// checkMemoryAccounting runs fill, which makes a store take what was made
-// before it (given bytes of it), and checks that the bytes the store then
-// counts are the heap's growth plus given, within 10% below and 50% above.
-// It is no parallel test's: other tests' garbage would be counted.
-func checkMemoryAccounting(t *testing.T, what string, given int, fill func(), counted func() int) {
-	t.Helper()
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	fill()
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	real := int(after.HeapAlloc) - int(before.HeapAlloc) + given
-	n := counted()
-	ratio := float64(n) / float64(real)
-	t.Logf("%s: %d bytes counted, %d on the heap (%.2f)", what, n, real, ratio)
-	if ratio < 0.9 || ratio > 1.5 {
-		t.Errorf("%s: the store counts %d bytes for %d on the heap (%.2f); want 0.9 to 1.5", what, n, real, ratio)
-	}
-}
+// dlvT0 is when every fake clock of these tests starts.
+var dlvT0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)

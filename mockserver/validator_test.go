@@ -16,9 +16,14 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/contextsvc/contextsvc-go/internal/browsertest"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
+
+	"github.com/contextsvc/contextsvc-go/internal/browsertest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
 
 // Every request any test of this package sends to a Server, over the
@@ -147,10 +152,10 @@ type teeBody struct {
 
 func (t *teeBody) Read(p []byte) (int, error) {
 	n, err := t.ReadCloser.Read(p)
-	if t.buf.Len() <= maxBody {
-		t.buf.Write(p[:min(n, maxBody+1-t.buf.Len())])
+	if t.buf.Len() <= httpapi.MaxBody {
+		t.buf.Write(p[:min(n, httpapi.MaxBody+1-t.buf.Len())])
 	}
-	if err == io.EOF && t.buf.Len() <= maxBody {
+	if err == io.EOF && t.buf.Len() <= httpapi.MaxBody {
 		t.eof = true
 	}
 	return n, err
@@ -256,10 +261,10 @@ func (ex *exchange) target() string {
 }
 
 // errorDetail returns the error body's detail, if the body is one.
-func (ex *exchange) errorDetail() (errorDetail, bool) {
-	var e errorBody
+func (ex *exchange) errorDetail() (httpapi.ErrorDetail, bool) {
+	var e httpapi.ErrorBody
 	if json.Unmarshal(ex.body, &e) != nil || e.Error.Type == "" {
-		return errorDetail{}, false
+		return httpapi.ErrorDetail{}, false
 	}
 	return e.Error, true
 }
@@ -383,7 +388,7 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		return "a field given more than once"
 	case param == "content" && (op == "createContext" || op == "updateContext"):
 		var c string
-		if json.Unmarshal(fields["content"], &c) == nil && len(c) > maxContentLen {
+		if json.Unmarshal(fields["content"], &c) == nil && len(c) > rules.MaxContentLen {
 			return "content over 1,000,000 bytes"
 		}
 	case param == "account" && op == "mockEmitEvent":
@@ -450,14 +455,14 @@ func inexpressibleAcceptance(op string, ex *exchange) string {
 		return ""
 	}
 	var body struct{ Tags []string }
-	if json.Unmarshal(ex.reqBody, &body) != nil || len(body.Tags) <= maxTags {
+	if json.Unmarshal(ex.reqBody, &body) != nil || len(body.Tags) <= rules.MaxTags {
 		return ""
 	}
 	distinct := map[string]bool{}
 	for _, t := range body.Tags {
 		distinct[t] = true
 	}
-	if len(distinct) <= maxTags {
+	if len(distinct) <= rules.MaxTags {
 		return "more than 20 tags, 20 or fewer once duplicates are dropped"
 	}
 	return ""
@@ -482,12 +487,12 @@ func checkOffDocument(ex *exchange) []string {
 	case http.StatusForbidden, http.StatusUnauthorized, http.StatusTooManyRequests:
 		// The Host, cross-site and credentials checks answer before
 		// routing, on any /_mock/ path.
-		if !isAdminPath(ex.path) {
+		if !adminapi.IsPath(ex.path) {
 			return append(problems, fmt.Sprintf("a %d for a route not in openapi.yaml outside /_mock/", ex.status))
 		}
 		name = map[int]string{http.StatusForbidden: "AdminRefused", http.StatusUnauthorized: "AdminUnauthorized",
 			http.StatusTooManyRequests: "AdminChecksBusy"}[ex.status]
-		if ex.status == http.StatusUnauthorized && ex.header.Get("WWW-Authenticate") != adminChallenge {
+		if ex.status == http.StatusUnauthorized && ex.header.Get("WWW-Authenticate") != access.Challenge {
 			problems = append(problems, fmt.Sprintf("401 with WWW-Authenticate %q", ex.header.Get("WWW-Authenticate")))
 		}
 	default:
@@ -606,4 +611,59 @@ func (c *streamChecker) event(block string) {
 	if err := doc.Components.Schemas[schema].Value.VisitJSON(v); err != nil {
 		c.report(fmt.Sprintf("event %q does not match %s: %v\n  data: %s", name, schema, err, data))
 	}
+}
+
+// loneSurrogate (for the tests: the decoder refuses such escapes) returns the offset in raw, a JSON string literal, of a
+// \uXXXX escape of a UTF-16 surrogate that is not half of a pair (a high
+// one followed by an escaped low one), or -1 when there is none.
+func loneSurrogate(raw []byte) int {
+	for i := 0; i < len(raw); i++ {
+		j := bytes.IndexByte(raw[i:], '\\')
+		if j < 0 {
+			return -1
+		}
+		i += j + 1 // the escaped character
+		if i >= len(raw) || raw[i] != 'u' {
+			continue // \" \\ \n …: one character, skipped by the loop
+		}
+		r, ok := hex4(raw[i+1:])
+		if !ok {
+			return -1 // malformed: json.Unmarshal refuses it
+		}
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return i - 1
+		case r >= 0xD800 && r <= 0xDBFF:
+			if len(raw) >= i+11 && raw[i+5] == '\\' && raw[i+6] == 'u' {
+				if lo, ok := hex4(raw[i+7:]); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 10 // the pair
+					continue
+				}
+			}
+			return i - 1
+		}
+		i += 4
+	}
+	return -1
+}
+
+// hex4 decodes the four hex digits at the start of b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }

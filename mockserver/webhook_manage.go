@@ -4,17 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
-	"sort"
 	"strings"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // This file is webhook management, which the reference shows no /v1
 // endpoint for: the Go methods, which the admin API's /_mock/webhooks
-// endpoints (admin.go) are a thin layer over.
+// endpoints (the adminapi package) are a thin layer over.
 
 // Errors of the webhook management methods. Test them with errors.Is; the
 // admin API answers them with 404 and 400.
@@ -71,58 +73,30 @@ func (u WebhookUpdate) GoString() string { return u.String() }
 // Webhook returns the webhook with the given id, whatever its account, and
 // whether it exists. A deleted webhook does not.
 func (s *Server) Webhook(id string) (Webhook, bool) {
-	s.hooks.mu.RLock()
-	defer s.hooks.mu.RUnlock()
-	w, ok := s.hooks.byID[id]
+	w, ok := s.store.Webhook(id)
 	if !ok {
 		return Webhook{}, false
 	}
-	return w.public(), true
+	return Webhook(w.Info()), true
 }
 
 // AccountWebhooks returns the webhooks of an account in registration
 // order (at most [MaxWebhooksPerAccount]); nil for an unknown account.
 func (s *Server) AccountWebhooks(account string) []Webhook {
-	a := s.accounts[account]
+	a := s.store.Account(account)
 	if a == nil {
 		return nil
 	}
-	return a.appendWebhooks([]Webhook{})
+	return appendWebhooks([]Webhook{}, a)
 }
 
 // appendWebhooks appends copies of a's webhooks to out, in registration
 // order.
-func (a *account) appendWebhooks(out []Webhook) []Webhook {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	out = slices.Grow(out, len(a.webhooks))
-	for _, w := range a.webhooks {
-		out = append(out, w.public())
+func appendWebhooks(out []Webhook, a *store.Account) []Webhook {
+	for _, w := range a.AccountWebhooks(nil) {
+		out = append(out, Webhook(w))
 	}
 	return out
-}
-
-// webhookPage returns up to limit webhooks registered after position after
-// (0: from the first), of account when it is not "", and the position to
-// continue from when more follow (0 when none do). It starts with a binary
-// search, so its cost does not grow with its depth.
-func (s *Server) webhookPage(after uint64, limit int, account string) (out []Webhook, next uint64) {
-	s.hooks.mu.RLock()
-	defer s.hooks.mu.RUnlock()
-	src := s.hooks.order
-	i := sort.Search(len(src), func(i int) bool { return src[i].seq > after })
-	out = make([]Webhook, 0, min(limit, len(src)-i))
-	for ; i < len(src); i++ {
-		w := src[i]
-		if account != "" && w.account != account {
-			continue
-		}
-		if len(out) == limit {
-			return out, src[i-1].seq
-		}
-		out = append(out, w.public())
-	}
-	return out, 0
 }
 
 // UpdateWebhook changes a webhook in place (see [WebhookUpdate]) and
@@ -152,102 +126,78 @@ func (s *Server) DeleteWebhook(id string) error {
 }
 
 // webhookError turns a webhook method's API error into a Go error.
-func webhookError(e *apiError) error {
-	if e.status == http.StatusNotFound {
-		return fmt.Errorf("%w: %s", ErrWebhookNotFound, e.message)
+func webhookError(e *httpapi.Error) error {
+	if e.Status == http.StatusNotFound {
+		return fmt.Errorf("%w: %s", ErrWebhookNotFound, e.Message)
 	}
-	if e.param != "" {
-		return fmt.Errorf("%w: %s: %s", ErrInvalidWebhook, e.param, e.message)
+	if e.Param != "" {
+		return fmt.Errorf("%w: %s: %s", ErrInvalidWebhook, e.Param, e.Message)
 	}
-	return fmt.Errorf("%w: %s", ErrInvalidWebhook, e.message)
-}
-
-func webhookNotFound(id string) *apiError {
-	return notFound("no webhook with id " + fmt.Sprintf("%q", id))
+	return fmt.Errorf("%w: %s", ErrInvalidWebhook, e.Message)
 }
 
 // updateWebhook is UpdateWebhook with the admin API's errors.
-func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *apiError) {
+func (s *Server) updateWebhook(id string, u WebhookUpdate) (Webhook, *httpapi.Error) {
 	if u.URL == nil && u.Events == nil && u.Active == nil && u.Secret == nil {
-		return Webhook{}, badRequest("", "the change must carry at least one of url, events, active, secret")
+		return Webhook{}, httpapi.BadRequest("", "the change must carry at least one of url, events, active, secret")
 	}
 	var events []contextsvc.EventType
 	if u.URL != nil {
-		if e := s.validWebhookURL(*u.URL); e != nil {
+		if e := rules.WebhookURL(*u.URL, s.httpsOnly); e != nil {
 			return Webhook{}, e
 		}
 	}
 	if u.Events != nil {
-		var e *apiError
-		if events, e = validWebhookEvents(u.Events); e != nil {
+		var e *httpapi.Error
+		if events, e = rules.WebhookEvents(u.Events); e != nil {
 			return Webhook{}, e
 		}
 	}
 	if u.Secret != nil {
-		if e := validWebhookSecret(*u.Secret); e != nil {
+		if e := rules.WebhookSecret(*u.Secret); e != nil {
 			return Webhook{}, e
 		}
 	}
 
-	s.hooks.mu.Lock()
-	w, ok := s.hooks.byID[id]
+	w, old, st, ok := s.store.UpdateWebhook(id, func(st *store.WebhookState) {
+		if u.URL != nil {
+			st.URL = *u.URL
+		}
+		if events != nil {
+			st.Events = events
+		}
+		if u.Active != nil {
+			st.Active = *u.Active
+		}
+		if u.Secret != nil {
+			st.Secret = *u.Secret
+		}
+	})
 	if !ok {
-		s.hooks.mu.Unlock()
-		return Webhook{}, webhookNotFound(id)
+		return Webhook{}, rules.WebhookNotFound(id)
 	}
-	old := w.state.Load()
-	st := *old
-	if u.URL != nil {
-		st.url = *u.URL
-	}
-	if events != nil {
-		st.events = events
-	}
-	if u.Active != nil {
-		st.active = *u.Active
-	}
-	if u.Secret != nil {
-		st.secret = *u.Secret
-	}
-	// A new state, never a change to the old one: an attempt that read
-	// the old one sends with it, the next reads this one.
-	w.state.Store(&st)
-	pub := w.public()
-	s.hooks.mu.Unlock()
+	pub := Webhook(w.Info())
 
 	s.stateChanged()
 	ended := 0
-	if old.deliverable() && !st.deliverable() {
-		ended = s.deliveries.retire(w)
+	if old.Deliverable() && !st.Deliverable() {
+		ended = s.deliveries.Retire(w)
 	}
 	s.logger.Info("webhook changed", "webhook", id, "change", u.String(), "endedDeliveries", ended)
-	s.changes.publish(change{Kind: changeWebhook, ID: id, Action: "changed", Account: pub.Account})
+	s.changes.Publish(changes.Change{Kind: changes.KindWebhook, ID: id, Action: "changed", Account: pub.Account})
 	return pub, nil
 }
 
 // deleteWebhook is DeleteWebhook with the admin API's errors.
-func (s *Server) deleteWebhook(id string) *apiError {
-	s.hooks.mu.Lock()
-	w, ok := s.hooks.byID[id]
+func (s *Server) deleteWebhook(id string) *httpapi.Error {
+	w, ok := s.store.DeleteWebhook(id)
 	if !ok {
-		s.hooks.mu.Unlock()
-		return webhookNotFound(id)
+		return rules.WebhookNotFound(id)
 	}
-	delete(s.hooks.byID, id)
-	i := sort.Search(len(s.hooks.order), func(i int) bool { return s.hooks.order[i].seq >= w.seq })
-	s.hooks.order = slices.Delete(s.hooks.order, i, i+1)
-	a := s.accounts[w.account]
-	a.mu.Lock()
-	a.webhooks = slices.DeleteFunc(a.webhooks, func(x *webhook) bool { return x == w })
-	a.mu.Unlock()
-	st := *w.state.Load()
-	st.deleted = true
-	w.state.Store(&st)
-	s.hooks.mu.Unlock()
 
 	s.stateChanged()
-	ended := s.deliveries.retire(w)
+	ended := s.deliveries.Retire(w)
 	s.logger.Info("webhook deleted", "webhook", id, "endedDeliveries", ended)
-	s.changes.publish(change{Kind: changeWebhook, ID: id, Action: "deleted", Account: w.account})
+	s.changes.Publish(changes.Change{Kind: changes.KindWebhook, ID: id, Action: "deleted", Account: w.Account()})
 	return nil
 }

@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
 // webhookPage is the admin list's body.
@@ -84,7 +87,7 @@ func TestAdminWebhooks(t *testing.T) {
 		want  []string
 	}{
 		{"?account=globex", []string{ids[1], ids[3]}},
-		{"?account=acme&limit=1&cursor=" + ts.encodeCursor(cursorWebhooks, webhookSeq(t, ts, ids[0]), listScope("acme")), []string{ids[2]}},
+		{"?account=acme&limit=1&cursor=" + ts.cursors.Encode(httpapi.CursorWebhooks, webhookSeq(t, ts, ids[0]), httpapi.ListScope("acme")), []string{ids[2]}},
 		{"?account=nobody", nil},
 	} {
 		var page webhookListPage
@@ -100,7 +103,7 @@ func TestAdminWebhooks(t *testing.T) {
 	if diff := cmp.Diff([]string{ids[1], ids[3]}, idsOf(ts.AccountWebhooks("globex"))); diff != "" {
 		t.Errorf("AccountWebhooks (-want +got):\n%s", diff)
 	}
-	for _, q := range []string{"?account=", "?account=a/b", "?account=acme&account=globex", "?cursor=" + ts.encodeCursor(cursorDeliveries, 1, listScope("")), "?account=globex&cursor=" + ts.encodeCursor(cursorWebhooks, 1, listScope("acme"))} {
+	for _, q := range []string{"?account=", "?account=a/b", "?account=acme&account=globex", "?cursor=" + ts.cursors.Encode(httpapi.CursorDeliveries, 1, httpapi.ListScope("")), "?account=globex&cursor=" + ts.cursors.Encode(httpapi.CursorWebhooks, 1, httpapi.ListScope("acme"))} {
 		r := admin(t, ts, "GET", "/_mock/webhooks"+q, "")
 		if typ, _ := r.errorOf(t); r.Status != 400 || typ != "invalid_request" {
 			t.Errorf("%s: %d %s", q, r.Status, r.Body)
@@ -131,9 +134,8 @@ func TestAdminWebhooks(t *testing.T) {
 	if w, _ := ts.Webhook(ids[0]); !cmp.Equal(want, w) {
 		t.Errorf("after PATCH Webhook says %+v", w)
 	}
-	ts.hooks.mu.RLock()
-	secret := ts.hooks.byID[ids[0]].state.Load().secret
-	ts.hooks.mu.RUnlock()
+	hook, _ := ts.store.Webhook(ids[0])
+	secret := hook.State().Secret
 	if secret != "whsec_rotated" {
 		t.Errorf("secret after PATCH: %q", secret)
 	}
@@ -206,9 +208,8 @@ func TestAdminWebhooks(t *testing.T) {
 // a test mints.
 func webhookSeq(t *testing.T, ts *TestServer, id string) uint64 {
 	t.Helper()
-	ts.hooks.mu.RLock()
-	defer ts.hooks.mu.RUnlock()
-	return ts.hooks.byID[id].seq
+	w, _ := ts.store.Webhook(id)
+	return w.Seq()
 }
 
 func idsOf(ws []Webhook) []string {
@@ -321,8 +322,8 @@ func TestWebhookLimitPerAccount(t *testing.T) {
 func TestWebhookDeactivateAndDelete(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	down := newDlvReceiver(t, clock, "k", failing(1000))
-	up := newDlvReceiver(t, clock, "k", failing(0))
+	down := deliverytest.NewReceiver(t, clock, "k", failing(1000))
+	up := deliverytest.NewReceiver(t, clock, "k", failing(0))
 	hook := registerHook(t, ts, down.URL, "k", contextsvc.EventContextCreated)
 	other := registerHook(t, ts, up.URL, "k", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"One"}`)
@@ -345,7 +346,7 @@ func TestWebhookDeactivateAndDelete(t *testing.T) {
 	// The retry's time passes: nothing is sent.
 	clock.Advance(48 * time.Hour)
 	idle(t, ts)
-	if n := len(down.got()); n != 1 {
+	if n := len(down.Got()); n != 1 {
 		t.Errorf("the receiver got %d attempts, want the first only", n)
 	}
 	// A new event goes to the active webhook only.
@@ -399,11 +400,11 @@ func TestWebhookDeactivateAndDelete(t *testing.T) {
 	if _, err := ts.Redeliver(first.ID); !errors.Is(err, ErrWebhookInactive) {
 		t.Errorf("Redeliver to a deleted webhook: %v", err)
 	}
-	before := len(down.got())
+	before := len(down.Got())
 	clock.Advance(48 * time.Hour)
 	create(t, ts, `{"name":"Four"}`)
 	idle(t, ts)
-	if n := len(down.got()); n != before {
+	if n := len(down.Got()); n != before {
 		t.Errorf("the deleted webhook got %d more attempts", n-before)
 	}
 }
@@ -425,7 +426,7 @@ func TestWebhookDeactivatedDuringAttempt(t *testing.T) {
 			t.Parallel()
 			ts, clock := newFakeTestServer(t)
 			started, release := make(chan struct{}, 1), make(chan struct{})
-			rc := newDlvReceiver(t, clock, "k", func(w http.ResponseWriter, r *http.Request, h dlvHit) {
+			rc := deliverytest.NewReceiver(t, clock, "k", func(w http.ResponseWriter, r *http.Request, h deliverytest.Hit) {
 				started <- struct{}{}
 				<-release
 				w.WriteHeader(tc.status)
@@ -452,7 +453,7 @@ func TestWebhookDeactivatedDuringAttempt(t *testing.T) {
 			}
 			clock.Advance(48 * time.Hour)
 			idle(t, ts)
-			if n := len(rc.got()); n != 1 {
+			if n := len(rc.Got()); n != 1 {
 				t.Errorf("%d attempts, want 1", n)
 			}
 		})
@@ -465,8 +466,8 @@ func TestWebhookDeactivatedDuringAttempt(t *testing.T) {
 func TestWebhookURLChangeAppliesToRetries(t *testing.T) {
 	t.Parallel()
 	ts, clock := newFakeTestServer(t)
-	old := newDlvReceiver(t, clock, "k", failing(1000))
-	moved := newDlvReceiver(t, clock, "k", failing(0))
+	old := deliverytest.NewReceiver(t, clock, "k", failing(1000))
+	moved := deliverytest.NewReceiver(t, clock, "k", failing(0))
 	hook := registerHook(t, ts, old.URL, "k", contextsvc.EventContextCreated)
 	create(t, ts, `{"name":"Doc"}`)
 	idle(t, ts)
@@ -480,12 +481,12 @@ func TestWebhookURLChangeAppliesToRetries(t *testing.T) {
 	clock.Advance(time.Minute)
 	idle(t, ts)
 	d, _ = ts.Delivery(d.ID)
-	hits := moved.got()
-	if d.State != DeliverySucceeded || d.URL != moved.URL || len(d.Attempts) != 2 || len(old.got()) != 1 || len(hits) != 1 {
-		t.Fatalf("after the retry: %+v; old got %d, new got %d", d, len(old.got()), len(hits))
+	hits := moved.Got()
+	if d.State != DeliverySucceeded || d.URL != moved.URL || len(d.Attempts) != 2 || len(old.Got()) != 1 || len(hits) != 1 {
+		t.Fatalf("after the retry: %+v; old got %d, new got %d", d, len(old.Got()), len(hits))
 	}
-	if hits[0].Header.Get("X-Service-Delivery") != d.ID || attemptNumber(hits[0]) != 2 {
-		t.Errorf("the moved receiver got delivery %s attempt %d", hits[0].Header.Get("X-Service-Delivery"), attemptNumber(hits[0]))
+	if hits[0].Header.Get("X-Service-Delivery") != d.ID || deliverytest.AttemptNumber(hits[0]) != 2 {
+		t.Errorf("the moved receiver got delivery %s attempt %d", hits[0].Header.Get("X-Service-Delivery"), deliverytest.AttemptNumber(hits[0]))
 	}
 }
 
@@ -496,7 +497,7 @@ func TestWebhookURLChangeAppliesToRetries(t *testing.T) {
 func TestWebhookChangesRace(t *testing.T) {
 	t.Parallel()
 	ts := NewTestServer(t, WithKey(Key{Token: "sk", Plan: PlanUnlimited}))
-	rc := newDlvReceiver(t, RealClock{}, "k", failing(0))
+	rc := deliverytest.NewReceiver(t, RealClock{}, "k", failing(0))
 	flipped := registerHook(t, ts, rc.URL, "k", contextsvc.EventContextCreated)
 	steady := registerHook(t, ts, rc.URL, "k", contextsvc.EventContextCreated)
 	var wg sync.WaitGroup

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/google/go-cmp/cmp"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // rotatingReceiver is a receiver being redeployed during a secret

@@ -3,19 +3,15 @@ package mockserver
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
-	"regexp"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // MaxWebhooksPerAccount is how many webhooks one account may have. A
@@ -25,49 +21,7 @@ import (
 // deliveries an event makes.
 const MaxWebhooksPerAccount = 100
 
-// webhook is a stored registration. What can change (url, events, secret,
-// active, deleted) is a webhookState replaced as a whole, never changed in
-// place: the delivery engine reads a webhook's url and secret as they are
-// at each attempt with one atomic load, and lists read it without a lock.
-// The secret never leaves the package.
-type webhook struct {
-	id        string
-	account   string
-	createdAt time.Time
-	seq       uint64 // registration order: the admin list's order and cursor position
-	state     atomic.Pointer[webhookState]
-	// pending links the deliveries to this webhook that are pending (through
-	// deliveryRecord.hookNext), so that deactivating or deleting the webhook
-	// ends them without a scan of every delivery. It belongs to the
-	// delivery engine and changes only under the engine's lock.
-	pending *deliveryRecord
-}
-
-// webhookState is the changeable part of a webhook.
-type webhookState struct {
-	url     string
-	events  []contextsvc.EventType
-	secret  string
-	active  bool
-	deleted bool
-}
-
-// newWebhook returns an active webhook with the given settings.
-func newWebhook(id, account, url, secret string, events []contextsvc.EventType, createdAt time.Time) *webhook {
-	w := &webhook{id: id, account: account, createdAt: createdAt}
-	w.state.Store(&webhookState{url: url, events: events, secret: secret, active: true})
-	return w
-}
-
-// deliverable reports whether the webhook takes deliveries: it is active
-// and not deleted.
-func (st *webhookState) deliverable() bool { return st.active && !st.deleted }
-
-func (w *webhook) public() Webhook {
-	st := w.state.Load()
-	return Webhook{ID: w.id, Account: w.account, URL: st.url, Events: slices.Clone(st.events), CreatedAt: w.createdAt, Active: st.active}
-}
-
+// webhookJSON is a registered webhook as the /v1 API answers it.
 type webhookJSON struct {
 	ID        string                 `json:"id"`
 	URL       string                 `json:"url"`
@@ -76,31 +30,20 @@ type webhookJSON struct {
 	Active    bool                   `json:"active"`
 }
 
-// webhookIndex holds every account's webhooks by id and in registration
-// order, for the admin API and the Go methods that take a webhook id: a
-// lookup is a map access and a page starts with a binary search. Its lock
-// is taken before an account's lock, never after.
-type webhookIndex struct {
-	mu    sync.RWMutex
-	seq   uint64
-	byID  map[string]*webhook
-	order []*webhook // ascending seq
-}
-
 func (s *Server) registerWebhook(w http.ResponseWriter, r *http.Request, k *apiKey) {
 	f, e := s.decodeWebhook(r)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
 	wh, e := s.addWebhook(k.acct, f)
 	if e != nil {
-		writeError(w, e)
+		httpapi.WriteError(w, e)
 		return
 	}
-	st := wh.state.Load()
-	b, _ := json.Marshal(webhookJSON{ID: wh.id, URL: st.url, Events: st.events, CreatedAt: formatTime(wh.createdAt), Active: true})
-	writeJSON(w, http.StatusCreated, b)
+	st := wh.State()
+	b, _ := json.Marshal(webhookJSON{ID: wh.ID(), URL: st.URL, Events: st.Events, CreatedAt: jsonwire.FormatTime(wh.CreatedAt()), Active: true})
+	httpapi.WriteJSON(w, http.StatusCreated, b)
 }
 
 // webhookFields are the validated fields of a registration.
@@ -112,176 +55,35 @@ type webhookFields struct {
 
 // addWebhook stores a new webhook of account a, unless a already has
 // MaxWebhooksPerAccount.
-func (s *Server) addWebhook(a *account, f webhookFields) (*webhook, *apiError) {
-	s.hooks.mu.Lock()
-	defer s.hooks.mu.Unlock()
-	a.mu.Lock()
-	if len(a.webhooks) >= MaxWebhooksPerAccount {
-		a.mu.Unlock()
-		return nil, badRequest("", fmt.Sprintf("this account already has %d webhooks, the most it may have: "+
+func (s *Server) addWebhook(a *store.Account, f webhookFields) (*store.Webhook, *httpapi.Error) {
+	wh, ok := s.store.AddWebhook(a, ids.New("wh_"), f.url, f.secret, f.events, s.now, MaxWebhooksPerAccount)
+	if !ok {
+		return nil, httpapi.BadRequest("", fmt.Sprintf("this account already has %d webhooks, the most it may have: "+
 			"delete one first (DELETE /_mock/webhooks/{id}), or change one (PATCH /_mock/webhooks/{id})", MaxWebhooksPerAccount))
 	}
-	wh := newWebhook(newID("wh_"), a.id, f.url, f.secret, f.events, s.now())
-	s.hooks.seq++
-	wh.seq = s.hooks.seq
-	a.webhooks = append(a.webhooks, wh)
-	a.mu.Unlock()
-	s.hooks.byID[wh.id] = wh
-	s.hooks.order = append(s.hooks.order, wh)
-	s.changes.publish(change{Kind: changeWebhook, ID: wh.id, Action: "created", Account: a.id})
+	s.changes.Publish(changes.Change{Kind: changes.KindWebhook, ID: wh.ID(), Action: "created", Account: a.ID()})
 	return wh, nil
 }
 
-func (s *Server) decodeWebhook(r *http.Request) (webhookFields, *apiError) {
-	fields, e := readObject(r, "url", "events", "secret")
+func (s *Server) decodeWebhook(r *http.Request) (webhookFields, *httpapi.Error) {
+	fields, e := httpapi.ReadObject(r, "url", "events", "secret")
 	if e != nil {
 		return webhookFields{}, e
 	}
 	for _, f := range []string{"url", "events", "secret"} {
 		if _, ok := fields[f]; !ok {
-			return webhookFields{}, badRequest(f, f+" is required")
+			return webhookFields{}, httpapi.BadRequest(f, f+" is required")
 		}
 	}
 	var wf webhookFields
-	if wf.url, e = s.decodeWebhookURL(fields["url"]); e != nil {
+	if wf.url, e = rules.DecodeWebhookURL(fields["url"], s.httpsOnly); e != nil {
 		return webhookFields{}, e
 	}
-	if wf.events, e = decodeWebhookEvents(fields["events"]); e != nil {
+	if wf.events, e = rules.DecodeWebhookEvents(fields["events"]); e != nil {
 		return webhookFields{}, e
 	}
-	if wf.secret, e = decodeWebhookSecret(fields["secret"]); e != nil {
+	if wf.secret, e = rules.DecodeWebhookSecret(fields["secret"]); e != nil {
 		return webhookFields{}, e
 	}
 	return wf, nil
-}
-
-func (s *Server) decodeWebhookURL(raw json.RawMessage) (string, *apiError) {
-	u, e := decodeString("url", raw)
-	if e != nil {
-		return "", e
-	}
-	return u, s.validWebhookURL(u)
-}
-
-func decodeWebhookEvents(raw json.RawMessage) ([]contextsvc.EventType, *apiError) {
-	evs, e := decodeStrings("events", raw)
-	if e != nil {
-		return nil, e
-	}
-	types := make([]contextsvc.EventType, len(evs))
-	for i, ev := range evs {
-		types[i] = contextsvc.EventType(ev)
-	}
-	return validWebhookEvents(types)
-}
-
-func decodeWebhookSecret(raw json.RawMessage) (string, *apiError) {
-	secret, e := decodeString("secret", raw)
-	if e != nil {
-		// decodeString's messages name what is wrong, never the value.
-		return "", e
-	}
-	return secret, validWebhookSecret(secret)
-}
-
-// validWebhookEvents checks a webhook's event types (at least one, each
-// one of the eight) and returns them without duplicates, first
-// occurrence first.
-func validWebhookEvents(types []contextsvc.EventType) ([]contextsvc.EventType, *apiError) {
-	if len(types) == 0 {
-		return nil, badRequest("events", "events must name at least one event type")
-	}
-	out := make([]contextsvc.EventType, 0, len(types))
-	for i, t := range types {
-		if !t.Known() {
-			return nil, badRequest("events", fmt.Sprintf("unknown event type %q (events[%d]): each must be one of %s", t, i, knownEventTypes))
-		}
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// knownEventTypes lists the event types a webhook subscribes to, for the
-// message that refuses another.
-var knownEventTypes = func() string {
-	names := make([]string, 0, 8)
-	for _, t := range contextsvc.AllEventTypes() {
-		names = append(names, string(t))
-	}
-	return strings.Join(names, ", ")
-}()
-
-// validWebhookSecret checks a secret: 1 to 256 characters of valid UTF-8,
-// no control characters. Its messages never repeat the secret.
-func validWebhookSecret(secret string) *apiError {
-	if !utf8.ValidString(secret) {
-		return badRequest("secret", "secret must be valid UTF-8")
-	}
-	if n := utf8.RuneCountInString(secret); n < 1 || n > maxSecretRunes {
-		return badRequest("secret", "secret must be 1 to 256 characters")
-	}
-	for _, r := range secret {
-		if unicode.IsControl(r) {
-			return badRequest("secret", "secret must not contain control characters")
-		}
-	}
-	return nil
-}
-
-// webhookURLPattern is the grammar of a webhook url, the same text as the
-// url schema's pattern in openapi.yaml (TestDocumentPatternsAreTheServers
-// compares them): an absolute http(s) URL in ASCII, with an optional
-// user:password@, a host name (letters, digits, '.', '-', '_', '~'), an
-// IPv4 address or [::1], an optional port, and a path, query and fragment
-// of printable characters and well-formed %XX escapes. Plain http is
-// allowed only to a loopback host: localhost, 127.0.0.0/8 or [::1].
-// Anything it admits url.Parse parses (FuzzWebhookURL), so the document
-// describes exactly what the server accepts.
-const webhookURLPattern = `^(?:[Hh][Tt][Tt][Pp][Ss]://` + urlUserinfo + `(?:[A-Za-z0-9._~-]+|\[::1\])` +
-	`|[Hh][Tt][Tt][Pp]://` + urlUserinfo + urlLoopbackHost + `)` +
-	`(?::[0-9]*)?(?:[/?#](?:[!-$&-~]|%[0-9A-Fa-f]{2})*)?$`
-
-const (
-	urlUserinfo     = `(?:(?:[A-Za-z0-9._~!$&'()*+,;=:-]|%[0-9A-Fa-f]{2})*@)?`
-	urlOctet        = `(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])`
-	urlLoopbackHost = `(?:[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|127(?:\.` + urlOctet + `){3}|\[::1\])`
-)
-
-var webhookURLRegexp = regexp.MustCompile(webhookURLPattern)
-
-// validWebhookURL accepts a url that webhookURLPattern admits: https, or
-// http to a loopback host unless the server refuses http altogether.
-func (s *Server) validWebhookURL(raw string) *apiError {
-	if len(raw) > maxURLLen {
-		return badRequest("url", "url must be at most 2048 bytes")
-	}
-	if !webhookURLRegexp.MatchString(raw) {
-		return badRequest("url", "url must be an absolute https URL (http only to localhost, 127.x.x.x or [::1]) "+
-			"of printable ASCII characters, with well-formed %XX escapes")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Hostname() == "" {
-		// The pattern admits nothing url.Parse refuses (FuzzWebhookURL).
-		return badRequest("url", "url must be an absolute https URL")
-	}
-	if strings.EqualFold(u.Scheme, "http") {
-		if s.httpsOnly {
-			return badRequest("url", "url must use https")
-		}
-		if !isLoopback(u.Hostname()) {
-			// The pattern admits only loopback hosts for http.
-			return badRequest("url", "url must use https (http is accepted only for loopback hosts)")
-		}
-	}
-	return nil
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

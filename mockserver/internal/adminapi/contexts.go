@@ -1,0 +1,149 @@
+package adminapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
+)
+
+// contextJSON is a context as the admin lists show it: its account,
+// and its content's size instead of the content.
+type contextJSON struct {
+	ID        string   `json:"id"`
+	Account   string   `json:"account"`
+	Name      string   `json:"name"`
+	Tags      []string `json:"tags"`
+	Version   int      `json:"version"`
+	SizeBytes int      `json:"sizeBytes"`
+	CreatedAt string   `json:"createdAt"`
+	UpdatedAt string   `json:"updatedAt"`
+	// Content is set only on GET /_mock/contexts/{id}.
+	Content *string `json:"content,omitempty"`
+}
+
+// MarshalJSON is the default encoding; it lets httpapi.WritePage encode contexts.
+func (c contextJSON) MarshalJSON() ([]byte, error) {
+	type plain contextJSON
+	return json.Marshal(plain(c))
+}
+
+func toContextJSON(c store.Summary) contextJSON {
+	return contextJSON{ID: c.ID, Account: c.Account, Name: c.Name, Tags: c.Tags, Version: c.Version,
+		SizeBytes: c.SizeBytes, CreatedAt: jsonwire.FormatTime(c.CreatedAt), UpdatedAt: jsonwire.FormatTime(c.UpdatedAt)}
+}
+
+// listContexts pages through every account's contexts (or one
+// account's), by account in the order of their first key, then in
+// creation order; newest first with order=desc. Each page is a binary
+// search per account it visits and its items, at any depth. The content
+// is left out (sizeBytes says how long it is): GET /_mock/contexts/{id}
+// has it.
+func (h *Handler) listContexts(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	account, e := accountFilter(q)
+	if e != nil {
+		httpapi.WriteError(w, e)
+		return
+	}
+	scope := httpapi.ListScope(account)
+	limit, start, scope, e := h.c.Cursors.ListParams(q, httpapi.CursorAdminContexts, scope)
+	if e != nil {
+		httpapi.WriteError(w, e)
+		return
+	}
+	sums, next := h.c.Store.ContextsPage(account, start, limit)
+	items := make([]contextJSON, len(sums))
+	for i, c := range sums {
+		items[i] = toContextJSON(c)
+	}
+	httpapi.WritePage(w, h.c.Cursors, httpapi.CursorAdminContexts, scope, items, next)
+}
+
+func (h *Handler) getContext(w http.ResponseWriter, r *http.Request) {
+	c, ok := h.c.Store.Find(r.PathValue("id"))
+	if !ok {
+		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(r.PathValue("id"))))
+		return
+	}
+	cj := toContextJSON(c)
+	cj.Content = &c.Content
+	// The page shows the content: 1 MB of '<' answers 1 MB, not 6. (The
+	// plain type has no MarshalJSON, whose json.Marshal would escape.)
+	type plain contextJSON
+	writeText(w, plain(cj))
+}
+
+// versionJSON is a version as the admin list shows it: its content's
+// size instead of the content (GET /v1/contexts/{id}/versions has it, and
+// the diff compares it).
+type versionJSON struct {
+	ContextID string             `json:"contextId"`
+	Version   int                `json:"version"`
+	Name      string             `json:"name"`
+	Tags      []string           `json:"tags"`
+	SizeBytes int                `json:"sizeBytes"`
+	CreatedAt string             `json:"createdAt"`
+	CreatedBy string             `json:"createdBy"`
+	Changes   contextsvc.Changes `json:"changes"`
+}
+
+// MarshalJSON is the default encoding; it lets httpapi.WritePage encode versions.
+func (v versionJSON) MarshalJSON() ([]byte, error) {
+	type plain versionJSON
+	if v.Changes.SectionsModified == nil {
+		v.Changes.SectionsModified = []string{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// listContextVersions pages through the versions of any account's
+// context, without their content; newest first with order=desc.
+func (h *Handler) listContextVersions(w http.ResponseWriter, r *http.Request) {
+	scope := httpapi.ListScope(r.PathValue("id"))
+	limit, start, scope, e := h.c.Cursors.ListParams(r.URL.Query(), httpapi.CursorContextVersions, scope)
+	if e != nil {
+		httpapi.WriteError(w, e)
+		return
+	}
+	id := r.PathValue("id")
+	var items []versionJSON
+	next, ok := h.c.Store.VersionsPage(id, start, limit, func(v *store.Version) {
+		items = append(items, versionJSON{ContextID: id, Version: v.Version, Name: v.Name, Tags: v.Tags,
+			SizeBytes: len(v.Content), CreatedAt: jsonwire.FormatTime(v.CreatedAt), CreatedBy: v.CreatedBy, Changes: v.Changes})
+	})
+	if !ok {
+		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(id)))
+		return
+	}
+	if items == nil {
+		items = []versionJSON{}
+	}
+	httpapi.WritePage(w, h.c.Cursors, httpapi.CursorContextVersions, scope, items, next)
+}
+
+func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
+	ev, err := h.c.Backend.Publish(r.Context(), r.PathValue("id"))
+	if err != nil {
+		httpapi.WriteError(w, httpapi.NotFound("no context with id "+r.PathValue("id")))
+		return
+	}
+	httpapi.WriteValue(w, http.StatusCreated, ev)
+}
+
+// writeText writes v as a 200 JSON answer without HTML's escapes: a '<'
+// of a content is one byte, not six ("\u003c"), so an answer carrying
+// texts (a context's content, a diff) is about as long as they are, not up
+// to six times (a JSON reader takes either).
+func writeText(w http.ResponseWriter, v any) {
+	b, err := jsonwire.MarshalText(v)
+	if err != nil {
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusInternalServerError, Type: httpapi.TypeInternal, Message: "encoding the response: " + err.Error()})
+		return
+	}
+	httpapi.WriteJSON(w, http.StatusOK, b)
+}

@@ -1,0 +1,29 @@
+package adminapi
+
+import (
+	"net/http"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+)
+
+// summaryJSON is what the server holds, in numbers, and its clock.
+type summaryJSON struct {
+	Accounts   int             `json:"accounts"`
+	Contexts   int             `json:"contexts"`
+	Webhooks   int             `json:"webhooks"`
+	Events     int             `json:"events"`
+	Deliveries delivery.Counts `json:"deliveries"`
+	Faults     int             `json:"faults"`
+	Clock      clockJSON       `json:"clock"`
+}
+
+// summary counts what the server holds: a lock and a length per
+// store, whatever they hold.
+func (h *Handler) summary(w http.ResponseWriter, r *http.Request) {
+	sum := summaryJSON{Accounts: len(h.c.Store.Accounts()), Deliveries: h.c.Deliveries.Counts(), Clock: h.clockState()}
+	sum.Contexts, sum.Webhooks = h.c.Store.Counts()
+	sum.Events, _ = h.c.Events.Stats()
+	sum.Faults = h.c.Faults.Len()
+	httpapi.WriteValue(w, http.StatusOK, sum)
+}

@@ -1,0 +1,110 @@
+package adminapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
+)
+
+// listWebhooks pages through the webhooks in registration order, like
+// the /v1 lists (limit, cursor), optionally of one account.
+func (h *Handler) listWebhooks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	account, e := accountFilter(q)
+	if e != nil {
+		httpapi.WriteError(w, e)
+		return
+	}
+	scope := httpapi.ListScope(account)
+	limit, after, e := h.c.Cursors.PageParams(q, httpapi.CursorWebhooks, scope)
+	if e != nil {
+		httpapi.WriteError(w, e)
+		return
+	}
+	hooks, next := h.c.Store.WebhookPage(after, limit, account)
+	items := make([]store.Info, len(hooks))
+	for i, wh := range hooks {
+		items[i] = wh.Info()
+	}
+	httpapi.WritePage(w, h.c.Cursors, httpapi.CursorWebhooks, scope, items, next)
+}
+
+func (h *Handler) getWebhook(w http.ResponseWriter, r *http.Request) {
+	wh, ok := h.c.Store.Webhook(r.PathValue("id"))
+	if !ok {
+		httpapi.WriteError(w, rules.WebhookNotFound(r.PathValue("id")))
+		return
+	}
+	httpapi.WriteValue(w, http.StatusOK, wh.Info())
+}
+
+// updateWebhook applies PATCH {url, events, active, secret}: the body
+// is checked whole (as registration checks it) before the id is looked up.
+func (h *Handler) updateWebhook(w http.ResponseWriter, r *http.Request) {
+	f, e := readObject(w, r, "url", "events", "active", "secret")
+	if e != nil {
+		httpapi.WriteError(w, e)
+		return
+	}
+	if len(f) == 0 {
+		httpapi.WriteError(w, httpapi.BadRequest("", "the body must carry at least one of url, events, active, secret"))
+		return
+	}
+	var u WebhookUpdate
+	if raw, ok := f["url"]; ok {
+		v, e := rules.DecodeWebhookURL(raw, h.c.HTTPSOnly)
+		if e != nil {
+			httpapi.WriteError(w, e)
+			return
+		}
+		u.URL = &v
+	}
+	if raw, ok := f["events"]; ok {
+		if u.Events, e = rules.DecodeWebhookEvents(raw); e != nil {
+			httpapi.WriteError(w, e)
+			return
+		}
+	}
+	if raw, ok := f["active"]; ok {
+		var v bool
+		if s := string(raw); s != "true" && s != "false" {
+			httpapi.WriteError(w, httpapi.BadRequest("active", "active must be true or false"))
+			return
+		}
+		_ = json.Unmarshal(raw, &v)
+		u.Active = &v
+	}
+	if raw, ok := f["secret"]; ok {
+		v, e := rules.DecodeWebhookSecret(raw)
+		if e != nil {
+			httpapi.WriteError(w, e)
+			return
+		}
+		u.Secret = &v
+	}
+	wh, e := h.c.Backend.UpdateWebhook(r.PathValue("id"), u)
+	if e != nil {
+		httpapi.WriteError(w, e)
+		return
+	}
+	httpapi.WriteValue(w, http.StatusOK, wh)
+}
+
+// webhookDeleted is the answer to DELETE /_mock/webhooks/{id}, in the
+// shape of the /v1 context deletion.
+type webhookDeleted struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if e := h.c.Backend.DeleteWebhook(id); e != nil {
+		httpapi.WriteError(w, e)
+		return
+	}
+	httpapi.WriteValue(w, http.StatusOK, webhookDeleted{ID: id, Deleted: true})
+}
