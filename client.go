@@ -795,7 +795,7 @@ var responseJSON = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv2.WithUnma
 // encoding/json decodes it.
 func lenientTime(dec *jsontext.Decoder, t *time.Time) error {
 	if dec.PeekKind() != '"' {
-		return jsonv2.SkipFunc
+		return errors.ErrUnsupported // decoded as encoding/json would
 	}
 	raw, err := dec.ReadValue()
 	if err != nil {

@@ -269,8 +269,8 @@ func (n *wholeNumber[R]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if err != nil {
 		return err
 	}
-	f := tok.Float()
-	if f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+	f, err := tok.Float()
+	if err != nil || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
 		return fail(true)
 	}
 	n.v, n.ok = int(f), true
