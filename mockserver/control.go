@@ -132,6 +132,9 @@ func (s *Server) Reset() {
 	s.deliveries.Reset()
 	s.faults.Clear(false)
 	s.idem.Reset()
+	if s.proxy != nil {
+		s.proxy.Log().Reset()
+	}
 	for _, k := range s.keys {
 		if k.limiter.Load() != nil {
 			k.limiter.Store(rate.NewLimiter(rate.Limit(float64(k.perMinute)/60), k.burst))

@@ -68,6 +68,10 @@ type config struct {
 
 	adminHosts []string
 	adminAuth  *access.Auth
+
+	// upstream, when set, makes the server a validating proxy to it.
+	upstream          string
+	upstreamTransport http.RoundTripper
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit

@@ -24,6 +24,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/idempotency"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/proxy"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
@@ -94,6 +95,10 @@ type Server struct {
 
 	// changes fans the server's changes out to the dashboard's streams.
 	changes changes.Hub
+
+	// proxy, with WithUpstream, forwards the /v1 requests instead of
+	// mux (proxy.go).
+	proxy *proxy.Proxy
 
 	mux *http.ServeMux
 	// handler serves every request: serve, or (in this package's tests
@@ -221,6 +226,13 @@ func Open(opts ...Option) (*Server, error) {
 		if i == 0 {
 			s.defaultKey = k
 		}
+	}
+	if cf.upstream != "" {
+		p, err := s.newProxy(&cf)
+		if err != nil {
+			return nil, err
+		}
+		s.proxy = p
 	}
 	if cf.admin {
 		s.admin = s.newAdmin(&cf)
@@ -394,6 +406,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.admin.ServeHTTP(rw, r)
 	case httpapi.UncleanPath(r.URL.Path):
 		httpapi.NoSuchPath(rw, r)
+	case s.proxy != nil && isAPIPath(r.URL.Path):
+		// A validating proxy forwards /v1 to its upstream.
+		s.proxy.ServeHTTP(rw, r)
 	default:
 		s.mux.ServeHTTP(rw, r)
 	}

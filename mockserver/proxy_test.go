@@ -1,0 +1,155 @@
+package mockserver
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/conformance"
+	"github.com/contextsvc/contextsvc-go/internal/plantest"
+)
+
+// The keys of the upstream the proxy tests forward to: an Enterprise plan
+// whose burst holds a whole conformance run on a fake clock.
+const (
+	proxyKey     = "sk_test_proxy_write_0123456789"
+	proxyReadKey = "sk_test_proxy_read_0123456789"
+	proxyAccount = "proxied"
+)
+
+func proxyUpstreamKeys(t testing.TB) ([]Option, contextsvc.Plan) {
+	plan := plantest.Enterprise(t, 100_000, 10_000)
+	return []Option{
+		WithKey(Key{Token: proxyKey, Plan: PlanEnterprise, PerMinute: plan.PerMinute(), Burst: plan.Burst(), Account: proxyAccount}),
+		WithKey(Key{Token: proxyReadKey, Plan: PlanEnterprise, PerMinute: plan.PerMinute(), Burst: plan.Burst(), Account: proxyAccount, Scope: ScopeRead}),
+	}, plan
+}
+
+// syncBuffer is a log both the proxy and the test write and read.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// startProxy serves a validating proxy to upstream (a base URL ending
+// in /v1), outside this package's validator when the upstream differs
+// from the document on purpose, and returns it, its base URL and its log.
+func startProxy(t *testing.T, upstream string, validated bool, opts ...Option) (*Server, string, *syncBuffer) {
+	t.Helper()
+	var log syncBuffer
+	opts = append([]Option{WithUpstream(upstream), WithLogger(slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))}, opts...)
+	if validated {
+		ts := NewTestServer(t, opts...)
+		return ts.Server, ts.URL, &log
+	}
+	s, err := Open(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unvalidated(s)
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() {
+		s.CloseStreams()
+		hs.Close()
+		if err := s.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return s, hs.URL + "/v1", &log
+}
+
+// conformanceRun runs the contract's checks through baseURL, against
+// upstream (on clock).
+func conformanceRun(t *testing.T, baseURL string, upstream *Server, clock *FakeClock, plan contextsvc.Plan) *conformance.Report {
+	t.Helper()
+	lim, err := contextsvc.NewLocalLimiter(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := conformance.Run(t.Context(), conformance.Config{
+		BaseURL: baseURL, APIKey: proxyKey, ReadKey: proxyReadKey, Limiter: lim, PerMinute: plan.PerMinute(),
+		Document:       OpenAPI(),
+		ReceiverListen: "127.0.0.1:0", DeliveryTimeout: 24 * time.Hour, RetryTimeout: 24 * time.Hour,
+		Now: clock.Now,
+		OnRetryWait: func() {
+			go func() {
+				if upstream.WaitIdle(context.Background()) == nil {
+					clock.Advance(time.Minute)
+				}
+			}()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range rep.LeftBehind {
+		if l.Kind == "webhook" {
+			if err := upstream.DeleteWebhook(l.ID); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	return rep
+}
+
+// TestProxyInFrontOfMock runs every check of the conformance runner
+// through a proxy in front of the mock: the run passes, and the proxy
+// finds nothing, having seen every operation.
+func TestProxyInFrontOfMock(t *testing.T) {
+	t.Parallel()
+	keys, plan := proxyUpstreamKeys(t)
+	clock := NewFakeClock(time.Now())
+	up := NewTestServer(t, append(keys, WithClock(clock))...)
+	px, base, log := startProxy(t, up.URL, true)
+	rep := conformanceRun(t, base, up.Server, clock, plan)
+	if !rep.Passed() {
+		var b bytes.Buffer
+		_ = rep.WriteText(&b)
+		t.Fatalf("the run through the proxy failed:\n%s", b.String())
+	}
+	if f := px.ContractFindings(); len(f) != 0 {
+		t.Fatalf("%d findings, first %+v\nlog:\n%s", len(f), f[0], log.String())
+	}
+	seen := map[string]ContractCount{}
+	for _, c := range px.ContractCounts() {
+		seen[c.Operation] = c
+		if c.Mismatched != 0 || c.Unvalidated != 0 || c.UpstreamFailures != 0 {
+			t.Errorf("%+v", c)
+		}
+	}
+	for _, op := range []string{"listContexts", "getContext", "createContext", "updateContext", "deleteContext", "listVersions", "exportContext", "registerWebhook"} {
+		if seen[op].Exchanges == 0 {
+			t.Errorf("%s: not seen", op)
+		}
+	}
+	// The runner provokes errors with requests the document forbids: the
+	// upstream refused them, as it must.
+	refused := 0
+	for _, c := range seen {
+		refused += c.Refused
+	}
+	if refused == 0 {
+		t.Error("no request counted as refused")
+	}
+	if strings.Contains(log.String(), "contract mismatch") {
+		t.Errorf("mismatches logged:\n%s", log.String())
+	}
+}
