@@ -3,8 +3,11 @@ package mockserver
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"maps"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +15,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/conformance"
+	"github.com/contextsvc/contextsvc-go/internal/conformance/conformancetest"
 	"github.com/contextsvc/contextsvc-go/internal/plantest"
 )
 
@@ -151,5 +155,112 @@ func TestProxyInFrontOfMock(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "contract mismatch") {
 		t.Errorf("mismatches logged:\n%s", log.String())
+	}
+}
+
+// differences lists the distinct mismatches of the findings' answers as
+// "where|rule|SDK verdict|operations", sorted (a verdict is the whole
+// answer's), and their requests' as "request|where|rule|operations".
+func differences(fs []ContractFinding) []string {
+	ops := map[string]map[string]bool{}
+	add := func(key, op string) {
+		if ops[key] == nil {
+			ops[key] = map[string]bool{}
+		}
+		ops[key][op] = true
+	}
+	for _, f := range fs {
+		for _, m := range f.Answer {
+			verdict := "no verdict"
+			if f.SDKTolerates != nil {
+				verdict = fmt.Sprintf("tolerated %t", *f.SDKTolerates)
+			}
+			add(m.Where+"|"+m.Rule+"|"+verdict, f.Operation)
+		}
+		for _, m := range f.Request {
+			add("request|"+m.Where+"|"+m.Rule, f.Operation)
+		}
+		if f.Unvalidated != "" {
+			add("unvalidated|"+f.Unvalidated, f.Operation)
+		}
+	}
+	var out []string
+	for key, set := range ops {
+		out = append(out, key+"|"+strings.Join(slices.Sorted(maps.Keys(set)), ","))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestProxyInFrontOfDifferentServer runs the conformance runner through
+// a proxy in front of a server answering in other plausible shapes (bare
+// arrays, 204 deletes, other error bodies, no rate-limit headers): the
+// proxy reports each difference, with the rule of the document it breaks
+// and whether the SDK tolerates it.
+func TestProxyInFrontOfDifferentServer(t *testing.T) {
+	t.Parallel()
+	keys, plan := proxyUpstreamKeys(t)
+	clock := NewFakeClock(time.Now())
+	up := unvalidated(New(append(keys, WithClock(clock))...))
+	hs := httptest.NewServer(conformancetest.Reshape(up))
+	t.Cleanup(func() {
+		hs.Close()
+		if err := up.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	px, base, log := startProxy(t, hs.URL+"/v1", false)
+	rep := conformanceRun(t, base, up, clock, plan)
+	if rep.Passed() {
+		t.Fatal("a different server passed")
+	}
+	findings := px.ContractFindings()
+	const all = "createContext,deleteContext,exportContext,getContext,listContexts,listVersions,registerWebhook,updateContext"
+	want := []string{
+		// Other error bodies, and a gateway's plain text off the API.
+		"body /error|#/components/schemas/Error/required|tolerated true|" + all,
+		"body|#/components/schemas/Error/additionalProperties|tolerated true|" + all,
+		"header Content-Type|#/components/responses/MethodNotAllowed/content|tolerated true|off the API",
+		"header Content-Type|#/components/responses/NotFound/content|tolerated true|off the API",
+		// Bare arrays: a full page cannot say more pages follow.
+		"body|#/components/schemas/ContextList/type|tolerated false|listContexts",
+		"body|#/components/schemas/ContextList/type|tolerated true|listContexts",
+		"body|#/components/schemas/VersionList/type|tolerated true|listVersions",
+		// No rate-limit headers (on the bare page too).
+		"header X-RateLimit-Limit|#/components/headers/X-RateLimit-Limit|tolerated false|listContexts",
+		"header X-RateLimit-Limit|#/components/headers/X-RateLimit-Limit|tolerated true|" + all,
+		"header X-RateLimit-Remaining|#/components/headers/X-RateLimit-Remaining|tolerated false|listContexts",
+		"header X-RateLimit-Remaining|#/components/headers/X-RateLimit-Remaining|tolerated true|" + all,
+		"header X-RateLimit-Reset|#/components/headers/X-RateLimit-Reset|tolerated false|listContexts",
+		"header X-RateLimit-Reset|#/components/headers/X-RateLimit-Reset|tolerated true|" + all,
+		// A create's 200, a delete's 204.
+		"status|#/paths/~1v1~1contexts/post/responses|tolerated true|createContext",
+		"status|#/paths/~1v1~1contexts~1{id}/delete/responses|tolerated true|deleteContext",
+	}
+	slices.Sort(want)
+	if got := differences(findings); !slices.Equal(got, want) {
+		t.Errorf("differences\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Each finding says what the SDK made of the answer; the one it does
+	// not tolerate says why.
+	mismatches := 0
+	for _, f := range findings {
+		mismatches += len(f.Request) + len(f.Answer)
+		if f.SDKTolerates == nil || f.SDK == "" || f.RequestID == "" || f.Time.IsZero() {
+			t.Errorf("%s: a part is missing: %+v", f.ID, f)
+		}
+		if !*f.SDKTolerates && !strings.Contains(f.SDK, "no further page") {
+			t.Errorf("%s: %s", f.ID, f.SDK)
+		}
+	}
+	counted := 0
+	for _, c := range px.ContractCounts() {
+		counted += c.Mismatches
+	}
+	if counted != mismatches || mismatches == 0 {
+		t.Errorf("the counts say %d mismatches, the findings hold %d", counted, mismatches)
+	}
+	if n := strings.Count(log.String(), `"msg":"contract mismatch"`); n != mismatches {
+		t.Errorf("%d mismatches logged, %d found", n, mismatches)
 	}
 }

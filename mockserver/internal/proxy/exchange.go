@@ -133,7 +133,7 @@ func (ex *exchange) finish(complete bool) {
 	case !complete:
 		why = append(why, "the answer was cut short (the caller or the upstream went away): it is not validated")
 	default:
-		f.Answer = p.c.Spec.CheckResponse(rec, contract.CheckOptions{})
+		f.Answer = append(p.c.Spec.CheckResponse(rec, contract.CheckOptions{}), missingRateLimit(p.c.Spec, rec)...)
 		if len(f.Answer) > 0 {
 			v := contract.Judge(rec, contract.ReadAnswer(op, rec), expect(op, rec, f.Answer))
 			f.SDK = &v
@@ -234,6 +234,21 @@ func expect(op string, ex *contract.Exchange, ms []contract.Mismatch) contract.E
 		}
 	}
 	return e
+}
+
+// missingRateLimit lists the rate-limit headers an answer lacks where the
+// document puts them (every authenticated answer): the document cannot
+// mark them required, since the mock's unlimited plan sends none, but
+// every plan of the service has a rate limit.
+func missingRateLimit(spec *contract.Spec, ex *contract.Exchange) []contract.Mismatch {
+	var out []contract.Mismatch
+	for _, h := range contract.RateLimitHeaders() {
+		if ex.Header.Get(h) == "" && spec.Declares(ex, h) {
+			out = append(out, contract.Mismatch{Where: "header " + h, Rule: "#/components/headers/" + h,
+				Message: "missing: every authenticated answer carries it (every plan of the service has a rate limit)"})
+		}
+	}
+	return out
 }
 
 // label is the operation as the findings and counts name it.
