@@ -3,9 +3,12 @@ package mockserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -262,5 +265,127 @@ func TestProxyInFrontOfDifferentServer(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), `"msg":"contract mismatch"`); n != mismatches {
 		t.Errorf("%d mismatches logged, %d found", n, mismatches)
+	}
+}
+
+// The secrets a proxied exchange carries, which nothing may show.
+const (
+	secretKey      = "sk_live_SECRETKEY_abcdef0123"
+	secretPassword = "hunter2pw"
+	secretURLToken = "tok_URLSECRET_99"
+	secretWebhook  = "whsec_BODYSECRET_42"
+	secretHookURL  = "https://bot:" + secretPassword + "@hooks.example.com/in?token=" + secretURLToken
+	secretsRequest = `{"url":"` + secretHookURL + `","events":["context.created","` + secretWebhook + `"],"secret":"` + secretWebhook + `","note":"` + secretWebhook + `"}`
+)
+
+// echoUpstream accepts every request, and answers a webhook's
+// registration with its url and secret (which the contract never sends
+// back; the secret as the webhook's id too, so that the SDK's reading of
+// the answer quotes it), without the contract's headers; a GET gets a 401
+// whose param is the caller's Authorization.
+func echoUpstream(t *testing.T) string {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var in map[string]any
+		_ = json.Unmarshal(body, &in)
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusUnauthorized)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"type": "unauthorized", "message": "no such key", "param": r.Header.Get("Authorization"), "key": r.Header.Get("Authorization")}})
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": in["secret"], "url": in["url"], "secret": in["secret"], "events": in["events"], "active": true,
+			"createdAt": "2026-01-02T03:04:05.000Z", "seen": r.Header.Get("Authorization")})
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL + "/v1"
+}
+
+// proxyDo sends a request to the proxy with the secret key.
+func proxyDo(t *testing.T, method, url, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+secretKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// adminGet reads an admin route of the server at base (its /v1 URL).
+func adminGet(t *testing.T, base, path string) string {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(base, "/v1") + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+// TestProxyKeepsSecrets sends the secrets a caller gives (the key, a
+// webhook's secret, a receiver URL's password and token) through a proxy
+// to an upstream that echoes them back: the caller gets them as the
+// upstream sent them, and neither the log, the admin API nor the Go API
+// shows one, though the findings quote the parts that hold them.
+func TestProxyKeepsSecrets(t *testing.T) {
+	t.Parallel()
+	px, base, log := startProxy(t, echoUpstream(t), false)
+	resp := proxyDo(t, http.MethodPost, base+"/webhooks", secretsRequest)
+	echoed, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated || !strings.Contains(string(echoed), secretWebhook) {
+		t.Fatalf("the caller does not get the upstream's answer: %d %s", resp.StatusCode, echoed)
+	}
+	if resp := proxyDo(t, http.MethodGet, base+"/contexts?limit=5", ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+
+	findings := px.ContractFindings()
+	if len(findings) != 2 {
+		t.Fatalf("%d findings, want 2: %+v", len(findings), findings)
+	}
+	// The findings name the parts that held the secrets: the request's
+	// unknown field and bad event type, the answer's secret and url.
+	got := differences(findings)
+	for _, want := range []string{
+		"request|body /events/1|#/components/schemas/EventType/enum|registerWebhook",
+		"request|body|#/components/schemas/WebhookRequest/additionalProperties|registerWebhook",
+		"body|#/components/schemas/Webhook/additionalProperties|tolerated true|registerWebhook",
+		"body /error|#/components/schemas/Error/properties/error/additionalProperties|tolerated true|listContexts",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("no %q among\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+
+	shown := map[string]string{
+		"log":                            log.String(),
+		"ContractFindings":               fmt.Sprintf("%+v", findings),
+		"GET /_mock/contract":            adminGet(t, base, "/_mock/contract"),
+		"GET /_mock/contract/mismatches": adminGet(t, base, "/_mock/contract/mismatches?limit=100"),
+	}
+	for _, f := range findings {
+		shown["GET "+f.ID] = adminGet(t, base, "/_mock/contract/mismatches/"+f.ID)
+	}
+	for where, text := range shown {
+		for _, secret := range []string{secretKey, secretPassword, secretURLToken, secretWebhook} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s shows the secret %q:\n%s", where, secret, text)
+			}
+		}
+	}
+	if !strings.Contains(shown["log"], `"msg":"contract mismatch"`) {
+		t.Errorf("no mismatch logged:\n%s", shown["log"])
 	}
 }
