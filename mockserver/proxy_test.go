@@ -389,3 +389,78 @@ func TestProxyKeepsSecrets(t *testing.T) {
 		t.Errorf("no mismatch logged:\n%s", shown["log"])
 	}
 }
+
+// TestProxyUnvalidatedAndFailures covers what the proxy cannot hold to
+// the document: bodies over MaxValidatedBody stream through whole and are
+// counted unvalidated, and an upstream that does not answer gets the
+// caller the contract's error body with a 502.
+func TestProxyUnvalidatedAndFailures(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("sends 2 × 8 MiB bodies")
+	}
+	big := strings.Repeat("x", MaxValidatedBody+1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		h := w.Header()
+		h.Set("X-Request-Id", "req_abcdefghijklmnopqrstuv")
+		h.Set("X-RateLimit-Limit", "600")
+		h.Set("X-RateLimit-Remaining", "599")
+		h.Set("X-RateLimit-Reset", "1")
+		h.Set("Content-Type", "text/markdown; charset=utf-8")
+		if r.Method == http.MethodPost {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":{"type":"invalid_request","message":"%d bytes","requestId":"req_abcdefghijklmnopqrstuv"}}`, n)
+			return
+		}
+		_, _ = io.WriteString(w, big)
+	}))
+	t.Cleanup(up.Close)
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+
+	tests := []struct {
+		name, upstream, method, path, body string
+		wantStatus, wantLen                int
+		want                               ContractCount
+	}{
+		{name: "an answer over the bound", upstream: up.URL, method: http.MethodGet, path: "/contexts/ctx_abcdefghijklmnopqrstuv/export",
+			wantStatus: http.StatusOK, wantLen: len(big),
+			want: ContractCount{Operation: "exportContext", Exchanges: 1, Unvalidated: 1}},
+		{name: "a request over the bound", upstream: up.URL, method: http.MethodPost, path: "/contexts", body: big,
+			wantStatus: http.StatusBadRequest,
+			want:       ContractCount{Operation: "createContext", Exchanges: 1, Unvalidated: 1}},
+		{name: "an upstream that does not answer", upstream: gone.URL, method: http.MethodGet, path: "/contexts",
+			wantStatus: http.StatusBadGateway,
+			want:       ContractCount{Operation: "listContexts", Exchanges: 1, UpstreamFailures: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			px, base, _ := startProxy(t, tt.upstream+"/v1", tt.wantStatus == http.StatusBadGateway)
+			resp := proxyDo(t, tt.method, base+tt.path, tt.body)
+			body, err := io.ReadAll(resp.Body)
+			if err != nil || resp.StatusCode != tt.wantStatus {
+				t.Fatalf("%d %v %.300s", resp.StatusCode, err, body)
+			}
+			if tt.wantLen > 0 && len(body) != tt.wantLen {
+				t.Errorf("the caller got %d bytes of %d", len(body), tt.wantLen)
+			}
+			if tt.wantStatus == http.StatusBadGateway {
+				var e struct{ Error struct{ Type, Message, RequestID string } }
+				if json.Unmarshal(body, &e) != nil || e.Error.Type != "unavailable" || e.Error.RequestID != resp.Header.Get("X-Request-Id") ||
+					!strings.HasPrefix(e.Error.RequestID, "req_") || !strings.Contains(e.Error.Message, "the upstream did not answer") {
+					t.Errorf("the 502's body: %s (X-Request-Id %q)", body, resp.Header.Get("X-Request-Id"))
+				}
+			}
+			if got := px.ContractCounts(); len(got) != 1 || got[0] != tt.want {
+				t.Errorf("counts %+v, want %+v", got, tt.want)
+			}
+			fs := px.ContractFindings()
+			if len(fs) != 1 || fs[0].Unvalidated == "" || len(fs[0].Answer) != 0 {
+				t.Errorf("findings %+v", fs)
+			}
+		})
+	}
+}
