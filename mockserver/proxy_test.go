@@ -448,7 +448,9 @@ func TestProxyUnvalidatedAndFailures(t *testing.T) {
 				t.Errorf("the caller got %d bytes of %d", len(body), tt.wantLen)
 			}
 			if tt.wantStatus == http.StatusBadGateway {
-				var e struct{ Error struct{ Type, Message, RequestID string } }
+				var e struct {
+					Error struct{ Type, Message, RequestID string }
+				}
 				if json.Unmarshal(body, &e) != nil || e.Error.Type != "unavailable" || e.Error.RequestID != resp.Header.Get("X-Request-Id") ||
 					!strings.HasPrefix(e.Error.RequestID, "req_") || !strings.Contains(e.Error.Message, "the upstream did not answer") {
 					t.Errorf("the 502's body: %s (X-Request-Id %q)", body, resp.Header.Get("X-Request-Id"))
