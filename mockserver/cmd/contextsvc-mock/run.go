@@ -53,6 +53,7 @@ type settings struct {
 	adminAuth       mockserver.Option // from adminAuthFile; nil without it
 	adminInsecure   bool
 	hashUser        string // -hash-password: print a line for this user and exit
+	upstream        string // -upstream: a validating proxy to this base URL
 }
 
 // keyFlags collects the repeatable -key flag. The specs are parsed after
@@ -194,6 +195,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		"loaded at start (a missing file is a first start; one that cannot be read or is not a state document stops the start, and is left as it is), "+
 		"written at most every -state-interval while they change and at shutdown, atomically, mode 0600; one mock per file (a second one on the same file stops, saying it is in use). The event log and finished deliveries are not kept")
 	fs.DurationVar(&st.stateInterval, "state-interval", mockserver.DefaultStateInterval, "with -state-file, how long after a change the file is written (the changes of that time together)")
+	fs.StringVar(&st.upstream, "upstream", "", "run as a validating proxy: forward every /v1 request to this base `URL` (ending in /v1, as CONTEXTSVC_BASE_URL: your staging or production deployment) "+
+		"with its headers as they are, the caller's Authorization included, and hold each request and answer to the contract's OpenAPI document (GET /_mock/openapi.yaml). "+
+		"Each mismatch is logged (warn) with the rule of the document it breaks, listed at GET /_mock/contract/mismatches and in the dashboard's Contract view with counts per operation "+
+		"and whether the SDK tolerates it; API keys, webhook secrets and receiver URLs' tokens are never logged or shown. "+
+		"Bodies over 8 MiB stream through unvalidated; an upstream that does not answer is a 502. The proxy needs no key of its own: -key and -state-file do not go with it")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -213,6 +219,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	}
 	if st.historyLimit <= 0 || st.deliveryBacklog <= 0 || st.retryLimit <= 0 {
 		err := errors.New("-history-limit, -delivery-backlog and -retry-limit must be positive")
+		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+		return nil, err
+	}
+	if st.upstream != "" && (len(keys) > 0 || st.stateFile != "") {
+		err := errors.New("-upstream forwards every /v1 request with the caller's own Authorization, and keeps no state: -key and -state-file do not go with it")
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
@@ -260,7 +271,13 @@ func readAdminAuth(path string) (mockserver.Option, error) {
 // refused (its options' one refusal the flags cannot check first), naming
 // the file and the line; "" for any other error.
 func badAdminAuth(st *settings, err error) string {
-	const prefix = "WithAdminAuth: "
+	return badOption(err, "WithAdminAuth: ", "-admin-auth-file "+st.adminAuthFile+": ")
+}
+
+// badOption is the usage error of an option Open refused whose message
+// starts with prefix, as the flag (flagPrefix) names it; "" for any other
+// error.
+func badOption(err error, prefix, flagPrefix string) string {
 	if !errors.Is(err, mockserver.ErrInvalidOption) {
 		return ""
 	}
@@ -268,7 +285,7 @@ func badAdminAuth(st *settings, err error) string {
 	if !strings.HasPrefix(msg, prefix) {
 		return ""
 	}
-	return "-admin-auth-file " + st.adminAuthFile + ": " + strings.TrimPrefix(msg, prefix)
+	return flagPrefix + strings.TrimPrefix(msg, prefix)
 }
 
 // adminHashCost is the bcrypt cost of -hash-password: about 60 ms a check
@@ -355,6 +372,9 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 	if st.adminAuth != nil {
 		opts = append(opts, st.adminAuth)
 	}
+	if st.upstream != "" {
+		opts = append(opts, mockserver.WithUpstream(st.upstream))
+	}
 	return opts
 }
 
@@ -439,6 +459,10 @@ func runInput(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: st.logLevel}))
 	srv, err := mockserver.Open(st.options(logger)...)
+	if msg := badOption(err, "WithUpstream: ", "-upstream: "); msg != "" {
+		fmt.Fprintf(stderr, "contextsvc-mock: %s\n", msg)
+		return exitUsage
+	}
 	if msg := badAdminAuth(st, err); msg != "" {
 		fmt.Fprintf(stderr, "contextsvc-mock: %s\n", msg)
 		return exitUsage
@@ -462,8 +486,15 @@ func runInput(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
-	// stdout carries only these two lines, so a script can read them.
-	fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
+	if st.upstream != "" {
+		// A proxy has no key: its callers use the upstream's.
+		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\n", base)
+		logger.Info("contextsvc-mock proxying: every /v1 request goes to the upstream, and each request and answer is held to the contract's document",
+			"baseURL", base+"/v1", "upstream", st.upstream, "maxValidatedBody", mockserver.MaxValidatedBody, "admin", st.admin)
+	} else {
+		// stdout carries only these two lines, so a script can read them.
+		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
+	}
 	logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()), "accounts", accountNames(srv.Keys()),
 		"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String(), "stateFile", stateFileText(st))
 	if everyInterface {
