@@ -60,12 +60,17 @@ func (b *syncBuffer) String() string {
 // in /v1), outside this package's validator when the upstream differs
 // from the document on purpose, and returns it, its base URL and its log.
 func startProxy(t *testing.T, upstream string, validated bool, opts ...Option) (*Server, string, *syncBuffer) {
+	ts, log := startProxyServer(t, upstream, validated, opts...)
+	return ts.Server, ts.URL, log
+}
+
+// startProxyServer is startProxy's server as a TestServer.
+func startProxyServer(t *testing.T, upstream string, validated bool, opts ...Option) (*TestServer, *syncBuffer) {
 	t.Helper()
 	var log syncBuffer
 	opts = append([]Option{WithUpstream(upstream), WithLogger(slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))}, opts...)
 	if validated {
-		ts := NewTestServer(t, opts...)
-		return ts.Server, ts.URL, &log
+		return NewTestServer(t, opts...), &log
 	}
 	s, err := Open(opts...)
 	if err != nil {
@@ -80,7 +85,7 @@ func startProxy(t *testing.T, upstream string, validated bool, opts ...Option) (
 			t.Error(err)
 		}
 	})
-	return s, hs.URL + "/v1", &log
+	return &TestServer{Server: s, URL: hs.URL + "/v1", HTTP: hs}, &log
 }
 
 // conformanceRun runs the contract's checks through baseURL, against
