@@ -19,6 +19,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/conformance"
 	"github.com/contextsvc/contextsvc-go/internal/conformance/conformancetest"
+	"github.com/contextsvc/contextsvc-go/internal/contract"
 	"github.com/contextsvc/contextsvc-go/internal/plantest"
 )
 
@@ -163,6 +164,11 @@ func TestProxyInFrontOfMock(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "contract mismatch") {
 		t.Errorf("mismatches logged:\n%s", log.String())
+	}
+	// The admin routes answer as the document says (this package's
+	// validator holds them to it).
+	for _, target := range []string{"/_mock/contract", "/_mock/contract/mismatches?order=desc&operation=getContext"} {
+		adminGet(t, base, target)
 	}
 }
 
@@ -324,17 +330,28 @@ func proxyDo(t *testing.T, method, url, body string) *http.Response {
 	return resp
 }
 
-// adminGet reads an admin route of the server at base (its /v1 URL).
-func adminGet(t *testing.T, base, path string) string {
+// adminGet reads an admin route of the server at base (its /v1 URL), and
+// holds the answer to openapi.yaml (the proxy's servers that forward to
+// a differing upstream are outside this package's validator).
+func adminGet(t *testing.T, base, target string) string {
 	t.Helper()
-	resp, err := http.Get(strings.TrimSuffix(base, "/v1") + path)
+	resp, err := http.Get(strings.TrimSuffix(base, "/v1") + target)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+		t.Fatalf("GET %s: %d %s", target, resp.StatusCode, b)
+	}
+	cs, err := contractSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, query, _ := strings.Cut(target, "?")
+	if ms := cs.CheckResponse(&contract.Exchange{Method: http.MethodGet, Path: path, RawQuery: query,
+		Status: resp.StatusCode, Header: resp.Header, Body: b}, contract.CheckOptions{}); len(ms) > 0 {
+		t.Errorf("GET %s does not match openapi.yaml: %v\n%s", target, ms, b)
 	}
 	return string(b)
 }
@@ -382,6 +399,25 @@ func TestProxyKeepsSecrets(t *testing.T) {
 	}
 	for _, f := range findings {
 		shown["GET "+f.ID] = adminGet(t, base, "/_mock/contract/mismatches/"+f.ID)
+	}
+	// The list pages as the others do, newest first with order=desc, and
+	// filters by operation.
+	var pg struct {
+		Data       []struct{ ID, Operation string }
+		HasMore    bool
+		NextCursor string
+	}
+	_ = json.Unmarshal([]byte(adminGet(t, base, "/_mock/contract/mismatches?limit=1&order=desc")), &pg)
+	if len(pg.Data) != 1 || pg.Data[0].ID != "cm_2" || !pg.HasMore {
+		t.Fatalf("first page %+v", pg)
+	}
+	_ = json.Unmarshal([]byte(adminGet(t, base, "/_mock/contract/mismatches?limit=1&order=desc&cursor="+pg.NextCursor)), &pg)
+	if len(pg.Data) != 1 || pg.Data[0].ID != "cm_1" || pg.HasMore {
+		t.Fatalf("second page %+v", pg)
+	}
+	_ = json.Unmarshal([]byte(adminGet(t, base, "/_mock/contract/mismatches?operation=listContexts")), &pg)
+	if len(pg.Data) != 1 || pg.Data[0].Operation != "listContexts" {
+		t.Fatalf("filtered page %+v", pg)
 	}
 	for where, text := range shown {
 		for _, secret := range []string{secretKey, secretPassword, secretURLToken, secretWebhook} {

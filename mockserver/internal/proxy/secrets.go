@@ -63,6 +63,9 @@ func (masker) fromBody(body []byte, add func(string)) {
 	if u.User != nil {
 		add(u.User.String())
 		add(u.User.Username())
+		if _, escaped, ok := strings.Cut(u.User.String(), ":"); ok {
+			add(escaped)
+		}
 		if p, ok := u.User.Password(); ok {
 			add(p)
 		}
