@@ -38,6 +38,9 @@ func ExampleWithUpstream() {
 	for _, n := range proxy.ContractCounts() {
 		fmt.Printf("%s: %d exchanges, %d mismatched\n", n.Operation, n.Exchanges, n.Mismatched)
 	}
+	for _, f := range proxy.ContractFindings() {
+		fmt.Println(f.Method, f.Target, f.Request, f.Answer, f.SDK)
+	}
 	fmt.Println("findings:", len(proxy.ContractFindings()))
 	// Output:
 	// get: 404

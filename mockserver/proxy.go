@@ -178,7 +178,8 @@ func (s *Server) ContractFindings() []ContractFinding {
 			Unvalidated: f.Unvalidated}
 		cf.Time, _ = time.Parse(time.RFC3339Nano, f.Time)
 		if f.SDK != nil {
-			cf.SDKTolerates, cf.SDK = &f.SDK.Tolerated, f.SDK.SDK
+			tolerated := f.SDK.Tolerated // a copy: the log's finding never changes
+			cf.SDKTolerates, cf.SDK = &tolerated, f.SDK.SDK
 		}
 		out = append(out, cf)
 	}

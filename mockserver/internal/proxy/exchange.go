@@ -19,9 +19,12 @@ import (
 
 // recording passes a body on as it is read, and keeps its first
 // MaxValidatedBody bytes. done, when set, is called once: when the body
-// ends (complete) or is closed before its end.
+// ends (complete) or is closed before its end. A request's body may still
+// be read by the transport while its answer ends (an upstream that
+// answers early), hence the lock.
 type recording struct {
 	rc       io.ReadCloser
+	mu       sync.Mutex
 	buf      bytes.Buffer
 	overflow bool // more than MaxValidatedBody came
 	eof      bool
@@ -31,6 +34,7 @@ type recording struct {
 
 func (b *recording) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	b.mu.Lock()
 	if n > 0 && !b.overflow {
 		if b.buf.Len()+n > MaxValidatedBody {
 			b.overflow = true
@@ -41,6 +45,9 @@ func (b *recording) Read(p []byte) (int, error) {
 	}
 	if err == io.EOF {
 		b.eof = true
+	}
+	b.mu.Unlock()
+	if err == io.EOF {
 		b.end(true)
 	}
 	return n, err
@@ -48,8 +55,19 @@ func (b *recording) Read(p []byte) (int, error) {
 
 func (b *recording) Close() error {
 	err := b.rc.Close()
-	b.end(b.eof)
+	b.mu.Lock()
+	eof := b.eof
+	b.mu.Unlock()
+	b.end(eof)
 	return err
+}
+
+// state returns what was kept of the body (a copy), whether more than
+// MaxValidatedBody came, and whether it was read to its end.
+func (b *recording) state() (body []byte, overflow, eof bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes()), b.overflow, b.eof
 }
 
 func (b *recording) end(complete bool) {
@@ -70,15 +88,31 @@ type exchange struct {
 	respBody               *recording
 }
 
+// snapshot is what the exchange's bodies hold once its answer has ended.
+type snapshot struct {
+	reqBody, respBody   []byte
+	reqOverflow, reqEOF bool
+	respOverflow        bool
+}
+
+func (ex *exchange) snapshot() snapshot {
+	sn := snapshot{reqEOF: true}
+	if ex.reqBody != nil {
+		sn.reqBody, sn.reqOverflow, sn.reqEOF = ex.reqBody.state()
+	}
+	if ex.respBody != nil {
+		sn.respBody, sn.respOverflow, _ = ex.respBody.state()
+	}
+	return sn
+}
+
 // requestComplete reports whether the request's body (if any) was read
 // to its end within the bound, and says why not.
-func (ex *exchange) requestComplete() (bool, string) {
+func (sn *snapshot) requestComplete() (bool, string) {
 	switch {
-	case ex.reqBody == nil:
-		return true, ""
-	case ex.reqBody.overflow:
+	case sn.reqOverflow:
 		return false, "the request's body is over " + sizeText(MaxValidatedBody) + ": forwarded unvalidated"
-	case !ex.reqBody.eof:
+	case !sn.reqEOF:
 		return false, "the upstream answered before reading the request's whole body: the request is not validated"
 	}
 	return true, ""
@@ -87,32 +121,26 @@ func (ex *exchange) requestComplete() (bool, string) {
 // record is the exchange as contract checks it: the request's headers
 // without Authorization (nor cookies), its body and the answer's as
 // buffered.
-func (ex *exchange) record() *contract.Exchange {
+func (ex *exchange) record(sn *snapshot) *contract.Exchange {
 	h := ex.header.Clone()
 	h.Del("Authorization")
 	h.Del("Cookie")
 	h.Del("Proxy-Authorization")
-	rec := &contract.Exchange{Method: ex.method, Path: ex.path, RawQuery: ex.rawQuery, RequestHeader: h,
-		Status: ex.status, Header: ex.respHeader}
-	if ex.reqBody != nil {
-		rec.RequestBody = ex.reqBody.buf.Bytes()
-	}
-	if ex.respBody != nil {
-		rec.Body = ex.respBody.buf.Bytes()
-	}
-	return rec
+	return &contract.Exchange{Method: ex.method, Path: ex.path, RawQuery: ex.rawQuery, RequestHeader: h,
+		RequestBody: sn.reqBody, Status: ex.status, Header: ex.respHeader, Body: sn.respBody}
 }
 
 // finish holds the exchange to the document once the answer's body has
 // ended (complete) or was closed before its end.
 func (ex *exchange) finish(complete bool) {
 	p := ex.p
-	rec := ex.record()
+	sn := ex.snapshot()
+	rec := ex.record(&sn)
 	op := p.c.Spec.Operation(ex.method, ex.path)
 	f := &Finding{Method: ex.method, Operation: label(op), Status: ex.status, RequestID: ex.respHeader.Get(contract.HeaderRequestID)}
 	var why []string
 	refused := false
-	if ok, reason := ex.requestComplete(); ok {
+	if ok, reason := sn.requestComplete(); ok {
 		if ms := p.c.Spec.CheckRequest(rec); len(ms) > 0 {
 			if ex.status >= 400 && ex.status <= 499 {
 				// The upstream refused it, as the contract says it must.
@@ -121,14 +149,14 @@ func (ex *exchange) finish(complete bool) {
 				f.Request = ms
 			}
 		}
-	} else if ex.reqBody.overflow || ex.status < 400 || ex.status > 499 {
+	} else if sn.reqOverflow || ex.status < 400 || ex.status > 499 {
 		// A body the upstream refused before reading it all (a 413) is
 		// the contract at work; one it acted on, or one over the bound,
 		// went unchecked.
 		why = append(why, reason)
 	}
 	switch {
-	case ex.respBody.overflow:
+	case sn.respOverflow:
 		why = append(why, "the answer's body is over "+sizeText(MaxValidatedBody)+": forwarded unvalidated")
 	case !complete:
 		why = append(why, "the answer was cut short (the caller or the upstream went away): it is not validated")
@@ -144,18 +172,19 @@ func (ex *exchange) finish(complete bool) {
 		p.c.Log.record(f.Operation, nil, false, refused)
 		return
 	}
-	p.keep(ex, f, false, refused)
+	p.keep(ex, &sn, f, false, refused)
 }
 
 // upstreamFailed records a request the upstream did not answer.
 func (ex *exchange) upstreamFailed(msg string) {
 	f := &Finding{Method: ex.method, Operation: label(ex.p.c.Spec.Operation(ex.method, ex.path)), Status: http.StatusBadGateway,
 		Unvalidated: msg}
-	ex.p.keep(ex, f, true, false)
+	sn := ex.snapshot()
+	ex.p.keep(ex, &sn, f, true, false)
 }
 
 // keep masks the secrets of the exchange in f, logs it and keeps it.
-func (p *Proxy) keep(ex *exchange, f *Finding, upstreamFailed, refused bool) {
+func (p *Proxy) keep(ex *exchange, sn *snapshot, f *Finding, upstreamFailed, refused bool) {
 	f.Time = jsonwire.FormatTime(p.c.Now())
 	f.Target = ex.path
 	if ex.rawQuery != "" {
@@ -163,7 +192,7 @@ func (p *Proxy) keep(ex *exchange, f *Finding, upstreamFailed, refused bool) {
 	}
 	f.Request, f.Dropped = capMismatches(f.Request, 0)
 	f.Answer, f.Dropped = capMismatches(f.Answer, f.Dropped)
-	m := newMasker(ex)
+	m := newMasker(ex.header, sn.reqBody, sn.respBody)
 	f.Target = m.mask(f.Target)
 	f.Unvalidated = m.mask(f.Unvalidated)
 	for _, ms := range [][]contract.Mismatch{f.Request, f.Answer} {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,25 +18,21 @@ import (
 // appears, in a mismatch's message as in the target.
 type masker struct{ secrets []string }
 
-func newMasker(ex *exchange) masker {
+func newMasker(header http.Header, reqBody, respBody []byte) masker {
 	var m masker
 	add := func(s string) {
 		if s = strings.TrimSpace(s); s != "" && !slices.Contains(m.secrets, s) {
 			m.secrets = append(m.secrets, s)
 		}
 	}
-	for _, v := range ex.header.Values("Authorization") {
+	for _, v := range header.Values("Authorization") {
 		add(v)
 		if _, token, ok := strings.Cut(v, " "); ok {
 			add(token)
 		}
 	}
-	if ex.reqBody != nil {
-		m.fromBody(ex.reqBody.buf.Bytes(), add)
-	}
-	if ex.respBody != nil {
-		m.fromBody(ex.respBody.buf.Bytes(), add)
-	}
+	m.fromBody(reqBody, add)
+	m.fromBody(respBody, add)
 	// The longest first, so that a secret holding another is masked whole.
 	slices.SortFunc(m.secrets, func(a, b string) int { return len(b) - len(a) })
 	return m
