@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,22 +20,32 @@ import (
 
 // recording passes a body on as it is read, and keeps its first
 // MaxValidatedBody bytes. done, when set, is called once: when the body
-// ends (complete) or is closed before its end. A request's body may still
-// be read by the transport while its answer ends (an upstream that
-// answers early), hence the lock.
+// ends (complete) or is closed before its end. The transport may still
+// read a request's body after its answer has ended (an upstream that
+// answers before reading it all), even after the handler returned: reads
+// hold the lock, and once detached the body reads no more, so nothing
+// touches the caller's body once the proxy is done with it.
 type recording struct {
 	rc       io.ReadCloser
 	mu       sync.Mutex
 	buf      bytes.Buffer
 	overflow bool // more than MaxValidatedBody came
 	eof      bool
+	detached bool
 	done     func(complete bool)
 	once     sync.Once
 }
 
+// errDetached ends a request body read after the proxy has answered.
+var errDetached = errors.New("proxy: the request was answered before its body was sent")
+
 func (b *recording) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
 	b.mu.Lock()
+	if b.detached {
+		b.mu.Unlock()
+		return 0, errDetached
+	}
+	n, err := b.rc.Read(p)
 	if n > 0 && !b.overflow {
 		if b.buf.Len()+n > MaxValidatedBody {
 			b.overflow = true
@@ -60,6 +71,13 @@ func (b *recording) Close() error {
 	b.mu.Unlock()
 	b.end(eof)
 	return err
+}
+
+// detach makes the body read no more (waiting for a read under way).
+func (b *recording) detach() {
+	b.mu.Lock()
+	b.detached = true
+	b.mu.Unlock()
 }
 
 // state returns what was kept of the body (a copy), whether more than

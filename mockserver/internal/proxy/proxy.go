@@ -119,6 +119,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = ex.reqBody
 	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
+	if ex.reqBody != nil {
+		ex.reqBody.detach()
+	}
 }
 
 // rewrite sends the request to the upstream's path for it: the upstream's
