@@ -405,10 +405,12 @@ func pointer(segs ...string) string {
 	return b.String()
 }
 
+// pointerEscapes are RFC 6901's escapes, made once: a Replacer is built
+// on its first use, and a new one per call cost most of a check.
+var pointerEscapes = strings.NewReplacer("~", "~0", "/", "~1")
+
 // escape escapes one JSON pointer segment (RFC 6901).
-func escape(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+func escape(s string) string { return pointerEscapes.Replace(s) }
 
 // CheckEvent lists how a delivered event envelope breaks the document: the
 // schema of its type ([Event].Schema; the Event schema is their oneOf),

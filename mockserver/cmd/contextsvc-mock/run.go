@@ -201,7 +201,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		"and whether the SDK tolerates it; API keys, webhook secrets and receiver URLs' tokens are never logged or shown. "+
 		"Bodies over 8 MiB stream through unvalidated; an upstream that does not answer is a 502. The proxy needs no key of its own: -key and -state-file do not go with it")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key;\nwith -upstream URL, a validating proxy to a deployment instead (it prints its base URL alone).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/contextsvc/contextsvc-go/internal/contract"
@@ -95,6 +96,7 @@ func New(cfg Config) *Proxy {
 		ModifyResponse: p.answered,
 		ErrorHandler:   p.failed,
 		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+		BufferPool:     buffers{},
 	}
 	return p
 }
@@ -176,3 +178,13 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	ex.upstreamFailed(msg)
 }
+
+// copyBuffers are the buffers answers are copied through, 32 KiB each as
+// ReverseProxy's own, reused rather than made for every answer.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// buffers is copyBuffers as an httputil.BufferPool.
+type buffers struct{}
+
+func (buffers) Get() []byte  { return *copyBuffers.Get().(*[]byte) }
+func (buffers) Put(b []byte) { copyBuffers.Put(&b) }
