@@ -35,6 +35,10 @@ func ExampleWithUpstream() {
 	if _, err := client.Contexts.Delete(ctx, c.ID); err != nil {
 		panic(err)
 	}
+	// An exchange is checked as its answer's last bytes go out.
+	if err := proxy.WaitIdle(ctx); err != nil {
+		panic(err)
+	}
 	for _, n := range proxy.ContractCounts() {
 		fmt.Printf("%s: %d exchanges, %d mismatched\n", n.Operation, n.Exchanges, n.Mismatched)
 	}

@@ -166,7 +166,9 @@ type ContractCount struct {
 }
 
 // ContractFindings returns the validating proxy's kept findings, oldest
-// first (nil without [WithUpstream]).
+// first (nil without [WithUpstream]). An exchange is checked as its
+// answer's last bytes go out: [Server.WaitIdle] waits for the checks
+// under way.
 func (s *Server) ContractFindings() []ContractFinding {
 	if s.proxy == nil {
 		return nil
@@ -196,7 +198,8 @@ func mismatches(ms []contract.Mismatch) []ContractMismatch {
 
 // ContractCounts returns what the validating proxy saw of each operation
 // since the start (or the last [Server.Reset]), by operation id, "off
-// the API" last (nil without [WithUpstream]).
+// the API" last (nil without [WithUpstream]); [Server.WaitIdle] waits
+// for the checks under way.
 func (s *Server) ContractCounts() []ContractCount {
 	if s.proxy == nil {
 		return nil

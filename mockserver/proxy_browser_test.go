@@ -17,6 +17,7 @@ func TestDashboardContract(t *testing.T) {
 	ts, _ := startProxyServer(t, echoUpstream(t), false)
 	proxyDo(t, http.MethodPost, ts.URL+"/webhooks", secretsRequest)
 	proxyDo(t, http.MethodGet, ts.URL+"/contexts", "")
+	waitIdle(t, ts.Server)
 
 	d := openDashboard(t, ts, "#/contract")
 	d.wait(`document.querySelectorAll('table.list.contract tbody tr').length === 2`)

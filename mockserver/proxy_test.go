@@ -89,6 +89,15 @@ func startProxyServer(t *testing.T, upstream string, validated bool, opts ...Opt
 	return &TestServer{Server: s, URL: hs.URL + "/v1", HTTP: hs}, &log
 }
 
+// waitIdle waits for the proxy's checks under way: a caller may have an
+// answer whole before the proxy has checked it.
+func waitIdle(t *testing.T, s *Server) {
+	t.Helper()
+	if err := s.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // conformanceRun runs the contract's checks through baseURL, against
 // upstream (on clock).
 func conformanceRun(t *testing.T, baseURL string, upstream *Server, clock *FakeClock, plan contextsvc.Plan) *conformance.Report {
@@ -133,6 +142,7 @@ func TestProxyInFrontOfMock(t *testing.T) {
 	up := NewTestServer(t, append(keys, WithClock(clock))...)
 	px, base, log := startProxy(t, up.URL, true)
 	rep := conformanceRun(t, base, up.Server, clock, plan)
+	waitIdle(t, px)
 	if !rep.Passed() {
 		var b bytes.Buffer
 		_ = rep.WriteText(&b)
@@ -225,6 +235,7 @@ func TestProxyInFrontOfDifferentServer(t *testing.T) {
 	})
 	px, base, log := startProxy(t, hs.URL+"/v1", false)
 	rep := conformanceRun(t, base, up, clock, plan)
+	waitIdle(t, px)
 	if rep.Passed() {
 		t.Fatal("a different server passed")
 	}
@@ -372,6 +383,7 @@ func TestProxyKeepsSecrets(t *testing.T) {
 	if resp := proxyDo(t, http.MethodGet, base+"/contexts?limit=5", ""); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("GET: %d", resp.StatusCode)
 	}
+	waitIdle(t, px)
 
 	findings := px.ContractFindings()
 	if len(findings) != 2 {
@@ -488,6 +500,7 @@ func TestProxyUnvalidatedAndFailures(t *testing.T) {
 			if tt.wantLen > 0 && len(body) != tt.wantLen {
 				t.Errorf("the caller got %d bytes of %d", len(body), tt.wantLen)
 			}
+			waitIdle(t, px)
 			if tt.wantStatus == http.StatusBadGateway {
 				var e struct {
 					Error struct{ Type, Message, RequestID string }

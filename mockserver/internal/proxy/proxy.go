@@ -75,6 +75,52 @@ func ParseUpstream(raw string) (*url.URL, error) {
 type Proxy struct {
 	c  Config
 	rp *httputil.ReverseProxy
+
+	// running counts the exchanges being forwarded or checked; idle, when
+	// set, is closed when none are.
+	mu      sync.Mutex
+	running int
+	idle    chan struct{}
+}
+
+// WaitIdle blocks until no exchange is being forwarded or checked, or ctx
+// is done (it then returns ctx's error). A caller may have an answer whole
+// before the proxy has checked it: the check runs when the upstream's body
+// ends, as its last bytes go out.
+func (p *Proxy) WaitIdle(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		if p.running == 0 {
+			p.mu.Unlock()
+			return nil
+		}
+		if p.idle == nil {
+			p.idle = make(chan struct{})
+		}
+		ch := p.idle
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (p *Proxy) begin() {
+	p.mu.Lock()
+	p.running++
+	p.mu.Unlock()
+}
+
+func (p *Proxy) end() {
+	p.mu.Lock()
+	p.running--
+	if p.running == 0 && p.idle != nil {
+		close(p.idle)
+		p.idle = nil
+	}
+	p.mu.Unlock()
 }
 
 // New returns a proxy to cfg.Upstream.
@@ -113,6 +159,8 @@ type exchangeKey struct{}
 // its answer back. The X-Request-Id the server gave the answer is the
 // upstream's instead, but on the proxy's own 502.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.begin()
+	defer p.end()
 	ex := &exchange{p: p, method: r.Method, path: r.URL.Path, rawQuery: r.URL.RawQuery, header: r.Header.Clone(),
 		requestID: w.Header().Get("X-Request-Id")}
 	delete(w.Header(), "X-Request-Id")
