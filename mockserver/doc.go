@@ -11,6 +11,11 @@
 //	ts := mockserver.NewTestServer(t)
 //	// ts.URL ends in /v1; send "Authorization: Bearer " + ts.APIKey
 //
+// The command contextsvc-mock runs the same server on its own. The guides
+// docs/mockserver.md (tests, the fake clock, faults, the state file, the
+// command) and docs/dashboard.md in the repository walk through it; what
+// follows is the reference.
+//
 // # Keys, accounts and limits
 //
 // Each [Key] belongs to an account and a user and has a plan and a scope.
@@ -274,8 +279,9 @@
 //
 // A receiver in the same test as a server on a [FakeClock] reads the
 // server's clock, contextsvc.WithWebhookClock(clock.Now): once the fake
-// clock is ahead of real time, a receiver on the real clock refuses every
-// delivery as "in the future".
+// clock is more than 5 minutes ahead of real time (the receiver's allowed
+// skew), a receiver on the real clock refuses every delivery as "in the
+// future".
 //
 // # Admin API
 //
