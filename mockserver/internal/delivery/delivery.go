@@ -8,8 +8,8 @@
 // attempt is made (Engine.attempt). What it needs of a webhook is a
 // [Hook]: its id and account, and where an attempt goes now; it never
 // touches the stored webhooks, the events' history or the store. It
-// imports the clock, changes, ids, jsonwire, page and queue packages,
-// nothing else of the mock server; mockserver.Delivery and its neighbours
+// imports the clock, changes, ids, jsonwire, page, queue and telemetry
+// packages, nothing else of the mock server; mockserver.Delivery and its neighbours
 // are the public forms of this package's types.
 package delivery
 
@@ -19,6 +19,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // State is where a delivery stands: mockserver.DeliveryState.
@@ -63,6 +64,9 @@ type Attempt struct {
 	StatusCode      int
 	Error           string
 	ResponseSnippet string
+	// TraceID is the trace of the attempt's span (its event's trace) when
+	// the server is traced; zero otherwise.
+	TraceID trace.TraceID
 }
 
 // Succeeded reports whether the receiver acknowledged this attempt with a
@@ -144,13 +148,18 @@ type attemptJSON struct {
 	StatusCode      int    `json:"statusCode,omitempty"`
 	Error           string `json:"error,omitempty"`
 	ResponseSnippet string `json:"responseSnippet,omitempty"`
+	TraceID         string `json:"traceId,omitempty"`
 }
 
 // MarshalJSON encodes the attempt as the admin API shows it, its times in
 // RFC 3339 UTC with millisecond precision and its duration in nanoseconds.
 func (a Attempt) MarshalJSON() ([]byte, error) {
-	return json.Marshal(attemptJSON{
+	j := attemptJSON{
 		Number: a.Number, ScheduledAt: jsonwire.FormatTime(a.ScheduledAt), StartedAt: jsonwire.FormatTime(a.StartedAt),
 		Duration: int64(a.Duration), StatusCode: a.StatusCode, Error: a.Error, ResponseSnippet: a.ResponseSnippet,
-	})
+	}
+	if a.TraceID.IsValid() {
+		j.TraceID = a.TraceID.String()
+	}
+	return json.Marshal(j)
 }
