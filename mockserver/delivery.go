@@ -6,7 +6,6 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // DeliveryState is where a webhook delivery stands.
@@ -106,11 +105,12 @@ type DeliveryAttempt struct {
 	// later attempt has finished (what a delivery keeps stays bounded;
 	// see the package's "What is kept").
 	ResponseSnippet string `json:"responseSnippet,omitempty"`
-	// TraceID is the trace the attempt's span is in (its event's trace,
-	// which holds the request that fired the event and the receiver's
-	// handling) when the server is traced ([WithTracerProvider]); zero
-	// otherwise. The dashboard shows it, and the admin API's traceId.
-	TraceID trace.TraceID `json:"traceId,omitzero"`
+	// TraceID is the OpenTelemetry trace id (32 hex digits) of the
+	// attempt's span: its event's trace, which holds the request that
+	// fired the event, every attempt and the receiver's handling. It is
+	// empty unless the server is traced ([WithTracerProvider]). The
+	// dashboard shows it.
+	TraceID string `json:"traceId,omitempty"`
 }
 
 // Succeeded reports whether the receiver acknowledged this attempt with a

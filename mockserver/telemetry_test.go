@@ -201,7 +201,7 @@ func TestTelemetryEndToEnd(t *testing.T) {
 	}
 	for _, d := range dls {
 		for _, a := range d.Attempts {
-			if a.TraceID != traceID {
+			if a.TraceID != traceID.String() {
 				t.Errorf("delivery to %s, attempt %d: trace id %s, want %s", d.URL, a.Number, a.TraceID, traceID)
 			}
 		}

@@ -19,7 +19,6 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // State is where a delivery stands: mockserver.DeliveryState.
@@ -64,9 +63,9 @@ type Attempt struct {
 	StatusCode      int
 	Error           string
 	ResponseSnippet string
-	// TraceID is the trace of the attempt's span (its event's trace) when
-	// the server is traced; zero otherwise.
-	TraceID trace.TraceID
+	// TraceID is the trace id of the attempt's span (its event's trace),
+	// in hex, when the server is traced; empty otherwise.
+	TraceID string
 }
 
 // Succeeded reports whether the receiver acknowledged this attempt with a
@@ -154,12 +153,9 @@ type attemptJSON struct {
 // MarshalJSON encodes the attempt as the admin API shows it, its times in
 // RFC 3339 UTC with millisecond precision and its duration in nanoseconds.
 func (a Attempt) MarshalJSON() ([]byte, error) {
-	j := attemptJSON{
+	return json.Marshal(attemptJSON{
 		Number: a.Number, ScheduledAt: jsonwire.FormatTime(a.ScheduledAt), StartedAt: jsonwire.FormatTime(a.StartedAt),
 		Duration: int64(a.Duration), StatusCode: a.StatusCode, Error: a.Error, ResponseSnippet: a.ResponseSnippet,
-	}
-	if a.TraceID.IsValid() {
-		j.TraceID = a.TraceID.String()
-	}
-	return json.Marshal(j)
+		TraceID: a.TraceID,
+	})
 }

@@ -300,8 +300,9 @@ type Attempt struct {
 // parent (its event's span; a new trace when nil: an event fired before
 // the server was traced, or a delivery loaded from a state file), and
 // puts the span's traceparent in req's headers. It returns the attempt's
-// trace id, which the delivery keeps.
-func (t *Telemetry) StartAttempt(parent *trace.SpanContext, req *http.Request, info AttemptInfo) (*Attempt, trace.TraceID) {
+// trace id in hex ("" when the span is not sampled), which the delivery
+// keeps.
+func (t *Telemetry) StartAttempt(parent *trace.SpanContext, req *http.Request, info AttemptInfo) (*Attempt, string) {
 	ctx := req.Context()
 	if parent != nil {
 		ctx = trace.ContextWithSpanContext(ctx, *parent)
@@ -331,7 +332,11 @@ func (t *Telemetry) StartAttempt(parent *trace.SpanContext, req *http.Request, i
 	ctx, a.span = t.tracer.Start(ctx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	a.ctx = ctx
 	t.prop.Inject(ctx, propagation.HeaderCarrier(req.Header))
-	return a, a.span.SpanContext().TraceID()
+	var id string
+	if sc := a.span.SpanContext(); sc.IsValid() && sc.IsSampled() {
+		id = sc.TraceID().String()
+	}
+	return a, id
 }
 
 // redactedURL is url.full without the secrets a receiver's URL can carry
