@@ -86,7 +86,7 @@ func tree(t *testing.T, spans tracetest.SpanStubs, traceID trace.TraceID) string
 	line := func(s tracetest.SpanStub) string {
 		attrs := map[attribute.Key]string{}
 		for _, kv := range s.Attributes {
-			attrs[kv.Key] = kv.Value.Emit()
+			attrs[kv.Key] = kv.Value.String()
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s (%s)", s.Name, s.SpanKind)
@@ -232,7 +232,7 @@ func TestTelemetryEndToEnd(t *testing.T) {
 	// and that no secret reaches a span.
 	for _, s := range spans {
 		for _, kv := range s.Attributes {
-			if v := kv.Value.Emit(); strings.Contains(v, "secret-token") || strings.Contains(v, ts.APIKey) || strings.Contains(v, "whsec_") {
+			if v := kv.Value.String(); strings.Contains(v, "secret-token") || strings.Contains(v, ts.APIKey) || strings.Contains(v, "whsec_") {
 				t.Errorf("span %q: attribute %s holds a secret: %s", s.Name, kv.Key, v)
 			}
 		}

@@ -237,7 +237,7 @@ func printWaterfall(w io.Writer, all tracetest.SpanStubs, id trace.TraceID) {
 func describe(s tracetest.SpanStub) string {
 	attrs := map[string]string{}
 	for _, kv := range s.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	var parts []string
 	switch s.SpanKind {
