@@ -379,3 +379,35 @@ func TestTelemetryOptions(t *testing.T) {
 		t.Error("a server without providers has telemetry")
 	}
 }
+
+// TestTelemetryTraceIDSaved: a pending delivery's attempts keep their trace
+// ids through a state document, so the dashboard still finds their trace
+// after a restart.
+func TestTelemetryTraceIDSaved(t *testing.T) {
+	t.Parallel()
+	rig := newOtelRig(t)
+	ts := NewTestServer(t, WithClock(NewFakeClock(dlvT0)), WithTracerProvider(rig.tp))
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+	defer failing.Close()
+	registerHook(t, ts, failing.URL, "whsec_saved", contextsvc.EventContextPublished)
+	if _, err := ts.EmitEvent(t.Context(), "", contextsvc.EventContextPublished, []byte(`{"contextId":"ctx_1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	dl, err := ts.WaitForDelivery(t.Context(), func(d Delivery) bool { return len(d.Attempts) == 1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc strings.Builder
+	if err := ts.SaveState(&doc); err != nil {
+		t.Fatal(err)
+	}
+	restored := New(WithClock(NewFakeClock(dlvT0)), WithKey(ts.DefaultKey()))
+	defer restored.Close(context.Background())
+	if err := restored.LoadState(strings.NewReader(doc.String())); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := restored.Delivery(dl.ID)
+	if !ok || len(got.Attempts) != 1 || got.Attempts[0].TraceID == "" || got.Attempts[0].TraceID != dl.Attempts[0].TraceID {
+		t.Errorf("restored %+v, want the attempt's trace id %s", got.Attempts, dl.Attempts[0].TraceID)
+	}
+}
