@@ -11,7 +11,7 @@
 // fired, every delivery attempt of those events, and the receiver's
 // handling of each. To show retries, the mock answers the first create
 // with a 503 (the client retries it), and the receiver fails the first
-// delivery of the first event (the mock retries it one minute later on
+// delivery of context.created (the mock retries it one minute later on
 // its fake clock, which the example then advances).
 //
 // In a service, the exporter is an OTLP one (go.opentelemetry.io/otel/
@@ -76,15 +76,15 @@ func run(ctx context.Context, w io.Writer) error {
 		api.Close()
 	}()
 
-	// The receiver fails the first delivery it gets, once.
+	// The receiver fails the first delivery of context.created, once.
 	var failed atomic.Bool
 	hookOpt, err := contextsvcotel.NewWebhookOption(contextsvcotel.WithTracerProvider(tp))
 	if err != nil {
 		return err
 	}
 	secret := rand.Text()
-	hook, err := contextsvc.NewWebhookHandler(secret, func(context.Context, *contextsvc.Event) error {
-		if failed.CompareAndSwap(false, true) {
+	hook, err := contextsvc.NewWebhookHandler(secret, func(_ context.Context, ev *contextsvc.Event) error {
+		if ev.Type == contextsvc.EventContextCreated && failed.CompareAndSwap(false, true) {
 			return errors.New("the receiver's database is restarting")
 		}
 		return nil
@@ -123,7 +123,7 @@ func run(ctx context.Context, w io.Writer) error {
 		name string
 		do   func(ctx context.Context) error
 	}{
-		{"1. create (the mock answers 503 first; the receiver fails the first delivery)", func(ctx context.Context) error {
+		{"1. create (the mock answers 503 first; the receiver fails the first context.created)", func(ctx context.Context) error {
 			c, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{Name: "Tracing runbook", Content: "# Deploy\n\nPush it.\n"})
 			if err == nil {
 				id = c.ID
