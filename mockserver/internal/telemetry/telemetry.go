@@ -170,9 +170,23 @@ func (t *Telemetry) StartRequest(r *http.Request, requestID string) (*http.Reque
 	if ua := r.UserAgent(); ua != "" {
 		attrs = append(attrs, semconv.UserAgentOriginal(ua))
 	}
-	attrs = append(attrs, semconv.NetworkProtocolVersion(fmt.Sprintf("%d.%d", r.ProtoMajor, r.ProtoMinor)))
+	attrs = append(attrs, semconv.NetworkProtocolVersion(protocolVersion(r)))
 	ctx, q.span = t.tracer.Start(ctx, q.method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	return r.WithContext(ctx), q
+}
+
+// protocolVersion is network.protocol.version: "1.1", "2"…, without
+// formatting the common ones.
+func protocolVersion(r *http.Request) string {
+	switch {
+	case r.ProtoMajor == 1 && r.ProtoMinor == 1:
+		return "1.1"
+	case r.ProtoMajor == 2 && r.ProtoMinor == 0:
+		return "2"
+	case r.ProtoMajor == 1 && r.ProtoMinor == 0:
+		return "1.0"
+	}
+	return fmt.Sprintf("%d.%d", r.ProtoMajor, r.ProtoMinor)
 }
 
 // End ends the request's span, named by method and route, and records its
