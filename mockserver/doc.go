@@ -284,6 +284,23 @@
 // skew), a receiver on the real clock refuses every delivery as "in the
 // future".
 //
+// # Tracing and metrics
+//
+// [WithTracerProvider] traces the server with OpenTelemetry: a server span
+// for every request (/v1 and admin, named by method and route template,
+// continuing the traceparent the request carries), a producer span for
+// every event, and a client span for every delivery attempt, a child of
+// its event's span, whose traceparent the attempt sends. With
+// contextsvcotel on the client and the receiver, one trace holds the
+// client's call, the mock's handling, every delivery attempt (retries
+// included) and the receiver's handling. [WithMeterProvider] adds
+// http.server.request.duration, http.client.request.duration (the
+// attempts) and contextsvc.mock.events; [WithPropagator] changes how the
+// context travels (W3C Trace Context by default). Without them nothing is
+// traced or measured, and the server costs what it did. An attempt keeps
+// its trace id ([DeliveryAttempt].TraceID), which the admin API and the
+// dashboard show. The command's -otel exports both over OTLP/HTTP.
+//
 // # Admin API
 //
 // Unless [WithAdmin](false), the server also answers under /_mock/, with no
