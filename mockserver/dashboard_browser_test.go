@@ -27,7 +27,7 @@ import (
 // second), and without chromium (failing with CI=true).
 
 // ScreenshotEnv names the environment variable that makes
-// TestDashboardScreenshot write the README's screenshot:
+// TestDashboardScreenshot write the screenshot in docs/dashboard.md:
 //
 //	DASHBOARD_SCREENSHOT=../docs/dashboard.png go test ./mockserver -run TestDashboardScreenshot
 const screenshotEnv = "DASHBOARD_SCREENSHOT"
@@ -637,7 +637,7 @@ func TestDashboardEscapes(t *testing.T) {
 	}
 }
 
-// TestDashboardScreenshot writes the README's screenshot of the demo's
+// TestDashboardScreenshot writes the screenshot in docs/dashboard.md of the demo's
 // dashboard, a failing delivery open, when DASHBOARD_SCREENSHOT names the
 // file:
 //

@@ -105,6 +105,12 @@ type DeliveryAttempt struct {
 	// later attempt has finished (what a delivery keeps stays bounded;
 	// see the package's "What is kept").
 	ResponseSnippet string `json:"responseSnippet,omitempty"`
+	// TraceID is the OpenTelemetry trace id (32 hex digits) of the
+	// attempt's span: its event's trace, which holds the request that
+	// fired the event, every attempt and the receiver's handling. It is
+	// empty unless the server is traced ([WithTracerProvider]). The
+	// dashboard shows it.
+	TraceID string `json:"traceId,omitempty"`
 }
 
 // Succeeded reports whether the receiver acknowledged this attempt with a

@@ -20,7 +20,8 @@ func TestDeliveryJSON(t *testing.T) {
 		ID: "dlv_1", EventID: "evt_1", EventType: contextsvc.EventContextCreated, WebhookID: "wh_1", Account: "acme",
 		URL: "https://example.com/hook", State: DeliveryPending, CreatedAt: dlvT0, NextAttemptAt: dlvT0.Add(time.Minute),
 		Attempts: []DeliveryAttempt{{Number: 1, ScheduledAt: dlvT0, StartedAt: dlvT0, Duration: time.Millisecond,
-			StatusCode: 500, Error: "receiver answered 500 Internal Server Error", ResponseSnippet: "oops"}},
+			StatusCode: 500, Error: "receiver answered 500 Internal Server Error", ResponseSnippet: "oops",
+			TraceID: "4bf92f3577b34da6a3ce929d0e0e4736"}},
 	}
 	b, err := json.Marshal(dl)
 	if err != nil {
@@ -35,7 +36,8 @@ func TestDeliveryJSON(t *testing.T) {
 		"url": "https://example.com/hook", "state": "pending", "createdAt": "2026-11-21T12:00:00.000Z",
 		"nextAttemptAt": "2026-11-21T12:01:00.000Z",
 		"attempts": []any{map[string]any{"number": 1.0, "scheduledAt": "2026-11-21T12:00:00.000Z", "startedAt": "2026-11-21T12:00:00.000Z",
-			"durationNs": 1e6, "statusCode": 500.0, "error": "receiver answered 500 Internal Server Error", "responseSnippet": "oops"}},
+			"durationNs": 1e6, "statusCode": 500.0, "error": "receiver answered 500 Internal Server Error", "responseSnippet": "oops",
+			"traceId": "4bf92f3577b34da6a3ce929d0e0e4736"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("JSON (-want +got):\n%s", diff)
@@ -49,6 +51,11 @@ func TestDeliveryJSON(t *testing.T) {
 	var back Delivery
 	if err := json.Unmarshal(b, &back); err != nil || !back.CreatedAt.Equal(at.Truncate(time.Millisecond)) {
 		t.Errorf("decoded back: %v %v", back.CreatedAt, err)
+	}
+	// The trace id decodes back too.
+	b, _ = json.Marshal(dl)
+	if err := json.Unmarshal(b, &back); err != nil || back.Attempts[0].TraceID != dl.Attempts[0].TraceID {
+		t.Errorf("decoded back: %+v %v", back.Attempts, err)
 	}
 	// A finished delivery has no nextAttemptAt and an empty attempts list.
 	b, _ = json.Marshal(Delivery{State: DeliverySucceeded})

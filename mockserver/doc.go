@@ -11,6 +11,11 @@
 //	ts := mockserver.NewTestServer(t)
 //	// ts.URL ends in /v1; send "Authorization: Bearer " + ts.APIKey
 //
+// The command contextsvc-mock runs the same server on its own. The guides
+// docs/mockserver.md (tests, the fake clock, faults, the state file, the
+// command) and docs/dashboard.md in the repository walk through it; what
+// follows is the reference.
+//
 // # Keys, accounts and limits
 //
 // Each [Key] belongs to an account and a user and has a plan and a scope.
@@ -135,8 +140,9 @@
 //     with the events they send; not the event log, finished deliveries,
 //     faults, idempotency keys or rate-limit buckets.
 //
-// With the defaults, a full-speed load with two webhooks holds the
-// command at about 60 MB (BENCHMARKS.md, the soak). [Server.Reset] (POST
+// With the defaults, a full-speed load with two webhooks and an
+// Idempotency-Key on every POST holds the command at about 140 MB, flat
+// for ten minutes (BENCHMARKS.md, long runs). [Server.Reset] (POST
 // /_mock/reset) empties everything (the state file too, at its next
 // write).
 //
@@ -218,9 +224,9 @@
 // no key has, which are kept, unreachable through /v1, and written back
 // (a warning says which). Loading works out each context's Markdown
 // analysis (for its next update's changes) on every core. 100,000
-// contexts of three 1 KB versions (a 348 MB file) load in about 6.5 s and
-// save in about 1.5 s on two free cores, about what a bare json.Unmarshal
-// and a plain write of the file take (BENCHMARKS.md).
+// contexts of three 1 KB versions (a 348 MB file) load in about 5 s and
+// save in about 2 s on two cores, holding 450 MB of heap once loaded
+// (BENCHMARKS.md).
 //
 // # Time-outs
 //
@@ -274,8 +280,26 @@
 //
 // A receiver in the same test as a server on a [FakeClock] reads the
 // server's clock, contextsvc.WithWebhookClock(clock.Now): once the fake
-// clock is ahead of real time, a receiver on the real clock refuses every
-// delivery as "in the future".
+// clock is more than 5 minutes ahead of real time (the receiver's allowed
+// skew), a receiver on the real clock refuses every delivery as "in the
+// future".
+//
+// # Tracing and metrics
+//
+// [WithTracerProvider] traces the server with OpenTelemetry: a server span
+// for every request (/v1 and admin, named by method and route template,
+// continuing the traceparent the request carries), a producer span for
+// every event, and a client span for every delivery attempt, a child of
+// its event's span, whose traceparent the attempt sends. With
+// contextsvcotel on the client and the receiver, one trace holds the
+// client's call, the mock's handling, every delivery attempt (retries
+// included) and the receiver's handling. [WithMeterProvider] adds
+// http.server.request.duration, http.client.request.duration (the
+// attempts) and contextsvc.mock.events; [WithPropagator] changes how the
+// context travels (W3C Trace Context by default). Without them nothing is
+// traced or measured, and the server costs what it did. An attempt keeps
+// its trace id ([DeliveryAttempt].TraceID), which the admin API and the
+// dashboard show. The command's -otel exports both over OTLP/HTTP.
 //
 // # Admin API
 //

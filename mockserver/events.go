@@ -9,6 +9,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Event is one recorded event: its envelope fields and the exact envelope
@@ -92,15 +93,25 @@ func (s *Server) emit(ctx context.Context, accountID string, typ contextsvc.Even
 		raw, _ = json.Marshal(data)
 	}
 	now := s.now()
-	ev := events.New(ids.New("evt_"), typ, now, accountID, raw)
+	id := ids.New("evt_")
+	var span trace.Span
+	if s.tel != nil {
+		// The event's span: the parent of its deliveries' attempts.
+		ctx, span = s.tel.StartEvent(ctx, id, typ, accountID)
+	}
+	ev := events.New(id, typ, now, accountID, raw)
 	s.events.Add(ev)
 	c := changes.Change{Kind: changes.KindEvent, ID: ev.ID, Action: "created", Account: accountID, Type: string(typ)}
 	if d, ok := data.(contextOf); ok {
 		c.ContextID = d.contextOf()
 	}
 	s.changes.Publish(c)
+	targets := s.store.Targets(accountID, typ)
 	if s.onEvent != nil {
-		s.onEvent(ctx, ev, s.store.Targets(accountID, typ))
+		s.onEvent(ctx, ev, targets)
+	}
+	if span != nil {
+		s.tel.EndEvent(span, len(targets))
 	}
 	return ev
 }

@@ -10,6 +10,9 @@ import (
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Option configures a [Server] in [Open] or [New]. An option given a value
@@ -68,6 +71,10 @@ type config struct {
 
 	adminHosts []string
 	adminAuth  *access.Auth
+
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	propagator     propagation.TextMapPropagator
 
 	// upstream, when set, makes the server a validating proxy to it.
 	upstream          string
@@ -242,4 +249,55 @@ func WithReadBodyTimeout(d time.Duration) Option {
 // is [DefaultIdleTimeout] (2 min). It must be positive.
 func WithIdleTimeout(d time.Duration) Option {
 	return positive("WithIdleTimeout", d, func(cf *config) *time.Duration { return &cf.idleTimeout })
+}
+
+// WithTracerProvider traces the server with OpenTelemetry: a server span
+// for every request (/v1 and admin; named by method and route template,
+// continuing the traceparent the request carries), a producer span for
+// every event fired, and a client span for every webhook delivery
+// attempt, a child of its event's span, whose traceparent the attempt
+// carries to the receiver. So one trace holds a client's call, the mock's
+// handling, each delivery attempt (retries included) and the receiver's
+// handling. Without it (the default) nothing is traced and nothing is
+// spent on it; the global provider is never used unless given. nil is an
+// error. docs/observability.md lists the spans and their attributes.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(cf *config) error {
+		if tp == nil {
+			return invalidOption("WithTracerProvider(nil)")
+		}
+		cf.tracerProvider = tp
+		return nil
+	}
+}
+
+// WithMeterProvider measures the server with OpenTelemetry:
+// http.server.request.duration of every request (by method, route and
+// status), http.client.request.duration of every delivery attempt (by
+// receiver and status) and contextsvc.mock.events (by event type).
+// Without it (the default) nothing is measured. nil is an error.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(cf *config) error {
+		if mp == nil {
+			return invalidOption("WithMeterProvider(nil)")
+		}
+		cf.meterProvider = mp
+		return nil
+	}
+}
+
+// WithPropagator sets how the trace context travels: extracted from every
+// request, injected into every delivery attempt. The default is W3C Trace
+// Context (traceparent, tracestate), which contextsvcotel's client sends
+// and its receiver reads; pass otel.GetTextMapPropagator() for the
+// application's global one. It matters only with [WithTracerProvider].
+// nil is an error.
+func WithPropagator(p propagation.TextMapPropagator) Option {
+	return func(cf *config) error {
+		if p == nil {
+			return invalidOption("WithPropagator(nil)")
+		}
+		cf.propagator = p
+		return nil
+	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/proxy"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/telemetry"
 )
 
 // Server is the in-memory Context Management Service. It is an
@@ -95,6 +96,10 @@ type Server struct {
 
 	// changes fans the server's changes out to the dashboard's streams.
 	changes changes.Hub
+
+	// tel traces and measures requests, events and delivery attempts
+	// (WithTracerProvider, WithMeterProvider); nil when neither is given.
+	tel *telemetry.Telemetry
 
 	// proxy, with WithUpstream, forwards the /v1 requests instead of
 	// mux (proxy.go).
@@ -168,6 +173,12 @@ func Open(opts ...Option) (*Server, error) {
 		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
 	}
 	s.faults = faults.NewSet(&s.changes)
+	tel, err := telemetry.New(telemetry.Config{TracerProvider: cf.tracerProvider, MeterProvider: cf.meterProvider,
+		Propagator: cf.propagator})
+	if err != nil {
+		return nil, invalidOption("WithMeterProvider: %v", err)
+	}
+	s.tel = tel
 	s.deliveries = delivery.New(delivery.Config{
 		Clock:      s.clk,
 		Schedule:   cf.retrySchedule,
@@ -180,6 +191,7 @@ func Open(opts ...Option) (*Server, error) {
 		HTTPClient: cf.deliveryClient,
 		Errors:     deliveryErrors,
 		OnChange:   s.deliveryChanged,
+		Telemetry:  s.tel,
 	})
 	s.onEvent = func(ctx context.Context, ev events.Event, targets []*store.Webhook) {
 		for _, w := range targets {
@@ -384,6 +396,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rid := ids.New("req_")
 	w.Header()["X-Request-Id"] = []string{rid}
 	rw := &trackingWriter{ResponseWriter: w}
+	if s.tel != nil {
+		// The span ends last, after a panic is answered: r is the request
+		// as routed (its Pattern names the span).
+		var q *telemetry.Request
+		r, q = s.tel.StartRequest(r, rid)
+		defer func() { s.tel.End(q, r, rw.answered()) }()
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -426,12 +445,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		level = slog.LevelInfo
 	}
 	if s.logger.Enabled(r.Context(), level) {
-		status := rw.status
-		if !rw.wrote {
-			status = http.StatusOK
-		}
 		s.logger.LogAttrs(r.Context(), level, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rw.answered()),
 			slog.Duration("duration", time.Since(start)), slog.String("requestId", rid))
 	}
 }
@@ -456,6 +471,15 @@ func (t *trackingWriter) Write(b []byte) (int, error) {
 		t.wrote, t.status = true, http.StatusOK
 	}
 	return t.ResponseWriter.Write(b)
+}
+
+// answered is the status the request was answered with (200 when the
+// handler wrote nothing).
+func (t *trackingWriter) answered() int {
+	if !t.wrote {
+		return http.StatusOK
+	}
+	return t.status
 }
 
 // Unwrap lets http.ResponseController reach the real writer.

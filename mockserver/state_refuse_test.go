@@ -190,6 +190,8 @@ var badStates = []stateCase{
 	{name: "attempt status out of range", old: `"statusCode":503`, new: `"statusCode":1000`, path: "deliveries[0].attempts[0].statusCode", msg: "0 to 999"},
 	{name: "negative duration", old: `"durationNs":1000`, new: `"durationNs":-1`, path: "deliveries[0].attempts[0].durationNs", msg: "whole number"},
 	{name: "long snippet", old: fxAttempt, new: strings.TrimSuffix(fxAttempt, "}") + `,"responseSnippet":"` + strings.Repeat("x", delivery.SnippetLimit+1) + `"}`, path: "deliveries[0].attempts[0].responseSnippet", msg: "at most 4096"},
+	{name: "trace id not hex", old: fxAttempt, new: strings.TrimSuffix(fxAttempt, "}") + `,"traceId":"4BF92F3577B34DA6A3CE929D0E0E4736"}`, path: "deliveries[0].attempts[0].traceId", msg: "32 lowercase hex digits"},
+	{name: "trace id zero", old: fxAttempt, new: strings.TrimSuffix(fxAttempt, "}") + `,"traceId":"00000000000000000000000000000000"}`, path: "deliveries[0].attempts[0].traceId", msg: "not all zero"},
 	{name: "negative retries", old: `"nextAttemptAt":"2026-11-22T12:00:00.000Z",`, new: `"nextAttemptAt":"2026-11-22T12:00:00.000Z","retries":-1,`, path: "deliveries[0].retries", msg: "whole number"},
 }
 

@@ -115,7 +115,7 @@ func signedWith(h rotationHit, secrets ...string) []string {
 	return out
 }
 
-// TestWebhookSecretRotation walks the README's rotation step by step on a
+// TestWebhookSecretRotation walks the rotation in docs/webhooks.md step by step on a
 // fake clock: the receiver accepts both secrets, the webhook's secret is
 // changed in place (PATCH), a delivery whose first attempt failed before
 // the change is retried after it with the new secret and accepted, later

@@ -61,10 +61,11 @@
 // bucket: at most one burst too many, which the service answers 429.
 //
 // Cost: one EVALSHA round trip per request when a token is free, one more
-// per wait otherwise. Redis spends 6 to 25 µs running the script,
-// depending on the CPU, against 0.2 µs for a PING: on loopback a Wait
-// measured 1.2x a PING on the same client, 1.7x when both cores were kept
-// busy (BENCHMARKS.md); against an API call over a network it is small. A fleet at 6,000 requests a minute
+// per wait otherwise. Redis spends 7 to 10 µs running the script,
+// depending on the CPU, against 0.1 µs for a PING: on loopback a Wait
+// measured 1.2x to 1.7x a PING on the same client, depending on the CPU
+// and on how busy its cores are (BENCHMARKS.md); against an API call over
+// a network it is small. A fleet at 6,000 requests a minute
 // adds about 100 scripts a second to Redis, more while clients wait.
 //
 // # The deduper

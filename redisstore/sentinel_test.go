@@ -228,7 +228,7 @@ func (c commitRecorder) Commit(ctx context.Context, id string, token contextsvc.
 // go-redis's default retries, which may carry a call across a short
 // failover, and with none, so that every call meets the outage. Nothing
 // is lost: every event is handled. An event is handled twice only where
-// the README's failure table allows it, which the test checks and counts:
+// the failure table in docs/fleet.md allows it, which the test checks and counts:
 // its first handling's Commit failed (Redis went down while it ran, or
 // the claim was lost with the old master and another copy took the event
 // over on the new one), or it succeeded on the old master just before the

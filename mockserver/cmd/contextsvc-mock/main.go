@@ -36,6 +36,13 @@
 // at start, naming it and what is wrong, and is left as it is; a last
 // write that fails exits 1 too. GET and PUT /_mock/state download and
 // replace the same document.
+//
+// With -otel, or with OTEL_EXPORTER_OTLP_ENDPOINT set, every request,
+// event and webhook delivery attempt is traced and measured with
+// OpenTelemetry and exported over OTLP/HTTP (the endpoint's default is
+// http://localhost:4318; OTEL_SERVICE_NAME names the service, by default
+// contextsvc-mock); each attempt carries its traceparent to the receiver.
+// -otel=false keeps it off whatever the environment says.
 package main
 
 import (

@@ -53,6 +53,8 @@ type settings struct {
 	adminAuth       mockserver.Option // from adminAuthFile; nil without it
 	adminInsecure   bool
 	hashUser        string // -hash-password: print a line for this user and exit
+	otel            bool   // -otel
+	otelSet         bool   // -otel was given (either way): the environment does not decide
 	upstream        string // -upstream: a validating proxy to this base URL
 }
 
@@ -195,6 +197,10 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		"loaded at start (a missing file is a first start; one that cannot be read or is not a state document stops the start, and is left as it is), "+
 		"written at most every -state-interval while they change and at shutdown, atomically, mode 0600; one mock per file (a second one on the same file stops, saying it is in use). The event log and finished deliveries are not kept")
 	fs.DurationVar(&st.stateInterval, "state-interval", mockserver.DefaultStateInterval, "with -state-file, how long after a change the file is written (the changes of that time together)")
+	fs.BoolVar(&st.otel, "otel", false, "trace and measure with OpenTelemetry, exported over OTLP/HTTP to $"+envEndpoint+" (default "+defaultEndpoint+"; "+
+		"$"+envTracesEndpoint+" and $"+envMetricsEndpoint+" per signal), as service $"+envServiceName+" (default "+defaultServiceName+"): "+
+		"a span for every request, event and webhook delivery attempt (each attempt sends its traceparent), and their metrics. "+
+		"On by itself when one of those endpoints is set; -otel=false keeps it off")
 	fs.StringVar(&st.upstream, "upstream", "", "run as a validating proxy: forward every /v1 request to this base `URL` (ending in /v1, as CONTEXTSVC_BASE_URL: your staging or production deployment) "+
 		"with its headers as they are, the caller's Authorization included, and hold each request and answer to the contract's OpenAPI document (GET /_mock/openapi.yaml). "+
 		"Each mismatch is logged (warn) with the rule of the document it breaks, listed at GET /_mock/contract/mismatches and in the dashboard's Contract view with counts per operation "+
@@ -207,6 +213,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	fs.Visit(func(f *flag.Flag) { st.otelSet = st.otelSet || f.Name == "otel" })
 	if fs.NArg() > 0 {
 		err := fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
@@ -441,6 +448,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // runInput is run with stdin given.
 func runInput(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runEnv(ctx, args, os.Getenv, stdin, stdout, stderr)
+}
+
+// runEnv is runInput with the environment's variables read by getenv.
+func runEnv(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	st, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -458,7 +470,24 @@ func runInput(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitOK
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: st.logLevel}))
-	srv, err := mockserver.Open(st.options(logger)...)
+	opts := st.options(logger)
+	if otelWanted(st, getenv) {
+		otelOpts, stopOtel, err := startOtel(ctx, getenv, logger)
+		if err != nil {
+			fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+			return exitUsage
+		}
+		opts = append(opts, otelOpts...)
+		// Last, once the deliveries have stopped: their spans are sent too.
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), st.shutdownTimeout)
+			defer cancel()
+			if err := stopOtel(sctx); err != nil {
+				logger.Warn("OpenTelemetry: not every span and metric could be exported", "error", err)
+			}
+		}()
+	}
+	srv, err := mockserver.Open(opts...)
 	if msg := badOption(err, "WithUpstream: ", "-upstream: "); msg != "" {
 		fmt.Fprintf(stderr, "contextsvc-mock: %s\n", msg)
 		return exitUsage

@@ -8,8 +8,8 @@
 // attempt is made (Engine.attempt). What it needs of a webhook is a
 // [Hook]: its id and account, and where an attempt goes now; it never
 // touches the stored webhooks, the events' history or the store. It
-// imports the clock, changes, ids, jsonwire, page and queue packages,
-// nothing else of the mock server; mockserver.Delivery and its neighbours
+// imports the clock, changes, ids, jsonwire, page, queue and telemetry
+// packages, nothing else of the mock server; mockserver.Delivery and its neighbours
 // are the public forms of this package's types.
 package delivery
 
@@ -63,6 +63,9 @@ type Attempt struct {
 	StatusCode      int
 	Error           string
 	ResponseSnippet string
+	// TraceID is the trace id of the attempt's span (its event's trace),
+	// in hex, when the server is traced; empty otherwise.
+	TraceID string
 }
 
 // Succeeded reports whether the receiver acknowledged this attempt with a
@@ -144,6 +147,7 @@ type attemptJSON struct {
 	StatusCode      int    `json:"statusCode,omitempty"`
 	Error           string `json:"error,omitempty"`
 	ResponseSnippet string `json:"responseSnippet,omitempty"`
+	TraceID         string `json:"traceId,omitempty"`
 }
 
 // MarshalJSON encodes the attempt as the admin API shows it, its times in
@@ -152,5 +156,6 @@ func (a Attempt) MarshalJSON() ([]byte, error) {
 	return json.Marshal(attemptJSON{
 		Number: a.Number, ScheduledAt: jsonwire.FormatTime(a.ScheduledAt), StartedAt: jsonwire.FormatTime(a.StartedAt),
 		Duration: int64(a.Duration), StatusCode: a.StatusCode, Error: a.Error, ResponseSnippet: a.ResponseSnippet,
+		TraceID: a.TraceID,
 	})
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/queue"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/telemetry"
+	"go.opentelemetry.io/otel/trace"
 )
 
 const (
@@ -113,6 +115,10 @@ type Config struct {
 	// server's change notifications and its state file). It is called
 	// with the engine's lock held and must not block.
 	OnChange func(changes.Change)
+	// Telemetry, when set, traces every attempt (a child of its event's
+	// span, which Enqueue finds in its context) and carries the attempt's
+	// traceparent. nil traces nothing.
+	Telemetry *telemetry.Telemetry
 }
 
 // Engine is the mock server's webhook delivery engine: it records
@@ -198,6 +204,7 @@ type Engine struct {
 
 	errs     Errors
 	onChange func(changes.Change) // Config.OnChange
+	tel      *telemetry.Telemetry // Config.Telemetry
 }
 
 // Hook is what the engine needs of a webhook: its id and
@@ -228,6 +235,10 @@ type Body struct {
 	ID    string
 	Type  contextsvc.EventType
 	Bytes []byte
+	// Parent is the span of the event's creation, the parent of every
+	// attempt's span; nil when the event was not traced (or was loaded
+	// from a state file).
+	Parent *trace.SpanContext
 }
 
 // deliveryStatus is State in one byte, to keep records compact.
@@ -380,6 +391,7 @@ func New(cfg Config) *Engine {
 	d := &Engine{
 		errs:       cfg.Errors,
 		onChange:   cfg.OnChange,
+		tel:        cfg.Telemetry,
 		clock:      cfg.Clock,
 		timeout:    cfg.Timeout,
 		workers:    cfg.Workers,
@@ -498,6 +510,9 @@ func (d *Engine) enqueueBody(ctx context.Context, eventID string, eventType cont
 			body = bytes.Clone(body)
 		}
 		ev = &Body{ID: eventID, Type: eventType, Bytes: body}
+		if d.tel != nil {
+			ev.Parent = telemetry.Parent(ctx)
+		}
 		d.events[eventID] = ev
 	}
 	now := d.clock.Now()
@@ -1225,9 +1240,9 @@ func (d *Engine) attempt(job attemptJob) (a Attempt) {
 	defer cancel()
 	defer func() { a.Duration = time.Since(start) }()
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.url, bytes.NewReader(job.event.Bytes))
-	if err != nil {
-		a.Error = "invalid webhook url: " + attemptError(err, job.url)
+	req, rerr := http.NewRequestWithContext(ctx, http.MethodPost, job.url, bytes.NewReader(job.event.Bytes))
+	if rerr != nil {
+		a.Error = "invalid webhook url: " + attemptError(rerr, job.url)
 		return a
 	}
 	// The keys are already canonical, so the map is filled directly.
@@ -1239,7 +1254,16 @@ func (d *Engine) attempt(job attemptJob) (a Attempt) {
 		"X-Service-Delivery":         {job.id},
 		"X-Service-Delivery-Attempt": {strconv.Itoa(job.number)},
 	}
-	resp, err := d.client.Do(req)
+	var err error // why no answer came, for the attempt's span
+	if d.tel != nil {
+		var span *telemetry.Attempt
+		span, a.TraceID = d.tel.StartAttempt(job.event.Parent, req, telemetry.AttemptInfo{
+			DeliveryID: job.id, EventID: job.event.ID, EventType: job.event.Type, WebhookID: job.webhookID, Number: job.number,
+		})
+		defer func() { d.tel.EndAttempt(span, a.StatusCode, err, a.Error) }()
+	}
+	var resp *http.Response
+	resp, err = d.client.Do(req)
 	if err != nil {
 		a.Error = d.describeError(ctx, job.ctx, err, job.url)
 		return a

@@ -39,7 +39,7 @@ import (
 //
 // fpdf parses a font and subsets it in every document that uses it
 // (together about 7 ms for a Go font and 40 ms for the CJK one on the
-// development machine; BENCHMARKS.md), and offers no way to share a parsed
+// development machine), and offers no way to share a parsed
 // font between documents (the parsed font is private to the document, and
 // its output step changes it), so each font is added to a document only
 // when the document first prints with it: a document without code, quotes

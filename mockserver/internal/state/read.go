@@ -1091,6 +1091,7 @@ type attemptDoc struct {
 	StatusCode      wholeNumber[statusRange] `json:"statusCode"`
 	Error           lenientStr               `json:"error"`
 	ResponseSnippet lenientStr               `json:"responseSnippet"`
+	TraceID         plainStr                 `json:"traceId"`
 }
 
 // attempt reads attempt number i+1 of the delivery being read.
@@ -1105,14 +1106,33 @@ func (rd *stateReader) attempt(dec *jsontext.Decoder, i int) error {
 	if utf8.RuneCountInString(doc.ResponseSnippet.v) > delivery.SnippetLimit {
 		return fault(dec, "responseSnippet", "must be at most %d characters", delivery.SnippetLimit)
 	}
+	if doc.TraceID.ok && !traceID(doc.TraceID.v) {
+		return fault(dec, "traceId", "must be an OpenTelemetry trace id: 32 lowercase hex digits, not all zero")
+	}
 	if err := required(dec, given{"number", doc.Number.ok}, given{"scheduledAt", doc.ScheduledAt.ok}, given{"startedAt", doc.StartedAt.ok}, given{"durationNs", doc.DurationNs.ok}); err != nil {
 		return err
 	}
 	rd.attempts = append(rd.attempts, delivery.Attempt{
 		Number: doc.Number.v, ScheduledAt: doc.ScheduledAt.v, StartedAt: doc.StartedAt.v, Duration: time.Duration(doc.DurationNs.v),
-		StatusCode: doc.StatusCode.v, Error: doc.Error.v, ResponseSnippet: doc.ResponseSnippet.v,
+		StatusCode: doc.StatusCode.v, Error: doc.Error.v, ResponseSnippet: doc.ResponseSnippet.v, TraceID: doc.TraceID.v,
 	})
 	return nil
+}
+
+// traceID reports whether s is a trace id as an attempt keeps it: 32
+// lowercase hex digits, not all zero.
+func traceID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	zero := true
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+		zero = zero && c == '0'
+	}
+	return !zero
 }
 
 // finish resolves each delivery's event and webhook: its attempts read

@@ -311,6 +311,9 @@ func (sw *stateWriter) delivery(d *delivery.Saved) {
 		if a.ResponseSnippet != "" {
 			sw.str("responseSnippet", a.ResponseSnippet)
 		}
+		if a.TraceID != "" {
+			sw.str("traceId", a.TraceID)
+		}
 		sw.tok(jsontext.EndObject)
 	}
 	sw.tok(jsontext.EndArray)

@@ -716,7 +716,8 @@ function attemptList(attempts) {
         h('span', { class: 'attempt-no' }, '#' + a.number),
         h('span', { class: 'mono', title: 'started ' + a.startedAt + (a.scheduledAt !== a.startedAt ? ', due ' + a.scheduledAt : '') }, fmtDateTime(a.startedAt).slice(0, 19)),
         h('span', { class: 'muted' }, fmtDuration(a.durationNs)),
-        answer(a)),
+        answer(a),
+        a.traceId ? h('span', { class: 'mono muted attempt-trace', title: 'the attempt\'s OpenTelemetry trace: find it in your tracing by this id' }, 'trace ' + a.traceId) : null),
       a.responseSnippet ? h('pre', { class: 'code answer' }, a.responseSnippet) : null)));
 }
 

@@ -1,0 +1,404 @@
+// Package telemetry is the mock server's OpenTelemetry: a server span for
+// every request (/v1 and admin), a producer span for every event it fires,
+// a client span for every webhook delivery attempt with the attempt's
+// traceparent, and the metrics of each.
+//
+// It owns the span names, kinds and attributes, the metrics' instruments
+// and how the trace context travels (extracted from requests, injected
+// into attempts). It knows nothing of the server's parts: the server
+// (serve, emit) and the delivery engine (Engine.attempt) call it with
+// what they have. It imports the OpenTelemetry API and contextsvcotel's
+// attribute keys, nothing of the mock server. A nil *Telemetry is off:
+// callers test for nil and do nothing else, so a server without a
+// provider pays one comparison per request, event and attempt.
+//
+// One trace holds a client's call, the mock's handling of it, the event
+// the handling fired and every delivery attempt of that event (retries
+// included, hours later on the schedule) and, through the traceparent
+// each attempt carries, the receiver's handling: an attempt's span is a
+// child of its event's span, not a link, because a webhook delivery is
+// the event's consequence and its retries belong to the same story; a
+// link would scatter one change over as many traces as attempts.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/contextsvcotel"
+	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/semconv/v1.43.0/httpconv"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// ScopeName is the instrumentation scope of the mock server's tracer and
+// meter.
+const ScopeName = "github.com/contextsvc/contextsvc-go/mockserver"
+
+// The attributes of the mock server's own, beside the semantic
+// conventions' and contextsvcotel's.
+const (
+	// RequestIDKey is the request id the mock answered with
+	// (X-Request-Id): on the server spans.
+	RequestIDKey = attribute.Key("contextsvc.request.id")
+	// AccountKey is the account an event belongs to: on the event spans.
+	AccountKey = attribute.Key("contextsvc.account")
+	// WebhookIDKey is the webhook a delivery goes to: on the attempt
+	// spans.
+	WebhookIDKey = attribute.Key("contextsvc.webhook.id")
+	// DeliveriesKey is how many deliveries an event was given (the
+	// account's webhooks subscribed to its type): on the event spans.
+	DeliveriesKey = attribute.Key("contextsvc.event.deliveries")
+)
+
+// EventsMetric is the name of the counter of events fired, by type.
+const EventsMetric = "contextsvc.mock.events"
+
+// Config says where telemetry goes. A nil provider turns its half off.
+type Config struct {
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// Propagator extracts the caller's trace context from requests and
+	// injects each attempt's into its headers; nil is W3C Trace Context.
+	Propagator propagation.TextMapPropagator
+}
+
+// version is the SDK's version, for the instrumentation scope.
+var version = strings.TrimPrefix(contextsvc.DefaultUserAgent, "contextsvc-go/")
+
+// Telemetry traces and measures one server. Its methods are safe for
+// concurrent use.
+type Telemetry struct {
+	tracer  trace.Tracer
+	prop    propagation.TextMapPropagator
+	server  httpconv.ServerRequestDuration
+	client  httpconv.ClientRequestDuration
+	events  metric.Int64Counter
+	metrics bool
+}
+
+// durationBuckets are the semantic conventions' bucket boundaries for
+// request durations, in seconds.
+var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+
+// New returns the telemetry cfg configures, or nil (off) when it has no
+// provider.
+func New(cfg Config) (*Telemetry, error) {
+	if cfg.TracerProvider == nil && cfg.MeterProvider == nil {
+		return nil, nil
+	}
+	t := &Telemetry{prop: cfg.Propagator, metrics: cfg.MeterProvider != nil}
+	if t.prop == nil {
+		t.prop = propagation.TraceContext{}
+	}
+	tp, mp := cfg.TracerProvider, cfg.MeterProvider
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	if mp == nil {
+		mp = metricnoop.NewMeterProvider()
+	}
+	t.tracer = tp.Tracer(ScopeName, trace.WithInstrumentationVersion(version), trace.WithSchemaURL(semconv.SchemaURL))
+	m := mp.Meter(ScopeName, metric.WithInstrumentationVersion(version), metric.WithSchemaURL(semconv.SchemaURL))
+	var err error
+	if t.server, err = httpconv.NewServerRequestDuration(m, metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
+		return nil, err
+	}
+	if t.client, err = httpconv.NewClientRequestDuration(m, metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
+		return nil, err
+	}
+	if t.events, err = m.Int64Counter(EventsMetric, metric.WithUnit("{event}"),
+		metric.WithDescription("Events the mock server fired, by type.")); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// knownMethods are the methods the semantic conventions name; any other is
+// _OTHER.
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true,
+	http.MethodDelete: true, http.MethodConnect: true, http.MethodOptions: true, http.MethodTrace: true,
+}
+
+// Request is a request being traced: its span and when it started.
+type Request struct {
+	span   trace.Span
+	start  time.Time
+	method string
+}
+
+// StartRequest starts the server span of r, continuing the trace its
+// headers carry, and returns r with the span in its context. The span is
+// named when it ends, once the route is known.
+func (t *Telemetry) StartRequest(r *http.Request, requestID string) (*http.Request, *Request) {
+	q := &Request{start: time.Now(), method: r.Method}
+	if !knownMethods[q.method] {
+		q.method = "_OTHER"
+	}
+	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	attrs := make([]attribute.KeyValue, 0, 10)
+	attrs = append(attrs, semconv.HTTPRequestMethodKey.String(q.method), semconv.URLPath(r.URL.Path), semconv.URLScheme(scheme(r)),
+		RequestIDKey.String(requestID))
+	if q.method == "_OTHER" {
+		attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
+	}
+	if host, port := hostPort(r.Host); host != "" {
+		attrs = append(attrs, semconv.ServerAddress(host))
+		if port > 0 {
+			attrs = append(attrs, semconv.ServerPort(port))
+		}
+	}
+	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		attrs = append(attrs, semconv.ClientAddress(ip))
+	}
+	if ua := r.UserAgent(); ua != "" {
+		attrs = append(attrs, semconv.UserAgentOriginal(ua))
+	}
+	attrs = append(attrs, semconv.NetworkProtocolVersion(protocolVersion(r)))
+	ctx, q.span = t.tracer.Start(ctx, q.method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return r.WithContext(ctx), q
+}
+
+// protocolVersion is network.protocol.version: "1.1", "2"…, without
+// formatting the common ones.
+func protocolVersion(r *http.Request) string {
+	switch {
+	case r.ProtoMajor == 1 && r.ProtoMinor == 1:
+		return "1.1"
+	case r.ProtoMajor == 2 && r.ProtoMinor == 0:
+		return "2"
+	case r.ProtoMajor == 1 && r.ProtoMinor == 0:
+		return "1.0"
+	}
+	return fmt.Sprintf("%d.%d", r.ProtoMajor, r.ProtoMinor)
+}
+
+// End ends the request's span, named by method and route, and records its
+// duration. r is the request as routed (its Pattern is the route
+// template); status is the answer's.
+func (t *Telemetry) End(q *Request, r *http.Request, status int) {
+	elapsed := time.Since(q.start)
+	route := Route(r)
+	name := q.method
+	if name == "_OTHER" {
+		name = "HTTP"
+	}
+	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
+	if route != "" {
+		name += " " + route
+		attrs = append(attrs, semconv.HTTPRoute(route))
+	}
+	if status >= 500 {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(strconv.Itoa(status)))
+		q.span.SetStatus(codes.Error, http.StatusText(status))
+	}
+	q.span.SetName(name)
+	q.span.SetAttributes(attrs...)
+	q.span.End()
+	if t.metrics && t.server.Enabled(r.Context()) {
+		mattrs := append(attrs, semconv.HTTPRequestMethodKey.String(q.method), semconv.URLScheme(scheme(r)))
+		t.server.Inst().Record(r.Context(), elapsed.Seconds(), metric.WithAttributes(mattrs...))
+	}
+}
+
+// Route is the route template r was served by ("/v1/contexts/{id}"), or
+// "" when no route matched (a 404).
+func Route(r *http.Request) string {
+	p := r.Pattern
+	if p == "" || p == "/" {
+		return ""
+	}
+	if _, path, ok := strings.Cut(p, " "); ok { // a pattern with a method
+		p = path
+	}
+	return p
+}
+
+func scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// hostPort splits a Host header or URL host.
+func hostPort(hostport string) (string, int) {
+	host, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return hostport, 0
+	}
+	port, _ := strconv.Atoi(p)
+	return host, port
+}
+
+// StartEvent starts the producer span of an event being fired, in ctx's
+// trace (the request's, or a new one for an event fired from Go), and
+// returns ctx with it: the deliveries of the event take their parent from
+// that context (Parent). The caller ends it with EndEvent.
+func (t *Telemetry) StartEvent(ctx context.Context, id string, typ contextsvc.EventType, account string) (context.Context, trace.Span) {
+	name := "create " + string(typ)
+	if !typ.Known() {
+		name = "create"
+	}
+	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
+		semconv.MessagingSystemKey.String(contextsvcotel.MessagingSystem),
+		semconv.MessagingOperationName("create"),
+		semconv.MessagingOperationTypeCreate,
+		semconv.MessagingMessageID(id),
+		contextsvcotel.EventTypeKey.String(string(typ)),
+		AccountKey.String(account),
+	))
+	if t.metrics && t.events.Enabled(ctx) {
+		typAttr := string(typ)
+		if !typ.Known() {
+			typAttr = "_OTHER"
+		}
+		t.events.Add(ctx, 1, metric.WithAttributes(contextsvcotel.EventTypeKey.String(typAttr)))
+	}
+	return ctx, span
+}
+
+// EndEvent ends an event's span, saying how many deliveries it got.
+func (t *Telemetry) EndEvent(span trace.Span, deliveries int) {
+	span.SetAttributes(DeliveriesKey.Int(deliveries))
+	span.End()
+}
+
+// Parent returns the span context the deliveries of an event fired with
+// ctx continue (the event's span), or nil when there is none.
+func Parent(ctx context.Context) *trace.SpanContext {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return nil
+	}
+	return &sc
+}
+
+// AttemptInfo is what an attempt's span says of it.
+type AttemptInfo struct {
+	DeliveryID string
+	EventID    string
+	EventType  contextsvc.EventType
+	WebhookID  string
+	Number     int
+}
+
+// Attempt is a delivery attempt being traced.
+type Attempt struct {
+	span   trace.Span
+	ctx    context.Context
+	start  time.Time
+	host   string
+	port   int
+	method string
+}
+
+// StartAttempt starts the client span of a delivery attempt, a child of
+// parent (its event's span; a new trace when nil: an event fired before
+// the server was traced, or a delivery loaded from a state file), and
+// puts the span's traceparent in req's headers. It returns the attempt's
+// trace id in hex ("" when the span is not sampled), which the delivery
+// keeps.
+func (t *Telemetry) StartAttempt(parent *trace.SpanContext, req *http.Request, info AttemptInfo) (*Attempt, string) {
+	ctx := req.Context()
+	if parent != nil {
+		ctx = trace.ContextWithSpanContext(ctx, *parent)
+	}
+	a := &Attempt{start: time.Now(), method: req.Method}
+	a.host, a.port = hostPort(req.URL.Host)
+	if a.port == 0 {
+		a.port = 80
+		if req.URL.Scheme == "https" {
+			a.port = 443
+		}
+	}
+	attrs := []attribute.KeyValue{
+		semconv.HTTPRequestMethodKey.String(req.Method),
+		semconv.ServerAddress(a.host),
+		semconv.ServerPort(a.port),
+		semconv.URLFull(redactedURL(req.URL)),
+		semconv.MessagingMessageID(info.EventID),
+		contextsvcotel.EventTypeKey.String(string(info.EventType)),
+		contextsvcotel.DeliveryIDKey.String(info.DeliveryID),
+		contextsvcotel.DeliveryAttemptKey.Int(info.Number),
+		WebhookIDKey.String(info.WebhookID),
+	}
+	if info.Number > 1 {
+		attrs = append(attrs, semconv.HTTPRequestResendCount(info.Number-1))
+	}
+	ctx, a.span = t.tracer.Start(ctx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	a.ctx = ctx
+	t.prop.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	var id string
+	if sc := a.span.SpanContext(); sc.IsValid() && sc.IsSampled() {
+		id = sc.TraceID().String()
+	}
+	return a, id
+}
+
+// redactedURL is url.full without the secrets a receiver's URL can carry
+// (a password, a token in the query).
+func redactedURL(u *url.URL) string { return redact.URL(u.String()) }
+
+// EndAttempt ends an attempt's span: status is the receiver's answer (0
+// when none came), err why none came, and failure what the delivery
+// records as the attempt's error ("" when it succeeded).
+func (t *Telemetry) EndAttempt(a *Attempt, status int, err error, failure string) {
+	elapsed := time.Since(a.start)
+	var errType string
+	switch {
+	case err != nil:
+		errType = errorType(err)
+	case status < 200 || status > 299:
+		errType = strconv.Itoa(status)
+	}
+	attrs := make([]attribute.KeyValue, 0, 2)
+	if status > 0 {
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
+	}
+	if errType != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
+		a.span.SetStatus(codes.Error, failure)
+	}
+	a.span.SetAttributes(attrs...)
+	a.span.End()
+	if t.metrics && t.client.Enabled(a.ctx) {
+		mattrs := append(attrs, semconv.HTTPRequestMethodKey.String(a.method), semconv.ServerAddress(a.host), semconv.ServerPort(a.port))
+		t.client.Inst().Record(a.ctx, elapsed.Seconds(), metric.WithAttributes(mattrs...))
+	}
+}
+
+// errorType is error.type of an attempt that got no answer: timeout,
+// canceled, or the Go type of the error under the url.Error.
+func errorType(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timeout"
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return "timeout"
+	}
+	if errors.Is(err, context.Canceled) {
+		return "canceled"
+	}
+	if ue, ok := err.(*url.Error); ok && ue.Err != nil {
+		err = ue.Err
+	}
+	return fmt.Sprintf("%T", err)
+}
