@@ -146,6 +146,7 @@ func (s *Server) newAdmin(cf *config) *adminapi.Handler {
 		Hosts:      access.NewHosts(cf.adminHosts),
 		Auth:       cf.adminAuth,
 		Logger:     s.logger,
+		Proxy:      s.proxy,
 	}
 	// A clock that can be advanced is moved in steps: a FakeClock's own,
 	// or one step for a test's clock with an Advance.

@@ -66,12 +66,22 @@ func (s *Server) Redeliver(id string) (Delivery, error) {
 	return publicDelivery(d), nil
 }
 
-// WaitIdle blocks until no delivery attempt is due or running, or ctx is
-// done (it then returns ctx's error). A test calls it for the attempts
-// that are due at once (an event's first, a redelivery); on a [FakeClock],
-// an Advance already waits for those it makes due. Nothing sleeps or
-// polls.
-func (s *Server) WaitIdle(ctx context.Context) error { return s.deliveries.WaitIdle(ctx) }
+// WaitIdle blocks until no delivery attempt is due or running and, on a
+// validating proxy ([WithUpstream]), no exchange is being forwarded or
+// checked; or until ctx is done (it then returns ctx's error). A test
+// calls it for the attempts that are due at once (an event's first, a
+// redelivery); on a [FakeClock], an Advance already waits for those it
+// makes due. A proxy's caller may read an answer whole before the proxy
+// has checked it: call WaitIdle before [Server.ContractFindings]. Nothing
+// sleeps or polls.
+func (s *Server) WaitIdle(ctx context.Context) error {
+	if s.proxy != nil {
+		if err := s.proxy.WaitIdle(ctx); err != nil {
+			return err
+		}
+	}
+	return s.deliveries.WaitIdle(ctx)
+}
 
 // WaitForDelivery blocks until a delivery, existing or future, matches
 // match, and returns a copy of it; or until ctx is done, and returns ctx's
@@ -132,6 +142,9 @@ func (s *Server) Reset() {
 	s.deliveries.Reset()
 	s.faults.Clear(false)
 	s.idem.Reset()
+	if s.proxy != nil {
+		s.proxy.Log().Reset()
+	}
 	for _, k := range s.keys {
 		if k.limiter.Load() != nil {
 			k.limiter.Store(rate.NewLimiter(rate.Limit(float64(k.perMinute)/60), k.burst))

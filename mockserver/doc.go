@@ -436,6 +436,24 @@
 // [MaxIdempotencyKeys] keys and [MaxIdempotencyBytes] of stored answers,
 // the oldest key forgotten first; [Server.Reset] empties it.
 //
+// # A validating proxy
+//
+// With [WithUpstream] (the command's -upstream URL) the server serves no
+// /v1 of its own: it forwards every /v1 request to a deployment of the
+// service, the caller's Authorization as it is, streams the answer back,
+// and holds the request and the answer to the OpenAPI document. Each
+// mismatch is logged at Warn with the rule of the document it breaks,
+// kept with the SDK's verdict on the answer ([Server.ContractFindings],
+// GET /_mock/contract/mismatches, the dashboard's Contract view) and
+// counted per operation ([Server.ContractCounts], GET /_mock/contract).
+// A request the document forbids that the upstream refuses with a 4xx is
+// counted as refused, not as a mismatch. At most [MaxValidatedBody] of a
+// body is buffered (a larger one streams through unvalidated, and is
+// counted so); the findings are kept as the history is, at most
+// [MaxContractBytes] of them; an upstream that does not answer is a 502
+// with the contract's error body. API keys, webhook secrets and the
+// secrets of receiver URLs are masked in every finding and log line.
+//
 // # How it is built
 //
 // This package is the public API, the /v1 handlers and the wiring; the
@@ -445,7 +463,7 @@
 // idempotency, changes (what the dashboard's stream sends), state (the
 // state document) and statefile (its file, written atomically and
 // locked), export and pdf, markdown, clock (the [FakeClock]'s engine),
-// and adminapi (everything under /_mock/), with access (the admin
+// proxy (the validating proxy), and adminapi (everything under /_mock/), with access (the admin
 // routes' Host, cross-site and credentials checks) and dashboard (the
 // page), over what they share: httpapi (errors, answers, bodies,
 // cursors), rules (the contract's field rules) and jsonwire. Every

@@ -54,6 +54,21 @@ var specRouter = sync.OnceValues(func() (routers.Router, error) {
 	return legacy.NewRouter(&d)
 })
 
+// contractSpec is the document as internal/contract loads it, which holds
+// requests to it (Spec.CheckRequest) for this package's validator as for
+// the proxy.
+var contractSpec = sync.OnceValues(func() (*contract.Spec, error) { return contract.LoadSpec(openAPIDocument) })
+
+// checkRequest lists how ex's request breaks the document.
+func checkRequest(ex *exchange) []contract.Mismatch {
+	cs, err := contractSpec()
+	if err != nil {
+		return []contract.Mismatch{{Where: "document", Message: err.Error()}}
+	}
+	return cs.CheckRequest(&contract.Exchange{Method: ex.method, Path: ex.path, RawQuery: ex.rawQuery,
+		RequestHeader: ex.reqHeader, RequestBody: ex.reqBody})
+}
+
 func TestOpenAPIDocumentIsValid(t *testing.T) {
 	t.Parallel()
 	if _, err := specRouter(); err != nil {

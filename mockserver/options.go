@@ -75,6 +75,10 @@ type config struct {
 	tracerProvider trace.TracerProvider
 	meterProvider  metric.MeterProvider
 	propagator     propagation.TextMapPropagator
+
+	// upstream, when set, makes the server a validating proxy to it.
+	upstream          string
+	upstreamTransport http.RoundTripper
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit

@@ -24,6 +24,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/idempotency"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/proxy"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/telemetry"
@@ -99,6 +100,10 @@ type Server struct {
 	// tel traces and measures requests, events and delivery attempts
 	// (WithTracerProvider, WithMeterProvider); nil when neither is given.
 	tel *telemetry.Telemetry
+
+	// proxy, with WithUpstream, forwards the /v1 requests instead of
+	// mux (proxy.go).
+	proxy *proxy.Proxy
 
 	mux *http.ServeMux
 	// handler serves every request: serve, or (in this package's tests
@@ -233,6 +238,13 @@ func Open(opts ...Option) (*Server, error) {
 		if i == 0 {
 			s.defaultKey = k
 		}
+	}
+	if cf.upstream != "" {
+		p, err := s.newProxy(&cf)
+		if err != nil {
+			return nil, err
+		}
+		s.proxy = p
 	}
 	if cf.admin {
 		s.admin = s.newAdmin(&cf)
@@ -413,6 +425,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.admin.ServeHTTP(rw, r)
 	case httpapi.UncleanPath(r.URL.Path):
 		httpapi.NoSuchPath(rw, r)
+	case s.proxy != nil && isAPIPath(r.URL.Path):
+		// A validating proxy forwards /v1 to its upstream.
+		s.proxy.ServeHTTP(rw, r)
 	default:
 		s.mux.ServeHTTP(rw, r)
 	}

@@ -16,6 +16,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/conformance"
+	"github.com/contextsvc/contextsvc-go/internal/conformance/conformancetest"
 	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
@@ -167,7 +168,7 @@ func TestRunAgainstDifferentServer(t *testing.T) {
 	t.Parallel()
 	clock := mockserver.NewFakeClock(time.Now())
 	srv := mockserver.New(append(keys(), mockserver.WithClock(clock))...)
-	hs := httptest.NewServer(reshape(srv))
+	hs := httptest.NewServer(conformancetest.Reshape(srv))
 	t.Cleanup(func() {
 		hs.Close()
 		if err := srv.Close(context.Background()); err != nil {

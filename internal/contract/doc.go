@@ -14,9 +14,10 @@
 //     schedule. The decisions behind them are in the project's
 //     api-contract document; the mock server implements them exactly.
 //   - [Spec], the OpenAPI document (mockserver/openapi.yaml) loaded with
-//     kin-openapi, which checks a recorded answer ([Exchange]) or a
+//     kin-openapi, which checks a recorded request and its answer
+//     ([Exchange]; [Spec.CheckRequest], [Spec.CheckResponse]) or a
 //     delivered event against it and says, for each [Mismatch], where in
-//     the document the answer breaks it.
+//     the document it breaks it.
 //   - [ReadAnswer] and [ReadDelivery], which replay a recorded answer
 //     through the SDK's own method (Contexts.List, Contexts.Delete,
 //     ConstructEvent…), and [Judge], which says from that [Reading] whether

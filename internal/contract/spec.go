@@ -302,7 +302,13 @@ func checkHeader(h *openapi3.Header, name string, values []string, rule string) 
 // visit validates value against a schema and turns each failure into a
 // Mismatch naming the schema it breaks.
 func visit(ref *openapi3.SchemaRef, rule, where string, value any) []Mismatch {
-	err := ref.Value.VisitJSON(value, openapi3.MultiErrors(), openapi3.VisitAsResponse())
+	return visitAs(ref, rule, where, value, openapi3.VisitAsResponse())
+}
+
+// visitAs is visit for an answer (openapi3.VisitAsResponse) or a request
+// (openapi3.VisitAsRequest): readOnly and writeOnly properties differ.
+func visitAs(ref *openapi3.SchemaRef, rule, where string, value any, as openapi3.SchemaValidationOption) []Mismatch {
+	err := ref.Value.VisitJSON(value, openapi3.MultiErrors(), as)
 	if err == nil {
 		return nil
 	}
@@ -316,11 +322,7 @@ func visit(ref *openapi3.SchemaRef, rule, where string, value any) []Mismatch {
 		if len(ptr) > 0 {
 			w += " /" + strings.Join(ptr, "/")
 		}
-		msg := se.Reason
-		if msg == "" {
-			msg = se.Error()
-		}
-		out = append(out, Mismatch{Where: w, Rule: schemaRule(ref, rule, ptr, se.SchemaField), Message: msg})
+		out = append(out, Mismatch{Where: w, Rule: schemaRule(ref, rule, ptr, se.SchemaField), Message: reason(se)})
 	}
 	if len(out) == 0 {
 		out = append(out, Mismatch{Where: where, Rule: rule, Message: err.Error()})
@@ -403,10 +405,12 @@ func pointer(segs ...string) string {
 	return b.String()
 }
 
+// pointerEscapes are RFC 6901's escapes, made once: a Replacer is built
+// on its first use, and a new one per call cost most of a check.
+var pointerEscapes = strings.NewReplacer("~", "~0", "/", "~1")
+
 // escape escapes one JSON pointer segment (RFC 6901).
-func escape(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+func escape(s string) string { return pointerEscapes.Replace(s) }
 
 // CheckEvent lists how a delivered event envelope breaks the document: the
 // schema of its type ([Event].Schema; the Event schema is their oneOf),

@@ -132,6 +132,11 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-key", "k:pro:write:"}, "-key #1: the account (part 4 of KEY:plan:scope:account) is empty"},
 		{[]string{"-key", "k:pro:write:acme:x"}, "more than KEY:plan:scope:account"},
 		{[]string{"serve"}, `unexpected argument "serve"`},
+		{[]string{"-upstream", "https://api.example.com/v1", "-key", "sk_a"}, "-key and -state-file do not go with it"},
+		{[]string{"-upstream", "https://api.example.com/v1", "-state-file", "s.json"}, "-key and -state-file do not go with it"},
+		{[]string{"-upstream", "https://api.example.com"}, "-upstream: the upstream https://api.example.com must end in /v1"},
+		{[]string{"-upstream", "ftp://api.example.com/v1"}, "must be an http or https URL"},
+		{[]string{"-upstream", "https://bot:pw_secret@api.example.com/v1"}, "https://xxxxx@api.example.com/v1 must not carry credentials"},
 	} {
 		var stderr bytes.Buffer
 		if code := run(t.Context(), tc.args, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.msg) {
@@ -262,6 +267,73 @@ func TestRunInProcess(t *testing.T) {
 	if !strings.Contains(log, "more than 5 minutes ahead of real time") || !strings.Contains(log, "more than 27 hours behind") ||
 		!strings.Contains(log, "-replay-window 0") || !strings.Contains(log, "WithWebhookClock") {
 		t.Errorf("the fake clock's start line does not say what receivers need:\n%s", log)
+	}
+}
+
+// TestRunProxy runs the command as a validating proxy in front of a mock:
+// it prints its base URL alone (its callers use the upstream's key),
+// forwards with the caller's key, and logs a mismatch without the key.
+func TestRunProxy(t *testing.T) {
+	t.Parallel()
+	up := mockserver.NewTestServer(t)
+	// A path the document does not serve, answered by the upstream with a
+	// 404 whose Content-Type the document does not list.
+	odd := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/odd" {
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		up.HTTP.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(odd.Close)
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-upstream", odd.URL + "/v1"}, pw, &stderr)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "CONTEXTSVC_BASE_URL=http://127.0.0.1:") {
+		t.Fatalf("first line %q", sc.Text())
+	}
+	base := strings.TrimPrefix(sc.Text(), "CONTEXTSVC_BASE_URL=")
+	var rest bytes.Buffer
+	copied := make(chan struct{})
+	go func() {
+		for sc.Scan() {
+			rest.WriteString(sc.Text())
+		}
+		close(copied)
+	}()
+	client, err := contextsvc.NewClient(up.APIKey, contextsvc.WithBaseURL(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{Name: "Through the proxy"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(up.Contexts(up.DefaultKey().Account)); n != 1 {
+		t.Errorf("the upstream has %d contexts", n)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/odd", nil)
+	req.Header.Set("Authorization", "Bearer "+up.APIKey)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("%v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Errorf("exit %d\n%s", code, stderr.String())
+	}
+	<-copied
+	log := stderr.String()
+	if rest.Len() != 0 || !strings.Contains(log, "contextsvc-mock proxying") || !strings.Contains(log, "msg=\"contract mismatch\"") ||
+		!strings.Contains(log, "rule=#/components/responses/NotFound/content") || strings.Contains(log, up.APIKey) {
+		t.Errorf("stdout after the first line %q; log:\n%s", rest.String(), log)
 	}
 }
 

@@ -55,6 +55,7 @@ type settings struct {
 	hashUser        string // -hash-password: print a line for this user and exit
 	otel            bool   // -otel
 	otelSet         bool   // -otel was given (either way): the environment does not decide
+	upstream        string // -upstream: a validating proxy to this base URL
 }
 
 // keyFlags collects the repeatable -key flag. The specs are parsed after
@@ -200,8 +201,13 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		"$"+envTracesEndpoint+" and $"+envMetricsEndpoint+" per signal), as service $"+envServiceName+" (default "+defaultServiceName+"): "+
 		"a span for every request, event and webhook delivery attempt (each attempt sends its traceparent), and their metrics. "+
 		"On by itself when one of those endpoints is set; -otel=false keeps it off")
+	fs.StringVar(&st.upstream, "upstream", "", "run as a validating proxy: forward every /v1 request to this base `URL` (ending in /v1, as CONTEXTSVC_BASE_URL: your staging or production deployment) "+
+		"with its headers as they are, the caller's Authorization included, and hold each request and answer to the contract's OpenAPI document (GET /_mock/openapi.yaml). "+
+		"Each mismatch is logged (warn) with the rule of the document it breaks, listed at GET /_mock/contract/mismatches and in the dashboard's Contract view with counts per operation "+
+		"and whether the SDK tolerates it; API keys, webhook secrets and receiver URLs' tokens are never logged or shown. "+
+		"Bodies over 8 MiB stream through unvalidated; an upstream that does not answer is a 502. The proxy needs no key of its own: -key and -state-file do not go with it")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key;\nwith -upstream URL, a validating proxy to a deployment instead (it prints its base URL alone).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -220,6 +226,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	}
 	if st.historyLimit <= 0 || st.deliveryBacklog <= 0 || st.retryLimit <= 0 {
 		err := errors.New("-history-limit, -delivery-backlog and -retry-limit must be positive")
+		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+		return nil, err
+	}
+	if st.upstream != "" && (len(keys) > 0 || st.stateFile != "") {
+		err := errors.New("-upstream forwards every /v1 request with the caller's own Authorization, and keeps no state: -key and -state-file do not go with it")
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
@@ -267,7 +278,13 @@ func readAdminAuth(path string) (mockserver.Option, error) {
 // refused (its options' one refusal the flags cannot check first), naming
 // the file and the line; "" for any other error.
 func badAdminAuth(st *settings, err error) string {
-	const prefix = "WithAdminAuth: "
+	return badOption(err, "WithAdminAuth: ", "-admin-auth-file "+st.adminAuthFile+": ")
+}
+
+// badOption is the usage error of an option Open refused whose message
+// starts with prefix, as the flag (flagPrefix) names it; "" for any other
+// error.
+func badOption(err error, prefix, flagPrefix string) string {
 	if !errors.Is(err, mockserver.ErrInvalidOption) {
 		return ""
 	}
@@ -275,7 +292,7 @@ func badAdminAuth(st *settings, err error) string {
 	if !strings.HasPrefix(msg, prefix) {
 		return ""
 	}
-	return "-admin-auth-file " + st.adminAuthFile + ": " + strings.TrimPrefix(msg, prefix)
+	return flagPrefix + strings.TrimPrefix(msg, prefix)
 }
 
 // adminHashCost is the bcrypt cost of -hash-password: about 60 ms a check
@@ -361,6 +378,9 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 	}
 	if st.adminAuth != nil {
 		opts = append(opts, st.adminAuth)
+	}
+	if st.upstream != "" {
+		opts = append(opts, mockserver.WithUpstream(st.upstream))
 	}
 	return opts
 }
@@ -468,6 +488,10 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 		}()
 	}
 	srv, err := mockserver.Open(opts...)
+	if msg := badOption(err, "WithUpstream: ", "-upstream: "); msg != "" {
+		fmt.Fprintf(stderr, "contextsvc-mock: %s\n", msg)
+		return exitUsage
+	}
 	if msg := badAdminAuth(st, err); msg != "" {
 		fmt.Fprintf(stderr, "contextsvc-mock: %s\n", msg)
 		return exitUsage
@@ -491,8 +515,15 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
-	// stdout carries only these two lines, so a script can read them.
-	fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
+	if st.upstream != "" {
+		// A proxy has no key: its callers use the upstream's.
+		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\n", base)
+		logger.Info("contextsvc-mock proxying: every /v1 request goes to the upstream, and each request and answer is held to the contract's document",
+			"baseURL", base+"/v1", "upstream", st.upstream, "maxValidatedBody", mockserver.MaxValidatedBody, "admin", st.admin)
+	} else {
+		// stdout carries only these two lines, so a script can read them.
+		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
+	}
 	logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()), "accounts", accountNames(srv.Keys()),
 		"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String(), "stateFile", stateFileText(st))
 	if everyInterface {

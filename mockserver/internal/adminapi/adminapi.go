@@ -34,6 +34,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/proxy"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
@@ -140,6 +141,9 @@ type Config struct {
 	// localhost; Auth, when set, checks the credentials.
 	Hosts access.Hosts
 	Auth  *access.Auth
+	// Proxy is the validating proxy whose findings GET /_mock/contract…
+	// lists; nil when the server is no proxy.
+	Proxy *proxy.Proxy
 	// KeepAlive is how often an idle stream says so; zero is
 	// StreamKeepAlive.
 	KeepAlive time.Duration
@@ -229,6 +233,9 @@ func (h *Handler) routes() {
 	h.handle("/_mock/faults", route{http.MethodGet: h.listFaults, http.MethodPost: h.addFault, http.MethodDelete: h.clearFaults})
 	h.handle("/_mock/state", route{http.MethodGet: h.getState, http.MethodPut: h.putState})
 	h.handle("/_mock/summary", route{http.MethodGet: h.summary})
+	h.handle("/_mock/contract", route{http.MethodGet: h.getContract})
+	h.handle("/_mock/contract/mismatches", route{http.MethodGet: h.listMismatches})
+	h.handle("/_mock/contract/mismatches/{id}", route{http.MethodGet: h.getMismatch})
 	h.handle("/_mock/stream", route{http.MethodGet: h.stream})
 	// The dashboard's page and files.
 	h.handle("/_mock/ui/{$}", route{http.MethodGet: func(w http.ResponseWriter, r *http.Request) { dashboard.Serve(w, r, "index.html") }})

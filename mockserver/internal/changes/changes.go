@@ -23,6 +23,7 @@ const (
 	KindClock    = "clock"    // the clock moved (a fake clock was advanced)
 	KindReset    = "reset"    // everything was forgotten
 	KindFaults   = "faults"   // a fault was added, used up or cleared
+	KindContract = "contract" // the validating proxy kept a finding
 )
 
 // Change is one notification, as the stream sends it (components/schemas/

@@ -25,6 +25,7 @@ const (
 	CursorAccounts        byte = 'a' // admin: GET /_mock/accounts
 	CursorAdminContexts   byte = 'C' // admin: GET /_mock/contexts
 	CursorContextVersions byte = 'V' // admin: GET /_mock/contexts/{id}/versions
+	CursorContract        byte = 'm' // admin: GET /_mock/contract/mismatches
 )
 
 // Cursors makes and checks the lists' cursors, keyed with a salt of the

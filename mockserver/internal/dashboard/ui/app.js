@@ -8,6 +8,9 @@ import { api, page, all, follow } from './api.js';
 
 const EVENT_TYPES = ['context.created', 'context.updated', 'context.deleted', 'context.published',
   'context.version.created', 'team.member.added', 'team.member.removed', 'export.completed'];
+// OPERATIONS are the /v1 operations the Contract view filters by.
+const OPERATIONS = ['listContexts', 'getContext', 'createContext', 'updateContext', 'deleteContext',
+  'listVersions', 'exportContext', 'registerWebhook', 'off the API'];
 const PAGE_SIZE = 50;
 // CHOOSER_MAX is how many accounts or webhooks a chooser lists: enough for
 // any real test set-up, few enough that a select stays usable. Past it the
@@ -388,6 +391,7 @@ class ListView {
       return;
     }
     if (this.def.relevant(c)) this.refresh();
+    if (!this.selected && this.def.asideLive && this.def.relevant(c)) this.refreshDetail();
     if (!this.selected) return;
     if (this.def.gone && this.def.gone(c, this.selected)) this.showGone();
     else if (this.def.touches && this.def.touches(c, this.selected)) this.refreshDetail();
@@ -455,6 +459,8 @@ function webhookFilter(q) {
   }).catch(() => {});
   return h('label', { class: 'filter' }, h('span', null, 'Webhook'), sel);
 }
+
+const operationFilter = q => select('Operation', 'operation', q, [['', 'all'], ...OPERATIONS.map(o => [o, o])]);
 
 function eventFilter(q) {
   const ev = q.get('event');
@@ -582,7 +588,34 @@ const VIEWS = {
     relevant: c => c.kind === 'faults',
     aside: () => faultForm(),
   },
+  contract: {
+    title: 'Contract',
+    path: '/_mock/contract/mismatches',
+    desc: true,
+    empty: 'No finding: every exchange through the proxy matched the contract so far.',
+    params: q => ({ order: 'desc', operation: q.get('operation') }),
+    filters: q => h('div', { class: 'filters' }, operationFilter(q)),
+    id: f => f.id,
+    columns: [
+      { title: 'Time', cell: f => time(f.time) },
+      { title: 'Operation', cell: f => h('span', { class: 'type' }, f.operation) },
+      { title: 'Request', class: 'clip', cell: f => h('span', { class: 'mono', title: f.method + ' ' + f.target }, f.method + ' ' + f.target) },
+      { title: 'Status', cell: f => h('span', { class: 'badge ' + (f.status < 400 ? 'status-ok' : 'status-bad') }, String(f.status)) },
+      { title: 'Mismatches', class: 'num', cell: f => String(f.request.length + f.answer.length + (f.dropped || 0)) },
+      { title: 'SDK', cell: f => sdkBadge(f) },
+    ],
+    relevant: c => c.kind === 'contract',
+    asideLive: true,
+    detail: contractDetail,
+    aside: () => contractCounts(),
+  },
 };
+
+// sdkBadge says whether the SDK tolerates a finding's answer.
+function sdkBadge(f) {
+  if (f.sdk) return h('span', { class: 'badge ' + (f.sdk.tolerated ? 'state-succeeded' : 'state-failed'), title: f.sdk.sdk }, f.sdk.tolerated ? 'tolerates' : 'breaks');
+  return h('span', { class: 'muted', title: f.unvalidated || null }, f.unvalidated ? 'not checked' : '–');
+}
 
 function eventAbout(e) {
   const d = e.data || {};
@@ -593,6 +626,55 @@ function eventAbout(e) {
 }
 
 // ---- Details ----
+
+// mismatchTable lists a side's mismatches: where, what, and the rule of
+// the document each breaks.
+function mismatchTable(title, ms) {
+  if (!ms.length) return null;
+  return [h('h3', null, title),
+    h('table', { class: 'list mini mismatches' },
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Where'), h('th', { scope: 'col' }, 'How'), h('th', { scope: 'col' }, 'Rule in openapi.yaml'))),
+      h('tbody', null, ms.map(m => h('tr', null, h('td', { class: 'mono' }, m.where), h('td', null, m.message), h('td', { class: 'mono wrap' }, m.rule)))))];
+}
+
+async function contractDetail(id) {
+  const f = await api('/_mock/contract/mismatches/' + encodeURIComponent(id));
+  return h('section', { class: 'detail-body' },
+    h('header', { class: 'detail-head' }, h('h2', null, 'Finding'), h('span', { class: 'type' }, f.operation), mono(f.id)),
+    kv([
+      ['Time', h('span', { class: 'mono' }, fmtDateTime(f.time))],
+      ['Request', h('span', { class: 'mono wrap' }, f.method + ' ' + f.target)],
+      ['Status', String(f.status)],
+      f.requestId ? ['Request id', mono(f.requestId)] : null,
+      f.sdk ? ['SDK', h('span', null, sdkBadge(f), ' ', f.sdk.sdk)] : null,
+      f.unvalidated ? ['Not checked', f.unvalidated] : null,
+      f.dropped ? ['Not listed', `${fmtCount(f.dropped)} more mismatches`] : null,
+    ]),
+    mismatchTable('The request', f.request), mismatchTable('The answer', f.answer));
+}
+
+// contractCounts is what the proxy saw, per operation, beside its
+// findings; a mock that is no proxy says how to make it one.
+async function contractCounts() {
+  const c = await api('/_mock/contract');
+  if (!c.proxy) {
+    return h('section', { class: 'detail-body contract-counts' }, h('h2', null, 'Not a proxy'),
+      h('p', null, 'Start the mock with -upstream URL (in Go, mockserver.WithUpstream) to forward every /v1 request to a deployment and hold each request and answer to the contract.'));
+  }
+  const cols = [['exchanges', 'Exchanges'], ['mismatched', 'Mismatched'], ['mismatches', 'Mismatches'], ['notTolerated', 'SDK breaks'],
+    ['refused', 'Refused'], ['unvalidated', 'Not checked'], ['upstreamFailures', 'Upstream failed']];
+  const row = n => h('tr', null, h('td', null, n.operation), cols.map(([k]) => h('td', { class: 'num' }, fmtCount(n[k]))));
+  return h('section', { class: 'detail-body contract-counts' },
+    h('header', { class: 'detail-head' }, h('h2', null, 'Per operation')),
+    kv([
+      ['Upstream', mono(c.upstream)],
+      ['Kept', `${fmtCount(c.kept)} findings, ${fmtBytes(c.keptBytes)} (the newest ${fmtCount(c.limit)}, at most ${fmtBytes(c.maxBytes)})`],
+      ['Checked', `bodies up to ${fmtBytes(c.maxValidatedBody)}`],
+    ]),
+    h('table', { class: 'list mini counts' },
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Operation'), cols.map(([, t]) => h('th', { scope: 'col', class: 'num' }, t)))),
+      h('tbody', null, c.operations.map(row), row(c.total))));
+}
 
 async function deliveryDetail(id) {
   const d = await api('/_mock/deliveries/' + encodeURIComponent(id));

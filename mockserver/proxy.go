@@ -1,0 +1,214 @@
+package mockserver
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/contextsvc/contextsvc-go/internal/contract"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/proxy"
+)
+
+// This file is the validating proxy's options and wiring: the forwarding
+// and the checks are the proxy package's; the admin API lists what it
+// finds (GET /_mock/contract…), and the dashboard's Contract view shows
+// it.
+
+// MaxValidatedBody bounds what the validating proxy ([WithUpstream])
+// buffers of each body, a request's and an answer's, to hold it to the
+// OpenAPI document (8 MiB). A larger body streams on as it is, and its
+// exchange is counted as unvalidated.
+const MaxValidatedBody = proxy.MaxValidatedBody
+
+// MaxContractBytes bounds the validating proxy's kept findings in bytes
+// (16 MiB), besides [WithHistoryLimit]'s count: past either, the oldest
+// go first. The counts per operation cover every exchange.
+const MaxContractBytes = proxy.MaxBytes
+
+// WithUpstream makes the server a validating proxy: every /v1 request is
+// forwarded to baseURL (a deployment of the service, ending in /v1 as
+// CONTEXTSVC_BASE_URL does: "https://staging.example.com/v1") with its
+// headers as they are, the caller's Authorization included, and the
+// upstream's answer streams back. The request and the answer are held to
+// [OpenAPI], the contract's document: each mismatch is logged (at Warn,
+// with the rule of the document it breaks), kept (see
+// [Server.ContractFindings], GET /_mock/contract/mismatches and the
+// dashboard's Contract view) and counted per operation
+// ([Server.ContractCounts], GET /_mock/contract), and each answer that
+// breaks the document is replayed through the SDK's own method to say
+// whether the SDK tolerates it. A request the document forbids that the
+// upstream refuses with a 4xx is the contract at work, counted as refused.
+//
+// The API key in Authorization, a webhook's secret and the secrets of a
+// receiver's URL are never logged, kept or shown. At most
+// [MaxValidatedBody] of each body is buffered. An upstream that does not
+// answer gets the caller a 502 with the contract's error body.
+//
+// A proxy serves no /v1 of its own: its keys ([WithKey]), faults, rate
+// limits and the events its /v1 would fire do not apply to the forwarded
+// requests, and [WithStateFile] is refused. The admin routes, with their
+// Host, cross-site and credentials checks, serve as ever. A baseURL that
+// is not http or https, has no host, does not end in /v1, or carries
+// credentials, a query or a fragment, makes Open return an error wrapping
+// [ErrInvalidOption] (one that never shows the URL's credentials).
+func WithUpstream(baseURL string) Option {
+	return func(cf *config) error {
+		u, err := proxy.ParseUpstream(baseURL)
+		if err != nil {
+			return invalidOption("WithUpstream: %s", err.Error())
+		}
+		cf.upstream = u.String()
+		return nil
+	}
+}
+
+// WithUpstreamTransport sends [WithUpstream]'s requests with rt (an
+// httptest TLS server's client's Transport, a transport with a proxy or
+// client certificates of its own); the default is a clone of
+// http.DefaultTransport. nil is an error.
+func WithUpstreamTransport(rt http.RoundTripper) Option {
+	return func(cf *config) error {
+		if rt == nil {
+			return invalidOption("WithUpstreamTransport(nil)")
+		}
+		cf.upstreamTransport = rt
+		return nil
+	}
+}
+
+// newProxy makes the validating proxy of cf.upstream.
+func (s *Server) newProxy(cf *config) (*proxy.Proxy, error) {
+	if cf.stateFile != "" {
+		return nil, invalidOption("WithUpstream with WithStateFile: a proxy keeps no state of its own")
+	}
+	spec, err := contract.LoadSpec(openAPIDocument)
+	if err != nil {
+		return nil, err
+	}
+	u, err := proxy.ParseUpstream(cf.upstream)
+	if err != nil {
+		return nil, invalidOption("WithUpstream: %s", err.Error())
+	}
+	return proxy.New(proxy.Config{
+		Upstream: u, Spec: spec, Transport: cf.upstreamTransport, Now: s.clock.Now, Logger: s.logger,
+		Log: proxy.NewLog(cf.historyLimit, proxy.MaxBytes),
+		OnFinding: func(f *proxy.Finding) {
+			s.changes.Publish(changes.Change{Kind: changes.KindContract, ID: f.ID, Action: "added"})
+		},
+	}), nil
+}
+
+// isAPIPath reports whether p is under /v1, which the proxy forwards.
+func isAPIPath(p string) bool { return p == "/v1" || strings.HasPrefix(p, "/v1/") }
+
+// ContractMismatch is one way a request or an answer breaks the OpenAPI
+// document, as the validating proxy ([WithUpstream]) found it.
+type ContractMismatch struct {
+	// Where is the part: "status", "header X-Request-Id", "body /data/0/id",
+	// "query limit".
+	Where string
+	// Rule is where in the document the rule broken is, as a JSON pointer
+	// with the schema keyword last ("#/components/schemas/Context/required").
+	Rule string
+	// Message says how it breaks the rule.
+	Message string
+}
+
+// ContractFinding is one exchange the validating proxy found breaking the
+// document, or could not hold to it. Secrets are masked in every field.
+type ContractFinding struct {
+	// ID names it in the admin API ("cm_…").
+	ID string
+	// Time is when the answer ended, on the server's clock.
+	Time time.Time
+	// Method and Target are the request's (its path and query).
+	Method, Target string
+	// Operation is the document's operation id, or "off the API".
+	Operation string
+	// Status is the upstream's status (502 when it did not answer).
+	Status int
+	// RequestID is the upstream's X-Request-Id.
+	RequestID string
+	// Request and Answer list how each breaks the document (a request
+	// only when the upstream did not refuse it with a 4xx).
+	Request, Answer []ContractMismatch
+	// Dropped counts the mismatches past 50 a side not listed.
+	Dropped int
+	// SDKTolerates, when the answer breaks the document, says whether the
+	// SDK tolerates it, and SDK what its method made of it.
+	SDKTolerates *bool
+	SDK          string
+	// Unvalidated says why the exchange, or part of it, was not held to
+	// the document.
+	Unvalidated string
+}
+
+// ContractCount is what the validating proxy saw of one operation.
+type ContractCount struct {
+	// Operation is the document's operation id, or "off the API".
+	Operation string
+	// Exchanges counts the requests forwarded.
+	Exchanges int
+	// Mismatched counts the exchanges that broke the document, and
+	// Mismatches their mismatches.
+	Mismatched, Mismatches int
+	// NotTolerated counts the answers the SDK does not tolerate.
+	NotTolerated int
+	// Refused counts the requests that broke the document and that the
+	// upstream refused with a 4xx, as it must.
+	Refused int
+	// Unvalidated counts the exchanges with a body over
+	// MaxValidatedBody, or cut short.
+	Unvalidated int
+	// UpstreamFailures counts the requests the upstream did not answer.
+	UpstreamFailures int
+}
+
+// ContractFindings returns the validating proxy's kept findings, oldest
+// first (nil without [WithUpstream]). An exchange is checked as its
+// answer's last bytes go out: [Server.WaitIdle] waits for the checks
+// under way.
+func (s *Server) ContractFindings() []ContractFinding {
+	if s.proxy == nil {
+		return nil
+	}
+	var out []ContractFinding
+	for _, f := range s.proxy.Log().All() {
+		cf := ContractFinding{ID: f.ID, Method: f.Method, Target: f.Target, Operation: f.Operation, Status: f.Status,
+			RequestID: f.RequestID, Request: mismatches(f.Request), Answer: mismatches(f.Answer), Dropped: f.Dropped,
+			Unvalidated: f.Unvalidated}
+		cf.Time, _ = time.Parse(time.RFC3339Nano, f.Time)
+		if f.SDK != nil {
+			tolerated := f.SDK.Tolerated // a copy: the log's finding never changes
+			cf.SDKTolerates, cf.SDK = &tolerated, f.SDK.SDK
+		}
+		out = append(out, cf)
+	}
+	return out
+}
+
+func mismatches(ms []contract.Mismatch) []ContractMismatch {
+	out := make([]ContractMismatch, len(ms))
+	for i, m := range ms {
+		out[i] = ContractMismatch(m)
+	}
+	return out
+}
+
+// ContractCounts returns what the validating proxy saw of each operation
+// since the start (or the last [Server.Reset]), by operation id, "off
+// the API" last (nil without [WithUpstream]); [Server.WaitIdle] waits
+// for the checks under way.
+func (s *Server) ContractCounts() []ContractCount {
+	if s.proxy == nil {
+		return nil
+	}
+	counts := s.proxy.Log().Counts()
+	out := make([]ContractCount, len(counts))
+	for i, c := range counts {
+		out[i] = ContractCount{Operation: c.Operation, Exchanges: c.Exchanges, Mismatched: c.Mismatched, Mismatches: c.Mismatches,
+			NotTolerated: c.NotTolerated, Refused: c.Refused, Unvalidated: c.Unvalidated, UpstreamFailures: c.UpstreamFailures}
+	}
+	return out
+}
