@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"io"
@@ -426,8 +427,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case httpapi.UncleanPath(r.URL.Path):
 		httpapi.NoSuchPath(rw, r)
 	case s.proxy != nil && isAPIPath(r.URL.Path):
-		// A validating proxy forwards /v1 to its upstream.
+		// A validating proxy forwards /v1 to its upstream, whose request
+		// id the answer carries: the log names that one.
 		s.proxy.ServeHTTP(rw, r)
+		rid = cmp.Or(w.Header().Get("X-Request-Id"), rid)
 	default:
 		s.mux.ServeHTTP(rw, r)
 	}

@@ -325,6 +325,19 @@ func TestRunProxy(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
+	// The answer's request id is the upstream's, and so is the one the
+	// proxy's log names.
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/contexts", nil)
+	req.Header.Set("Authorization", "Bearer "+up.APIKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%v %v", resp, err)
+	}
+	resp.Body.Close()
+	upstreamID := resp.Header.Get("X-Request-Id")
+	if len(resp.Header.Values("X-Request-Id")) != 1 || !strings.HasPrefix(upstreamID, "req_") {
+		t.Errorf("X-Request-Id %q", resp.Header.Values("X-Request-Id"))
+	}
 	cancel()
 	if code := <-done; code != exitOK {
 		t.Errorf("exit %d\n%s", code, stderr.String())
@@ -332,7 +345,9 @@ func TestRunProxy(t *testing.T) {
 	<-copied
 	log := stderr.String()
 	if rest.Len() != 0 || !strings.Contains(log, "contextsvc-mock proxying") || !strings.Contains(log, "msg=\"contract mismatch\"") ||
-		!strings.Contains(log, "rule=#/components/responses/NotFound/content") || strings.Contains(log, up.APIKey) {
+		!strings.Contains(log, "rule=#/components/responses/NotFound/content") || strings.Contains(log, up.APIKey) ||
+		!strings.Contains(log, "path=/v1/contexts status=200") || !strings.Contains(log, "requestId="+upstreamID) ||
+		strings.Contains(log, "contextsvc-mock serving") {
 		t.Errorf("stdout after the first line %q; log:\n%s", rest.String(), log)
 	}
 }

@@ -523,9 +523,9 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 	} else {
 		// stdout carries only these two lines, so a script can read them.
 		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
+		logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()), "accounts", accountNames(srv.Keys()),
+			"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String(), "stateFile", stateFileText(st))
 	}
-	logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()), "accounts", accountNames(srv.Keys()),
-		"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String(), "stateFile", stateFileText(st))
 	if everyInterface {
 		// Any name of this machine serves from elsewhere; its host name
 		// is the one most likely to resolve there.
