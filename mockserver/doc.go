@@ -305,35 +305,23 @@
 //
 // Unless [WithAdmin](false), the server also answers under /_mock/, with no
 // key (and, with [WithAdminAuth], a user name and password; see "Exposing
-// the admin routes" below): GET (?type=) and POST /_mock/events, GET /_mock/deliveries
-// (?eventId=, ?webhookId=, ?state=), GET /_mock/deliveries/{id}, POST
-// /_mock/deliveries/{id}/redeliver (409 while an attempt runs or its
-// webhook is inactive), GET /_mock/webhooks (?account=), GET, PATCH (url,
-// events, active, secret; as registration checks them; an empty object or
-// an unknown field is a 400) and DELETE /_mock/webhooks/{id}, POST
-// /_mock/contexts/{id}/publish (any account's context), GET /_mock/clock,
-// POST /_mock/clock/advance (fake clock only, else 409; it answers once
-// every attempt due on the way has run, with how many ran), POST
-// /_mock/reset, GET, POST, DELETE /_mock/faults, and GET and PUT
-// /_mock/state (the state document; see "State that survives a
-// restart"). The four lists are
-// paged like the /v1 lists (limit 1 to 100, default 20; an opaque cursor;
-// hasMore and nextCursor), and a page costs the same at any depth. The
-// embedded OpenAPI document describes each, and every rule the server
-// enforces: what no schema can say (content's byte limit, tags counted
-// after duplicates are dropped, lone surrogates, the server's accounts,
-// https-only) it says in words. Admin errors use the contract's error body, with
-// two types of the mock's own: conflict (409) and unavailable (503).
-//
-// The dashboard reads more: GET /_mock/accounts (keys with their tokens
-// masked, [MaskToken]), GET /_mock/contexts (every account's, ?account=),
-// /_mock/contexts/{id} with its content, /versions and /diff?from=&to=
-// (a line diff of two versions' content, bounded in time and size),
-// GET /_mock/events/{id} and GET /_mock/summary (counts). Deliveries also
-// filter by ?account= and ?type=, events by ?account=, and the lists take
-// order=desc (newest first). POST /_mock/clock/advance takes
-// {"toNextDue":true}, and GET /_mock/clock says when the next attempt is
-// due (nextDueAt).
+// the admin routes" below): the event log (and emitting an event), the
+// deliveries with their attempts (and redelivering one), the webhooks
+// (changed and deleted in place), publishing, the clock (read, and
+// advanced when fake), reset, the faults, the state document (GET and PUT
+// /_mock/state), the validating proxy's findings, and what the dashboard
+// reads (accounts with their keys masked by [MaskToken], every account's
+// contexts and their versions, the diff of two, a summary, the stream of
+// changes). Each route is a thin layer over a method of [Server]. The
+// embedded OpenAPI document (GET /_mock/openapi.yaml) describes every
+// route and every rule the server enforces, what no schema can say
+// (content's byte limit, tags counted after duplicates are dropped, lone
+// surrogates, the server's accounts, https-only) in words; the guide
+// docs/mockserver.md lists them. The lists are paged like the /v1 lists
+// (limit 1 to 100, default 20; an opaque cursor; hasMore and nextCursor;
+// order=desc for newest first), and a page costs the same at any depth.
+// Admin errors use the contract's error body, with two types of the
+// mock's own: conflict (409) and unavailable (503).
 //
 // # Exposing the admin routes
 //
@@ -373,38 +361,16 @@
 // # Dashboard
 //
 // GET /_mock/ui/ (served with the admin routes, off with them) is a web
-// page for a developer watching the mock: accounts and their masked keys;
-// contexts with their versions and the diff of any two; webhooks (never
-// their secret), to enable, disable or delete; the event log, and a form
-// to emit an event; every delivery with its state, each attempt (when,
-// the status or error, how long, the receiver's answer cut to a few KiB)
-// and when the next retry is due, with a redeliver button; the clock, to
-// advance to the next due attempt or by a duration; faults to add and
-// clear; publish and reset. Lists filter by account, event type, webhook
-// and state, and are paged, so the page stays fast with 100,000
-// deliveries. Every action is a call of the admin API above, so the page
-// and the API never disagree.
-//
-// It is live without polling: GET /_mock/stream sends the server's
-// changes as Server-Sent Events as they happen (each subscriber's buffer
-// bounded; a page too slow for a burst is told to reload instead), and
-// the page reloads only what a change touches. The page follows the mock
-// again after a restart, or after its stream was refused (at most 64 are
-// open; [Server.Close] and shutdown end them), and a tab in the
-// background closes its stream until it is shown: browsers give an origin
-// six HTTP/1.1 connections across all tabs. Its files (HTML, CSS,
-// JavaScript modules, no build step) are embedded and load nothing from
-// elsewhere, so it works offline. Every string it shows is written as
-// text, never as HTML, under a Content-Security-Policy without inline
-// script and with Trusted Types (so Chromium refuses any string as HTML):
-// a context named <img src=x onerror=alert(1)> shows as those characters.
-// The diff of two versions is bounded in time (well under a second for two
-// of 1 MB) and in size (long lines and many hunks are cut, saying how
-// much was left out). It works with the admin routes' credentials
-// ([WithAdminAuth]): the browser asks for them once and sends them with
-// the page's every request, its stream included. The command
-// contextsvc-mock listens on 127.0.0.1 by default, and beyond it only
-// with credentials or -admin-insecure.
+// page for a developer watching the mock: every account, context (its
+// versions and their diff), webhook, event and delivery (each attempt,
+// the next retry), the clock and the faults, with the admin API's actions
+// (redeliver, advance, emit, publish, reset…). It is live without polling
+// (GET /_mock/stream sends the server's changes as Server-Sent Events,
+// each subscriber's buffer bounded), paged (fast with 100,000
+// deliveries), embedded (no build step; it loads nothing from elsewhere),
+// and writes every string as text under a Content-Security-Policy with
+// Trusted Types. It asks for the admin routes' credentials when they are
+// set. The guide docs/dashboard.md shows it.
 //
 // # Faults
 //
