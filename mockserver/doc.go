@@ -224,8 +224,8 @@
 // no key has, which are kept, unreachable through /v1, and written back
 // (a warning says which). Loading works out each context's Markdown
 // analysis (for its next update's changes) on every core. 100,000
-// contexts of three 1 KB versions (a 348 MB file) load in about 5 s and
-// save in about 2 s on two cores, holding 450 MB of heap once loaded
+// contexts of three 1 KB versions (a 348 MB file) load in about 3 s and
+// save in about 1 s on two cores, holding 450 MB of heap once loaded
 // (BENCHMARKS.md).
 //
 // # Time-outs

@@ -1,10 +1,13 @@
 package jsonwire
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // FuzzAppendJSONString checks the string quoting against encoding/json:
@@ -27,6 +30,16 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Fatalf("appendJSONString(%q) lost what dst held", s)
 		}
 		got = got[1:]
+		// Byte for byte what the JSON library's encoder writes, invalid
+		// UTF-8 included: the state file was written by it.
+		var lib bytes.Buffer
+		enc := jsontext.NewEncoder(&lib, jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true), jsontext.AllowInvalidUTF8(true))
+		if err := enc.WriteToken(jsontext.String(s)); err != nil {
+			t.Fatal(err)
+		}
+		if want := bytes.TrimSuffix(lib.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONString(%q) = %s, the library's encoder %s", s, got, want)
+		}
 		if utf8.ValidString(s) {
 			if string(got) != string(want) {
 				t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -64,6 +65,7 @@ type stateWriter struct {
 	w      *bufio.Writer
 	n      int64
 	item   bytes.Buffer
+	buf    []byte // a context's bytes (context)
 	err    error
 }
 
@@ -240,29 +242,49 @@ func (sw *stateWriter) account(a *store.SavedAccount) {
 	sw.raw("\n]}")
 }
 
+// context writes a context with its versions. Contexts are nearly all of
+// a document, so their bytes are appended here (jsonwire quotes each
+// string as the encoder would) rather than through the encoder's tokens:
+// see jsonwire.AppendString for the figures.
 func (sw *stateWriter) context(c *store.SavedContext) {
-	sw.begin()
-	sw.str("id", c.ID)
-	sw.uint("seq", c.Seq)
-	sw.tok(jsontext.String("versions"))
-	sw.tok(jsontext.BeginArray)
-	for _, v := range c.Versions {
-		sw.tok(jsontext.BeginObject)
-		sw.int("version", int64(v.Version))
-		sw.str("name", v.Name)
-		sw.str("content", v.Content)
-		sw.strs("tags", v.Tags)
-		sw.time("createdAt", v.CreatedAt)
-		sw.str("createdBy", v.CreatedBy)
-		sw.tok(jsontext.String("changes"))
-		sw.tok(jsontext.BeginObject)
-		sw.strs("sections_modified", v.Changes.SectionsModified)
-		sw.int("word_count_delta", int64(v.Changes.WordCountDelta))
-		sw.tok(jsontext.EndObject)
-		sw.tok(jsontext.EndObject)
+	if sw.err != nil {
+		return
 	}
-	sw.tok(jsontext.EndArray)
-	sw.end(false)
+	b := append(sw.buf[:0], `{"id":`...)
+	b = jsonwire.AppendString(b, c.ID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, c.Seq, 10)
+	b = append(b, `,"versions":[`...)
+	for i := range c.Versions {
+		v := c.Versions[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"version":`...)
+		b = strconv.AppendInt(b, int64(v.Version), 10)
+		b = append(b, `,"name":`...)
+		b = jsonwire.AppendString(b, v.Name)
+		b = append(b, `,"content":`...)
+		b = jsonwire.AppendString(b, v.Content)
+		b = append(b, `,"tags":`...)
+		b = jsonwire.AppendStrings(b, v.Tags)
+		b = append(b, `,"createdAt":`...)
+		b = jsonwire.AppendTime(b, v.CreatedAt)
+		b = append(b, `,"createdBy":`...)
+		b = jsonwire.AppendString(b, v.CreatedBy)
+		b = append(b, `,"changes":{"sections_modified":`...)
+		b = jsonwire.AppendStrings(b, v.Changes.SectionsModified)
+		b = append(b, `,"word_count_delta":`...)
+		b = strconv.AppendInt(b, int64(v.Changes.WordCountDelta), 10)
+		b = append(b, "}}"...)
+	}
+	b = append(b, "]}"...)
+	var n int
+	n, sw.err = sw.w.Write(b)
+	sw.n += int64(n)
+	if cap(b) <= 1<<20 {
+		sw.buf = b // kept for the next context, unless one was huge
+	}
 }
 
 func (sw *stateWriter) webhook(w *store.SavedWebhook) {
