@@ -151,15 +151,6 @@ func (t *tokens) time(name string, v time.Time) {
 	}
 }
 
-func (t *tokens) strs(name string, l []string) {
-	t.tok(jsontext.String(name))
-	t.tok(jsontext.BeginArray)
-	for _, s := range l {
-		t.tok(jsontext.String(s))
-	}
-	t.tok(jsontext.EndArray)
-}
-
 // writeTo writes the document to w and returns the bytes written.
 func (snap *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	// Through a function: a *bufio.Writer given as w is not taken over.
