@@ -174,7 +174,9 @@ func TestClusterDeduper(t *testing.T) {
 // exactly once for each of n events (timestamped ts).
 func checkHandledOnce(t *testing.T, r *receivers, busy []string, n int, ts time.Time) {
 	t.Helper()
-	if again := r.deliver(slices.Values(busy), 1, 4, ts); len(again) != 0 {
+	// Each event once: two copies set aside and sent together would hold
+	// the event from each other.
+	if again := r.deliver(slices.Values(slices.Compact(slices.Sorted(slices.Values(busy)))), 1, 4, ts); len(again) != 0 {
 		t.Errorf("%d copies answered 409 again", len(again))
 	}
 	counts := r.counts()

@@ -295,7 +295,9 @@ func webhookFailover(t *testing.T, opts *redis.FailoverOptions) {
 			}
 		}
 	}
-	if again := r.deliver(slices.Values(busy), 1, 4, ts); len(again) != 0 {
+	// Each event once: both copies of an event whose claim was stranded
+	// were set aside, and sent together they would hold it from each other.
+	if again := r.deliver(slices.Values(slices.Compact(slices.Sorted(slices.Values(busy)))), 1, 4, ts); len(again) != 0 {
 		t.Errorf("%d copies answered 409 after the stranded claims' leases lapsed", len(again))
 	}
 
