@@ -16,6 +16,9 @@ func TestDashboardContract(t *testing.T) {
 	skipShortBrowser(t)
 	ts, _ := startProxyServer(t, echoUpstream(t), false)
 	proxyDo(t, http.MethodPost, ts.URL+"/webhooks", secretsRequest)
+	// A finding is kept when its check ends, which may be a moment after
+	// the caller has the answer: the registration's, first.
+	waitIdle(t, ts.Server)
 	proxyDo(t, http.MethodGet, ts.URL+"/contexts", "")
 	waitIdle(t, ts.Server)
 
