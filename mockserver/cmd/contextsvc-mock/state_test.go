@@ -26,6 +26,11 @@ func startRun(t *testing.T, args ...string) (base, key string, stop func() (int,
 		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, stderr)
 		pw.Close()
 	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the command's log:\n%s", stderr.String())
+		}
+	})
 	base, key = readReady(t, pr)
 	go io.Copy(io.Discard, pr)
 	return base, key, func() (int, string) {
@@ -80,6 +85,7 @@ func TestRunStateFile(t *testing.T) {
 		t.Fatalf("state file: %v %v", fi, err)
 	}
 
+	waitStateUnlocked(t, path)
 	base, key, stop = startRun(t, args...)
 	a, _ = contextsvc.NewClient(key, contextsvc.WithBaseURL(base))
 	b, _ = contextsvc.NewClient("sk_test_b", contextsvc.WithBaseURL(base))

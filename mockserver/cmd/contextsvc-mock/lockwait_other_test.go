@@ -1,0 +1,8 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package main
+
+import "testing"
+
+// waitStateUnlocked: without flock, a state file has no lock to wait for.
+func waitStateUnlocked(*testing.T, string) {}
