@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // an API or network error, or a failure to act
+	exitUsage = 2 // an unknown command or flag, a flag missing, flags that conflict, no key
+)
+
+// usageError is a mistake in the command line or its configuration: it
+// exits 2. Every error cobra itself returns (unknown command or flag, a
+// missing required flag, the wrong number of arguments) is one too.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// failure is an error of a command that ran: an API or network error, a
+// file that cannot be written. It exits 1.
+type failure struct{ err error }
+
+func (e *failure) Error() string { return e.err.Error() }
+func (e *failure) Unwrap() error { return e.err }
+
+// action adapts a command's function: its errors are failures (exit 1)
+// unless they are usage errors.
+func action(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		err := fn(cmd, args)
+		var ue *usageError
+		if err == nil || errors.As(err, &ue) {
+			return err
+		}
+		return &failure{err}
+	}
+}
+
+// run runs the command line args and returns the exit code.
+func run(ctx context.Context, args []string, s *streams) int {
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	root.SetIn(s.in)
+	root.SetOut(s.out)
+	root.SetErr(s.err)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var es *exitStatus
+	if errors.As(err, &es) {
+		return es.code
+	}
+	return reportError(s, cmd, err)
+}
+
+// exitStatus ends a command that has reported its own errors (mock and
+// conform) with its exit code.
+type exitStatus struct{ code int }
+
+func (e *exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// reportError writes err on stderr and returns the exit code.
+func reportError(s *streams, cmd *cobra.Command, err error) int {
+	red := paint(s.colorOK(s.errTTY))
+	var f *failure
+	if !errors.As(err, &f) {
+		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), strings.TrimPrefix(err.Error(), "contextsvc: "))
+		if cmd != nil {
+			fmt.Fprintf(s.err, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
+		return exitUsage
+	}
+	fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), describeError(f.err))
+	return exitError
+}
+
+// describeError is one line about an error: for the service's answer its
+// status, type, message, the field at fault and the request id; for
+// anything else its text.
+func describeError(err error) string {
+	var ae *contextsvc.Error
+	if !errors.As(err, &ae) {
+		if errors.Is(err, context.Canceled) {
+			return "interrupted"
+		}
+		msg := err.Error()
+		// The SDK's transport errors start with its name; a url.Error
+		// quotes the whole URL, which the call's path already names.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			msg = ue.Op + " " + redactedURL(ue.URL) + ": " + ue.Err.Error()
+		}
+		return strings.ReplaceAll(msg, "contextsvc: ", "")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d", ae.StatusCode)
+	if ae.Type != "" {
+		b.WriteString(" " + ae.Type)
+	}
+	if ae.Message != "" {
+		b.WriteString(": " + cell(ae.Message, 2000))
+	}
+	var notes []string
+	if ae.Param != "" {
+		notes = append(notes, "param "+cell(ae.Param, 100))
+	}
+	if ae.RequestID != "" {
+		notes = append(notes, "request "+cell(ae.RequestID, 100))
+	}
+	if ae.Attempts > 1 {
+		notes = append(notes, fmt.Sprintf("%d attempts", ae.Attempts))
+	}
+	if ae.RetryAfter > 0 {
+		notes = append(notes, "retry after "+ae.RetryAfter.String())
+	}
+	if len(notes) > 0 {
+		b.WriteString(" (" + strings.Join(notes, ", ") + ")")
+	}
+	return b.String()
+}
+
+// redactedURL is u without its user info and query values (which may
+// carry a token).
+func redactedURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	if p.RawQuery != "" {
+		q := p.Query()
+		for k := range q {
+			q.Set(k, "xxxxx")
+		}
+		p.RawQuery = q.Encode()
+	}
+	return p.Redacted()
+}
+
+// newRootCmd builds the command tree.
+func newRootCmd(s *streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "contextsvc",
+		Short: "The Context Management Service from the terminal: contexts, webhooks, listen, trigger, snapshot, the mock",
+		Long: `contextsvc works with the Context Management Service: its contexts, their
+versions and exports, webhooks, a receiver that forwards deliveries to your
+app (listen), events fired on demand (trigger), a copy of a deployment's
+contexts for the mock (snapshot), the mock server itself (mock) and the
+contract runner (conform).
+
+It reads the server's base URL from CONTEXTSVC_BASE_URL and the API key from
+CONTEXTSVC_API_KEY (--base-url and --api-key override them); contextsvc mock
+prints both. It never prompts.
+
+Output: tables for people, --json for the API's JSON as it came. Errors go to
+stderr. Exit status: 0 success, 1 an API or network error, 2 a usage error.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// A person who types a command name wrong gets the nearest one.
+		SuggestionsMinimumDistance: 2,
+		Version:                    commandVersion(),
+	}
+	root.SetVersionTemplate("contextsvc {{.Version}}\n")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{err.Error()} })
+	root.AddCommand(
+		newContextsCmd(s),
+		newWebhooksCmd(s),
+		newListenCmd(s),
+		newTriggerCmd(s),
+		newSnapshotCmd(s),
+		newVersionCmd(s),
+	)
+	for _, c := range passthroughCmds(s) {
+		root.AddCommand(c)
+	}
+	return root
+}
+
+// group makes a command that only holds subcommands: alone it shows its
+// help; with an argument that names none it is a usage error that
+// suggests the nearest (cobra does so for the root's subcommands only).
+func group(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.SuggestionsMinimumDistance = 2
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(sug, "\n\t") + "\n"
+		}
+		return &usageError{msg}
+	}
+	return cmd
+}

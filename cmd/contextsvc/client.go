@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+)
+
+// defaultTimeout bounds each request, an export's download included.
+const defaultTimeout = time.Minute
+
+// apiFlags are the flags of every command that talks to the service.
+type apiFlags struct {
+	s       *streams
+	baseURL string
+	apiKey  string
+	plan    string
+	timeout time.Duration
+}
+
+// addAPIFlags gives cmd the service's flags.
+func addAPIFlags(cmd *cobra.Command, s *streams) *apiFlags {
+	f := &apiFlags{s: s}
+	fs := cmd.Flags()
+	fs.StringVar(&f.baseURL, "base-url", "", "the service's base `URL`, ending in /v1 (default $"+contextsvc.EnvBaseURL+")")
+	// The key's default is never shown: it is a secret.
+	fs.StringVar(&f.apiKey, "api-key", "", "the API `key` (default $"+contextsvc.EnvAPIKey+"; a flag's value shows in the process list, the variable's does not)")
+	fs.StringVar(&f.plan, "plan", "", "pace requests to the key's `plan`: free, pro, business or enterprise=PERMINUTE/BURST (default none: a 429 is retried after the wait the service asks for)")
+	fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "time-out of each request, an export's download included")
+	return f
+}
+
+// client makes the SDK's client. A missing key or base URL, or one the
+// SDK refuses, is a usage error naming the variable to set.
+func (f *apiFlags) client() (*contextsvc.Client, error) {
+	base := f.baseURL
+	if base == "" {
+		base = f.s.getenv(contextsvc.EnvBaseURL)
+	}
+	if base == "" {
+		return nil, usagef("no base URL: set %s (contextsvc mock prints it) or give --base-url", contextsvc.EnvBaseURL)
+	}
+	key := f.apiKey
+	if key == "" {
+		key = f.s.getenv(contextsvc.EnvAPIKey)
+	}
+	if key == "" {
+		return nil, usagef("no API key: set %s (contextsvc mock prints one) or give --api-key", contextsvc.EnvAPIKey)
+	}
+	if f.timeout <= 0 {
+		return nil, usagef("--timeout must be positive")
+	}
+	opts := []contextsvc.Option{
+		contextsvc.WithBaseURL(base),
+		contextsvc.WithHTTPClient(&http.Client{Timeout: f.timeout}),
+		contextsvc.WithUserAgent("contextsvc-cli/" + commandVersion()),
+	}
+	if f.plan != "" {
+		plan, err := parsePlan(f.plan)
+		if err != nil {
+			return nil, usagef("--plan: %v", err)
+		}
+		opts = append(opts, contextsvc.WithPlan(plan))
+	}
+	// NewClient takes the key as an argument; an empty one would fall
+	// back to the process's environment, not f.s.getenv's.
+	c, err := contextsvc.NewClient(key, opts...)
+	if err != nil {
+		return nil, usagef("%s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), contextsvc.ErrInvalidArgument.Error()+": "), "contextsvc: "))
+	}
+	return c, nil
+}
+
+// key is the API key in use (the flag's, else the environment's).
+func (f *apiFlags) key() string {
+	if f.apiKey != "" {
+		return f.apiKey
+	}
+	return f.s.getenv(contextsvc.EnvAPIKey)
+}
+
+// parsePlan reads a --plan value.
+func parsePlan(v string) (contextsvc.Plan, error) {
+	switch {
+	case v == "free":
+		return contextsvc.FreePlan(), nil
+	case v == "pro":
+		return contextsvc.ProPlan(), nil
+	case v == "business":
+		return contextsvc.BusinessPlan(), nil
+	case strings.HasPrefix(v, "enterprise="):
+		n, b, ok := strings.Cut(strings.TrimPrefix(v, "enterprise="), "/")
+		pm, err1 := strconv.Atoi(n)
+		burst, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || pm <= 0 || burst <= 0 {
+			return contextsvc.Plan{}, fmt.Errorf("enterprise=PERMINUTE/BURST takes two positive numbers, got %q", v)
+		}
+		return contextsvc.EnterprisePlan(pm, burst)
+	}
+	return contextsvc.Plan{}, errors.New("must be free, pro, business or enterprise=PERMINUTE/BURST")
+}
+
+// rawBody keeps the body of a call's answer as it came, for --json: the
+// SDK decodes it for the tables, and what it read is kept here too.
+type rawBody struct{ buf bytes.Buffer }
+
+// option is the request option that fills r with the answer of the call
+// it is given to (the latest, for a call made more than once).
+func (r *rawBody) option() contextsvc.RequestOption {
+	return contextsvc.WithRequestMiddleware(contextsvc.Middleware{
+		Call: func(ctx context.Context, call *contextsvc.Call, next contextsvc.CallNext) (*http.Response, error) {
+			resp, err := next(ctx)
+			if err == nil && resp != nil && resp.Body != nil {
+				r.buf.Reset()
+				resp.Body = teeBody{Reader: io.TeeReader(resp.Body, &r.buf), Closer: resp.Body}
+			}
+			return resp, err
+		},
+	})
+}
+
+// bytes returns the body read so far.
+func (r *rawBody) bytes() []byte { return r.buf.Bytes() }
+
+type teeBody struct {
+	io.Reader
+	io.Closer
+}
+
+// jsonFlag adds --json to cmd.
+func jsonFlag(cmd *cobra.Command, v *bool) {
+	cmd.Flags().BoolVar(v, "json", false, "print the API's JSON as it came (a list: the page object), for scripts and jq")
+}

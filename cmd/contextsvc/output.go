@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// streams are the command's standard streams and environment, and what it
+// knows of the terminal: colour and the progress bar only where a person
+// reads.
+type streams struct {
+	in     io.Reader
+	out    io.Writer
+	err    io.Writer
+	getenv func(string) string
+	// outTTY and errTTY tell whether stdout and stderr are terminals.
+	outTTY, errTTY bool
+}
+
+// newStreams describes the process's streams, looking at which are
+// terminals.
+func newStreams(in io.Reader, out, errw io.Writer, getenv func(string) string) *streams {
+	return &streams{in: in, out: out, err: errw, getenv: getenv, outTTY: isTerminal(out), errTTY: isTerminal(errw)}
+}
+
+// isTerminal reports whether w is a terminal (a file whose device answers
+// as one).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && fileIsTerminal(f)
+}
+
+// colorOK reports whether a stream that is a terminal (tty) may be
+// coloured: not under NO_COLOR (set to anything but empty, as
+// https://no-color.org says) nor TERM=dumb.
+func (s *streams) colorOK(tty bool) bool {
+	return tty && s.getenv("NO_COLOR") == "" && s.getenv("TERM") != "dumb"
+}
+
+// paint wraps text in an ANSI style when on is set.
+type paint bool
+
+const (
+	styleBold  = "1"
+	styleRed   = "31"
+	styleGreen = "32"
+	styleYel   = "33"
+)
+
+func (p paint) style(code, text string) string {
+	if !p || text == "" {
+		return text
+	}
+	return "\x1b[" + code + "m" + text + "\x1b[0m"
+}
+
+// statusStyle is the colour of an HTTP status: green for 2xx, yellow for
+// 3xx and 4xx, red otherwise.
+func statusStyle(code int) string {
+	switch {
+	case code >= 200 && code < 300:
+		return styleGreen
+	case code >= 300 && code < 500:
+		return styleYel
+	}
+	return styleRed
+}
+
+// cell makes text safe for one cell of a table on a terminal: control
+// characters (an escape sequence in a context's name would drive the
+// terminal) and line breaks become visible or spaces, and a long text is
+// cut to max runes with "…".
+func cell(text string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range text {
+		if n == max {
+			b.WriteString("…")
+			break
+		}
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			b.WriteByte(' ')
+		case unicode.IsControl(r) || r == utf8.RuneError:
+			b.WriteString("�")
+		default:
+			b.WriteRune(r)
+		}
+		n++
+	}
+	return b.String()
+}
+
+// safeText makes a text (a context's content) safe to print on a
+// terminal: line breaks and tabs stay, other control characters show as
+// "�". Off a terminal the text is printed as it is.
+func safeText(text string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+			return r
+		}
+		return '�'
+	}, text)
+}
+
+// table writes aligned columns, the header in bold on a terminal.
+type table struct {
+	buf  bytes.Buffer
+	tw   *tabwriter.Writer
+	bold paint
+}
+
+func newTable(bold paint, header ...string) *table {
+	t := &table{bold: bold}
+	t.tw = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	t.row(header...)
+	return t
+}
+
+// row adds a row; each value must already be a cell.
+func (t *table) row(values ...string) {
+	t.tw.Write([]byte(strings.Join(values, "\t") + "\n"))
+}
+
+// writeTo writes the table: tabwriter aligns the plain text, then the
+// header line is styled (styled text would count its escapes as width).
+func (t *table) writeTo(w io.Writer) error {
+	if err := t.tw.Flush(); err != nil {
+		return err
+	}
+	header, rest, _ := bytes.Cut(t.buf.Bytes(), []byte("\n"))
+	_, err := fmt.Fprintf(w, "%s\n%s", t.bold.style(styleBold, strings.TrimRight(string(header), " ")), rest)
+	return err
+}
+
+// when formats a time for a table: UTC, to the second.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05Z")
+}
+
+// tagList is a table's tags cell.
+func tagList(tags []string) string {
+	if len(tags) == 0 {
+		return "-"
+	}
+	return cell(strings.Join(tags, ","), 40)
+}
+
+// signed writes a word count delta with its sign.
+func signed(n int) string {
+	if n > 0 {
+		return "+" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}
+
+// writeRaw writes a body as it came, ending in a line break.
+func writeRaw(w io.Writer, body []byte) error {
+	if len(body) == 0 {
+		return nil
+	}
+	if _, err := w.Write(body); err != nil {
+		return err
+	}
+	if body[len(body)-1] != '\n' {
+		_, err := io.WriteString(w, "\n")
+		return err
+	}
+	return nil
+}

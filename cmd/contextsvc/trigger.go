@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver"
+)
+
+// triggerPrefix starts the name of the context trigger creates on a
+// deployment.
+const triggerPrefix = "contextsvc-trigger-"
+
+// cleanupTimeout bounds the requests that undo what a command did, made
+// after an interrupt too.
+const cleanupTimeout = 30 * time.Second
+
+func newTriggerCmd(s *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "trigger EVENT_TYPE",
+		Short: "Make the service fire one event of a type, to see your webhooks at work",
+		Long: `Make the service fire one event of the type named, delivered to the
+account's webhooks (contextsvc listen shows each delivery).
+
+On the mock, through its admin API, with realistic data: the account's
+oldest context (its name, version, author and latest changes), or a
+made-up one when the account has none; context.published is the mock's
+publish action. Nothing of the account changes.
+
+On a deployment, by the /v1 action that fires the event: it creates a
+temporary context named contextsvc-trigger-…, updates or exports it for
+context.updated and export.completed, and deletes it, so that context's
+other events (context.created, context.version.created, context.deleted)
+fire too. /v1 cannot cause team.member.added, team.member.removed or
+context.published: for those it says so and exits 2.`,
+		Example: `  contextsvc trigger context.updated
+  contextsvc trigger team.member.added   # on the mock`,
+		ValidArgsFunction: completeEventTypes,
+	}
+	api := addAPIFlags(cmd, s)
+	cmd.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usagef("trigger takes one argument, the event type: %s", typeNames())
+		}
+		if t := contextsvc.EventType(args[0]); !t.Known() {
+			return usagef("%q is not an event type%s; the types are %s", args[0], nearestType(args[0]), typeNames())
+		}
+		return nil
+	}
+	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
+		typ := contextsvc.EventType(args[0])
+		c, err := api.client()
+		if err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		admin, kind := probeServer(ctx, c.BaseURL(), s.getenv)
+		switch kind {
+		case kindLockedMock:
+			return lockedMockError()
+		case kindMock:
+			return triggerOnMock(ctx, s, c, admin, api.key(), typ)
+		}
+		return triggerOnDeployment(ctx, s, c, typ)
+	})
+	return cmd
+}
+
+// randomID is prefix and 26 random characters, as the service's ids.
+func randomID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// keyAccount finds the account and user of the key on the mock: the
+// account of a context the key sees when there is one, else the account
+// whose key shows as the key does (the admin API masks tokens).
+func keyAccount(ctx context.Context, admin *mockAdmin, key, contextID string) (account, user string, err error) {
+	if contextID != "" {
+		mc, err := admin.context(ctx, contextID)
+		if err != nil {
+			return "", "", err
+		}
+		account = mc.Account
+	}
+	accounts, err := admin.accounts(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	masked := mockserver.MaskToken(key)
+	for _, a := range accounts {
+		if account != "" && a.ID != account {
+			continue
+		}
+		for _, k := range a.Keys {
+			if k.Token == masked {
+				return a.ID, k.User, nil
+			}
+		}
+		if account != "" && len(a.Users) > 0 {
+			return a.ID, a.Users[0], nil
+		}
+	}
+	if account == "" {
+		return "", "", errors.New("the key is none of the mock's keys as its admin API lists them")
+	}
+	return account, mockserver.AccountUser(account), nil
+}
+
+// triggerOnMock fires the event through the mock's admin API.
+func triggerOnMock(ctx context.Context, s *streams, c *contextsvc.Client, admin *mockAdmin, key string, typ contextsvc.EventType) error {
+	// Through /v1 with the key: the context is one the key's account has,
+	// and a wrong key fails here with the service's 401.
+	page, err := c.Contexts.List(ctx, &contextsvc.ContextListOptions{Limit: 1})
+	if err != nil {
+		return err
+	}
+	var cx *contextsvc.Context
+	if len(page.Data) > 0 {
+		cx = page.Data[0]
+	}
+	contextID := ""
+	if cx != nil {
+		contextID = cx.ID
+	}
+	account, user, err := keyAccount(ctx, admin, key, contextID)
+	if err != nil {
+		return err
+	}
+	about := ""
+	if cx == nil {
+		// Nothing to name: a context that could be the account's.
+		cx = &contextsvc.Context{ID: randomID("ctx_"), Name: "Example context", Tags: []string{}, Version: 1}
+		about = fmt.Sprintf(", about a made-up context %s: the account has none", cx.ID)
+	} else {
+		about = fmt.Sprintf(", about %s %q", cell(cx.ID, 80), cell(cx.Name, 100))
+	}
+	first := &mockVersion{Version: 1, Name: cx.Name, Tags: cx.Tags, CreatedBy: user,
+		Changes: contextsvc.Changes{SectionsModified: []string{"(preamble)"}, WordCountDelta: 2}, SizeBytes: 15}
+	latest := first
+	if contextID != "" {
+		if first, err = admin.version(ctx, contextID, "asc"); err != nil {
+			return err
+		}
+		if latest, err = admin.version(ctx, contextID, "desc"); err != nil {
+			return err
+		}
+	}
+	if latest.Changes.SectionsModified == nil {
+		latest.Changes.SectionsModified = []string{}
+	}
+	tagsOr := func(t []string) []string {
+		if t == nil {
+			return []string{}
+		}
+		return t
+	}
+	var data any
+	switch typ {
+	case contextsvc.EventContextCreated:
+		data = map[string]any{"contextId": cx.ID, "name": first.Name, "version": first.Version, "tags": tagsOr(first.Tags), "createdBy": first.CreatedBy}
+	case contextsvc.EventContextUpdated:
+		data = map[string]any{"contextId": cx.ID, "name": cx.Name, "version": latest.Version, "updatedBy": latest.CreatedBy, "changes": latest.Changes}
+	case contextsvc.EventContextVersionCreated:
+		data = map[string]any{"contextId": cx.ID, "version": latest.Version, "createdBy": latest.CreatedBy}
+	case contextsvc.EventContextDeleted:
+		data = map[string]any{"contextId": cx.ID, "name": cx.Name, "deletedBy": user}
+	case contextsvc.EventContextPublished:
+		data = map[string]any{"contextId": cx.ID, "name": cx.Name, "version": latest.Version, "publishedBy": user}
+	case contextsvc.EventExportCompleted:
+		data = map[string]any{"exportId": randomID("exp_"), "contextId": cx.ID, "version": latest.Version, "format": string(contextsvc.ExportMarkdown), "sizeBytes": latest.SizeBytes}
+	case contextsvc.EventTeamMemberAdded, contextsvc.EventTeamMemberRemoved:
+		data = map[string]any{"teamId": randomID("team_"), "userId": randomID("user_"), "role": "member"}
+		about = ""
+	}
+	var ev *mockEvent
+	if typ == contextsvc.EventContextPublished && contextID != "" {
+		// The mock's own action for it.
+		ev, err = admin.publish(ctx, contextID)
+	} else {
+		ev, err = admin.emit(ctx, typ, data, account)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(s.out, "Triggered %s: event %s in the mock's account %s%s\n", typ, cell(ev.ID, 80), cell(ev.Account, 80), about)
+	return err
+}
+
+// triggerOnDeployment fires the event by the /v1 action that causes it,
+// on a temporary context it deletes.
+func triggerOnDeployment(ctx context.Context, s *streams, c *contextsvc.Client, typ contextsvc.EventType) (err error) {
+	switch typ {
+	case contextsvc.EventTeamMemberAdded, contextsvc.EventTeamMemberRemoved, contextsvc.EventContextPublished:
+		return usagef("%s cannot be caused through the /v1 API of a deployment (it has no endpoint for it); "+
+			"on the mock (contextsvc mock), trigger fires it through the mock's admin API", typ)
+	}
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	name := triggerPrefix + strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
+	x, err := c.Contexts.Create(ctx, &contextsvc.CreateContextRequest{
+		Name:    name,
+		Content: "# contextsvc trigger\n\nA temporary context, made to fire an event and deleted at once.\n",
+	})
+	if err != nil {
+		return err
+	}
+	deleted := false
+	defer func() {
+		if deleted {
+			return
+		}
+		// Also after an interrupt: the context must not stay behind.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if _, derr := c.Contexts.Delete(cctx, x.ID); derr != nil {
+			err = errors.Join(err, fmt.Errorf("the temporary context %s (%s) could not be deleted: %w; delete it with: contextsvc contexts delete %s", x.ID, name, derr, x.ID))
+		}
+	}()
+	did := "created and deleted"
+	switch typ {
+	case contextsvc.EventContextUpdated:
+		if _, err := c.Contexts.Update(ctx, x.ID, &contextsvc.UpdateContextRequest{Content: contextsvc.Ptr(x.Content + "\n## Updated\n\nBy contextsvc trigger.\n")}); err != nil {
+			return err
+		}
+		did = "created, updated and deleted"
+	case contextsvc.EventExportCompleted:
+		exp, err := c.Contexts.Export(ctx, x.ID, &contextsvc.ExportOptions{Format: contextsvc.ExportMarkdown})
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, io.LimitReader(exp.Body, 16<<20))
+		exp.Body.Close()
+		if err != nil {
+			return err
+		}
+		did = "created, exported and deleted"
+	}
+	if _, err := c.Contexts.Delete(ctx, x.ID); err != nil {
+		return err
+	}
+	deleted = true
+	others := map[contextsvc.EventType]string{
+		contextsvc.EventContextCreated:        "context.version.created and context.deleted",
+		contextsvc.EventContextVersionCreated: "context.created and context.deleted",
+		contextsvc.EventContextDeleted:        "context.created and context.version.created",
+	}[typ]
+	if others == "" {
+		others = "context.created, context.version.created and context.deleted"
+	}
+	_, err = fmt.Fprintf(s.out, "Triggered %s at %s: %s the temporary context %s (%s); its %s fired too\n",
+		typ, c.BaseURL(), did, x.ID, name, others)
+	return err
+}
