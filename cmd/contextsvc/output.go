@@ -89,7 +89,7 @@ func cell(text string, max int) string {
 		switch {
 		case r == '\t' || r == '\n' || r == '\r':
 			b.WriteByte(' ')
-		case unicode.IsControl(r) || r == utf8.RuneError:
+		case unsafeRune(r):
 			b.WriteString("�")
 		default:
 			b.WriteRune(r)
@@ -99,12 +99,21 @@ func cell(text string, max int) string {
 	return b.String()
 }
 
+// unsafeRune reports whether r must not reach a terminal as it is: a
+// control character (an escape sequence would drive the terminal), a
+// bidirectional override or isolate (it would reorder what follows), or
+// the mark of invalid UTF-8.
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || r == utf8.RuneError ||
+		(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069') || r == '\u200e' || r == '\u200f'
+}
+
 // safeText makes a text (a context's content) safe to print on a
-// terminal: line breaks and tabs stay, other control characters show as
+// terminal: line breaks and tabs stay, what unsafeRune names shows as
 // "�". Off a terminal the text is printed as it is.
 func safeText(text string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+		if r == '\n' || r == '\t' || !unsafeRune(r) {
 			return r
 		}
 		return '�'

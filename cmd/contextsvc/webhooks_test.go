@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/contextsvc/contextsvc-go/mockserver"
+)
+
+// TestWebhooksRegister registers a webhook with a secret of its own
+// making, printed once, with which the deliveries are signed.
+func TestWebhooksRegister(t *testing.T) {
+	t.Parallel()
+	c, ts := newCLI(t)
+	var status atomic.Int32
+	status.Store(http.StatusOK)
+
+	out := c.ok("webhooks", "register", "--url", "http://127.0.0.1:1/a", "--event", "context.created", "--event", "context.deleted")
+	m := regexp.MustCompile(`^Registered (wh_[a-z0-9]+): context\.created, context\.deleted to http://127\.0\.0\.1:1/a\nSigning secret: (whsec_[a-z2-7]{32}) \(shown once: the API never returns it\)\n$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("register printed %q", out)
+	}
+	app, got := newApp(t, m[2], &status)
+	if _, err := ts.UpdateWebhook(m[1], mockserver.WebhookUpdate{URL: &app.URL}); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("contexts", "create", "--name", "Signed")
+	if d := <-got; d.verified != nil {
+		t.Errorf("the delivery does not verify with the printed secret: %v", d.verified)
+	}
+
+	// --json: the API's answer on stdout (no secret in it), the made-up
+	// secret on stderr; a given secret is not printed.
+	r := c.run("webhooks", "register", "--url", "http://127.0.0.1:1/b", "--event", "export.completed", "--json")
+	var wh struct {
+		ID     string   `json:"id"`
+		Events []string `json:"events"`
+	}
+	if r.code != exitOK || json.Unmarshal([]byte(r.out), &wh) != nil || wh.ID == "" || !strings.HasPrefix(r.errOut, "Signing secret: whsec_") || strings.Contains(r.out, "whsec_") {
+		t.Errorf("--json: exit %d, %q, %q", r.code, r.out, r.errOut)
+	}
+	out = c.ok("webhooks", "register", "--url", "http://127.0.0.1:1/c", "--event", "export.completed", "--secret", "whsec_mine")
+	if strings.Contains(out, "whsec_mine") || strings.Contains(out, "Signing secret") {
+		t.Errorf("a given secret printed: %q", out)
+	}
+	if n := len(ts.Webhooks()); n != 3 {
+		t.Errorf("%d webhooks", n)
+	}
+}
+
+// TestProgress: snapshot draws its bar on stderr only when it is a
+// terminal.
+func TestProgress(t *testing.T) {
+	t.Parallel()
+	c, _ := newCLI(t)
+	c.ok("contexts", "create", "--name", "A")
+	path := filepath.Join(t.TempDir(), "s.json")
+	if r := c.run("snapshot", "-o", path); r.code != exitOK || r.errOut != "" {
+		t.Errorf("off a terminal: exit %d, stderr %q", r.code, r.errOut)
+	}
+	c.tty = true
+	if r := c.run("snapshot", "-o", path); r.code != exitOK || !strings.Contains(r.errOut, "\r\x1b[KReading versions [") || !strings.Contains(r.errOut, "] 1/1 contexts") {
+		t.Errorf("on a terminal: exit %d, stderr %q", r.code, r.errOut)
+	}
+}
+
+// TestCell keeps a table's cells on one line and free of what would drive
+// a terminal.
+func TestCell(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"plain", 50, "plain"},
+		{"two\nlines\ttab", 50, "two lines tab"},
+		{"esc\x1b[2Jx", 50, "esc�[2Jx"},
+		{"bell\x07 c1\u009b", 50, "bell� c1�"},
+		{"rtl\u202eexe.pdf", 50, "rtl�exe.pdf"},
+		{"bad\xffutf8", 50, "bad�utf8"},
+		{strings.Repeat("é", 12), 10, strings.Repeat("é", 10) + "…"},
+		{strings.Repeat("é", 10), 10, strings.Repeat("é", 10)},
+	} {
+		if got := cell(tt.in, tt.max); got != tt.want {
+			t.Errorf("cell(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+	if got := safeText("# T\n\n\tcode\x1b[31m\r"); got != "# T\n\n\tcode�[31m�" {
+		t.Errorf("safeText: %q", got)
+	}
+}
