@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/redact"
 )
 
 // Exit codes.
@@ -101,7 +102,7 @@ func describeError(err error) string {
 		// quotes the whole URL, which the call's path already names.
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			msg = ue.Op + " " + redactedURL(ue.URL) + ": " + ue.Err.Error()
+			msg = ue.Op + " " + redact.URL(ue.URL) + ": " + ue.Err.Error()
 		}
 		return strings.ReplaceAll(msg, "contextsvc: ", "")
 	}
@@ -130,23 +131,6 @@ func describeError(err error) string {
 		b.WriteString(" (" + strings.Join(notes, ", ") + ")")
 	}
 	return b.String()
-}
-
-// redactedURL is u without its user info and query values (which may
-// carry a token).
-func redactedURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(a URL that does not parse)"
-	}
-	if p.RawQuery != "" {
-		q := p.Query()
-		for k := range q {
-			q.Set(k, "xxxxx")
-		}
-		p.RawQuery = q.Encode()
-	}
-	return p.Redacted()
 }
 
 // newRootCmd builds the command tree.
@@ -198,11 +182,25 @@ func group(cmd *cobra.Command) *cobra.Command {
 		if len(args) == 0 {
 			return cmd.Help()
 		}
-		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-		if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
-			msg += "\n\nDid you mean this?\n\t" + strings.Join(sug, "\n\t") + "\n"
-		}
-		return &usageError{msg}
+		return unknownCommand(cmd, args[0])
 	}
+	// "contexts lsit --limit 5" is a mistyped command rather than an
+	// unknown flag of the group.
+	cmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if args := cmd.Flags().Args(); len(args) > 0 {
+			return unknownCommand(cmd, args[0])
+		}
+		return &usageError{err.Error()}
+	})
 	return cmd
+}
+
+// unknownCommand is the usage error of a name that is none of cmd's
+// subcommands, with the nearest ones.
+func unknownCommand(cmd *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, cmd.CommandPath())
+	if sug := cmd.SuggestionsFor(name); len(sug) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(sug, "\n\t") + "\n"
+	}
+	return &usageError{msg}
 }

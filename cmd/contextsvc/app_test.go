@@ -21,6 +21,8 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"contexts", "lsit"}, "unknown command \"lsit\" for \"contextsvc contexts\"\n\nDid you mean this?\n\tlist\n"},
 		{[]string{"contxts", "list"}, "Did you mean this?\n\tcontexts"},
+		{[]string{"contexts", "lsit", "--limit", "5"}, "Did you mean this?\n\tlist"},
+		{[]string{"contexts", "--nope"}, "unknown flag: --nope"},
 		{[]string{"webhooks", "regster"}, "Did you mean this?\n\tregister"},
 		{[]string{"contexts", "list", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"contexts", "list", "--limit", "0"}, "--limit must be 1 to 100"},

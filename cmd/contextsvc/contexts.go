@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -137,7 +139,10 @@ func completeContextIDs(api *apiFlags) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		page, err := c.Contexts.List(cmd.Context(), &contextsvc.ContextListOptions{Limit: 100}, contextsvc.WithRequestMaxRetries(0))
+		// A shell waits for the answer: a short wait, no retry.
+		ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
+		defer cancel()
+		page, err := c.Contexts.List(ctx, &contextsvc.ContextListOptions{Limit: 100}, contextsvc.WithRequestMaxRetries(0))
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -150,6 +155,9 @@ func completeContextIDs(api *apiFlags) cobra.CompletionFunc {
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }
+
+// completionTimeout bounds the request that completes a context id.
+const completionTimeout = 3 * time.Second
 
 // oneContextCmd makes a command on one context, with the service's flags.
 func oneContextCmd(s *streams, c *cobra.Command) (*cobra.Command, *apiFlags) {

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/redact"
 )
 
 // The receiver's bounds: a delivery's body is at most the SDK's
@@ -100,7 +101,7 @@ forwards to --listen.`,
 	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
 		target, err := url.Parse(forwardTo)
 		if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
-			return usagef("--forward-to must be an absolute http or https URL, got %q", redactedURL(forwardTo))
+			return usagef("--forward-to must be an absolute http or https URL, got %q", redact.URL(forwardTo))
 		}
 		types, err := eventTypes(events, true)
 		if err != nil {
@@ -117,7 +118,7 @@ forwards to --listen.`,
 		}
 		if publicURL != "" {
 			if u, err := url.Parse(publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return usagef("--public-url must be an absolute URL (https://… for a tunnel), got %q", redactedURL(publicURL))
+				return usagef("--public-url must be an absolute URL (https://… for a tunnel), got %q", redact.URL(publicURL))
 			}
 		}
 		c, err := api.client()
@@ -226,7 +227,7 @@ func (l *listener) started(wh *contextsvc.Webhook, addr, hookURL string, kind se
 		names = append(names, string(t))
 	}
 	if l.asJSON {
-		l.printJSON(map[string]any{"kind": "ready", "webhookId": wh.ID, "url": hookURL, "listen": addr, "forwardTo": l.target.String(),
+		l.printJSON(map[string]any{"kind": "ready", "webhookId": wh.ID, "url": redact.URL(hookURL), "listen": addr, "forwardTo": redact.URL(l.target.String()),
 			"events": names, "secret": l.secret, "mock": kind != kindDeployment})
 		return
 	}
@@ -242,7 +243,7 @@ func (l *listener) started(wh *contextsvc.Webhook, addr, hookURL string, kind se
 	defer l.mu.Unlock()
 	fmt.Fprintf(l.s.out, "Webhook %s registered for %s\n", cell(wh.ID, 80), strings.Join(names, ", "))
 	fmt.Fprintf(l.s.out, "Signing secret: %s%s\n", l.secret, secretNote)
-	fmt.Fprintf(l.s.out, "Forwarding deliveries from %s (listening on %s) to %s\n", cell(hookURL, 300), addr, redactedURL(l.target.String()))
+	fmt.Fprintf(l.s.out, "Forwarding deliveries from %s (listening on %s) to %s\n", cell(redact.URL(hookURL), 300), addr, cell(redact.URL(l.target.String()), 300))
 	fmt.Fprintf(l.s.out, "%s Waiting for deliveries. %s\n", l.color.style(styleBold, "Ready."), stop)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/redact"
 )
 
 func newWebhooksCmd(s *streams) *cobra.Command {
@@ -177,7 +178,7 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 		for _, t := range wh.Events {
 			names = append(names, string(t))
 		}
-		fmt.Fprintf(s.out, "Registered %s: %s to %s\n", cell(wh.ID, 80), cell(strings.Join(names, ", "), 300), cell(wh.URL, 300))
+		fmt.Fprintf(s.out, "Registered %s: %s to %s\n", cell(wh.ID, 80), cell(strings.Join(names, ", "), 300), cell(redact.URL(wh.URL), 300))
 		if generated {
 			fmt.Fprintf(s.out, "Signing secret: %s (shown once: the API never returns it)\n", secret)
 		}

@@ -44,9 +44,10 @@ func TestWebhooksRegister(t *testing.T) {
 	if r.code != exitOK || json.Unmarshal([]byte(r.out), &wh) != nil || wh.ID == "" || !strings.HasPrefix(r.errOut, "Signing secret: whsec_") || strings.Contains(r.out, "whsec_") {
 		t.Errorf("--json: exit %d, %q, %q", r.code, r.out, r.errOut)
 	}
-	out = c.ok("webhooks", "register", "--url", "http://127.0.0.1:1/c", "--event", "export.completed", "--secret", "whsec_mine")
-	if strings.Contains(out, "whsec_mine") || strings.Contains(out, "Signing secret") {
-		t.Errorf("a given secret printed: %q", out)
+	out = c.ok("webhooks", "register", "--url", "http://bot:pa55@127.0.0.1:1/c?token=s3cret", "--event", "export.completed", "--secret", "whsec_mine")
+	if strings.Contains(out, "whsec_mine") || strings.Contains(out, "Signing secret") || strings.Contains(out, "s3cret") || strings.Contains(out, "pa55") ||
+		!strings.Contains(out, "to http://xxxxx@127.0.0.1:1/c?token=xxxxx\n") {
+		t.Errorf("a given secret or the URL's token printed: %q", out)
 	}
 	if n := len(ts.Webhooks()); n != 3 {
 		t.Errorf("%d webhooks", n)
