@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -86,7 +87,7 @@ func TestHelp(t *testing.T) {
 	if out := c.ok("contexts"); !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "versions") {
 		t.Errorf("contexts alone:\n%s", out)
 	}
-	if out := c.ok("listen", "--help"); !strings.Contains(out, `--listen address             the receiver's address (port 0 picks a free port) (default "127.0.0.1:0")`) {
+	if out := c.ok("listen", "--help"); !regexp.MustCompile(`\n +--listen address +the receiver's address .*\(default "127\.0\.0\.1:0"\)\n`).MatchString(out) {
 		t.Errorf("listen --help:\n%s", out)
 	}
 
