@@ -29,6 +29,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/contextsvc/contextsvc-go/internal/conformcmd"
 )
 
 func main() {
@@ -39,5 +41,5 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	context.AfterFunc(signaled, func() { stop(); cancel() })
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(conformcmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }

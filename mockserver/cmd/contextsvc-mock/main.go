@@ -50,6 +50,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/contextsvc/contextsvc-go/internal/mockcmd"
 )
 
 func main() {
@@ -62,5 +64,5 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	context.AfterFunc(signaled, func() { stop(); cancel() })
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(mockcmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }

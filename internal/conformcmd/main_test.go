@@ -1,4 +1,4 @@
-package main
+package conformcmd
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ const testKey = "sk_test_conform_cmd"
 func runCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), args, &stdout, &stderr)
+	code := Run(t.Context(), args, &stdout, &stderr)
 	for _, out := range []string{stdout.String(), stderr.String()} {
 		if strings.Contains(out, testKey) {
 			t.Errorf("the output shows the key:\n%s", out)

@@ -1,4 +1,4 @@
-package main
+package mockcmd
 
 import (
 	"bufio"
@@ -139,7 +139,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-upstream", "https://bot:pw_secret@api.example.com/v1"}, "https://xxxxx@api.example.com/v1 must not carry credentials"},
 	} {
 		var stderr bytes.Buffer
-		if code := run(t.Context(), tc.args, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.msg) {
+		if code := Run(t.Context(), tc.args, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.msg) {
 			t.Errorf("%q: exit %d, stderr %q", tc.args, code, stderr.String())
 		}
 	}
@@ -148,18 +148,18 @@ func TestBadFlags(t *testing.T) {
 	var keyErr bytes.Buffer
 	for _, spec := range []string{"sk_secret_token_123:gold", "sk_secret_token_123:pro:write:no/slash", "sk_secret_token_123:pro:write:" + strings.Repeat("a", 65)} {
 		keyErr.Reset()
-		if code := run(t.Context(), []string{"-key", "sk_ok", "-key", spec}, io.Discard, &keyErr); code != exitUsage ||
+		if code := Run(t.Context(), []string{"-key", "sk_ok", "-key", spec}, io.Discard, &keyErr); code != exitUsage ||
 			strings.Contains(keyErr.String(), "sk_secret_token_123") || !strings.Contains(keyErr.String(), "-key #2") {
 			t.Errorf("bad -key: exit %d, stderr %q; want exit %d, the flag named by position, no token", code, keyErr.String(), exitUsage)
 		}
 	}
 	// An address it cannot listen on is no usage error: exit 1, said why.
 	var stderr bytes.Buffer
-	if code := run(t.Context(), []string{"-addr", "127.0.0.1:99999"}, io.Discard, &stderr); code != exitError || !strings.Contains(stderr.String(), "cannot listen") {
+	if code := Run(t.Context(), []string{"-addr", "127.0.0.1:99999"}, io.Discard, &stderr); code != exitError || !strings.Contains(stderr.String(), "cannot listen") {
 		t.Errorf("bad -addr: exit %d, stderr %q", code, stderr.String())
 	}
 	stderr.Reset()
-	if code := run(t.Context(), []string{"-h"}, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "-retry-schedule") {
+	if code := Run(t.Context(), []string{"-h"}, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "-retry-schedule") {
 		t.Errorf("-h: exit %d, %q", code, stderr.String())
 	}
 	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
@@ -239,7 +239,7 @@ func TestRunInProcess(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-fake-clock"}, pw, &stderr)
+		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-fake-clock"}, pw, &stderr)
 		pw.Close()
 	}()
 	base, key := readReady(t, pr)
@@ -292,7 +292,7 @@ func TestRunProxy(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-upstream", odd.URL + "/v1"}, pw, &stderr)
+		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-upstream", odd.URL + "/v1"}, pw, &stderr)
 		pw.Close()
 	}()
 	sc := bufio.NewScanner(pr)
@@ -402,7 +402,7 @@ func TestRunShutdownDeliveries(t *testing.T) {
 			var stderr syncBuffer
 			done := make(chan int, 1)
 			go func() {
-				done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-shutdown-timeout", tt.timeout, "-retry-schedule", ""}, pw, &stderr)
+				done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-shutdown-timeout", tt.timeout, "-retry-schedule", ""}, pw, &stderr)
 				pw.Close()
 			}()
 			base, key := readReady(t, pr)
@@ -452,7 +452,7 @@ func TestCommand(t *testing.T) {
 	}
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "contextsvc-mock")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", bin, "github.com/contextsvc/contextsvc-go/mockserver/cmd/contextsvc-mock")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -1,4 +1,4 @@
-package main
+package conformcmd
 
 import (
 	"context"
@@ -25,9 +25,9 @@ const (
 // envReadKey names a key of read scope, for the 403 checks.
 const envReadKey = "CONTEXTSVC_READ_API_KEY"
 
-// run parses args, runs the checks and writes the report; it returns the
+// Run parses args, runs the checks and writes the report; it returns the
 // exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("contextsvc-conform", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := conformance.Config{Document: mockserver.OpenAPI()}

@@ -1,4 +1,4 @@
-package main
+package mockcmd
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func startCommand(t *testing.T, args ...string) (baseURL string, log *syncBuffer
 	log = &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, log)
+		done <- Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, log)
 		pw.Close()
 	}()
 	t.Cleanup(func() {

@@ -1,4 +1,4 @@
-package main
+package mockcmd
 
 import (
 	"bytes"
@@ -107,7 +107,7 @@ func TestAdminExposureRefused(t *testing.T) {
 				t.Errorf("%q: the refusal %q does not say %q", tt.args, msg, want)
 			}
 		}
-		if code := run(t.Context(), tt.args, io.Discard, io.Discard); code != exitUsage {
+		if code := Run(t.Context(), tt.args, io.Discard, io.Discard); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d", tt.args, code, exitUsage)
 		}
 	}
@@ -127,7 +127,7 @@ func TestBadAdminAuthFile(t *testing.T) {
 		{bad, "contextsvc-mock: -admin-auth-file " + bad + `: admin credentials, line 2: user "admin": the password hash is not bcrypt's`},
 	} {
 		var stderr bytes.Buffer
-		if code := run(t.Context(), []string{"-addr", "127.0.0.1:0", "-admin-auth-file", tc.path}, io.Discard, &stderr); code != exitUsage ||
+		if code := Run(t.Context(), []string{"-addr", "127.0.0.1:0", "-admin-auth-file", tc.path}, io.Discard, &stderr); code != exitUsage ||
 			!strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("-admin-auth-file %s: exit %d, stderr %q; want %d and %q", tc.path, code, stderr.String(), exitUsage, tc.want)
 		}

@@ -1,4 +1,4 @@
-package main
+package mockcmd
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ func startRun(t *testing.T, args ...string) (base, key string, stop func() (int,
 	stderr := &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, stderr)
+		done <- Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, stderr)
 		pw.Close()
 	}()
 	t.Cleanup(func() {
@@ -141,7 +141,7 @@ func TestRunBadStateFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			var stdout, stderr bytes.Buffer
-			code := run(t.Context(), []string{"-addr", "127.0.0.1:0", "-state-file", path}, &stdout, &stderr)
+			code := Run(t.Context(), []string{"-addr", "127.0.0.1:0", "-state-file", path}, &stdout, &stderr)
 			if code != exitError || stdout.Len() != 0 || !strings.Contains(stderr.String(), "state file "+path+": ") ||
 				!strings.Contains(stderr.String(), tc.msg) {
 				t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())

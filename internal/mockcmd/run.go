@@ -1,4 +1,4 @@
-package main
+package mockcmd
 
 import (
 	"bufio"
@@ -439,10 +439,10 @@ func baseURL(addr net.Addr) (url string, everyInterface bool) {
 	return "http://" + addr.String(), false
 }
 
-// run is the whole command: it serves until ctx is done, then shuts down
+// Run is the whole command: it serves until ctx is done, then shuts down
 // and returns the exit code. With -hash-password it reads the password
 // from the process's stdin.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return runInput(ctx, args, os.Stdin, stdout, stderr)
 }
 

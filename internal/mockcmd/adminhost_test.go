@@ -1,4 +1,4 @@
-package main
+package mockcmd
 
 import (
 	"bytes"
@@ -58,7 +58,7 @@ func TestBadAdminHostFlag(t *testing.T) {
 		{"*.example.com", "holds only"},
 	} {
 		var stderr bytes.Buffer
-		if code := run(t.Context(), []string{"-admin-host", tc.arg}, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.msg) {
+		if code := Run(t.Context(), []string{"-admin-host", tc.arg}, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.msg) {
 			t.Errorf("-admin-host %q: exit %d, stderr %q", tc.arg, code, stderr.String())
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package mockcmd
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ var (
 // against that of the last, a window being a sixth of the run, at most a
 // minute (so a 10-minute run compares the second minute with the last).
 //
-//	go test ./mockserver/cmd/contextsvc-mock -run '^$' -bench Soak -benchtime 1x -soak 60s
+//	go test ./internal/mockcmd -run '^$' -bench Soak -benchtime 1x -soak 60s
 func BenchmarkSoak(b *testing.B) {
 	if *soakDuration <= 0 {
 		b.Skip("set -soak to a duration (60s, 10m) to run the soak")
@@ -50,7 +50,7 @@ func BenchmarkSoak(b *testing.B) {
 	bin := *soakBinary
 	if bin == "" {
 		bin = filepath.Join(b.TempDir(), "contextsvc-mock")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", bin, "github.com/contextsvc/contextsvc-go/mockserver/cmd/contextsvc-mock").CombinedOutput(); err != nil {
 			b.Fatalf("go build: %v\n%s", err, out)
 		}
 	}
