@@ -1,5 +1,44 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"io"
 
-func passthroughCmds(s *streams) []*cobra.Command { return nil }
+	"github.com/spf13/cobra"
+
+	"github.com/contextsvc/contextsvc-go/internal/conformcmd"
+	"github.com/contextsvc/contextsvc-go/internal/mockcmd"
+)
+
+// passthroughCmds are contextsvc mock and contextsvc conform: the code of
+// contextsvc-mock and contextsvc-conform, given the command line as it
+// is, so their flags, help, output and exit codes are exactly those
+// commands'.
+func passthroughCmds(s *streams) []*cobra.Command {
+	return []*cobra.Command{
+		passthrough(s, "mock", "Serve the mock server (the flags of contextsvc-mock; -h lists them)", mockcmd.Run),
+		passthrough(s, "conform", "Check a deployment against the API contract (the flags of contextsvc-conform; -h lists them)", conformcmd.Run),
+	}
+}
+
+// passthrough makes a command that hands its arguments, unparsed, to run.
+// Its help is run's own (-h), for contextsvc help NAME as well.
+func passthrough(s *streams, name, short string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:                name + " [flags]",
+		Short:              short,
+		DisableFlagParsing: true,
+		// Its flags are run's: there are none to complete here.
+		ValidArgsFunction: cobra.NoFileCompletions,
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if code := run(cmd.Context(), args, s.out, s.err); code != 0 {
+			return &exitStatus{code}
+		}
+		return nil
+	}
+	cmd.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		run(cmd.Context(), []string{"-h"}, s.out, s.err)
+	})
+	return cmd
+}
