@@ -39,12 +39,13 @@ func ExampleSign() {
 	// Output: sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17
 }
 
-// ConstructEvent verifies, then parses; the typed data of an event comes
-// from a type switch on Go types.
+// ConstructEvent verifies, then parses, then checks the event's age
+// against the replay window; the typed data of an event comes from a type
+// switch on Go types.
 func ExampleConstructEvent() {
-	payload := []byte(`{"id":"evt_2","type":"context.updated","timestamp":"2026-11-21T20:51:00.123Z",` +
-		`"data":{"contextId":"ctx_1","name":"Runbook","version":3,"updatedBy":"user_1",` +
-		`"changes":{"sections_modified":["Rollback"],"word_count_delta":42}}}`)
+	payload := fmt.Appendf(nil, `{"id":"evt_2","type":"context.updated","timestamp":%q,`+
+		`"data":{"contextId":"ctx_1","name":"Runbook","version":3,"updatedBy":"user_1",`+
+		`"changes":{"sections_modified":["Rollback"],"word_count_delta":42}}}`, time.Now().UTC().Format(time.RFC3339Nano))
 	header := contextsvc.Sign(payload, "whsec_example") // in a receiver: r.Header.Get("X-Service-Signature")
 
 	ev, err := contextsvc.ConstructEvent(payload, header, "whsec_example")
@@ -64,6 +65,27 @@ func ExampleConstructEvent() {
 		fmt.Println("not handled:", ev.Type)
 	}
 	// Output: evt_2 ctx_1 v 3 [Rollback] 42
+}
+
+// A validly signed event older than the replay window (27 h) is refused:
+// a captured delivery sent again. ConstructEventWithOptions changes the
+// window, or the clock it is measured on (a mock server's fake clock, say).
+func ExampleConstructEventWithOptions() {
+	payload := []byte(`{"id":"evt_5","type":"context.deleted","timestamp":"2026-11-19T12:00:00Z",` +
+		`"data":{"contextId":"ctx_1","name":"Old","deletedBy":"user_1"}}`)
+	header := contextsvc.Sign(payload, "whsec_example")
+	secrets := []string{"whsec_example"}
+	now := func() time.Time { return time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC) } // 48 h after the event
+
+	_, err := contextsvc.ConstructEventWithOptions(payload, header, secrets, contextsvc.WithEventClock(now))
+	fmt.Println(errors.Is(err, contextsvc.ErrOutsideReplayWindow))
+
+	ev, err := contextsvc.ConstructEventWithOptions(payload, header, secrets, contextsvc.WithEventClock(now),
+		contextsvc.WithEventReplayWindow(72*time.Hour, contextsvc.DefaultFutureSkew))
+	fmt.Println(ev.ID, err)
+	// Output:
+	// true
+	// evt_5 <nil>
 }
 
 // A typed accessor reads one type's data and refuses other types.

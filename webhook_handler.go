@@ -298,18 +298,10 @@ func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *ht
 		http.Error(w, "malformed event", http.StatusBadRequest)
 		return DeliveryResult{Outcome: DeliveryMalformed, StatusCode: http.StatusBadRequest, Err: err}
 	}
-	if h.cfg.window > 0 {
-		now := h.cfg.now()
-		switch {
-		case ev.Timestamp.Before(now.Add(-h.cfg.window)):
-			log.Warn("contextsvc webhook delivery refused: event too old", "event", ev.ID, "type", ev.Type, "timestamp", ev.Timestamp)
-			http.Error(w, "event outside replay window", http.StatusBadRequest)
-			return DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: http.StatusBadRequest, Event: ev}
-		case ev.Timestamp.After(now.Add(h.cfg.future)):
-			log.Warn("contextsvc webhook delivery refused: event in the future", "event", ev.ID, "type", ev.Type, "timestamp", ev.Timestamp)
-			http.Error(w, "event outside replay window", http.StatusBadRequest)
-			return DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: http.StatusBadRequest, Event: ev}
-		}
+	if err := checkReplayWindow(ev, h.cfg.now(), h.cfg.window, h.cfg.future); err != nil {
+		log.Warn("contextsvc webhook delivery refused: event outside the replay window", "event", ev.ID, "type", ev.Type, "timestamp", ev.Timestamp)
+		http.Error(w, "event outside replay window", http.StatusBadRequest)
+		return DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: http.StatusBadRequest, Event: ev, Err: err}
 	}
 
 	d := h.cfg.deduper

@@ -74,9 +74,10 @@ type DeliveryResult struct {
 	// Err is why the delivery failed, for the outcomes that have a cause:
 	// the function's error (DeliveryHandlerError), the Deduper's
 	// (DeliveryDeduperError), the read error (DeliveryUnreadable), the
-	// signature's ([ErrNoSignature]…, DeliveryBadSignature) or the
-	// envelope's (DeliveryMalformed). Log it with care: the function's
-	// error is the caller's own text.
+	// signature's ([ErrMissingSignature]…, DeliveryBadSignature), the
+	// envelope's (DeliveryMalformed) or the window's
+	// ([ErrOutsideReplayWindow], DeliveryOutsideWindow). Log it with care:
+	// the function's error is the caller's own text.
 	Err error
 }
 

@@ -89,7 +89,7 @@ func TestDeliveryHook(t *testing.T) {
 		{name: "malformed", body: bytes.NewReader(malformed), sig: Sign(malformed, testSecret),
 			want: DeliveryResult{Outcome: DeliveryMalformed, StatusCode: 400}, wantErr: ErrMalformedEvent},
 		{name: "outside the window", body: bytes.NewReader(old), sig: Sign(old, testSecret),
-			want: DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: 400}, wantEvent: true},
+			want: DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: 400}, wantEvent: true, wantErr: ErrOutsideReplayWindow},
 		{name: "too large", body: bytes.NewReader(body), sig: good, opts: []WebhookOption{WithMaxBodyBytes(10)},
 			want: DeliveryResult{Outcome: DeliveryTooLarge, StatusCode: 413}},
 		{name: "unreadable", body: failingBody{}, sig: good,
