@@ -192,6 +192,9 @@ type WebhookHandler struct {
 //     unreachable, say), so the sender retries once it is back;
 //   - 200 when fn returns nil.
 //
+// When fn panics, nothing is answered: the panic goes on to net/http, which
+// closes the connection, and the sender retries.
+//
 // fn runs with the request's context. An attempt holds its event id for
 // at most 10 minutes (the claim's lease, see [Deduper]); fn should finish
 // well within that, and within the sender's time-out: past it, another
@@ -243,11 +246,14 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveHooked(w, r)
 		return
 	}
-	h.serve(r.Context(), w, r)
+	h.serve(r.Context(), w, r, nil)
 }
 
-// serve answers one request with ctx as its context, and says how.
-func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request) DeliveryResult {
+// serve answers one request with ctx as its context, and says how. Once
+// the event is verified, and before fn runs, it is stored in *calling
+// (when calling is not nil), so that a caller watching for a panic knows
+// which event was being handled.
+func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, calling **Event) DeliveryResult {
 	log := h.cfg.logger
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -302,6 +308,9 @@ func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *ht
 		log.Warn("contextsvc webhook delivery refused: event outside the replay window", "event", ev.ID, "type", ev.Type, "timestamp", ev.Timestamp)
 		http.Error(w, "event outside replay window", http.StatusBadRequest)
 		return DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: http.StatusBadRequest, Event: ev, Err: err}
+	}
+	if calling != nil {
+		*calling = ev
 	}
 
 	d := h.cfg.deduper

@@ -39,9 +39,15 @@ const (
 	// DeliveryUnreadable: reading the body failed, e.g. the sender hung up
 	// (400).
 	DeliveryUnreadable DeliveryOutcome = "unreadable"
-	// DeliveryHandlerError: the function returned an error or panicked
-	// (500; the sender retries).
+	// DeliveryHandlerError: the function returned an error (500; the
+	// sender retries).
 	DeliveryHandlerError DeliveryOutcome = "handler_error"
+	// DeliveryPanicked: the function (or the Deduper) panicked, and the
+	// panic went on to net/http, which answers nothing: it closes the
+	// connection (HTTP/1) or resets the stream (HTTP/2), and the sender
+	// retries. StatusCode is 0, since no status was sent; a middleware
+	// outside the handler that recovers the panic may answer instead.
+	DeliveryPanicked DeliveryOutcome = "panicked"
 	// DeliveryDeduperError: the [Deduper] failed, so the function was not
 	// called (500; the sender retries).
 	DeliveryDeduperError DeliveryOutcome = "deduper_error"
@@ -54,7 +60,8 @@ const (
 type DeliveryResult struct {
 	// Outcome says what happened.
 	Outcome DeliveryOutcome
-	// StatusCode is the status the handler answered with.
+	// StatusCode is the status the handler answered with; 0 when it
+	// answered nothing (DeliveryPanicked).
 	StatusCode int
 	// Event is the verified event; nil when the request was refused before
 	// its signature and envelope were checked.
@@ -75,9 +82,10 @@ type DeliveryResult struct {
 	// the function's error (DeliveryHandlerError), the Deduper's
 	// (DeliveryDeduperError), the read error (DeliveryUnreadable), the
 	// signature's ([ErrMissingSignature]…, DeliveryBadSignature), the
-	// envelope's (DeliveryMalformed) or the window's
-	// ([ErrOutsideReplayWindow], DeliveryOutsideWindow). Log it with care:
-	// the function's error is the caller's own text.
+	// envelope's (DeliveryMalformed), the window's
+	// ([ErrOutsideReplayWindow], DeliveryOutsideWindow) or the panic's
+	// (DeliveryPanicked). Log it with care: the function's error is the
+	// caller's own text.
 	Err error
 }
 
@@ -85,8 +93,9 @@ type DeliveryResult struct {
 // called at the start of every request, before anything is read, and
 // returns the context the handler goes on with (passed to the Deduper and to
 // the function; derive it from r.Context()) and a function the handler calls
-// once with the result as it answers, also when the function panics. It must
-// not read r's body. Package contextsvcotel's tracing is one.
+// once with the result as it answers, also when the function panics (then
+// with [DeliveryPanicked], before the panic goes on). It must not read r's
+// body. Package contextsvcotel's tracing is one.
 type DeliveryHook func(r *http.Request) (context.Context, func(DeliveryResult))
 
 // WithDeliveryHook makes the handler report every request to hook (see
@@ -99,8 +108,9 @@ func WithDeliveryHook(hook DeliveryHook) WebhookOption {
 	}
 }
 
-// errDeliveryPanicked is the Err of a request whose handling panicked.
-var errDeliveryPanicked = errors.New("contextsvc: handling the delivery panicked")
+// errDeliveryPanicked is the Err of a request whose handling panicked (or
+// otherwise never returned, as on runtime.Goexit).
+var errDeliveryPanicked = errors.New("contextsvc: handling the delivery panicked; nothing was answered")
 
 // serveHooked is ServeHTTP with a DeliveryHook.
 func (h *WebhookHandler) serveHooked(w http.ResponseWriter, r *http.Request) {
@@ -108,14 +118,22 @@ func (h *WebhookHandler) serveHooked(w http.ResponseWriter, r *http.Request) {
 	if ctx == nil {
 		ctx = r.Context()
 	}
-	res := DeliveryResult{Outcome: DeliveryHandlerError, StatusCode: http.StatusInternalServerError, Err: errDeliveryPanicked}
-	if end != nil {
-		defer func() {
-			res.DeliveryID, res.Attempt = h.deliveryHeaders(r.Header)
-			end(res)
-		}()
+	if end == nil {
+		h.serve(ctx, w, r, nil)
+		return
 	}
-	res = h.serve(ctx, w, r)
+	// Until serve returns, the request is one whose handling panicked:
+	// the panic is not recovered, so net/http sees it and answers nothing.
+	var calling *Event
+	res := DeliveryResult{Outcome: DeliveryPanicked, Err: errDeliveryPanicked}
+	defer func() {
+		if res.Outcome == DeliveryPanicked {
+			res.Event = calling
+		}
+		res.DeliveryID, res.Attempt = h.deliveryHeaders(r.Header)
+		end(res)
+	}()
+	res = h.serve(ctx, w, r, &calling)
 }
 
 // deliveryHeaders reads the delivery id and attempt number headers, named
