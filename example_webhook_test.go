@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"time"
 
@@ -109,7 +110,7 @@ func ExampleNewWebhookHandler() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/webhooks/contextsvc", h)
-	srv := httptest.NewServer(mux) // in production: http.ListenAndServe(":8080", mux)
+	srv := httptest.NewServer(mux) // in production: an http.Server with time-outs (next example)
 	defer srv.Close()
 
 	body := fmt.Sprintf(`{"id":"evt_4","type":"context.deleted","timestamp":%q,"data":{"contextId":"ctx_1","name":"Old","deletedBy":"user_1"}}`,
@@ -128,6 +129,34 @@ func ExampleNewWebhookHandler() {
 	// handling context.deleted evt_4
 	// 200
 	// 200
+}
+
+// In a program, the handler is mounted on an http.Server with time-outs:
+// it listens to the whole internet, and http.ListenAndServe sets none. The
+// handler bounds its body's size and time itself; the server bounds the
+// headers, the answer and idle connections. (It listens on a port, so it
+// has no output to check.)
+func ExampleNewWebhookHandler_server() {
+	handle := func(ctx context.Context, ev *contextsvc.Event) error {
+		log.Printf("handling %s %s", ev.Type, ev.ID)
+		return nil // an error answers 500, so the service retries
+	}
+	secret := os.Getenv("CONTEXTSVC_WEBHOOK_SECRET")
+	h, err := contextsvc.NewWebhookHandler(secret, handle)
+	if err != nil {
+		log.Fatal(err) // no secret, or a bad option
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/webhooks/contextsvc", h)
+	srv := &http.Server{
+		Addr:              ":8080",
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,  // the request's headers
+		ReadTimeout:       15 * time.Second, // headers and body
+		WriteTimeout:      30 * time.Second, // from the headers to the end of the answer, handle included
+		IdleTimeout:       time.Minute,      // a kept-alive connection between deliveries
+	}
+	log.Fatal(srv.ListenAndServe())
 }
 
 // A Deduper's claim belongs to the attempt that made it: Commit and

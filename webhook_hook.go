@@ -34,8 +34,12 @@ const (
 	// DeliveryOutsideWindow: the event's timestamp is outside the replay
 	// window (400).
 	DeliveryOutsideWindow DeliveryOutcome = "outside_window"
-	// DeliveryTooLarge: the body is over the limit (413).
+	// DeliveryTooLarge: the body is over the limit, as declared or as
+	// read (413).
 	DeliveryTooLarge DeliveryOutcome = "too_large"
+	// DeliveryTooSlow: the body was not received whole within the
+	// handler's body time-out ([WithWebhookBodyTimeout]) (408).
+	DeliveryTooSlow DeliveryOutcome = "too_slow"
 	// DeliveryUnreadable: reading the body failed, e.g. the sender hung up
 	// (400).
 	DeliveryUnreadable DeliveryOutcome = "unreadable"
@@ -80,12 +84,12 @@ type DeliveryResult struct {
 	Attempt int
 	// Err is why the delivery failed, for the outcomes that have a cause:
 	// the function's error (DeliveryHandlerError), the Deduper's
-	// (DeliveryDeduperError), the read error (DeliveryUnreadable), the
-	// signature's ([ErrMissingSignature]…, DeliveryBadSignature), the
-	// envelope's (DeliveryMalformed), the window's
-	// ([ErrOutsideReplayWindow], DeliveryOutsideWindow) or the panic's
-	// (DeliveryPanicked). Log it with care: the function's error is the
-	// caller's own text.
+	// (DeliveryDeduperError), the read error (DeliveryUnreadable,
+	// DeliveryTooSlow), the signature's ([ErrMissingSignature]…,
+	// DeliveryBadSignature), the envelope's (DeliveryMalformed), the
+	// window's ([ErrOutsideReplayWindow], DeliveryOutsideWindow) or the
+	// panic's (DeliveryPanicked). Log it with care: the function's error is
+	// the caller's own text.
 	Err error
 }
 

@@ -12,6 +12,11 @@
 // list. SIGINT or SIGTERM stops it gracefully: deliveries being handled
 // finish first.
 //
+// It listens to the internet, so its server has a time-out on every read
+// and write, and the handler bounds each body's size and time: a sender
+// that trickles or never finishes a body holds a connection for seconds,
+// not for as long as it likes.
+//
 // Next to a mock server on a fake clock (contextsvc-mock -fake-clock) that
 // has been advanced, the events' timestamps are ahead of this machine's
 // clock, and the default replay window refuses them as "in the future"
@@ -167,6 +172,20 @@ func eventAttrs(ev *contextsvc.Event) []any {
 	return attrs
 }
 
+// newServer returns the receiver's server: a time-out on every read and
+// write, since http.ListenAndServe's server has none and a sender may be
+// anyone.
+func newServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,  // the request's headers
+		ReadTimeout:       15 * time.Second, // headers and body (the handler gives a body 10 s)
+		WriteTimeout:      30 * time.Second, // from the headers to the end of the answer
+		IdleTimeout:       time.Minute,      // a kept-alive connection between deliveries
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
 // serve answers deliveries on ln until ctx is done, then shuts down
 // gracefully: it stops accepting, and waits up to 10 s for deliveries being
 // handled.
@@ -175,11 +194,7 @@ func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	srv := newServer(mux, logger)
 	logger.Info("receiving webhooks", "url", "http://"+ln.Addr().String()+cfg.path,
 		"rotation", cfg.previousSecret != "", "replayWindow", cfg.replayWindow)
 	if cfg.replayWindow == 0 {
