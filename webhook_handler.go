@@ -237,8 +237,11 @@ type WebhookHandler struct {
 // fn runs with the request's context. An attempt holds its event id for
 // at most 10 minutes (the claim's lease, see [Deduper]); fn should finish
 // well within that, and within the sender's time-out: past it, another
-// attempt may claim the event and run fn again. The signing secret is
-// secret plus any given with [WithWebhookSecrets].
+// attempt may claim the event and run fn again. Events come in no
+// guaranteed order (a context.version.created may arrive before its
+// context.created, and a retry after later events): fn must not assume
+// one. The signing secret is secret plus any given with
+// [WithWebhookSecrets].
 //
 // An empty secret (an unset environment variable, typically), a nil fn or
 // an option given a value it cannot use is an error wrapping

@@ -12,6 +12,11 @@
 // list. SIGINT or SIGTERM stops it gracefully: deliveries being handled
 // finish first.
 //
+// Events arrive in no guaranteed order: a context.version.created may come
+// before its context.created, and a retried event after later ones. A
+// receiver that acts on them must not assume an order (it can compare the
+// data's version numbers, or read the context itself).
+//
 // It listens to the internet, so its server has a time-out on every read
 // and write, and the handler bounds each body's size and time: a sender
 // that trickles or never finishes a body holds a connection for seconds,
@@ -130,6 +135,8 @@ func newMux(cfg config, logger *slog.Logger) (*http.ServeMux, error) {
 	// itself, without secrets or bodies.
 	opts = append(opts, contextsvc.WithWebhookLogger(logger))
 	h, err := contextsvc.NewWebhookHandler(cfg.secret, func(ctx context.Context, ev *contextsvc.Event) error {
+		// Events come in any order (a version's event may come before its
+		// context's): this one only logs, so it needs none.
 		logger.InfoContext(ctx, "event verified", eventAttrs(ev)...)
 		return nil
 	}, opts...)
