@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"time"
 
@@ -39,12 +40,13 @@ func ExampleSign() {
 	// Output: sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17
 }
 
-// ConstructEvent verifies, then parses; the typed data of an event comes
-// from a type switch on Go types.
+// ConstructEvent verifies, then parses, then checks the event's age
+// against the replay window; the typed data of an event comes from a type
+// switch on Go types.
 func ExampleConstructEvent() {
-	payload := []byte(`{"id":"evt_2","type":"context.updated","timestamp":"2026-11-21T20:51:00.123Z",` +
-		`"data":{"contextId":"ctx_1","name":"Runbook","version":3,"updatedBy":"user_1",` +
-		`"changes":{"sections_modified":["Rollback"],"word_count_delta":42}}}`)
+	payload := fmt.Appendf(nil, `{"id":"evt_2","type":"context.updated","timestamp":%q,`+
+		`"data":{"contextId":"ctx_1","name":"Runbook","version":3,"updatedBy":"user_1",`+
+		`"changes":{"sections_modified":["Rollback"],"word_count_delta":42}}}`, time.Now().UTC().Format(time.RFC3339Nano))
 	header := contextsvc.Sign(payload, "whsec_example") // in a receiver: r.Header.Get("X-Service-Signature")
 
 	ev, err := contextsvc.ConstructEvent(payload, header, "whsec_example")
@@ -64,6 +66,27 @@ func ExampleConstructEvent() {
 		fmt.Println("not handled:", ev.Type)
 	}
 	// Output: evt_2 ctx_1 v 3 [Rollback] 42
+}
+
+// A validly signed event older than the replay window (27 h) is refused:
+// a captured delivery sent again. ConstructEventWithOptions changes the
+// window, or the clock it is measured on (a mock server's fake clock, say).
+func ExampleConstructEventWithOptions() {
+	payload := []byte(`{"id":"evt_5","type":"context.deleted","timestamp":"2026-11-19T12:00:00Z",` +
+		`"data":{"contextId":"ctx_1","name":"Old","deletedBy":"user_1"}}`)
+	header := contextsvc.Sign(payload, "whsec_example")
+	secrets := []string{"whsec_example"}
+	now := func() time.Time { return time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC) } // 48 h after the event
+
+	_, err := contextsvc.ConstructEventWithOptions(payload, header, secrets, contextsvc.WithEventClock(now))
+	fmt.Println(errors.Is(err, contextsvc.ErrOutsideReplayWindow))
+
+	ev, err := contextsvc.ConstructEventWithOptions(payload, header, secrets, contextsvc.WithEventClock(now),
+		contextsvc.WithEventReplayWindow(72*time.Hour, contextsvc.DefaultFutureSkew))
+	fmt.Println(ev.ID, err)
+	// Output:
+	// true
+	// evt_5 <nil>
 }
 
 // A typed accessor reads one type's data and refuses other types.
@@ -87,7 +110,7 @@ func ExampleNewWebhookHandler() {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/webhooks/contextsvc", h)
-	srv := httptest.NewServer(mux) // in production: http.ListenAndServe(":8080", mux)
+	srv := httptest.NewServer(mux) // in production: an http.Server with time-outs (next example)
 	defer srv.Close()
 
 	body := fmt.Sprintf(`{"id":"evt_4","type":"context.deleted","timestamp":%q,"data":{"contextId":"ctx_1","name":"Old","deletedBy":"user_1"}}`,
@@ -106,6 +129,34 @@ func ExampleNewWebhookHandler() {
 	// handling context.deleted evt_4
 	// 200
 	// 200
+}
+
+// In a program, the handler is mounted on an http.Server with time-outs:
+// it listens to the whole internet, and http.ListenAndServe sets none. The
+// handler bounds its body's size and time itself; the server bounds the
+// headers, the answer and idle connections. (It listens on a port, so it
+// has no output to check.)
+func ExampleNewWebhookHandler_server() {
+	handle := func(ctx context.Context, ev *contextsvc.Event) error {
+		log.Printf("handling %s %s", ev.Type, ev.ID)
+		return nil // an error answers 500, so the service retries
+	}
+	secret := os.Getenv("CONTEXTSVC_WEBHOOK_SECRET")
+	h, err := contextsvc.NewWebhookHandler(secret, handle)
+	if err != nil {
+		log.Fatal(err) // no secret, or a bad option
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/webhooks/contextsvc", h)
+	srv := &http.Server{
+		Addr:              ":8080",
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,  // the request's headers
+		ReadTimeout:       15 * time.Second, // headers and body
+		WriteTimeout:      30 * time.Second, // from the headers to the end of the answer, handle included
+		IdleTimeout:       time.Minute,      // a kept-alive connection between deliveries
+	}
+	log.Fatal(srv.ListenAndServe())
 }
 
 // A Deduper's claim belongs to the attempt that made it: Commit and

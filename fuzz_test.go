@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzVerifySignature checks, for any payload, secret and header:
@@ -47,9 +48,12 @@ func FuzzVerifySignature(f *testing.F) {
 
 // FuzzConstructEvent checks, for any payload: ConstructEvent never panics;
 // with a valid signature it returns an event with id, type and timestamp
-// or an error matching ErrMalformedEvent (never a signature error), and
-// the event's typed data is readable for known types; with a header that
-// is not the valid signature it returns a signature error and no event.
+// inside the replay window, an error matching ErrOutsideReplayWindow
+// exactly when ParseEvent's event is outside it, or an error matching
+// ErrMalformedEvent exactly when ParseEvent fails (never a signature
+// error), and the event's typed data is readable for known types; with a
+// header that is not the valid signature it returns a signature error and
+// no event. The window is measured on a fixed clock.
 func FuzzConstructEvent(f *testing.F) {
 	const secret = "whsec_fuzz"
 	for _, s := range []string{
@@ -63,27 +67,51 @@ func FuzzConstructEvent(f *testing.F) {
 		`{"id":"evt_7"`,
 		`[]`,
 		``,
+		// At and just past the edges of the window, on fuzzClock.
+		`{"id":"evt_8","type":"brand.new","timestamp":"2026-11-20T17:51:00Z"}`,
+		`{"id":"evt_9","type":"brand.new","timestamp":"2026-11-20T17:50:59.999Z"}`,
+		`{"id":"evt_10","type":"brand.new","timestamp":"2026-11-21T20:56:00Z"}`,
+		`{"id":"evt_11","type":"brand.new","timestamp":"2026-11-21T20:56:00.001Z"}`,
+		`{"id":"evt_12","type":"brand.new","timestamp":"2026-11-19T20:51:00Z"}`,
+		`{"id":"evt_13","type":"brand.new","timestamp":"0001-01-01T00:00:00.001Z"}`,
+		`{"id":"evt_14","type":"brand.new","timestamp":"9999-12-31T23:59:59Z"}`,
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)
 	}
+	fuzzNow := time.Date(2026, 11, 21, 20, 51, 0, 0, time.UTC)
+	fuzzClock := func() time.Time { return fuzzNow }
 	f.Fuzz(func(t *testing.T, payload []byte, signed bool) {
 		header := Sign(payload, secret)
 		if !signed {
 			header = Sign(append([]byte("tampered"), payload...), secret)
 		}
-		ev, err := ConstructEvent(payload, header, secret)
+		ev, err := ConstructEventWithOptions(payload, header, []string{secret}, WithEventClock(fuzzClock))
 		if !signed {
 			if !errors.Is(err, ErrSignatureMismatch) || ev != nil {
 				t.Fatalf("unsigned payload: event %+v, err %v", ev, err)
 			}
 			return
 		}
-		if err != nil {
+		parsed, perr := ParseEvent(payload)
+		outside := perr == nil && (parsed.Timestamp.Before(fuzzNow.Add(-DefaultReplayWindow)) || parsed.Timestamp.After(fuzzNow.Add(DefaultFutureSkew)))
+		switch {
+		case perr != nil:
 			if errors.Is(err, ErrInvalidSignature) || !errors.Is(err, ErrMalformedEvent) || ev != nil {
-				t.Fatalf("signed payload: event %+v, err %v; want ErrMalformedEvent only", ev, err)
+				t.Fatalf("signed payload ParseEvent refuses (%v): event %+v, err %v; want ErrMalformedEvent only", perr, ev, err)
 			}
 			return
+		case outside:
+			// The window off accepts what ParseEvent accepts, of any age.
+			if _, err := ConstructEventWithOptions(payload, header, []string{secret}, WithEventReplayWindow(0, 0)); err != nil {
+				t.Fatalf("window off: %v", err)
+			}
+			if !errors.Is(err, ErrOutsideReplayWindow) || errors.Is(err, ErrInvalidSignature) || errors.Is(err, ErrMalformedEvent) || ev != nil {
+				t.Fatalf("signed payload of %s: event %+v, err %v; want ErrOutsideReplayWindow only", parsed.Timestamp, ev, err)
+			}
+			return
+		case err != nil:
+			t.Fatalf("signed payload inside the window: %v", err)
 		}
 		if ev.ID == "" || ev.Type == "" || ev.Timestamp.IsZero() {
 			t.Fatalf("event lacks id, type or timestamp: %+v", ev)

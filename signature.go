@@ -7,6 +7,7 @@ import (
 	"hash"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // SignaturePrefix starts every signature header value.
@@ -279,17 +280,22 @@ func newVerifier(secrets []string) *verifier {
 	return v
 }
 
-// verify is VerifySignature for v's secrets.
-func (v *verifier) verify(payload []byte, header string) error {
+// decode is the first half of VerifySignature for v's secrets, which needs
+// no payload: it checks that v has secrets and that header is well formed,
+// and returns the MAC header carries. The handler calls it before reading
+// a body.
+func (v *verifier) decode(header string) ([sha256.Size]byte, error) {
 	if v.bad {
-		return ErrNoSecret
+		return [sha256.Size]byte{}, ErrNoSecret
 	}
-	want, err := decodeSignature(header)
-	if err != nil {
-		return err
-	}
+	return decodeSignature(header)
+}
+
+// verifyMAC is the second half: whether one of v's secrets gives want for
+// payload.
+func (v *verifier) verifyMAC(payload []byte, want *[sha256.Size]byte) error {
 	for _, k := range v.keys {
-		if k.verify(payload, &want) {
+		if k.verify(payload, want) {
 			return nil
 		}
 	}
@@ -297,12 +303,51 @@ func (v *verifier) verify(payload []byte, header string) error {
 }
 
 // ConstructEvent verifies the signature header of payload with
-// [VerifySignature] and only then parses it with [ParseEvent]: bytes that
-// fail verification are never parsed. A signature error matches
-// [ErrInvalidSignature]; a parse error matches [ErrMalformedEvent].
+// [VerifySignature], only then parses it with [ParseEvent] (bytes that fail
+// verification are never parsed), and refuses an event outside the replay
+// window, as the handler made by [NewWebhookHandler] does by default: older
+// than [DefaultReplayWindow] or more than [DefaultFutureSkew] in the
+// future, on this machine's clock. Without that check a captured delivery
+// could be replayed to the receiver forever. A signature error matches
+// [ErrInvalidSignature]; a parse error matches [ErrMalformedEvent]; an
+// event outside the window, [ErrOutsideReplayWindow].
+//
+// ConstructEvent does not deduplicate: inside the window the same event
+// may be delivered again (every retry, every webhook), and a receiver
+// handles it once by its ID (see [Deduper]). [ConstructEventWithOptions]
+// changes the window or its clock.
 func ConstructEvent(payload []byte, header string, secrets ...string) (*Event, error) {
+	return constructEvent(payload, header, secrets, constructConfig{past: DefaultReplayWindow, future: DefaultFutureSkew, now: time.Now})
+}
+
+// ConstructEventWithOptions is [ConstructEvent] with options: the replay
+// window ([WithEventReplayWindow]) and its clock ([WithEventClock]).
+// secrets are the secrets that verify, as for ConstructEvent. An option
+// given a value it cannot use is an error wrapping [ErrInvalidArgument],
+// returned before the payload is looked at.
+func ConstructEventWithOptions(payload []byte, header string, secrets []string, opts ...ConstructEventOption) (*Event, error) {
+	cfg := constructConfig{past: DefaultReplayWindow, future: DefaultFutureSkew, now: time.Now}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	return constructEvent(payload, header, secrets, cfg)
+}
+
+func constructEvent(payload []byte, header string, secrets []string, cfg constructConfig) (*Event, error) {
 	if err := VerifySignature(payload, header, secrets...); err != nil {
 		return nil, err
 	}
-	return ParseEvent(payload)
+	ev, err := ParseEvent(payload)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkReplayWindow(ev, cfg.now(), cfg.past, cfg.future); err != nil {
+		return nil, err
+	}
+	return ev, nil
 }

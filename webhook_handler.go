@@ -1,7 +1,6 @@
 package contextsvc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +19,11 @@ const (
 	DefaultSignatureHeader = "X-Service-Signature"
 	// DefaultWebhookMaxBodyBytes is the largest body the handler reads (1 MiB).
 	DefaultWebhookMaxBodyBytes = 1 << 20
+	// DefaultWebhookBodyTimeout is how long the handler waits for a whole
+	// body once it starts reading it: the mock server's sender gives up on
+	// an attempt after 10 s, so a body slower than that is never answered
+	// in time, while a 1 MiB body at 1 Mbit/s takes 8 s.
+	DefaultWebhookBodyTimeout = 10 * time.Second
 	// DefaultReplayWindow is how old an event may be: the service's whole
 	// retry schedule (1 + 5 + 30 + 120 + 1440 minutes, about 26.6 h) plus
 	// slack.
@@ -48,16 +52,17 @@ const (
 type WebhookOption func(*webhookConfig) error
 
 type webhookConfig struct {
-	secrets    []string
-	header     string
-	maxBody    int64
-	logger     *slog.Logger
-	window     time.Duration
-	future     time.Duration
-	deduper    Deduper
-	deduperSet bool
-	now        func() time.Time
-	hook       DeliveryHook
+	secrets     []string
+	header      string
+	maxBody     int64
+	bodyTimeout time.Duration
+	logger      *slog.Logger
+	window      time.Duration
+	future      time.Duration
+	deduper     Deduper
+	deduperSet  bool
+	now         func() time.Time
+	hook        DeliveryHook
 }
 
 // WithWebhookSecrets adds secrets that are also accepted, for rotation:
@@ -95,6 +100,21 @@ func WithMaxBodyBytes(n int64) WebhookOption {
 			return fmt.Errorf("%w: WithMaxBodyBytes(%d): must be positive", ErrInvalidArgument, n)
 		}
 		c.maxBody = n
+		return nil
+	}
+}
+
+// WithWebhookBodyTimeout sets how long the handler waits for a body once it
+// starts reading it (default [DefaultWebhookBodyTimeout]); a body not
+// received whole by then is answered 408 and its connection closed, so a
+// sender trickling bytes holds a goroutine for d at most, whatever the
+// server's own time-outs. d must be positive.
+func WithWebhookBodyTimeout(d time.Duration) WebhookOption {
+	return func(c *webhookConfig) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: WithWebhookBodyTimeout(%v): must be positive", ErrInvalidArgument, d)
+		}
+		c.bodyTimeout = d
 		return nil
 	}
 }
@@ -155,30 +175,47 @@ func WithWebhookClock(now func() time.Time) WebhookOption {
 // WebhookHandler is the [net/http.Handler] made by [NewWebhookHandler]: it
 // receives the service's webhook deliveries. It is safe for concurrent use.
 type WebhookHandler struct {
-	cfg    webhookConfig
-	verify *verifier
-	fn     func(context.Context, *Event) error
-	bufs   sync.Pool // of *bytes.Buffer
+	cfg     webhookConfig
+	verify  *verifier
+	fn      func(context.Context, *Event) error
+	readers sync.Pool // of *bodyReader
 }
 
 // NewWebhookHandler returns a handler that receives the service's webhook
-// deliveries and calls fn once per verified event. Mounting it takes a few
-// lines:
+// deliveries and calls fn once per verified event. Mount it on a server
+// with time-outs (http.ListenAndServe has none, and the handler listens to
+// the whole internet):
 //
 //	secret := os.Getenv("CONTEXTSVC_WEBHOOK_SECRET")
 //	h, err := contextsvc.NewWebhookHandler(secret, handleEvent)
 //	if err != nil {
 //		log.Fatal(err) // no secret, or a bad option
 //	}
-//	http.Handle("/webhooks/contextsvc", h)
-//	log.Fatal(http.ListenAndServe(":8080", nil))
+//	mux := http.NewServeMux()
+//	mux.Handle("/webhooks/contextsvc", h)
+//	srv := &http.Server{
+//		Addr:              ":8080",
+//		Handler:           mux,
+//		ReadHeaderTimeout: 5 * time.Second,  // the request's headers
+//		ReadTimeout:       15 * time.Second, // headers and body
+//		WriteTimeout:      30 * time.Second, // from the headers to the end of the answer, handleEvent included
+//		IdleTimeout:       time.Minute,      // a kept-alive connection between deliveries
+//	}
+//	log.Fatal(srv.ListenAndServe())
 //
 // where handleEvent is a func(context.Context, *contextsvc.Event) error.
 //
 // For each request it answers:
 //   - 405 with "Allow: POST" for any other method;
-//   - 413 when the body exceeds the limit (1 MiB, [WithMaxBodyBytes]);
-//   - 401 when the signature header does not verify over the exact bytes
+//   - 401 when the signature header is missing or malformed, at once:
+//     the body is neither read nor buffered;
+//   - 413 when the body exceeds the limit (1 MiB, [WithMaxBodyBytes]),
+//     at once when its declared Content-Length does: the handler reads what
+//     arrives, up to the limit, and never reserves memory for what a
+//     sender only declares;
+//   - 408 when the body is not received whole within its time-out (10 s,
+//     [WithWebhookBodyTimeout]);
+//   - 401 when the signature does not verify over the exact bytes
 //     received (checked before any parsing; the body says only "invalid
 //     signature");
 //   - 400 when a verified body is not a valid event envelope, or its
@@ -192,11 +229,19 @@ type WebhookHandler struct {
 //     unreachable, say), so the sender retries once it is back;
 //   - 200 when fn returns nil.
 //
+// A refusal answered before the body was read whole closes the HTTP/1
+// connection, so the server does not go on reading it. When fn panics,
+// nothing is answered: the panic goes on to net/http, which closes the
+// connection, and the sender retries.
+//
 // fn runs with the request's context. An attempt holds its event id for
 // at most 10 minutes (the claim's lease, see [Deduper]); fn should finish
 // well within that, and within the sender's time-out: past it, another
-// attempt may claim the event and run fn again. The signing secret is
-// secret plus any given with [WithWebhookSecrets].
+// attempt may claim the event and run fn again. Events come in no
+// guaranteed order (a context.version.created may arrive before its
+// context.created, and a retry after later events): fn must not assume
+// one. The signing secret is secret plus any given with
+// [WithWebhookSecrets].
 //
 // An empty secret (an unset environment variable, typically), a nil fn or
 // an option given a value it cannot use is an error wrapping
@@ -210,13 +255,14 @@ func NewWebhookHandler(secret string, fn func(context.Context, *Event) error, op
 		return nil, fmt.Errorf("%w: NewWebhookHandler: nil function", ErrInvalidArgument)
 	}
 	cfg := webhookConfig{
-		secrets: []string{secret},
-		header:  DefaultSignatureHeader,
-		maxBody: DefaultWebhookMaxBodyBytes,
-		logger:  slog.New(slog.DiscardHandler),
-		window:  DefaultReplayWindow,
-		future:  DefaultFutureSkew,
-		now:     time.Now,
+		secrets:     []string{secret},
+		header:      DefaultSignatureHeader,
+		maxBody:     DefaultWebhookMaxBodyBytes,
+		bodyTimeout: DefaultWebhookBodyTimeout,
+		logger:      slog.New(slog.DiscardHandler),
+		window:      DefaultReplayWindow,
+		future:      DefaultFutureSkew,
+		now:         time.Now,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -233,7 +279,7 @@ func NewWebhookHandler(secret string, fn func(context.Context, *Event) error, op
 		cfg.deduper = nil
 	}
 	h := &WebhookHandler{cfg: cfg, verify: newVerifier(cfg.secrets), fn: fn}
-	h.bufs.New = func() any { return new(bytes.Buffer) }
+	h.readers.New = func() any { return new(bodyReader) }
 	return h, nil
 }
 
@@ -243,14 +289,18 @@ func (h *WebhookHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveHooked(w, r)
 		return
 	}
-	h.serve(r.Context(), w, r)
+	h.serve(r.Context(), w, r, nil)
 }
 
-// serve answers one request with ctx as its context, and says how.
-func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request) DeliveryResult {
+// serve answers one request with ctx as its context, and says how. Once
+// the event is verified, and before fn runs, it is stored in *calling
+// (when calling is not nil), so that a caller watching for a panic knows
+// which event was being handled.
+func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, calling **Event) DeliveryResult {
 	log := h.cfg.logger
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
+		closeUnread(w, r)
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return DeliveryResult{Outcome: DeliveryMethodNotAllowed, StatusCode: http.StatusMethodNotAllowed}
 	}
@@ -258,35 +308,44 @@ func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *ht
 		// A WebhookHandler not made by NewWebhookHandler has no secret:
 		// refuse rather than accept or drop anything.
 		// Such a handler has no hook either, so no outcome is heard.
+		closeUnread(w, r)
 		http.Error(w, "receiver misconfigured: use NewWebhookHandler", http.StatusInternalServerError)
 		return DeliveryResult{StatusCode: http.StatusInternalServerError}
 	}
 
-	buf := h.bufs.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer h.bufs.Put(buf)
-	if n := r.ContentLength; n > 0 && n <= h.cfg.maxBody {
-		buf.Grow(int(n) + 1) // +1 so ReadFrom sees EOF without growing
-	}
-	rb := r.Body
-	if rb == nil { // a hand-made *http.Request (servers always set Body)
-		rb = http.NoBody
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, rb, h.cfg.maxBody))
+	// A request without a well-formed signature cannot be a delivery:
+	// refuse it before reading or buffering any of its body.
+	want, err := h.verify.decode(r.Header.Get(h.cfg.header))
 	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			log.Warn("contextsvc webhook delivery refused: body too large", "limit", h.cfg.maxBody)
-			http.Error(w, "payload too large", http.StatusRequestEntityTooLarge)
-			return DeliveryResult{Outcome: DeliveryTooLarge, StatusCode: http.StatusRequestEntityTooLarge}
-		}
+		// err is one of the signature sentinels: no secret, no signature.
+		log.Warn("contextsvc webhook delivery refused: bad signature", "reason", err.Error())
+		closeUnread(w, r)
+		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		return DeliveryResult{Outcome: DeliveryBadSignature, StatusCode: http.StatusUnauthorized, Err: err}
+	}
+	if r.ContentLength > h.cfg.maxBody {
+		return h.refuseTooLarge(w, r)
+	}
+
+	br := h.readers.Get().(*bodyReader)
+	body, err := br.read(w, r, h.cfg.maxBody, h.cfg.bodyTimeout)
+	defer h.putReader(br)
+	switch {
+	case err == errBodyTooLarge:
+		return h.refuseTooLarge(w, r)
+	case err == errBodyTooSlow:
+		log.Warn("contextsvc webhook delivery refused: body too slow", "timeout", h.cfg.bodyTimeout)
+		closeUnread(w, r)
+		http.Error(w, "body not received in time", http.StatusRequestTimeout)
+		return DeliveryResult{Outcome: DeliveryTooSlow, StatusCode: http.StatusRequestTimeout, Err: err}
+	case err != nil:
 		log.Warn("contextsvc webhook delivery refused: reading body", "error", err)
+		closeUnread(w, r)
 		http.Error(w, "cannot read body", http.StatusBadRequest)
 		return DeliveryResult{Outcome: DeliveryUnreadable, StatusCode: http.StatusBadRequest, Err: err}
 	}
-	body := buf.Bytes()
 
-	if err := h.verify.verify(body, r.Header.Get(h.cfg.header)); err != nil {
-		// err is one of the signature sentinels: no secret, no signature.
+	if err := h.verify.verifyMAC(body, &want); err != nil {
 		log.Warn("contextsvc webhook delivery refused: bad signature", "reason", err.Error())
 		http.Error(w, "invalid signature", http.StatusUnauthorized)
 		return DeliveryResult{Outcome: DeliveryBadSignature, StatusCode: http.StatusUnauthorized, Err: err}
@@ -298,18 +357,13 @@ func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *ht
 		http.Error(w, "malformed event", http.StatusBadRequest)
 		return DeliveryResult{Outcome: DeliveryMalformed, StatusCode: http.StatusBadRequest, Err: err}
 	}
-	if h.cfg.window > 0 {
-		now := h.cfg.now()
-		switch {
-		case ev.Timestamp.Before(now.Add(-h.cfg.window)):
-			log.Warn("contextsvc webhook delivery refused: event too old", "event", ev.ID, "type", ev.Type, "timestamp", ev.Timestamp)
-			http.Error(w, "event outside replay window", http.StatusBadRequest)
-			return DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: http.StatusBadRequest, Event: ev}
-		case ev.Timestamp.After(now.Add(h.cfg.future)):
-			log.Warn("contextsvc webhook delivery refused: event in the future", "event", ev.ID, "type", ev.Type, "timestamp", ev.Timestamp)
-			http.Error(w, "event outside replay window", http.StatusBadRequest)
-			return DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: http.StatusBadRequest, Event: ev}
-		}
+	if err := checkReplayWindow(ev, h.cfg.now(), h.cfg.window, h.cfg.future); err != nil {
+		log.Warn("contextsvc webhook delivery refused: event outside the replay window", "event", ev.ID, "type", ev.Type, "timestamp", ev.Timestamp)
+		http.Error(w, "event outside replay window", http.StatusBadRequest)
+		return DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: http.StatusBadRequest, Event: ev, Err: err}
+	}
+	if calling != nil {
+		*calling = ev
 	}
 
 	d := h.cfg.deduper
@@ -355,6 +409,32 @@ func (h *WebhookHandler) serve(ctx context.Context, w http.ResponseWriter, r *ht
 	}
 	w.WriteHeader(http.StatusOK)
 	return DeliveryResult{Outcome: DeliveryHandled, StatusCode: http.StatusOK, Event: ev}
+}
+
+// refuseTooLarge answers a body over the limit, declared or read.
+func (h *WebhookHandler) refuseTooLarge(w http.ResponseWriter, r *http.Request) DeliveryResult {
+	h.cfg.logger.Warn("contextsvc webhook delivery refused: body too large", "limit", h.cfg.maxBody)
+	closeUnread(w, r)
+	http.Error(w, "payload too large", http.StatusRequestEntityTooLarge)
+	return DeliveryResult{Outcome: DeliveryTooLarge, StatusCode: http.StatusRequestEntityTooLarge}
+}
+
+// closeUnread asks the server to close an HTTP/1 connection after the
+// answer, for a request whose body may not have been read whole: net/http
+// would otherwise go on reading what is left of it (up to 256 KiB, as
+// slowly as the sender sends it) to keep the connection alive. An HTTP/2
+// stream needs nothing: its body is discarded without holding the handler.
+func closeUnread(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor < 2 && r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+}
+
+// putReader returns br to the pool, unless its timer may still run.
+func (h *WebhookHandler) putReader(br *bodyReader) {
+	if br.reusable() {
+		h.readers.Put(br)
+	}
 }
 
 // call runs fn and, if the event id was claimed (with token), releases the

@@ -113,7 +113,8 @@ func TestWebhookHandlerRefusals(t *testing.T) {
 		{"data of wrong shape, valid signature", http.MethodPost, badData, Sign(badData, testSecret), nil, http.StatusBadRequest},
 		{"not JSON, valid signature", http.MethodPost, []byte("hello"), Sign([]byte("hello"), testSecret), nil, http.StatusBadRequest},
 		{"not JSON, bad signature: never parsed", http.MethodPost, []byte("hello"), Sign(body, testSecret), nil, http.StatusUnauthorized},
-		{"too large and unsigned: limit first", http.MethodPost, body, "", []WebhookOption{WithMaxBodyBytes(10)}, http.StatusRequestEntityTooLarge},
+		{"too large and unsigned: refused unread", http.MethodPost, body, "", []WebhookOption{WithMaxBodyBytes(10)}, http.StatusUnauthorized},
+		{"too large, well-formed signature of another body", http.MethodPost, body, Sign(malformed, testSecret), []WebhookOption{WithMaxBodyBytes(10)}, http.StatusRequestEntityTooLarge},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,17 +187,29 @@ func TestWebhookHandlerBodyLimitEdge(t *testing.T) {
 	if w := deliver(t, h, body, Sign(body, testSecret)); w.Code != http.StatusOK {
 		t.Fatalf("body of exactly the limit: status %d", w.Code)
 	}
-	// Default limit, over a real connection (no Content-Length trust).
+	// Default limit, over a real connection: declared (refused unread) and
+	// streamed without a length (refused once a byte past it arrives).
 	srv := httptest.NewServer(newHandler(t, testSecret, rc.fn, WithWebhookClock(clk.Now)))
 	defer srv.Close()
 	big := bytes.Repeat([]byte("x"), DefaultWebhookMaxBodyBytes+1)
-	resp, err := srv.Client().Post(srv.URL, "application/json", bytes.NewReader(big))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("1 MiB + 1: status %d, want 413", resp.StatusCode)
+	for _, declared := range []bool{true, false} {
+		var rd io.Reader = bytes.NewReader(big)
+		if !declared {
+			rd = io.MultiReader(rd) // a length net/http cannot see: chunked
+		}
+		req, err := http.NewRequest(http.MethodPost, srv.URL, rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(DefaultSignatureHeader, Sign(big, "whsec_forger"))
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("1 MiB + 1, length declared %v: status %d, want 413", declared, resp.StatusCode)
+		}
 	}
 }
 
@@ -420,6 +433,8 @@ func TestWebhookHandlerMisconfigured(t *testing.T) {
 		{"negative window", testSecret, rc.fn, []WebhookOption{WithReplayWindow(-time.Second, 0)}, "WithReplayWindow"},
 		{"negative future", testSecret, rc.fn, []WebhookOption{WithReplayWindow(time.Hour, -time.Second)}, "WithReplayWindow"},
 		{"nil clock", testSecret, rc.fn, []WebhookOption{WithWebhookClock(nil)}, "WithWebhookClock(nil)"},
+		{"zero body time-out", testSecret, rc.fn, []WebhookOption{WithWebhookBodyTimeout(0)}, "WithWebhookBodyTimeout(0s)"},
+		{"negative body time-out", testSecret, rc.fn, []WebhookOption{WithWebhookBodyTimeout(-time.Second)}, "WithWebhookBodyTimeout(-1s)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -34,14 +34,24 @@ const (
 	// DeliveryOutsideWindow: the event's timestamp is outside the replay
 	// window (400).
 	DeliveryOutsideWindow DeliveryOutcome = "outside_window"
-	// DeliveryTooLarge: the body is over the limit (413).
+	// DeliveryTooLarge: the body is over the limit, as declared or as
+	// read (413).
 	DeliveryTooLarge DeliveryOutcome = "too_large"
+	// DeliveryTooSlow: the body was not received whole within the
+	// handler's body time-out ([WithWebhookBodyTimeout]) (408).
+	DeliveryTooSlow DeliveryOutcome = "too_slow"
 	// DeliveryUnreadable: reading the body failed, e.g. the sender hung up
 	// (400).
 	DeliveryUnreadable DeliveryOutcome = "unreadable"
-	// DeliveryHandlerError: the function returned an error or panicked
-	// (500; the sender retries).
+	// DeliveryHandlerError: the function returned an error (500; the
+	// sender retries).
 	DeliveryHandlerError DeliveryOutcome = "handler_error"
+	// DeliveryPanicked: the function (or the Deduper) panicked, and the
+	// panic went on to net/http, which answers nothing: it closes the
+	// connection (HTTP/1) or resets the stream (HTTP/2), and the sender
+	// retries. StatusCode is 0, since no status was sent; a middleware
+	// outside the handler that recovers the panic may answer instead.
+	DeliveryPanicked DeliveryOutcome = "panicked"
 	// DeliveryDeduperError: the [Deduper] failed, so the function was not
 	// called (500; the sender retries).
 	DeliveryDeduperError DeliveryOutcome = "deduper_error"
@@ -54,7 +64,8 @@ const (
 type DeliveryResult struct {
 	// Outcome says what happened.
 	Outcome DeliveryOutcome
-	// StatusCode is the status the handler answered with.
+	// StatusCode is the status the handler answered with; 0 when it
+	// answered nothing (DeliveryPanicked).
 	StatusCode int
 	// Event is the verified event; nil when the request was refused before
 	// its signature and envelope were checked.
@@ -73,10 +84,12 @@ type DeliveryResult struct {
 	Attempt int
 	// Err is why the delivery failed, for the outcomes that have a cause:
 	// the function's error (DeliveryHandlerError), the Deduper's
-	// (DeliveryDeduperError), the read error (DeliveryUnreadable), the
-	// signature's ([ErrNoSignature]…, DeliveryBadSignature) or the
-	// envelope's (DeliveryMalformed). Log it with care: the function's
-	// error is the caller's own text.
+	// (DeliveryDeduperError), the read error (DeliveryUnreadable,
+	// DeliveryTooSlow), the signature's ([ErrMissingSignature]…,
+	// DeliveryBadSignature), the envelope's (DeliveryMalformed), the
+	// window's ([ErrOutsideReplayWindow], DeliveryOutsideWindow) or the
+	// panic's (DeliveryPanicked). Log it with care: the function's error is
+	// the caller's own text.
 	Err error
 }
 
@@ -84,8 +97,9 @@ type DeliveryResult struct {
 // called at the start of every request, before anything is read, and
 // returns the context the handler goes on with (passed to the Deduper and to
 // the function; derive it from r.Context()) and a function the handler calls
-// once with the result as it answers, also when the function panics. It must
-// not read r's body. Package contextsvcotel's tracing is one.
+// once with the result as it answers, also when the function panics (then
+// with [DeliveryPanicked], before the panic goes on). It must not read r's
+// body. Package contextsvcotel's tracing is one.
 type DeliveryHook func(r *http.Request) (context.Context, func(DeliveryResult))
 
 // WithDeliveryHook makes the handler report every request to hook (see
@@ -98,8 +112,9 @@ func WithDeliveryHook(hook DeliveryHook) WebhookOption {
 	}
 }
 
-// errDeliveryPanicked is the Err of a request whose handling panicked.
-var errDeliveryPanicked = errors.New("contextsvc: handling the delivery panicked")
+// errDeliveryPanicked is the Err of a request whose handling panicked (or
+// otherwise never returned, as on runtime.Goexit).
+var errDeliveryPanicked = errors.New("contextsvc: handling the delivery panicked; nothing was answered")
 
 // serveHooked is ServeHTTP with a DeliveryHook.
 func (h *WebhookHandler) serveHooked(w http.ResponseWriter, r *http.Request) {
@@ -107,14 +122,22 @@ func (h *WebhookHandler) serveHooked(w http.ResponseWriter, r *http.Request) {
 	if ctx == nil {
 		ctx = r.Context()
 	}
-	res := DeliveryResult{Outcome: DeliveryHandlerError, StatusCode: http.StatusInternalServerError, Err: errDeliveryPanicked}
-	if end != nil {
-		defer func() {
-			res.DeliveryID, res.Attempt = h.deliveryHeaders(r.Header)
-			end(res)
-		}()
+	if end == nil {
+		h.serve(ctx, w, r, nil)
+		return
 	}
-	res = h.serve(ctx, w, r)
+	// Until serve returns, the request is one whose handling panicked:
+	// the panic is not recovered, so net/http sees it and answers nothing.
+	var calling *Event
+	res := DeliveryResult{Outcome: DeliveryPanicked, Err: errDeliveryPanicked}
+	defer func() {
+		if res.Outcome == DeliveryPanicked {
+			res.Event = calling
+		}
+		res.DeliveryID, res.Attempt = h.deliveryHeaders(r.Header)
+		end(res)
+	}()
+	res = h.serve(ctx, w, r, &calling)
 }
 
 // deliveryHeaders reads the delivery id and attempt number headers, named

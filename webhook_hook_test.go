@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -89,7 +90,7 @@ func TestDeliveryHook(t *testing.T) {
 		{name: "malformed", body: bytes.NewReader(malformed), sig: Sign(malformed, testSecret),
 			want: DeliveryResult{Outcome: DeliveryMalformed, StatusCode: 400}, wantErr: ErrMalformedEvent},
 		{name: "outside the window", body: bytes.NewReader(old), sig: Sign(old, testSecret),
-			want: DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: 400}, wantEvent: true},
+			want: DeliveryResult{Outcome: DeliveryOutsideWindow, StatusCode: 400}, wantEvent: true, wantErr: ErrOutsideReplayWindow},
 		{name: "too large", body: bytes.NewReader(body), sig: good, opts: []WebhookOption{WithMaxBodyBytes(10)},
 			want: DeliveryResult{Outcome: DeliveryTooLarge, StatusCode: 413}},
 		{name: "unreadable", body: failingBody{}, sig: good,
@@ -179,7 +180,8 @@ func TestDeliveryHook(t *testing.T) {
 var errDedupeDown = errors.New("dedupe store down")
 
 // TestDeliveryHookPanic: when the function panics, the hook still hears of
-// the request, as a handler error, and the panic goes on to net/http.
+// the request, as what happened (a panic, with the event being handled, and
+// no status, since none was sent), and the panic goes on to net/http.
 func TestDeliveryHookPanic(t *testing.T) {
 	t.Parallel()
 	var hr hookRecorder
@@ -198,7 +200,35 @@ func TestDeliveryHookPanic(t *testing.T) {
 		deliver(t, h, body, Sign(body, testSecret))
 	}()
 	got := hr.last(t)
-	if got.Outcome != DeliveryHandlerError || got.StatusCode != 500 || !errors.Is(got.Err, errDeliveryPanicked) {
-		t.Errorf("result %+v, want a handler error for the panic", got)
+	if got.Outcome != DeliveryPanicked || got.StatusCode != 0 || !errors.Is(got.Err, errDeliveryPanicked) {
+		t.Errorf("result %+v, want a panic with no status", got)
 	}
+	if got.Event == nil || got.Event.ID != "evt_panic_hook" {
+		t.Errorf("Event = %+v, want the event being handled", got.Event)
+	}
+}
+
+// TestDeliveryHookPanicOverHTTP: when the function panics, the sender gets
+// no answer (net/http closes the connection), and the hook says so: a
+// panic, no status.
+func TestDeliveryHookPanicOverHTTP(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var hr hookRecorder
+		// ErrAbortHandler: net/http closes the connection without logging.
+		h := newHandler(t, testSecret, func(context.Context, *Event) error { panic(http.ErrAbortHandler) }, WithDeliveryHook(hr.hook))
+		_, client := servePipe(t, h)
+		body := eventBody("evt_panic_http", time.Now())
+		req, _ := http.NewRequest(http.MethodPost, pipeBase, bytes.NewReader(body))
+		req.Header.Set(DefaultSignatureHeader, Sign(body, testSecret))
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("the sender got an answer, %d", resp.StatusCode)
+		}
+		got := hr.last(t)
+		if got.Outcome != DeliveryPanicked || got.StatusCode != 0 || got.Event == nil || got.Event.ID != "evt_panic_http" {
+			t.Errorf("hook heard %+v, want a panic, no status, the event", got)
+		}
+	})
 }

@@ -67,7 +67,8 @@ func ExampleServer_WaitIdle() {
 	var calls atomic.Int32
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if _, err := contextsvc.ConstructEvent(body, r.Header.Get("X-Service-Signature"), "whsec_example"); err != nil {
+		if _, err := contextsvc.ConstructEventWithOptions(body, r.Header.Get("X-Service-Signature"), []string{"whsec_example"},
+			contextsvc.WithEventClock(clock.Now)); err != nil { // the replay window on the mock's clock
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}

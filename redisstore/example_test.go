@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -80,6 +81,15 @@ func ExampleNewDeduper() {
 	if err != nil {
 		log.Fatal(err) // no secret, or a bad option
 	}
-	http.Handle("/webhooks/contextsvc", h)
-	log.Fatal(http.ListenAndServe(":8080", nil))
+	mux := http.NewServeMux()
+	mux.Handle("/webhooks/contextsvc", h)
+	srv := &http.Server{
+		Addr:              ":8080",
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,  // the request's headers
+		ReadTimeout:       15 * time.Second, // headers and body
+		WriteTimeout:      30 * time.Second, // from the headers to the end of the answer, handle included
+		IdleTimeout:       time.Minute,      // a kept-alive connection between deliveries
+	}
+	log.Fatal(srv.ListenAndServe())
 }

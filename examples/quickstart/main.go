@@ -475,13 +475,20 @@ type server struct {
 	hs   *http.Server
 }
 
-// listen serves h on a free loopback port.
+// listen serves h on a free loopback port, with time-outs on every read
+// and write of a connection, as a server facing the internet needs.
 func listen(h http.Handler) (*server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       time.Minute,
+	}
 	go hs.Serve(ln)
 	return &server{addr: ln.Addr().String(), hs: hs}, nil
 }

@@ -12,6 +12,16 @@
 // list. SIGINT or SIGTERM stops it gracefully: deliveries being handled
 // finish first.
 //
+// Events arrive in no guaranteed order: a context.version.created may come
+// before its context.created, and a retried event after later ones. A
+// receiver that acts on them must not assume an order (it can compare the
+// data's version numbers, or read the context itself).
+//
+// It listens to the internet, so its server has a time-out on every read
+// and write, and the handler bounds each body's size and time: a sender
+// that trickles or never finishes a body holds a connection for seconds,
+// not for as long as it likes.
+//
 // Next to a mock server on a fake clock (contextsvc-mock -fake-clock) that
 // has been advanced, the events' timestamps are ahead of this machine's
 // clock, and the default replay window refuses them as "in the future"
@@ -125,6 +135,8 @@ func newMux(cfg config, logger *slog.Logger) (*http.ServeMux, error) {
 	// itself, without secrets or bodies.
 	opts = append(opts, contextsvc.WithWebhookLogger(logger))
 	h, err := contextsvc.NewWebhookHandler(cfg.secret, func(ctx context.Context, ev *contextsvc.Event) error {
+		// Events come in any order (a version's event may come before its
+		// context's): this one only logs, so it needs none.
 		logger.InfoContext(ctx, "event verified", eventAttrs(ev)...)
 		return nil
 	}, opts...)
@@ -167,6 +179,20 @@ func eventAttrs(ev *contextsvc.Event) []any {
 	return attrs
 }
 
+// newServer returns the receiver's server: a time-out on every read and
+// write, since http.ListenAndServe's server has none and a sender may be
+// anyone.
+func newServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,  // the request's headers
+		ReadTimeout:       15 * time.Second, // headers and body (the handler gives a body 10 s)
+		WriteTimeout:      30 * time.Second, // from the headers to the end of the answer
+		IdleTimeout:       time.Minute,      // a kept-alive connection between deliveries
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
 // serve answers deliveries on ln until ctx is done, then shuts down
 // gracefully: it stops accepting, and waits up to 10 s for deliveries being
 // handled.
@@ -175,11 +201,7 @@ func serve(ctx context.Context, ln net.Listener, cfg config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	srv := newServer(mux, logger)
 	logger.Info("receiving webhooks", "url", "http://"+ln.Addr().String()+cfg.path,
 		"rotation", cfg.previousSecret != "", "replayWindow", cfg.replayWindow)
 	if cfg.replayWindow == 0 {

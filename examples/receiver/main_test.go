@@ -206,3 +206,18 @@ func TestReplayWindowFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestServerTimeouts: the receiver's server bounds every read and write of
+// a connection, and the headers, the body and the answer each fit in the
+// next (a body's own bound is the handler's).
+func TestServerTimeouts(t *testing.T) {
+	t.Parallel()
+	srv := newServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
+	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.WriteTimeout <= 0 || srv.IdleTimeout <= 0 {
+		t.Fatalf("time-outs: header %v, read %v, write %v, idle %v; want all set", srv.ReadHeaderTimeout, srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout)
+	}
+	if srv.ReadTimeout < srv.ReadHeaderTimeout+contextsvc.DefaultWebhookBodyTimeout || srv.WriteTimeout < srv.ReadTimeout {
+		t.Errorf("read %v is shorter than the headers' %v and the handler's body time-out %v, or write %v shorter than read",
+			srv.ReadTimeout, srv.ReadHeaderTimeout, contextsvc.DefaultWebhookBodyTimeout, srv.WriteTimeout)
+	}
+}
