@@ -55,6 +55,10 @@ const (
 // or raise the bound).
 const DefaultMaxResponseBytes = 32 << 20
 
+// maxResponseHeaderBytes bounds an answer's headers on the transport the
+// client makes (a caller's, from WithHTTPClient, keeps its own bound).
+const maxResponseHeaderBytes = 1 << 20
+
 // maxRedirects is how many redirects in a row a call follows (within the
 // base URL's origin), as net/http's own default.
 const maxRedirects = 10
@@ -295,6 +299,10 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		// The default of 2 idle connections per host makes concurrent
 		// callers open and close connections all the time.
 		t.MaxIdleConnsPerHost = 64
+		// An answer's headers are read whole before anything else: bound
+		// them well below net/http's 10 MiB (the service's are a few
+		// hundred bytes).
+		t.MaxResponseHeaderBytes = maxResponseHeaderBytes
 		inner = t
 	}
 	state := &clientState{}

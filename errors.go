@@ -3,6 +3,7 @@ package contextsvc
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -242,12 +243,16 @@ func newError(resp *http.Response, body []byte, attempts int, key string) *Error
 	return e
 }
 
-// redactString replaces every occurrence of key in s with [REDACTED].
+// redactString replaces every echo of key in s with [REDACTED], literal or
+// JSON-escaped (see redactKey): a header or a decoded field may carry the
+// key escaped, as text.
 func redactString(s, key string) string {
-	if key == "" || !strings.Contains(s, key) {
+	// Any echo, whole or cut short, holds the key's first characters or
+	// an escape.
+	if key == "" || !strings.Contains(s, key[:min(len(key), 6)]) && strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
-	return strings.ReplaceAll(s, key, redacted)
+	return string(redactKey([]byte(s), key, math.MaxInt))
 }
 
 // keyEchoReadAhead is how much more of an error body than maxErrorBody the

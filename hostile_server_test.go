@@ -369,6 +369,8 @@ func TestKeyEchoRedacted(t *testing.T) {
 	}
 	echoes = append(echoes,
 		echo{name: "in the request id header", header: key},
+		echo{name: "escaped in the request id header", header: keyEchoForms(key)["escaped"]},
+		echo{name: "escaped twice in a message", body: `{"message":"` + strings.ReplaceAll(keyEchoForms(key)["escaped"], `\`, `\\`) + `"}`},
 		echo{name: "cut short by the server", body: `{"message":"` + strings.Repeat("x", 100) + key[:len(key)-5]},
 		echo{name: "escaped, cut short by the server", body: `{"message":"` + keyEchoForms(key)["escaped"][:6*(len(key)-5)]},
 	)
@@ -395,6 +397,8 @@ func TestKeyEchoRedacted(t *testing.T) {
 			shown := map[string]string{
 				"Error()": err.Error(), "%+v": fmt.Sprintf("%+v", err), "Message": apiErr.Message,
 				"RequestID": apiErr.RequestID, "Body": string(apiErr.Body), "Body unescaped": jsonUnescape(string(apiErr.Body)),
+				"Error() unescaped": jsonUnescape(err.Error()), "Message unescaped": jsonUnescape(apiErr.Message),
+				"RequestID unescaped": jsonUnescape(apiErr.RequestID),
 			}
 			for where, s := range shown {
 				for i := 0; i+8 <= len(secret); i++ {
@@ -620,6 +624,7 @@ func TestErrorTextIsBoundedAndInert(t *testing.T) {
 		header string // X-Request-Id
 	}{
 		{"512 KiB request id with control characters", 500, `{}`, huge + forged},
+		{"2 MiB of headers", 200, `{"id":"ctx_1"}`, strings.Repeat(huge, 4)},
 		{"forged message", 400, `{"error":{"type":"invalid_request","message":` + strconv.Quote(forged) + `}}`, ""},
 		{"forged everything", 400, `{"error":{"type":` + strconv.Quote(forged) + `,"message":` + strconv.Quote(forged+huge) +
 			`,"param":` + strconv.Quote(forged) + `,"requestId":` + strconv.Quote(forged) + `}}`, ""},

@@ -145,6 +145,7 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		// Decide the wait now, while the answer can still be returned: a
 		// wait the deadline would cut short would lose it (a 429 would
 		// become a bare "context deadline exceeded").
+		//
 		// After a transport error the Backoff hook cannot find the call
 		// (it gets no answer), so it draws its own wait: only the shortest
 		// one it can draw is known here.
