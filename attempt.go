@@ -41,7 +41,7 @@ func sendAttempt(base http.RoundTripper, req *http.Request, cs *callState) (*htt
 		return nil, err
 	}
 	cs.lastStatus, cs.lastHeader = resp.StatusCode, resp.Header
-	if resp.StatusCode >= 500 {
+	if statusMayHaveActed(resp.StatusCode) {
 		// A gateway's 502 or 504 may come after the service acted.
 		cs.mayHaveActed = true
 	}

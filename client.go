@@ -47,6 +47,22 @@ const (
 	DefaultRetryWaitMax = 30 * time.Second
 )
 
+// DefaultMaxResponseBytes is the most the client reads of one answer's body
+// unless [WithMaxResponseBytes] says otherwise: 32 MiB, counted after
+// decompression. The contract bounds a context's content to 1,000,000
+// bytes, so a context, a version or a page of the default 20 fits with room
+// to spare; a page of 100 full-size contexts may not (ask for smaller pages,
+// or raise the bound).
+const DefaultMaxResponseBytes = 32 << 20
+
+// maxResponseHeaderBytes bounds an answer's headers on the transport the
+// client makes (a caller's, from WithHTTPClient, keeps its own bound).
+const maxResponseHeaderBytes = 1 << 20
+
+// maxRedirects is how many redirects in a row a call follows (within the
+// base URL's origin), as net/http's own default.
+const maxRedirects = 10
+
 // Client talks to the Context Management Service. Create one with
 // [NewClient] and share it: it is safe for concurrent use, and reusing it
 // reuses connections.
@@ -63,6 +79,8 @@ type Client struct {
 	apiKey  string
 	baseURL string   // ends in /v1, no trailing slash
 	base    *url.URL // parsed baseURL, to refuse sending the key elsewhere
+	// maxBody bounds what the client reads of an answer's body.
+	maxBody int64
 	// Header values are built once and shared by every request: the
 	// transport never modifies them, and it saves allocations per call.
 	authHeader []string
@@ -105,6 +123,7 @@ type options struct {
 	userAgent  string
 	logger     *slog.Logger
 	middleware []Middleware
+	maxBody    int64
 }
 
 // Option configures a Client in [NewClient].
@@ -125,7 +144,9 @@ func WithBaseURL(u string) Option {
 
 // WithHTTPClient sets the HTTP client whose transport, timeout and cookie
 // jar are used. The Client works on a copy, so the caller's value is not
-// changed; its transport is wrapped, not replaced.
+// changed; its transport is wrapped, not replaced. Its CheckRedirect, if
+// any, is asked after the client's own check, which refuses every redirect
+// away from the base URL's origin ([ErrRedirectRefused]).
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) error {
 		if hc == nil {
@@ -203,6 +224,24 @@ func WithUserAgent(ua string) Option {
 	}
 }
 
+// WithMaxResponseBytes sets the most the client reads of one answer's body,
+// counted after decompression (a gzip answer is counted as it inflates):
+// a longer answer fails the call with [ErrResponseTooLarge] once the client
+// has read n+1 bytes (at once when Content-Length says so), and reads no
+// further. It covers the answers the operations decode, the bodies
+// [Client.Do] decodes or copies, and the Body that [ContextsService.Export]
+// returns. n must be positive; the default is [DefaultMaxResponseBytes].
+// Error answers are cut to 4 KiB whatever n is.
+func WithMaxResponseBytes(n int64) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return fmt.Errorf("%w: WithMaxResponseBytes(%d): must be positive", ErrInvalidArgument, n)
+		}
+		o.maxBody = n
+		return nil
+	}
+}
+
 // WithLogger makes the client log retries and failed attempts through
 // logger. By default (and with nil) it logs nothing. The API key and the
 // Authorization header are never logged.
@@ -222,6 +261,7 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		maxRetries: DefaultMaxRetries,
 		waitMin:    DefaultRetryWaitMin,
 		waitMax:    DefaultRetryWaitMax,
+		maxBody:    DefaultMaxResponseBytes,
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -259,6 +299,10 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		// The default of 2 idle connections per host makes concurrent
 		// callers open and close connections all the time.
 		t.MaxIdleConnsPerHost = 64
+		// An answer's headers are read whole before anything else: bound
+		// them well below net/http's 10 MiB (the service's are a few
+		// hundred bytes).
+		t.MaxResponseHeaderBytes = maxResponseHeaderBytes
 		inner = t
 	}
 	state := &clientState{}
@@ -276,14 +320,18 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		uaHeader:   []string{ua},
 		state:      state,
 		middleware: slices.Clip(o.middleware),
+		maxBody:    o.maxBody,
 	}
+	// Redirects are checked here, on the http.Client, so that no request
+	// follows one to another origin: not the operations', not Do's.
+	hc.CheckRedirect = c.checkRedirect(hc.CheckRedirect)
 	c.rc = &retryablehttp.Client{
 		HTTPClient:   &hc,
 		RetryWaitMin: o.waitMin,
 		RetryWaitMax: o.waitMax,
 		RetryMax:     o.maxRetries,
 		CheckRetry:   c.checkRetry,
-		Backoff:      backoff,
+		Backoff:      backoffHook,
 		ErrorHandler: errorHandler,
 	}
 	if o.logger != nil {
@@ -458,6 +506,63 @@ func missingScheme(u string) (string, bool) {
 	return "https", true
 }
 
+// checkRedirect is the http.Client's CheckRedirect. It follows a redirect
+// only within the base URL's origin (scheme, host and port), where the key
+// may go, refuses a loop or an 11th redirect in a row at once, and then
+// asks the caller's own check (WithHTTPClient's), if any. Its errors match
+// ErrRedirectRefused, which the retry policy never retries, and name the
+// target's origin only (its path and query may carry anything).
+func (c *Client) checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		status := 0
+		if req.Response != nil {
+			status = req.Response.StatusCode
+		}
+		if !sameOrigin(req.URL, c.base) {
+			return fmt.Errorf("%w: the service answered %d with a redirect to %s, another origin than the base URL's %s, where the API key must not go",
+				ErrRedirectRefused, status, inert(origin(req.URL), maxErrorToken), origin(c.base))
+		}
+		target := req.URL.String()
+		for _, v := range via {
+			if v.URL.String() == target {
+				return fmt.Errorf("%w: the service answered %d with a redirect back to %s, a loop",
+					ErrRedirectRefused, status, inert(req.URL.EscapedPath(), maxErrorToken))
+			}
+		}
+		if len(via) > maxRedirects {
+			return fmt.Errorf("%w: the service answered with more than %d redirects in a row", ErrRedirectRefused, maxRedirects)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+}
+
+// sameOrigin reports whether u has base's scheme, host and port (a port
+// left out is the scheme's default).
+func sameOrigin(u, base *url.URL) bool {
+	return strings.EqualFold(u.Scheme, base.Scheme) && strings.EqualFold(hostPort(u), hostPort(base))
+}
+
+// hostPort is u's host with its port, the scheme's default if none is given.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// origin is u's scheme and authority without user info, e.g.
+// "http://127.0.0.1:8080".
+func origin(u *url.URL) string { return u.Scheme + "://" + u.Host }
+
 // BaseURL returns the base URL requests go to, ending in /v1.
 func (c *Client) BaseURL() string { return c.baseURL }
 
@@ -530,10 +635,16 @@ func (c *Client) NewRequest(ctx context.Context, method, path string, body any) 
 // Do sends req (typically built with [Client.NewRequest]) with the client's
 // authentication, retries, pacing and error checking. A 2xx body is decoded
 // as JSON into v, or copied into v if v is an io.Writer, or discarded if v is
-// nil; an empty body leaves v untouched. A non-2xx answer is an [*Error].
+// nil; an empty body leaves v untouched. It is decoded as the operations
+// decode their answers, with the same decoder (see [ParseEvent] too): a body
+// that is not one JSON value (trailing data, say), or a value of one of the
+// SDK's types without what the contract requires (a [Context] without its
+// id), is an [ErrMalformedResponse]. What Do reads or copies is bounded as
+// every answer is ([WithMaxResponseBytes]). A non-2xx answer is an [*Error].
 // The returned response's body is already closed; its status and headers
 // remain readable. req must address the client's base URL: the API key is
-// never sent anywhere else. A POST carries an Idempotency-Key
+// never sent anywhere else, nor does a redirect take it elsewhere
+// ([ErrRedirectRefused]). A POST carries an Idempotency-Key
 // (WithIdempotencyKey's if given, else req's own header, else a fresh one)
 // and is retried like the wrapped operations.
 func (c *Client) Do(ctx context.Context, req *http.Request, v any, opts ...RequestOption) (*http.Response, error) {
@@ -575,16 +686,43 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any, opts ...Reque
 	if err != nil {
 		return nil, err
 	}
-	defer drainAndClose(resp.Body)
 	switch w := v.(type) {
 	case nil:
+		drainAndClose(resp.Body)
 	case io.Writer:
-		if _, err := io.Copy(w, resp.Body); err != nil {
-			return resp, c.wrapErr(cs, err)
+		defer drainAndClose(resp.Body)
+		if resp.ContentLength > c.maxBody {
+			return resp, c.tooLarge(cs)
+		}
+		stop := closeWhenDone(cs, resp.Body)
+		n, err := io.Copy(w, io.LimitReader(resp.Body, c.maxBody))
+		if err == nil && n == c.maxBody {
+			// At the bound: one more byte says whether the body goes on.
+			var probe [1]byte
+			if m, _ := io.ReadFull(resp.Body, probe[:]); m > 0 {
+				stop()
+				return resp, c.tooLarge(cs)
+			}
+		}
+		stop()
+		switch {
+		case err != nil:
+			return resp, c.wrapErr(cs, contextCause(cs, err))
+		case cs.Err() != nil:
+			return resp, c.wrapErr(cs, cs.Err())
 		}
 	default:
-		if err := json.NewDecoder(resp.Body).Decode(v); err != nil && err != io.EOF {
-			return resp, fmt.Errorf("contextsvc: %s %s: decoding the response: %w", cs.method, cs.path, err)
+		// The decoder of the typed operations, so that Do accepts and
+		// refuses the same bytes they do; an empty body leaves v as it was.
+		buf, err := c.readBody(resp, cs)
+		defer releaseBody(buf)
+		if err != nil {
+			return resp, err
+		}
+		if len(bytes.TrimSpace(buf.b)) > 0 {
+			if err := c.unmarshalBody(buf.b, cs, v); err != nil {
+				return resp, err
+			}
 		}
 	}
 	return resp, nil
@@ -661,15 +799,14 @@ func (c *Client) finish(cs *callState, resp *http.Response, err error) (*http.Re
 		return nil, c.wrapErr(cs, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		drainAndClose(resp.Body)
 		// A proxy or debugging endpoint that echoes the request would put
 		// the key into the error's Body and Message, and from there into
-		// the caller's logs.
-		if bytes.Contains(body, []byte(c.apiKey)) {
-			body = bytes.ReplaceAll(body, []byte(c.apiKey), []byte(redacted))
-		}
-		e := newError(resp, body, cs.attempts)
+		// the caller's logs: the echo is removed, escaped or not, also when
+		// it straddles the cut (hence the read-ahead).
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, int64(maxErrorBody+keyEchoReadAhead(len(c.apiKey)))))
+		drainAndClose(resp.Body)
+		body := redactKey(raw, c.apiKey, maxErrorBody)
+		e := newError(resp, body, cs.attempts, c.apiKey)
 		cs.report(resp, e)
 		return nil, e
 	}
@@ -722,65 +859,176 @@ func (c *Client) wrapErr(cs *callState, err error) error {
 	if cs.attempts > 1 {
 		msg += " (after " + strconv.Itoa(cs.attempts) + " attempts)"
 	}
-	msg += ": " + err.Error()
-	// The cause's text comes from the caller's transport, a proxy or a
-	// custom Limiter, any of which may quote the request's headers.
-	if strings.Contains(msg, c.apiKey) {
-		msg = strings.ReplaceAll(msg, c.apiKey, redacted)
-	}
+	// The cause's text comes from the caller's transport, a proxy, a
+	// server's malformed answer or a custom Limiter, any of which may quote
+	// the request's headers or carry anything at all: it is redacted, cut
+	// and made inert.
+	msg += ": " + inert(redactString(err.Error(), c.apiKey), maxErrorMessage)
 	return &callError{msg: msg, err: err}
 }
 
-// bodyPool recycles the buffers 2xx bodies are read into: reading the whole
-// body and unmarshalling it costs no more than a json.Decoder (which also
-// buffers the whole value) and saves its allocations on every call.
-var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// bodyBuffer holds a 2xx body read whole. bodyPool recycles them: reading
+// the whole body and unmarshalling it costs no more than a json.Decoder
+// (which also buffers the whole value) and saves its allocations on every
+// call.
+type bodyBuffer struct{ b []byte }
+
+var bodyPool = sync.Pool{New: func() any { return new(bodyBuffer) }}
 
 // maxPooledBody keeps one huge page from pinning its buffer in the pool.
 const maxPooledBody = 1 << 20
 
 // decodeJSON reads a 2xx body, releases the connection and decodes the body
 // into v. Times that encoding/json refuses but RFC 3339 allows (lower-case
-// "t"/"z", a space for "T", a leap second) are accepted (responseJSON).
-func decodeJSON(resp *http.Response, cs *callState, v any) error {
-	buf, err := readBody(resp, cs)
+// "t"/"z", a space for "T", a leap second) are accepted (responseJSON). A
+// body that is not the value v's type requires (see validator) is an
+// ErrMalformedResponse.
+func (c *Client) decodeJSON(resp *http.Response, cs *callState, v any) error {
+	buf, err := c.readBody(resp, cs)
 	defer releaseBody(buf)
 	if err != nil {
 		return err
 	}
-	return unmarshalBody(buf.Bytes(), cs, v)
+	return c.unmarshalBody(buf.b, cs, v)
 }
 
-// readBody reads a whole 2xx body into a pooled buffer and closes it; the
-// caller hands the buffer back with releaseBody.
-func readBody(resp *http.Response, cs *callState) (*bytes.Buffer, error) {
-	buf := bodyPool.Get().(*bytes.Buffer)
-	_, err := buf.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return buf, fmt.Errorf("contextsvc: %s %s: reading the response: %w", cs.method, cs.path, err)
+// readBody reads a whole 2xx body, at most c.maxBody bytes of it, into a
+// pooled buffer and closes it; the caller hands the buffer back with
+// releaseBody. A body that does not end before the call's context does is
+// an error, whatever the transport: the read is cut by closing the body.
+func (c *Client) readBody(resp *http.Response, cs *callState) (*bodyBuffer, error) {
+	buf := bodyPool.Get().(*bodyBuffer)
+	defer resp.Body.Close()
+	if resp.ContentLength > c.maxBody {
+		return buf, c.tooLarge(cs)
+	}
+	stop := closeWhenDone(cs, resp.Body)
+	b, err := readAtMost(buf.b[:0], resp.Body, c.maxBody, resp.ContentLength)
+	stop()
+	buf.b = b
+	switch {
+	case err == errTooLarge:
+		return buf, c.tooLarge(cs)
+	case err != nil:
+		return buf, fmt.Errorf("contextsvc: %s %s: reading the response: %w", cs.method, cs.path, contextCause(cs, err))
+	case cs.Err() != nil:
+		return buf, fmt.Errorf("contextsvc: %s %s: reading the response: %w", cs.method, cs.path, cs.Err())
 	}
 	return buf, nil
 }
 
+// errTooLarge is readAtMost's signal that the body went past its limit.
+var errTooLarge = errors.New("too large")
+
+// readAtMost appends r's bytes to b until EOF, and fails with errTooLarge
+// once more than limit bytes were read. It grows b as io.ReadAll does, but
+// never past limit+1 bytes, and to size+1 at once when the size is known,
+// so an answer past the bound costs at most about twice the bound in
+// allocations.
+func readAtMost(b []byte, r io.Reader, limit, size int64) ([]byte, error) {
+	if size >= 0 && size < limit && int64(cap(b)) <= size {
+		b = make([]byte, 0, size+1) // +1: room to see EOF without growing
+	}
+	for {
+		if len(b) == cap(b) {
+			if int64(len(b)) > limit {
+				return b, errTooLarge
+			}
+			next := int64(max(2*cap(b), 4096))
+			if next >= limit {
+				// Straight to the most the body may take, rather than a
+				// last doubling to limit and one more byte.
+				next = limit + 1
+			}
+			nb := make([]byte, len(b), next)
+			copy(nb, b)
+			b = nb
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > limit {
+			return b, errTooLarge
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// tooLarge is the error of a call whose answer is longer than c.maxBody.
+func (c *Client) tooLarge(cs *callState) error {
+	return fmt.Errorf("%w: %s %s: the answer is longer than %d bytes, the most the client reads (WithMaxResponseBytes)",
+		ErrResponseTooLarge, cs.method, cs.path, c.maxBody)
+}
+
+// closeWhenDone closes body when ctx ends, to cut short a read that the
+// transport would not (net/http's own does; a caller's may not), and
+// returns the function that stops watching. A context that never ends
+// costs nothing.
+func closeWhenDone(ctx context.Context, body io.Closer) (stop func() bool) {
+	if ctx.Done() == nil {
+		return func() bool { return false }
+	}
+	return context.AfterFunc(ctx, func() { body.Close() })
+}
+
+// contextCause reports a read that failed because ctx ended (closeWhenDone
+// closed the body under it, with an error of the body's own) as ctx's
+// error, so errors.Is(err, context.DeadlineExceeded) holds.
+func contextCause(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	}
+	return err
+}
+
 // releaseBody returns a buffer from readBody to the pool. Decoded values
-// never alias it: encoding/json copies every string.
-func releaseBody(buf *bytes.Buffer) {
-	if buf.Cap() <= maxPooledBody {
-		buf.Reset()
+// never alias it: the decoder copies every string.
+func releaseBody(buf *bodyBuffer) {
+	if cap(buf.b) <= maxPooledBody {
+		buf.b = buf.b[:0]
 		bodyPool.Put(buf)
 	}
 }
 
-// unmarshalBody decodes a 2xx body into v (see decodeJSON).
-func unmarshalBody(body []byte, cs *callState, v any) error {
+// unmarshalBody decodes a 2xx body into v (see decodeJSON) and checks that
+// it holds what the contract requires (validator).
+func (c *Client) unmarshalBody(body []byte, cs *callState, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return fmt.Errorf("contextsvc: %s %s: empty response body", cs.method, cs.path)
+		return malformed(cs, "empty response body")
 	}
-	if err := jsonv2.Unmarshal(body, v, responseJSON); err != nil {
-		return fmt.Errorf("contextsvc: %s %s: decoding the response: %w", cs.method, cs.path, err)
+	if err := unmarshalJSON(body, v); err != nil {
+		// The decoder's text may quote the body: a number of any length,
+		// the names on the way to the fault (an echo of the key, decoded).
+		return malformed(cs, "decoding the response: "+inert(redactString(err.Error(), c.apiKey), maxErrorMessage))
+	}
+	if val, ok := v.(validator); ok {
+		if problem := val.validate(); problem != "" {
+			return malformed(cs, problem)
+		}
 	}
 	return nil
+}
+
+// validator is a decoded answer that can tell whether it holds what the
+// contract requires; validate says what is missing ("" when nothing is).
+type validator interface{ validate() string }
+
+// malformed is the error of a 2xx answer that is not what the call returns.
+func malformed(cs *callState, problem string) error {
+	return fmt.Errorf("%w: %s %s: %s", ErrMalformedResponse, cs.method, cs.path, problem)
+}
+
+// unmarshalJSON is the one JSON decoder of everything the SDK reads from
+// the service: the operations' answers, the bodies Client.Do decodes, error
+// documents, and webhook events (ParseEvent), so that all of them accept
+// and refuse the same bytes (see responseJSON). Like encoding/json it
+// refuses trailing data after the value.
+func unmarshalJSON(data []byte, v any) error {
+	return jsonv2.Unmarshal(data, v, responseJSON)
 }
 
 // responseJSON decodes a response in one pass, as encoding/json would

@@ -175,6 +175,8 @@ func TestNewClientConfiguration(t *testing.T) {
 		{name: "user agent newline", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithUserAgent("a\r\nX: y")}, wantErr: "line break"},
 		{name: "empty user agent", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithUserAgent(" ")}, wantErr: "empty product token"},
 		{name: "empty base URL option", key: "k", opts: []Option{WithBaseURL("")}, wantErr: "WithBaseURL"},
+		{name: "zero response bound", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithMaxResponseBytes(0)}, wantErr: "WithMaxResponseBytes"},
+		{name: "negative response bound", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithMaxResponseBytes(-1)}, wantErr: "WithMaxResponseBytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,20 +3,19 @@ package contextsvc
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"iter"
 	"mime"
 	"net/http"
 	"net/url"
-	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ContextsService holds the operations on contexts, their versions and
@@ -63,6 +62,26 @@ type Version struct {
 	CreatedBy string `json:"createdBy"`
 	// Changes describes what this version changed in the Markdown.
 	Changes Changes `json:"changes"`
+}
+
+// validate checks what the client needs of a context: its id.
+func (c *Context) validate() string {
+	if c.ID == "" {
+		return "a context without an id"
+	}
+	return ""
+}
+
+// validate checks what the client needs of a version: the context's id and
+// the version's number, which start at 1.
+func (v *Version) validate() string {
+	switch {
+	case v.ContextID == "":
+		return "a version without its contextId"
+	case v.Version < 1:
+		return "a version numbered " + strconv.Itoa(v.Version) + ", not from 1 on"
+	}
+	return ""
 }
 
 // ContextList is one page of contexts.
@@ -140,6 +159,13 @@ type DeleteResult struct {
 	ID string `json:"id"`
 	// Deleted is true once the context is gone.
 	Deleted bool `json:"deleted"`
+	// Inferred is true when no answer said the context was deleted: an
+	// earlier attempt of the call may have deleted it (its answer was a
+	// 500, 502 or 504, or was lost after the request was written) and a
+	// later attempt found no such context (404). The context is gone
+	// either way; whether this call deleted it, or it was deleted already
+	// (or never existed), is not known.
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // ExportFormat is a document format of [ContextsService.Export].
@@ -175,13 +201,22 @@ type Export struct {
 	ContentType string
 	// Filename is the name suggested by Content-Disposition: its UTF-8
 	// filename* (RFC 6266, "Ünïcödé Straße-v1.pdf") when present, else its
-	// filename ("unicode-strasse-v1.pdf"); without any directory part,
-	// control or format characters, so it can be saved as it is. Empty
-	// when none was given.
+	// filename ("unicode-strasse-v1.pdf"), made safe to save as it is in
+	// the caller's directory on Linux, macOS and Windows: only its last path
+	// element; without control or format characters; the characters
+	// Windows refuses (< > : " | ? * and the drive or stream colon of
+	// "C:evil.pdf" or "report.pdf:evil.exe") written as "_"; without
+	// leading dots (no hidden ".bashrc") or trailing dots and spaces; a
+	// Windows device name ("CON", "nul.txt") prefixed with "_"; and cut to
+	// 255 bytes, keeping its extension. Empty when none was given or
+	// nothing usable is left.
 	Filename string
 	// ContentLength is the size in bytes, or -1 when unknown.
 	ContentLength int64
 }
+
+// maxFilename is the longest file name most file systems take, in bytes.
+const maxFilename = 255
 
 // List returns one page of contexts, oldest first.
 func (s *ContextsService) List(ctx context.Context, opts *ContextListOptions, ropts ...RequestOption) (*ContextList, error) {
@@ -219,7 +254,7 @@ func (s *ContextsService) All(ctx context.Context, opts *ContextListOptions, rop
 	if opts != nil {
 		o = *opts
 	}
-	return paginate(o.Cursor, func(cursor string) ([]*Context, bool, string, error) {
+	return paginate(s.client, o.Cursor, func(cursor string) ([]*Context, bool, string, error) {
 		po := o // a copy per page, so the sequence can be ranged more than once
 		po.Cursor = cursor
 		page, err := s.List(ctx, &po, ropts...)
@@ -272,13 +307,14 @@ func (s *ContextsService) Update(ctx context.Context, id string, req *UpdateCont
 // 204 No Content; either way a nil error means it is gone.
 //
 // A retried Delete survives its own success: when an earlier attempt of
-// this call may have reached the service (it was answered with a 5xx, or
+// this call may have acted (it was answered with a 500, 502 or 504, or
 // failed after the request was written, e.g. a connection reset) and a
 // later attempt is answered 404, the earlier one most likely deleted the
 // context and only its answer was lost, so Delete returns success,
-// DeleteResult{ID: id, Deleted: true}; WithResponseInto shows the 404 and
-// the attempts. A 404 on the first attempt, or after attempts that cannot
-// have reached the service (429, a failure to connect), is [ErrNotFound].
+// DeleteResult{ID: id, Deleted: true, Inferred: true}; WithResponseInto
+// shows the 404 and the attempts. A 404 on the first attempt, or after
+// attempts that say the request was not processed (429, 503) or cannot
+// have reached the service (a failure to connect), is [ErrNotFound].
 func (s *ContextsService) Delete(ctx context.Context, id string, opts ...RequestOption) (*DeleteResult, error) {
 	p, err := contextPath(id, "")
 	if err != nil {
@@ -287,7 +323,7 @@ func (s *ContextsService) Delete(ctx context.Context, id string, opts ...Request
 	resp, cs, err := s.client.call(ctx, http.MethodDelete, p, nil, headerAcceptJSON, opts)
 	if err != nil {
 		if cs.mayHaveActed && errors.Is(err, ErrNotFound) {
-			return &DeleteResult{ID: id, Deleted: true}, nil
+			return &DeleteResult{ID: id, Deleted: true, Inferred: true}, nil
 		}
 		return nil, err
 	}
@@ -300,7 +336,7 @@ func (s *ContextsService) Delete(ctx context.Context, id string, opts ...Request
 		ID      *string `json:"id"`
 		Deleted *bool   `json:"deleted"`
 	}
-	if len(bytes.TrimSpace(body)) > 0 && json.Unmarshal(body, &doc) == nil {
+	if len(bytes.TrimSpace(body)) > 0 && unmarshalJSON(body, &doc) == nil {
 		if doc.ID != nil && *doc.ID != "" {
 			res.ID = *doc.ID
 		}
@@ -345,7 +381,7 @@ func (s *ContextsService) AllVersions(ctx context.Context, id string, opts *Vers
 	if opts != nil {
 		o = *opts
 	}
-	return paginate(o.Cursor, func(cursor string) ([]*Version, bool, string, error) {
+	return paginate(s.client, o.Cursor, func(cursor string) ([]*Version, bool, string, error) {
 		po := o
 		po.Cursor = cursor
 		page, err := s.ListVersions(ctx, id, &po, ropts...)
@@ -380,12 +416,16 @@ func (s *ContextsService) Export(ctx context.Context, id string, opts *ExportOpt
 	if len(q) > 0 {
 		p += "?" + q.Encode()
 	}
-	resp, _, err := s.client.call(ctx, http.MethodGet, p, nil, headerAcceptAny, ropts)
+	resp, cs, err := s.client.call(ctx, http.MethodGet, p, nil, headerAcceptAny, ropts)
 	if err != nil {
 		return nil, err
 	}
+	if resp.ContentLength > s.client.maxBody {
+		drainAndClose(resp.Body)
+		return nil, s.client.tooLarge(cs)
+	}
 	return &Export{
-		Body:          resp.Body,
+		Body:          &boundedBody{ReadCloser: resp.Body, left: s.client.maxBody, err: s.client.tooLarge(cs)},
 		ContentType:   resp.Header.Get("Content-Type"),
 		Filename:      dispositionFilename(resp.Header.Get("Content-Disposition")),
 		ContentLength: resp.ContentLength,
@@ -394,12 +434,37 @@ func (s *ContextsService) Export(ctx context.Context, id string, opts *ExportOpt
 
 var headerAcceptAny = []string{"*/*"}
 
-// dispositionFilename returns the file name of a Content-Disposition value:
-// mime.ParseMediaType gives filename* (RFC 2231/5987, decoded) in
-// preference to filename. Invalid UTF-8 becomes U+FFFD, control and format
-// characters (a right-to-left override could disguise an extension) are
-// dropped, and the name is reduced to its last path element so that
-// saving it cannot escape the caller's directory.
+// boundedBody is an export's Body: it reads at most left bytes of the
+// answer, and fails with err (an ErrResponseTooLarge) when there are more.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+	err  error
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// At the bound: one more byte says whether the body goes on.
+		var probe [1]byte
+		if n, err := b.ReadCloser.Read(probe[:]); n > 0 {
+			return 0, b.err
+		} else if err != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// dispositionFilename returns the file name of a Content-Disposition value,
+// safe to save as it is (see Export.Filename): mime.ParseMediaType gives
+// filename* (RFC 2231/5987, decoded) in preference to filename; then
+// safeFilename cleans it.
 func dispositionFilename(cd string) string {
 	if cd == "" {
 		return ""
@@ -408,17 +473,89 @@ func dispositionFilename(cd string) string {
 	if err != nil {
 		return ""
 	}
-	name := strings.Map(func(r rune) rune {
-		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) {
+	return safeFilename(params["filename"])
+}
+
+// safeFilename makes a name the server suggests safe to save in the
+// caller's directory on any common system. Invalid UTF-8 becomes U+FFFD;
+// control and format characters (a right-to-left override could disguise
+// an extension) are dropped; the name is reduced to its last path element
+// (either slash), so that saving it cannot escape the directory; the
+// characters Windows refuses in a name become "_" (a colon would name a
+// drive, "C:evil.pdf", or an NTFS stream, "report.pdf:evil.exe"); leading
+// dots (a hidden file, ".bashrc") and spaces, and trailing dots and spaces
+// (which Windows strips), are dropped; a Windows device name, alone or
+// before an extension ("CON", "nul.txt", "COM1"), gets a "_" in front; and
+// the name is cut to maxFilename bytes, keeping an extension.
+func safeFilename(name string) string {
+	name = strings.Map(func(r rune) rune {
+		switch {
+		case unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r):
 			return -1
+		case strings.ContainsRune(`<>:"|?*`, r):
+			return '_'
 		}
 		return r
-	}, strings.ToValidUTF8(params["filename"], "\uFFFD"))
-	name = path.Base(strings.ReplaceAll(name, `\`, "/"))
-	if name == "." || name == "/" || name == ".." {
+	}, strings.ToValidUTF8(name, "\uFFFD"))
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.TrimLeft(name, ". ")
+	name = strings.TrimRight(name, ". ")
+	if name == "" {
 		return ""
 	}
-	return name
+	if windowsDeviceName(name) {
+		name = "_" + name
+	}
+	return cutFilename(name, maxFilename)
+}
+
+// windowsDeviceName reports whether Windows reads name as a device (CON,
+// PRN, AUX, NUL, COM0 to COM9, LPT0 to LPT9, with the superscript digits
+// too, CONIN$, CONOUT$) rather than a file: the part before the first dot,
+// without trailing spaces, in any case.
+func windowsDeviceName(name string) bool {
+	stem, _, _ := strings.Cut(name, ".")
+	stem = strings.ToUpper(strings.TrimRight(stem, " "))
+	switch stem {
+	case "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$":
+		return true
+	}
+	if rest, ok := strings.CutPrefix(stem, "COM"); ok {
+		stem = rest
+	} else if rest, ok := strings.CutPrefix(stem, "LPT"); ok {
+		stem = rest
+	} else {
+		return false
+	}
+	switch stem {
+	case "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "¹", "²", "³":
+		return true
+	}
+	return false
+}
+
+// cutFilename cuts name to at most max bytes on a character boundary,
+// keeping its extension (the part from the last dot, if it is short) so
+// that a cut name still opens with the same program.
+func cutFilename(name string, max int) string {
+	if len(name) <= max {
+		return name
+	}
+	ext := ""
+	if i := strings.LastIndexByte(name, '.'); i > 0 && len(name)-i <= 16 {
+		name, ext = name[:i], name[i:]
+	}
+	keep := max - len(ext)
+	for keep > 0 && !utf8.RuneStart(name[keep]) {
+		keep--
+	}
+	stem := strings.TrimRight(name[:keep], ". ")
+	if stem == "" {
+		return ""
+	}
+	return stem + ext
 }
 
 // contextPath builds /contexts/{id}{suffix}, refusing an empty id (which
@@ -437,7 +574,7 @@ func doJSON[T any](ctx context.Context, c *Client, method, path string, body any
 		return nil, err
 	}
 	v := new(T)
-	if err := decodeJSON(resp, cs, v); err != nil {
+	if err := c.decodeJSON(resp, cs, v); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -456,25 +593,27 @@ type listEnvelope[T any] struct {
 // listPage fetches one page and decodes it whatever its shape: a bare JSON
 // array (a single, complete page) or an object (see listEnvelope). alt is
 // the resource's own key ("contexts" or "versions"), preferred after "data".
+// A page that is null, an object without its list, or a list with a null
+// or incomplete entry is an ErrMalformedResponse.
 func listPage[T any](ctx context.Context, c *Client, p, alt string, opts []RequestOption) (items []*T, hasMore bool, next string, err error) {
 	resp, cs, err := c.call(ctx, http.MethodGet, p, nil, headerAcceptJSON, opts)
 	if err != nil {
 		return nil, false, "", err
 	}
-	buf, err := readBody(resp, cs)
+	buf, err := c.readBody(resp, cs)
 	defer releaseBody(buf)
 	if err != nil {
 		return nil, false, "", err
 	}
 	// Decode once, into the shape the first byte announces.
-	if t := bytes.TrimLeft(buf.Bytes(), " \t\r\n"); len(t) > 0 && t[0] == '[' {
-		if err := unmarshalBody(buf.Bytes(), cs, &items); err != nil {
+	if t := bytes.TrimLeft(buf.b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		if err := c.unmarshalBody(buf.b, cs, &items); err != nil {
 			return nil, false, "", err
 		}
-		return dropNil(items), false, "", nil
+		return items, false, "", checkItems(cs, items)
 	}
 	var env listEnvelope[T]
-	if err := unmarshalBody(buf.Bytes(), cs, &env); err != nil {
+	if err := c.unmarshalBody(buf.b, cs, &env); err != nil {
 		return nil, false, "", err
 	}
 	items = env.Data
@@ -485,24 +624,58 @@ func listPage[T any](ctx context.Context, c *Client, p, alt string, opts []Reque
 			items = env.Contexts
 		}
 	}
+	if items == nil {
+		// null, {} or {"data":null}: an empty page is [], not nothing.
+		return nil, false, "", malformed(cs, "a list page without its data")
+	}
 	if env.NextCursor != nil {
 		next = *env.NextCursor
 	}
-	return dropNil(items), env.HasMore, next, nil
+	return items, env.HasMore, next, checkItems(cs, items)
 }
 
-// dropNil removes the null entries a list may contain, so that ranging over
-// a page (or All) never hands the caller a nil *Context.
-func dropNil[T any](items []*T) []*T {
-	return slices.DeleteFunc(items, func(p *T) bool { return p == nil })
+// checkItems refuses a page with a null entry or one the client cannot use
+// (see validator): ranging over a page, or All, never hands the caller a
+// nil *Context or one without its id.
+func checkItems[T any](cs *callState, items []*T) error {
+	for i, it := range items {
+		if it == nil {
+			return malformed(cs, "entry "+strconv.Itoa(i)+" of the list is null")
+		}
+		if v, ok := any(it).(validator); ok {
+			if problem := v.validate(); problem != "" {
+				return malformed(cs, "entry "+strconv.Itoa(i)+" of the list: "+problem)
+			}
+		}
+	}
+	return nil
 }
+
+// MaxEmptyPages is how many empty pages in a row [ContextsService.All] and
+// [ContextsService.AllVersions] follow while each says more pages follow;
+// the next such page ends the iteration with [ErrPaginationLoop].
+const MaxEmptyPages = 16
+
+// maxTrackedCursors bounds the cursors an iteration remembers exactly
+// (their 64-bit hashes: about 1 MiB at most); past it, cycles are found by
+// Brent's algorithm, in constant memory (see cursorSet).
+const maxTrackedCursors = 1 << 15
 
 // paginate turns a page fetcher into an iterator that follows the cursors
-// until a page says there are no more. A page that claims more but gives no
-// new cursor would loop for ever, so it ends the iteration with an error.
-func paginate[T any](cursor string, fetch func(cursor string) ([]*T, bool, string, error)) iter.Seq2[*T, error] {
+// until a page says there are no more. Pages that would never end are an
+// ErrPaginationLoop: one that claims more but gives no cursor, a cursor
+// already followed in this iteration (a cycle: A, B, A… would be fetched
+// for ever), or more than MaxEmptyPages empty pages in a row.
+func paginate[T any](c *Client, cursor string, fetch func(cursor string) ([]*T, bool, string, error)) iter.Seq2[*T, error] {
+	// A cursor is the server's text: shown redacted, cut and inert.
+	shown := func(cursor string) string { return inert(redactString(cursor, c.apiKey), maxErrorToken) }
 	return func(yield func(*T, error) bool) {
 		cur := cursor
+		var seen cursorSet
+		if cur != "" {
+			seen.repeated(cur)
+		}
+		empty := 0
 		for {
 			items, more, next, err := fetch(cur)
 			if err != nil {
@@ -517,11 +690,65 @@ func paginate[T any](cursor string, fetch func(cursor string) ([]*T, bool, strin
 			if !more {
 				return
 			}
-			if next == "" || next == cur {
-				yield(nil, fmt.Errorf("contextsvc: the service said more pages follow but gave no new cursor (after %q)", cur))
+			if len(items) == 0 {
+				empty++
+			} else {
+				empty = 0
+			}
+			switch {
+			case next == "":
+				yield(nil, fmt.Errorf("%w: the service said more pages follow but gave no cursor (after %q)",
+					ErrPaginationLoop, shown(cur)))
+				return
+			case seen.repeated(next):
+				yield(nil, fmt.Errorf("%w: the service gave the cursor %q again: the same pages would follow for ever",
+					ErrPaginationLoop, shown(next)))
+				return
+			case empty > MaxEmptyPages:
+				yield(nil, fmt.Errorf("%w: %d empty pages in a row, each saying more follow", ErrPaginationLoop, empty))
 				return
 			}
 			cur = next
 		}
 	}
+}
+
+// cursorSet remembers the cursors of one iteration, to find a cycle: the
+// first maxTrackedCursors exactly (by hash), so a cycle among them is found
+// when it first comes round; beyond them by Brent's cycle detection, which
+// compares each cursor with one saved at power-of-two distances and so
+// finds any cycle, in constant memory, within about four times the pages
+// fetched before it.
+type cursorSet struct {
+	seed  maphash.Seed
+	seen  map[uint64]struct{}
+	saved uint64 // Brent's saved cursor (hash)
+	power int    // distance at which the next one is saved
+	steps int    // cursors since the last one was saved
+}
+
+// repeated adds cursor and reports whether it was there already.
+func (s *cursorSet) repeated(cursor string) bool {
+	if s.seen == nil {
+		s.seed = maphash.MakeSeed()
+		s.seen = make(map[uint64]struct{})
+		s.power = 1
+		s.saved = maphash.String(s.seed, cursor)
+		s.seen[s.saved] = struct{}{}
+		return false
+	}
+	h := maphash.String(s.seed, cursor)
+	if h == s.saved {
+		return true
+	}
+	if s.steps++; s.steps == s.power {
+		s.saved, s.power, s.steps = h, s.power*2, 0
+	}
+	if _, ok := s.seen[h]; ok {
+		return true
+	}
+	if len(s.seen) < maxTrackedCursors {
+		s.seen[h] = struct{}{}
+	}
+	return false
 }

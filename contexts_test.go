@@ -227,8 +227,6 @@ func TestTolerantListShapes(t *testing.T) {
 		{name: "bare array", body: " \n[" + item + "]"},
 		{name: "data", body: `{"data":[` + item + `],"hasMore":true,"nextCursor":"c2"}`, wantMore: true, wantNext: "c2"},
 		{name: "contexts", body: `{"contexts":[` + item + `],"hasMore":false}`},
-		{name: "null entries dropped", body: `[null,` + item + `,null]`},
-		{name: "null entries dropped from data", body: `{"data":[null,` + item + `]}`},
 		{name: "null cursor and unknown fields", body: `{"object":"list","data":[` + item + `],"hasMore":false,"nextCursor":null,"total":1}`},
 	}
 	for _, tt := range tests {
@@ -299,6 +297,12 @@ func TestExport(t *testing.T) {
 			ctype: "text/html; charset=utf-8", wantBytes: "<h1>Hi</h1>"},
 		{name: "path in file name is dropped", opts: ExportOptions{Format: ExportText}, query: "format=text",
 			ctype: "text/plain; charset=utf-8", cd: `attachment; filename="../../etc/passwd"`, wantName: "passwd", wantBytes: "Hi"},
+		{name: "hidden file", opts: ExportOptions{Format: ExportText}, query: "format=text",
+			ctype: "text/plain; charset=utf-8", cd: `attachment; filename=".bashrc"`, wantName: "bashrc", wantBytes: "Hi"},
+		{name: "NTFS stream", opts: ExportOptions{Format: ExportPDF}, query: "format=pdf",
+			ctype: "application/pdf", cd: `attachment; filename="report.pdf:evil.exe"`, wantName: "report.pdf_evil.exe", wantBytes: "%PDF"},
+		{name: "Windows device", opts: ExportOptions{Format: ExportText}, query: "format=text",
+			ctype: "text/plain; charset=utf-8", cd: `attachment; filename*=UTF-8''CON`, wantName: "_CON", wantBytes: "Hi"},
 		{name: "bad disposition", opts: ExportOptions{Format: ExportJSON}, query: "format=json",
 			ctype: "application/json", cd: `attachment; filename=`, wantBytes: "{}"},
 		// RFC 6266: filename* (UTF-8, percent-encoded) wins over filename,
@@ -376,7 +380,7 @@ func pagedResponder(n, size, failAt int) httpmock.Responder {
 		}
 		var items []string
 		for i := start; i < min(start+size, n); i++ {
-			items = append(items, fmt.Sprintf(`{"id":"ctx_%d","contextId":"ctx_x","version":%d}`, i, i))
+			items = append(items, fmt.Sprintf(`{"id":"ctx_%d","contextId":"ctx_x","version":%d}`, i, i+1))
 		}
 		more := start+size < n
 		next := "null"
@@ -464,7 +468,7 @@ func TestAllVersions(t *testing.T) {
 		}
 		versions = append(versions, v.Version)
 	}
-	if diff := cmp.Diff([]int{0, 1, 2, 3, 4}, versions); diff != "" {
+	if diff := cmp.Diff([]int{1, 2, 3, 4, 5}, versions); diff != "" {
 		t.Errorf("versions (-want +got):\n%s", diff)
 	}
 	if got := rec.count(); got != 3 {
@@ -512,18 +516,80 @@ func TestRegisterWebhookRequestRedactsSecret(t *testing.T) {
 	}
 }
 
+// TestSafeFilename: the name an export suggests can be saved as it is on
+// Linux, macOS and Windows, in the caller's directory, visible, under the
+// name it shows.
+func TestSafeFilename(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 100000) + ".pdf"
+	longUTF8 := strings.Repeat("é", 200) + ".md"
+	tests := []struct{ in, want string }{
+		{"notes-v2.md", "notes-v2.md"},
+		{"Ünïcödé Straße-v1.pdf", "Ünïcödé Straße-v1.pdf"},
+		{".bashrc", "bashrc"},
+		{"..bashrc", "bashrc"},
+		{"...", ""},
+		{" .profile", "profile"},
+		{"CON", "_CON"},
+		{"con.txt", "_con.txt"},
+		{"Nul .md", "_Nul .md"},
+		{"COM1.pdf", "_COM1.pdf"},
+		{"lpt9", "_lpt9"},
+		{"COM¹", "_COM¹"},
+		{"CONIN$", "_CONIN$"},
+		{"CONTEXT.md", "CONTEXT.md"},
+		{"COM10.md", "COM10.md"},
+		{"C:evil.pdf", "C_evil.pdf"},
+		{"report.pdf:evil.exe", "report.pdf_evil.exe"},
+		{`a<b>c"d|e?f*g.txt`, "a_b_c_d_e_f_g.txt"},
+		{"name. . ", "name"},
+		{"../../etc/passwd", "passwd"},
+		{`..\..\windows\system.ini`, "system.ini"},
+		{"dir/", ""},
+		{"evil\u202efdp.exe", "evilfdp.exe"},
+		{long, strings.Repeat("a", 251) + ".pdf"},
+		{longUTF8, strings.Repeat("é", 126) + ".md"},
+		{strings.Repeat("b", 300), strings.Repeat("b", 255)},
+		{strings.Repeat("x", 300) + "." + strings.Repeat("y", 40), strings.Repeat("x", 255)},
+	}
+	for _, tt := range tests {
+		got := safeFilename(tt.in)
+		if got != tt.want {
+			t.Errorf("safeFilename(%.60q) = %.60q (%d bytes), want %.60q", tt.in, got, len(got), tt.want)
+		}
+		if got != "" {
+			checkSafeFilename(t, tt.in, got)
+		}
+	}
+}
+
+// checkSafeFilename fails the test when name, made from in, is not safe to
+// save as it is.
+func checkSafeFilename(t *testing.T, in, name string) {
+	t.Helper()
+	switch {
+	case strings.ContainsAny(name, `/\<>:"|?*`) || name == ".." || name == ".":
+		t.Errorf("from %q: %q, a path or a name Windows refuses", in, name)
+	case !utf8.ValidString(name) || strings.IndexFunc(name, func(r rune) bool { return unicode.In(r, unicode.Cc, unicode.Cf) }) >= 0:
+		t.Errorf("from %q: %q, not a printable name", in, name)
+	case strings.HasPrefix(name, ".") || strings.HasPrefix(name, " ") || strings.HasSuffix(name, ".") || strings.HasSuffix(name, " "):
+		t.Errorf("from %q: %q, hidden or changed by Windows", in, name)
+	case len(name) > 255:
+		t.Errorf("from %.60q: %d bytes, longer than a file system takes", in, len(name))
+	case windowsDeviceName(name):
+		t.Errorf("from %q: %q, a Windows device", in, name)
+	}
+}
+
 func FuzzDispositionFilename(f *testing.F) {
 	for _, s := range []string{`attachment; filename="a-v1.md"`, `attachment; filename="../x"`, `inline`, `attachment; filename*=UTF-8''%e2%82%ac.txt`, `;;`, ``,
-		`attachment; filename="a"; filename*=UTF-8''%FF%0A%E2%80%AE..%2F`} {
+		`attachment; filename="a"; filename*=UTF-8''%FF%0A%E2%80%AE..%2F`, `attachment; filename=".bashrc"`, `attachment; filename="CON"`,
+		`attachment; filename="C:evil.pdf"`, `attachment; filename="report.pdf:evil.exe"`, `attachment; filename*=UTF-8''nul%20.txt`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cd string) {
-		name := dispositionFilename(cd)
-		if strings.ContainsAny(name, `/\`) || name == ".." || name == "." {
-			t.Errorf("dispositionFilename(%q) = %q, a path", cd, name)
-		}
-		if !utf8.ValidString(name) || strings.IndexFunc(name, func(r rune) bool { return unicode.In(r, unicode.Cc, unicode.Cf) }) >= 0 {
-			t.Errorf("dispositionFilename(%q) = %q, not a printable name", cd, name)
+		if name := dispositionFilename(cd); name != "" {
+			checkSafeFilename(t, cd, name)
 		}
 	})
 }

@@ -146,7 +146,7 @@ func FuzzNewError(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body, retryAfter string) {
 		resp := &http.Response{StatusCode: 418, Header: http.Header{"Retry-After": {retryAfter}}}
-		e := newError(resp, []byte(body), 1)
+		e := newError(resp, []byte(body), 1, "")
 		if e.StatusCode != 418 || e.Message == "" || e.RetryAfter < 0 {
 			t.Errorf("newError(%q) = %+v", body, e)
 		}

@@ -249,7 +249,7 @@ func (e *Event) decodeData(v any) error {
 	if len(e.Data) == 0 || string(e.Data) == "null" {
 		return fmt.Errorf("%w: %s event %s has no data", ErrMalformedEvent, e.Type, e.ID)
 	}
-	if err := json.Unmarshal(e.Data, v); err != nil {
+	if err := unmarshalJSON(e.Data, v); err != nil {
 		return fmt.Errorf("%w: data of %s event %s: %v", ErrMalformedEvent, e.Type, e.ID, err)
 	}
 	return nil
@@ -324,7 +324,9 @@ func (e *Event) ExportCompleted() (*ExportCompletedData, error) {
 // kept raw and not checked. Every error matches [ErrMalformedEvent].
 func ParseEvent(payload []byte) (*Event, error) {
 	var e Event
-	if err := json.Unmarshal(payload, &e); err != nil {
+	// The decoder of the client's answers (unmarshalJSON): an event takes
+	// the same times, e.g. "2026-11-21t20:51:00z".
+	if err := unmarshalJSON(payload, &e); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformedEvent, err)
 	}
 	switch {

@@ -321,3 +321,29 @@ func ExampleClient_Do() {
 	fmt.Println(len(page.Data), page.HasMore)
 	// Output: 2 true
 }
+
+// WithMaxResponseBytes bounds what the client reads of an answer; past the
+// bound the call fails with ErrResponseTooLarge and reads no further.
+func ExampleWithMaxResponseBytes() {
+	// A server that answers without end, as a broken proxy might.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		filler := strings.Repeat(" ", 1<<10)
+		for {
+			if _, err := io.WriteString(w, filler); err != nil {
+				return // the client has gone
+			}
+		}
+	}))
+	defer srv.Close()
+
+	client, err := contextsvc.NewClient("sk_test_example",
+		contextsvc.WithBaseURL(srv.URL+"/v1"),
+		contextsvc.WithMaxResponseBytes(1<<20), // 1 MiB instead of the default 32 MiB
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = client.Contexts.Get(context.Background(), "ctx_1")
+	fmt.Println(errors.Is(err, contextsvc.ErrResponseTooLarge))
+	// Output: true
+}

@@ -87,6 +87,10 @@ func TestMiddlewareSequence(t *testing.T) {
 		timeout   time.Duration // of the call's context; 0: none
 		call      func(context.Context, *Client, ...RequestOption) error
 		want      []string
+
+		// cancelAfter cancels the call's context (which has no deadline)
+		// this long after the call starts; 0: never.
+		cancelAfter time.Duration
 	}{
 		{
 			name:      "one attempt, no limiter",
@@ -131,7 +135,22 @@ func TestMiddlewareSequence(t *testing.T) {
 			},
 		},
 		{
-			name:      "the context ends during the back-off",
+			name:        "the context ends during the back-off",
+			opts:        []Option{WithRetryWait(2*time.Second, 2*time.Second)},
+			responder:   unavailable,
+			cancelAfter: time.Second,
+			want: []string{
+				"m call getContext GET /v1/contexts/{id}",
+				"m attempt 1 getContext ctx=m",
+				"m attempt 1 end 503",
+				"m wait retry before 2 1s err=context canceled ctx=m",
+				"m call end error contextsvc: GET /contexts/ctx_1: context canceled after 1",
+			},
+		},
+		{
+			// A back-off the deadline would cut short is not begun: the
+			// call ends with the answer it got.
+			name:      "a back-off past the deadline",
 			opts:      []Option{WithRetryWait(2*time.Second, 2*time.Second)},
 			responder: unavailable,
 			timeout:   time.Second,
@@ -139,8 +158,7 @@ func TestMiddlewareSequence(t *testing.T) {
 				"m call getContext GET /v1/contexts/{id}",
 				"m attempt 1 getContext ctx=m",
 				"m attempt 1 end 503",
-				"m wait retry before 2 1s err=context deadline exceeded ctx=m",
-				"m call end error contextsvc: GET /contexts/ctx_1: context deadline exceeded after 1",
+				"m call end error 503 after 1",
 			},
 		},
 		{
@@ -217,6 +235,11 @@ func TestMiddlewareSequence(t *testing.T) {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithTimeout(ctx, tt.timeout)
 					defer cancel()
+				}
+				if tt.cancelAfter > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithCancel(ctx)
+					defer time.AfterFunc(tt.cancelAfter, cancel).Stop()
 				}
 				call := tt.call
 				if call == nil {

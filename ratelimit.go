@@ -144,18 +144,26 @@ type RateLimit struct {
 	Observed time.Time
 }
 
+// maxRateLimitReset is the longest X-RateLimit-Reset taken: a bucket that
+// refills in more than a day is no limit per minute. Longer values (and
+// Inf, NaN, 1e300, which would overflow a Duration) are refused.
+const maxRateLimitReset = 24 * time.Hour
+
 // parseRateLimit reads the X-RateLimit-* headers. It returns the zero value
-// when X-RateLimit-Limit is absent or unreadable.
+// when X-RateLimit-Limit is absent, unreadable or negative. A Remaining that
+// is unreadable or negative, or a Reset that is not a number of seconds
+// from 0 to a day, is left at zero: values that cannot be are refused, not
+// turned into a negative count or an overflowed duration.
 func parseRateLimit(h http.Header, now time.Time) RateLimit {
 	limit, err := strconv.Atoi(h.Get("X-RateLimit-Limit"))
-	if err != nil {
+	if err != nil || limit < 0 {
 		return RateLimit{}
 	}
 	rl := RateLimit{Limit: limit, Observed: now}
-	if v, err := strconv.Atoi(h.Get("X-RateLimit-Remaining")); err == nil {
+	if v, err := strconv.Atoi(h.Get("X-RateLimit-Remaining")); err == nil && v >= 0 {
 		rl.Remaining = v
 	}
-	if v, err := strconv.ParseFloat(h.Get("X-RateLimit-Reset"), 64); err == nil && v > 0 {
+	if v, err := strconv.ParseFloat(h.Get("X-RateLimit-Reset"), 64); err == nil && v > 0 && v <= maxRateLimitReset.Seconds() {
 		rl.Reset = time.Duration(v * float64(time.Second))
 	}
 	return rl
@@ -255,6 +263,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err = sendAttempt(t.base, req, cs)
 	default:
 		resp, err = t.base.RoundTrip(req)
+	}
+	if err == nil && resp.Request == nil {
+		// The retry policy finds the call from the answer (see
+		// backoffHook); a caller's transport may not set it.
+		resp.Request = req
 	}
 	if err == nil && resp.Header.Get("X-RateLimit-Limit") != "" {
 		t.state.setRateLimit(parseRateLimit(resp.Header, time.Now()))

@@ -233,6 +233,17 @@ func TestParseRateLimit(t *testing.T) {
 			RateLimit{Limit: 300, Remaining: 12, Reset: 8 * time.Second, Observed: now}},
 		{http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Reset": {"0.5"}},
 			RateLimit{Limit: 60, Reset: 500 * time.Millisecond, Observed: now}},
+		// Values that cannot be are refused, never turned into a negative
+		// count or an overflowed duration.
+		{http.Header{"X-Ratelimit-Limit": {"-1"}, "X-Ratelimit-Remaining": {"5"}, "X-Ratelimit-Reset": {"8"}}, RateLimit{}},
+		{http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Remaining": {"-3"}}, RateLimit{Limit: 60, Observed: now}},
+		{http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Reset": {"Inf"}}, RateLimit{Limit: 60, Observed: now}},
+		{http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Reset": {"+Inf"}}, RateLimit{Limit: 60, Observed: now}},
+		{http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Reset": {"NaN"}}, RateLimit{Limit: 60, Observed: now}},
+		{http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Reset": {"1e300"}}, RateLimit{Limit: 60, Observed: now}},
+		{http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Reset": {"-8"}}, RateLimit{Limit: 60, Observed: now}},
+		{http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Reset": {"86401"}}, RateLimit{Limit: 60, Observed: now}},
+		{http.Header{"X-Ratelimit-Limit": {"99999999999999999999"}}, RateLimit{}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, parseRateLimit(tt.h, now)); diff != "" {
@@ -280,4 +291,17 @@ func TestRetryCancelledAtTheLimiter(t *testing.T) {
 	if rec.count() != 1 || strings.Contains(err.Error(), "attempts") {
 		t.Errorf("%d requests sent, error %q; want 1 and no retry count", rec.count(), err)
 	}
+}
+
+func FuzzParseRateLimit(f *testing.F) {
+	for _, v := range [][3]string{{"300", "12", "8"}, {"60", "", "0.5"}, {"-1", "-1", "-1"}, {"60", "1", "Inf"}, {"60", "1", "1e300"}, {"60", "1", "NaN"}} {
+		f.Add(v[0], v[1], v[2])
+	}
+	f.Fuzz(func(t *testing.T, limit, remaining, reset string) {
+		h := http.Header{"X-Ratelimit-Limit": {limit}, "X-Ratelimit-Remaining": {remaining}, "X-Ratelimit-Reset": {reset}}
+		rl := parseRateLimit(h, time.Time{})
+		if rl.Limit < 0 || rl.Remaining < 0 || rl.Reset < 0 || rl.Reset > 24*time.Hour {
+			t.Errorf("parseRateLimit(%q, %q, %q) = %+v: a value that cannot be", limit, remaining, reset, rl)
+		}
+	})
 }

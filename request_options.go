@@ -220,7 +220,7 @@ func (cs *callState) report(resp *http.Response, e *Error) {
 		r.StatusCode, r.RequestID, r.RateLimit, r.Attempts = e.StatusCode, e.RequestID, e.RateLimit, e.Attempts
 	case h != nil:
 		r.StatusCode = status
-		r.RequestID = h.Get("X-Request-Id")
+		r.RequestID = inert(h.Get("X-Request-Id"), maxErrorToken)
 		r.RateLimit = parseRateLimit(h, time.Now())
 	}
 	if h != nil {

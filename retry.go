@@ -34,10 +34,18 @@ type callState struct {
 	// watchWrites makes the transport find out whether each failed attempt
 	// reached the service (Contexts.Delete needs to know).
 	watchWrites bool
-	// mayHaveActed is set once an attempt ended in a 5xx, or in a transport
+	// mayHaveActed is set once an attempt ended in a status that may come
+	// after the service acted (statusMayHaveActed), or in a transport
 	// error after the request was written: the service may have acted on
 	// it although the caller never saw its answer.
 	mayHaveActed bool
+	// retries counts the retries the policy decided on so far, and
+	// plannedWait is the back-off it chose for the next one (when
+	// hasPlannedWait), which the Backoff hook then uses: the policy must
+	// know the wait to tell whether it fits in the call's deadline.
+	retries        int
+	plannedWait    time.Duration
+	hasPlannedWait bool
 	// lastStatus and lastHeader are the answer to the latest attempt (0 and
 	// nil when it got none), for the Response of a call that ends without
 	// the retry layer handing back a response: its context ended, or the
@@ -92,6 +100,10 @@ func retryableMethod(m string, keyed bool) bool {
 //   - anything else (other statuses, limiter failures): no retry;
 //   - a Retry-After longer than the maximum wait: no retry, the caller gets
 //     the error at once with RetryAfter set;
+//   - a wait (Retry-After or back-off) that would end after the context's
+//     deadline: no retry, the caller gets the answer (or the transport
+//     error) at once rather than a bare deadline error after sleeping;
+//   - a redirect the client refused (ErrRedirectRefused): no retry;
 //   - a cancelled context: no retry.
 func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	// The method comes from the call state: on a transport error there is
@@ -129,6 +141,25 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 		// closes the response.
 		return false, ctx.Err()
 	}
+	if retry && cs != nil {
+		// Decide the wait now, while the answer can still be returned: a
+		// wait the deadline would cut short would lose it (a 429 would
+		// become a bare "context deadline exceeded").
+		//
+		// After a transport error the Backoff hook cannot find the call
+		// (it gets no answer), so it draws its own wait: only the shortest
+		// one it can draw is known here.
+		wait := c.rc.RetryWaitMin
+		if resp != nil {
+			wait = backoff(c.rc.RetryWaitMin, c.rc.RetryWaitMax, cs.retries, resp)
+			cs.plannedWait, cs.hasPlannedWait = wait, true
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+			cs.hasPlannedWait = false
+			return false, nil
+		}
+		cs.retries++
+	}
 	if retry && cs != nil && cs.hooks != nil {
 		// The back-off starts now; the middleware hears of it when it ends.
 		cs.hooks.retryWaitStart = time.Now()
@@ -138,29 +169,56 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 
 // retryableTransportError tells failures that may pass on a second try
 // (connection refused or reset, time-outs) from those that will not: the
-// client-side limiter refused (it has already honoured the context), or the
-// server's certificate is not trusted.
+// client-side limiter refused (it has already honoured the context), the
+// server's certificate is not trusted, or the client refused a redirect (a
+// loop or another origin would only be met again).
 func retryableTransportError(err error) bool {
 	var le *limiterError
 	var certErr *tls.CertificateVerificationError
 	var authErr x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	switch {
-	case errors.As(err, &le), errors.As(err, &certErr), errors.As(err, &authErr), errors.As(err, &hostErr):
+	case errors.As(err, &le), errors.As(err, &certErr), errors.As(err, &authErr), errors.As(err, &hostErr),
+		errors.Is(err, ErrRedirectRefused):
 		return false
 	}
 	return true
 }
 
-// backoff is the retryablehttp Backoff hook: the server's Retry-After when
-// given (checkRetry has already refused values above max), otherwise
-// exponential back-off with full jitter: a uniform wait between min and
-// min·2^attempt, capped at max. Jitter spreads the retries of many clients
-// that failed together.
+// statusMayHaveActed reports whether an answer with this status may come
+// after the service acted on the request: a 500 (it failed part way), or a
+// gateway's 502 or 504 (the service may have acted, its answer lost on the
+// way). A 503 or a 429 says the request was not processed.
+func statusMayHaveActed(status int) bool {
+	switch status {
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// backoffHook is the retryablehttp Backoff hook: the wait checkRetry chose
+// for this retry (found through the answer's request), else backoff's.
+func backoffHook(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil && resp.Request != nil {
+		if cs, ok := resp.Request.Context().Value(callKey{}).(*callState); ok && cs.hasPlannedWait {
+			cs.hasPlannedWait = false
+			return cs.plannedWait
+		}
+	}
+	return backoff(minWait, maxWait, attempt, resp)
+}
+
+// backoff is the wait before a retry: the server's Retry-After when given
+// (checkRetry has already refused values above max), but never less than
+// min, so that "Retry-After: 0" cannot make the client send as fast as it
+// can; otherwise exponential back-off with full jitter: a uniform wait
+// between min and min·2^attempt, capped at max. Jitter spreads the retries
+// of many clients that failed together.
 func backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
 	if resp != nil {
 		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			return min(d, maxWait)
+			return min(max(d, minWait), maxWait)
 		}
 	}
 	if maxWait <= minWait {

@@ -375,8 +375,10 @@ func TestBackoffRetryAfterDate(t *testing.T) {
 			t.Errorf("Retry-After %s: wait %v, want 3 s", date, d)
 		}
 	})
+	// A date in the past means "now", which the minimum wait keeps from
+	// being no wait at all.
 	past := &http.Response{Header: http.Header{"Retry-After": {"Sun, 06 Nov 1994 08:49:37 GMT"}}}
-	if d := backoff(time.Millisecond, 10*time.Second, 0, past); d != 0 {
-		t.Errorf("past date: wait %v, want 0", d)
+	if d := backoff(time.Millisecond, 10*time.Second, 0, past); d != time.Millisecond {
+		t.Errorf("past date: wait %v, want the 1 ms minimum", d)
 	}
 }

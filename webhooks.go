@@ -32,6 +32,14 @@ type Webhook struct {
 	Active bool `json:"active"`
 }
 
+// validate checks what the client needs of a registered webhook: its id.
+func (w *Webhook) validate() string {
+	if w.ID == "" {
+		return "a webhook without an id"
+	}
+	return ""
+}
+
 // RegisterWebhookRequest is the body of [WebhooksService.Register].
 //
 // Formatting it (%v, %+v, %#v, String) shows the secret as [REDACTED],
