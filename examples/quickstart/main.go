@@ -18,7 +18,9 @@
 // receiver on this machine, so then no webhook is registered unless you
 // give a public receiver URL with -receiver-url (or CONTEXTSVC_RECEIVER_URL)
 // and its secret in CONTEXTSVC_WEBHOOK_SECRET; run examples/receiver there
-// to see the events.
+// to see the events. At the end the webhook is removed where the server
+// allows it (a mock server, through its admin API); on a deployment, whose
+// /v1 API cannot delete a webhook, the quickstart says that it stays.
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -150,7 +153,7 @@ func runEmbedded(ctx context.Context, out *printer, cfg config) error {
 	if err != nil {
 		return err
 	}
-	if err := registerWebhook(ctx, out, client, receiverURL, secret); err != nil {
+	if _, err := registerWebhook(ctx, out, client, receiverURL, secret); err != nil {
 		return err
 	}
 	// After each step, wait until the receiver has verified the events
@@ -218,23 +221,62 @@ func runRemote(ctx context.Context, out *printer, cfg config) error {
 		return fmt.Errorf("a receiver URL needs its signing secret in %s", envWebhookSecret)
 	default:
 		out.printf("Receiver      %s (events are shown by that receiver, not here)\n\n", cfg.receiverURL)
-		if err := registerWebhook(ctx, out, client, cfg.receiverURL, cfg.webhookSecret); err != nil {
+		id, err := registerWebhook(ctx, out, client, cfg.receiverURL, cfg.webhookSecret)
+		if err != nil {
 			return err
 		}
+		// The /v1 API cannot delete a webhook; the mock's admin API can.
+		// Removed after the steps, also when one fails or the run is
+		// interrupted, so a run leaves nothing registered where it can.
+		defer removeWebhook(out, client.BaseURL(), id)
 	}
 	// The events go to the remote receiver, which shows them.
 	return steps(ctx, out, client, cfg.pdfPath, func(context.Context) error { return nil })
 }
 
-func registerWebhook(ctx context.Context, out *printer, client *contextsvc.Client, url, secret string) error {
+func registerWebhook(ctx context.Context, out *printer, client *contextsvc.Client, url, secret string) (string, error) {
 	wh, err := client.Webhooks.Register(ctx, &contextsvc.RegisterWebhookRequest{
 		URL: url, Events: contextsvc.AllEventTypes(), Secret: secret,
 	})
 	if err != nil {
-		return fmt.Errorf("register webhook: %w", err)
+		return "", fmt.Errorf("register webhook: %w", err)
 	}
 	out.printf("Registered webhook %s for all %d event types\n", wh.ID, len(wh.Events))
-	return nil
+	return wh.ID, nil
+}
+
+// removeWebhook deletes the webhook id through the mock server's admin API
+// (DELETE /_mock/webhooks/{id} at the base URL's origin) when the server is
+// a mock that allows it, and otherwise says that it stays and how to
+// remove it. It runs after ctx may have ended (an interrupted run), so it
+// has its own bound.
+func removeWebhook(out *printer, baseURL, id string) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return
+	}
+	u.Path, u.RawQuery = "/_mock/webhooks/"+url.PathEscape(id), ""
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, u.String(), nil)
+	if err != nil {
+		return
+	}
+	status := 0
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		status = resp.StatusCode
+		resp.Body.Close()
+	}
+	switch {
+	case status >= 200 && status < 300:
+		out.printf("Removed webhook %s (through the mock server's admin API)\n", id)
+	case status == http.StatusUnauthorized:
+		out.printf("Webhook %s stays registered: the mock server's admin API asks for credentials;\n", id)
+		out.printf("              remove it with: curl -u USER -X DELETE %s\n", u)
+	default:
+		out.printf("Webhook %s stays registered: the /v1 API cannot delete a webhook.\n", id)
+		out.printf("              Remove it where the service's webhooks are managed; until then its deliveries go to the receiver.\n")
+	}
 }
 
 const (

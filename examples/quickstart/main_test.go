@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -134,11 +138,65 @@ func TestRemote(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run with a receiver: %v\n%s", err, out.String())
 	}
-	if wh := ts.Webhooks(); len(wh) != 1 || wh[0].URL != "http://127.0.0.1:9/hook" || len(wh[0].Events) != 8 {
-		t.Errorf("webhooks %+v, want one for the receiver URL and all 8 types", wh)
+	m := regexp.MustCompile(`Registered webhook (wh_\w+) for all 8 event types`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no webhook registered:\n%s", out.String())
+	}
+	// On a mock server the run removes it through the admin API at the end.
+	if !strings.Contains(out.String(), "Removed webhook "+m[1]+" (through the mock server's admin API)") {
+		t.Errorf("the output does not say the webhook was removed:\n%s", out.String())
+	}
+	if wh := ts.Webhooks(); len(wh) != 0 {
+		t.Errorf("webhooks %+v left registered on the mock", wh)
 	}
 	if strings.Contains(out.String(), "whsec_remote") {
 		t.Errorf("the output shows the webhook secret:\n%s", out.String())
+	}
+}
+
+// TestRemoteWebhookStays: on a server whose admin API does not delete the
+// webhook (a deployment answers its route 404; a mock with admin
+// credentials, 401), the webhook stays and the output says how to remove it.
+func TestRemoteWebhookStays(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		status int
+		want   string
+	}{
+		{"deployment", http.StatusNotFound, "stays registered: the /v1 API cannot delete a webhook."},
+		{"mock with admin credentials", http.StatusUnauthorized, "remove it with: curl -u USER -X DELETE http://"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ts := mockserver.NewTestServer(t)
+			target, err := url.Parse(ts.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			target.Path = "" // ts.URL ends in /v1, as a base URL does
+			proxy := httputil.NewSingleHostReverseProxy(target)
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasPrefix(r.URL.Path, "/_mock/") {
+					http.Error(w, "no", tc.status)
+					return
+				}
+				proxy.ServeHTTP(w, r)
+			}))
+			defer front.Close()
+			var out strings.Builder
+			err = run(context.Background(), &out, config{baseURL: front.URL + "/v1", apiKey: ts.APIKey,
+				receiverURL: "http://127.0.0.1:9/hook", webhookSecret: "whsec_remote"})
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, out.String())
+			}
+			if !strings.Contains(out.String(), tc.want) || strings.Contains(out.String(), "Removed webhook") {
+				t.Errorf("the output does not say the webhook stays (%q):\n%s", tc.want, out.String())
+			}
+			if wh := ts.Webhooks(); len(wh) != 1 {
+				t.Errorf("webhooks %+v, want the one registered", wh)
+			}
+		})
 	}
 }
 
