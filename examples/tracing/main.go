@@ -117,6 +117,8 @@ func run(ctx context.Context, w io.Writer) error {
 	}
 
 	fmt.Fprintf(w, "Each step's trace: when each span started (from the trace's start), how long it took, where it falls, and what it did.\n")
+	fmt.Fprintf(w, "The mock runs on a fake clock: a delivery retry it schedules a minute later on that clock is sent as soon as\n"+
+		"the example advances it, so the waterfall (timed by the wall clock) shows it milliseconds after the failed attempt.\n")
 	tracer := tp.Tracer("examples/tracing")
 	var id string
 	steps := []struct {

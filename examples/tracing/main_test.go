@@ -16,6 +16,11 @@ func TestRun(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	text := out.String()
+	// The retry a minute later on the mock's clock shows milliseconds later:
+	// the output says why before a reader wonders.
+	if head, _, _ := strings.Cut(text, "\ntrace "); !strings.Contains(head, "The mock runs on a fake clock") {
+		t.Errorf("the output does not say the mock's clock is fake before the traces:\n%s", head)
+	}
 	traces := strings.Split(text, "\ntrace ")[1:]
 	if len(traces) != 6 {
 		t.Fatalf("%d traces, want 6:\n%s", len(traces), text)
