@@ -25,10 +25,18 @@ func TestDashboardContract(t *testing.T) {
 	d := openDashboard(t, ts, "#/contract")
 	d.wait(`document.querySelectorAll('table.list.contract tbody tr').length === 2`)
 	d.wait(`document.querySelector('.contract-counts').innerText.includes('registerWebhook')`)
-	counts := d.wait(`document.querySelector('.contract-counts').textContent`)
+	// The headings may break at their soft hyphens.
+	counts := strings.ReplaceAll(d.wait(`document.querySelector('.contract-counts').textContent`), "\u00ad", "")
 	for _, want := range []string{"Per operation", "listContexts", "all", "Mismatches", "SDK breaks"} {
 		if !strings.Contains(counts, want) {
 			t.Errorf("the counts lack %q:\n%s", want, counts)
+		}
+	}
+	// In the browser's 1280-px window, the findings (to the SDK's verdict)
+	// and the counts beside them fit without scrolling sideways.
+	for _, pane := range []string{".list-pane", ".detail"} {
+		if overflow := evalAs[float64](d, `(p => p.scrollWidth - p.clientWidth)(document.querySelector('`+pane+`'))`); overflow > 0 {
+			t.Errorf("%s is %v px too narrow for its table at %v px", pane, overflow, evalAs[float64](d, `window.innerWidth`))
 		}
 	}
 	// The newest first: the GET's 401, then the registration.

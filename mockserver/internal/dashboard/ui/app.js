@@ -661,7 +661,9 @@ async function contractCounts() {
     return h('section', { class: 'detail-body contract-counts' }, h('h2', null, 'Not a proxy'),
       h('p', null, 'Start the mock with -upstream URL (in Go, mockserver.WithUpstream) to forward every /v1 request to a deployment and hold each request and answer to the contract.'));
   }
-  const cols = [['exchanges', 'Exchanges'], ['mismatched', 'Mismatched'], ['mismatches', 'Mismatches'], ['notTolerated', 'SDK breaks'],
+  // Soft hyphens let the long headings break, so the table fits beside the
+  // findings in a 1280-px window.
+  const cols = [['exchanges', 'Ex\u00ADchanges'], ['mismatched', 'Mis\u00ADmatched'], ['mismatches', 'Mis\u00ADmatches'], ['notTolerated', 'SDK breaks'],
     ['refused', 'Refused'], ['unvalidated', 'Not checked'], ['upstreamFailures', 'Upstream failed']];
   const row = n => h('tr', null, h('td', null, n.operation), cols.map(([k]) => h('td', { class: 'num' }, fmtCount(n[k]))));
   return h('section', { class: 'detail-body contract-counts' },
