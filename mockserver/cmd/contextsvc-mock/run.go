@@ -56,6 +56,8 @@ type settings struct {
 	otel            bool   // -otel
 	otelSet         bool   // -otel was given (either way): the environment does not decide
 	upstream        string // -upstream: a validating proxy to this base URL
+	upstreamTimeout time.Duration
+	upstreamIdle    time.Duration
 }
 
 // keyFlags collects the repeatable -key flag. The specs are parsed after
@@ -205,7 +207,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		"with its headers as they are, the caller's Authorization included, and hold each request and answer to the contract's OpenAPI document (GET /_mock/openapi.yaml). "+
 		"Each mismatch is logged (warn) with the rule of the document it breaks, listed at GET /_mock/contract/mismatches and in the dashboard's Contract view with counts per operation "+
 		"and whether the SDK tolerates it; API keys, webhook secrets and receiver URLs' tokens are never logged or shown. "+
-		"Bodies over 8 MiB stream through unvalidated; an upstream that does not answer is a 502. The proxy needs no key of its own: -key and -state-file do not go with it")
+		"Bodies over 8 MiB stream through unvalidated; an upstream that does not answer is a 502, one that does not begin its answer within -upstream-timeout a 504. The proxy needs no key of its own: -key and -state-file do not go with it")
+	fs.DurationVar(&st.upstreamTimeout, "upstream-timeout", mockserver.DefaultUpstreamTimeout, "with -upstream, how long the upstream has to begin its answer (its headers and the first bytes of its body) once a request is forwarded; "+
+		"past it the caller gets a 504 with the contract's error body, and a finding and a warning say so")
+	fs.DurationVar(&st.upstreamIdle, "upstream-idle-timeout", mockserver.DefaultUpstreamIdleTimeout, "with -upstream, how long the upstream's answer body may pause once it has begun; "+
+		"past it the answer is cut short (the caller sees it end early), and a finding and a warning say so")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key;\nwith -upstream URL, a validating proxy to a deployment instead (it prints its base URL alone).\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -221,6 +227,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	}
 	if st.deliveryTimeout <= 0 || st.shutdownTimeout <= 0 || st.headerTimeout <= 0 || st.bodyTimeout <= 0 || st.idleTimeout <= 0 || st.stateInterval <= 0 {
 		err := errors.New("-delivery-timeout, -shutdown-timeout, -read-header-timeout, -read-body-timeout, -idle-timeout and -state-interval must be positive")
+		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+		return nil, err
+	}
+	if st.upstreamTimeout <= 0 || st.upstreamIdle <= 0 {
+		err := errors.New("-upstream-timeout and -upstream-idle-timeout must be positive")
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
@@ -380,7 +391,8 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 		opts = append(opts, st.adminAuth)
 	}
 	if st.upstream != "" {
-		opts = append(opts, mockserver.WithUpstream(st.upstream))
+		opts = append(opts, mockserver.WithUpstream(st.upstream), mockserver.WithUpstreamTimeout(st.upstreamTimeout),
+			mockserver.WithUpstreamIdleTimeout(st.upstreamIdle))
 	}
 	return opts
 }
@@ -519,7 +531,8 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 		// A proxy has no key: its callers use the upstream's.
 		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\n", base)
 		logger.Info("contextsvc-mock proxying: every /v1 request goes to the upstream, and each request and answer is held to the contract's document",
-			"baseURL", base+"/v1", "upstream", st.upstream, "maxValidatedBody", mockserver.MaxValidatedBody, "admin", st.admin)
+			"baseURL", base+"/v1", "upstream", st.upstream, "upstreamTimeout", st.upstreamTimeout, "upstreamIdleTimeout", st.upstreamIdle,
+			"maxValidatedBody", mockserver.MaxValidatedBody, "admin", st.admin)
 	} else {
 		// stdout carries only these two lines, so a script can read them.
 		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
