@@ -58,6 +58,7 @@ func TestParseFlags(t *testing.T) {
 	// ids are the names given and the users are derived from them, so both
 	// are the same at every start.
 	srv := mockserver.New(st.options(slog.New(slog.DiscardHandler))...)
+	defer srv.Close(t.Context()) // it holds its state file
 	if srv.DefaultKey().Token != "sk_a" {
 		t.Errorf("first key %v", srv.DefaultKey())
 	}

@@ -174,7 +174,8 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.StringVar(&st.addr, "addr", "127.0.0.1:8080", "`address` to listen on (port 0 picks a free port; the actual address is printed). Beyond loopback (0.0.0.0, :PORT, a LAN address) the admin routes need -admin-auth-file, -admin-insecure or -admin=false")
 	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope[:account]]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read; account 1 to 64 characters of A-Z a-z 0-9 _ . - (default \""+mockserver.DefaultAccount+"\"). Keys naming one account share its contexts and webhooks, and are one user (user_… derived from the account name); another account's contexts are 404s. Without -key a random key is made (plan business, account \""+mockserver.DefaultAccount+"\"). The first key is printed.")
 	fs.Var(&schedule, "retry-schedule", "comma-separated `delays` between webhook delivery attempts, e.g. 1s,5s,30s,2m,24m; empty for a single attempt")
-	fs.BoolVar(&st.fakeClock, "fake-clock", false, "run on a fake clock that moves only by POST /_mock/clock/advance (timestamps, retries and rate-limit refills all follow it)")
+	fs.BoolVar(&st.fakeClock, "fake-clock", false, "run on a fake clock that moves only by POST /_mock/clock/advance (timestamps, retries and rate-limit refills all follow it); "+
+		"it starts at the real time, or, with a -state-file saved on a fake clock, where that clock stood")
 	fs.DurationVar(&st.deliveryTimeout, "delivery-timeout", mockserver.DefaultDeliveryTimeout, "time-out of each webhook delivery attempt")
 	fs.BoolVar(&st.httpsOnly, "https-only", false, "refuse http webhook URLs even for loopback hosts")
 	fs.BoolVar(&st.admin, "admin", true, "serve the /_mock/ admin endpoints")
@@ -197,7 +198,9 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.DurationVar(&st.idleTimeout, "idle-timeout", mockserver.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request before it is closed")
 	fs.StringVar(&st.stateFile, "state-file", "", "keep the contexts (with every version), webhooks (with their secrets) and pending deliveries in this `file`, so they survive a restart: "+
 		"loaded at start (a missing file is a first start; one that cannot be read or is not a state document stops the start, and is left as it is), "+
-		"written at most every -state-interval while they change and at shutdown, atomically, mode 0600; one mock per file (a second one on the same file stops, saying it is in use). The event log and finished deliveries are not kept")
+		"written -state-interval after they change and at shutdown, atomically, mode 0600; one mock per file (a second one on the same file, by any name or symbolic link, stops, saying it is in use; "+
+		"a link is followed, and stays a link). The time never goes back across a restart: -fake-clock resumes where the file's clock stood, "+
+		"and a file saved on a fake clock ahead of the real time is refused without -fake-clock. The event log and finished deliveries are not kept")
 	fs.DurationVar(&st.stateInterval, "state-interval", mockserver.DefaultStateInterval, "with -state-file, how long after a change the file is written (the changes of that time together)")
 	fs.BoolVar(&st.otel, "otel", false, "trace and measure with OpenTelemetry, exported over OTLP/HTTP to $"+envEndpoint+" (default "+defaultEndpoint+"; "+
 		"$"+envTracesEndpoint+" and $"+envMetricsEndpoint+" per signal), as service $"+envServiceName+" (default "+defaultServiceName+"): "+
@@ -518,6 +521,7 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 	ln, err := net.Listen("tcp", st.addr)
 	if err != nil {
 		logger.Error("cannot listen", "addr", st.addr, "error", err)
+		_ = srv.Close(ctx) // lets the state file go, unchanged
 		return exitError
 	}
 	base, everyInterface := baseURL(ln.Addr())
@@ -552,8 +556,9 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 		warnAdminExposed(logger, ln.Addr(), st.adminAuth != nil)
 	}
 	if st.fakeClock {
-		// The fake clock starts at the real time; advanced, it stamps
-		// events ahead of every receiver's clock.
+		// The fake clock starts at the real time (or where a state file's
+		// stood); advanced, it stamps events ahead of every receiver's
+		// clock.
 		logger.Info("fake clock: time moves only by POST /_mock/clock/advance (GET /_mock/clock reads it). " +
 			"Receivers that check an event's age compare its timestamp with their own clock: once this clock is more than 5 minutes ahead of real time (advanced), " +
 			"they refuse the events as in the future, and once it is more than 27 hours behind (not advanced for a day), as too old " +
