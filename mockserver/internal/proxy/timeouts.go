@@ -43,27 +43,26 @@ func (e *limitError) Error() string {
 	return fmt.Sprintf("its answer did not begin within the upstream time-out (%s)", e.d)
 }
 
-// firstRead is how much of the body begin reads.
-const firstRead = 4 << 10
-
 // begin waits, within the time-out the exchange's headers came in, for
 // the body's first bytes (or its end), and returns the body to stream
 // from there: those bytes, then the rest with each wait bounded by the
-// idle time-out. Its error is the limit passed, or the body's.
+// idle time-out. Its error is the limit passed, or the body's. The first
+// bytes are read into one of the copy buffers, given back once streamed.
 func begin(ex *exchange, rc io.ReadCloser) (io.ReadCloser, error) {
-	buf := make([]byte, firstRead)
+	buf := copyBuffers.Get().(*[]byte)
 	var n int
 	var err error
 	for n == 0 && err == nil {
-		n, err = rc.Read(buf)
+		n, err = rc.Read(*buf)
 	}
 	if !ex.begun.Stop() || (err != nil && err != io.EOF) {
+		copyBuffers.Put(buf)
 		if le := ex.limit(); le != nil {
 			return nil, le
 		}
 		return nil, fmt.Errorf("its answer broke off: %w", err)
 	}
-	b := &idleBody{rc: rc, first: buf[:n], idle: ex.p.c.IdleTimeout, ex: ex}
+	b := &idleBody{rc: rc, buf: buf, first: (*buf)[:n], idle: ex.p.c.IdleTimeout, ex: ex}
 	if err == io.EOF {
 		b.err = io.EOF
 	}
@@ -80,16 +79,23 @@ type idleBody struct {
 	idle  time.Duration
 	ex    *exchange
 
-	mu    sync.Mutex // guards timer against Close during a Read
+	mu    sync.Mutex // guards timer and buf against Close during a Read
 	timer *time.Timer
+	buf   *[]byte // first's copy buffer, until given back
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
 	if len(b.first) > 0 {
 		n := copy(p, b.first)
 		b.first = b.first[n:]
+		if len(b.first) == 0 {
+			b.release()
+		}
+		b.mu.Unlock()
 		return n, nil
 	}
+	b.mu.Unlock()
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -122,6 +128,16 @@ func (b *idleBody) Close() error {
 	if b.timer != nil {
 		b.timer.Stop()
 	}
+	b.first = nil
+	b.release()
 	b.mu.Unlock()
 	return b.rc.Close()
+}
+
+// release gives the first bytes' buffer back; b.mu is held.
+func (b *idleBody) release() {
+	if b.buf != nil {
+		copyBuffers.Put(b.buf)
+		b.buf = nil
+	}
 }
