@@ -424,8 +424,10 @@
 // body is buffered (a larger one streams through unvalidated, and is
 // counted so); the findings are kept as the history is, at most
 // [MaxContractBytes] of them; an upstream that does not answer is a 502
-// with the contract's error body. API keys, webhook secrets and the
-// secrets of receiver URLs are masked in every finding and log line.
+// with the contract's error body, and one that does not begin its answer
+// within [WithUpstreamTimeout] a 504. API keys, webhook secrets, the
+// secrets of receiver URLs and the query's secret parameters are masked,
+// by where they are, in every finding and log line.
 //
 // # How it is built
 //
