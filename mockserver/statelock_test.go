@@ -38,13 +38,13 @@ func openFixture(t *testing.T, path string) *Server {
 // TestStateFileOneServerAtATime: while a server keeps its state in a file,
 // a second server's Open of the file fails with ErrStateFileInUse, naming
 // the file and its lock, and leaves the file as it is; once the first is
-// closed, the second opens it and finds the first's state. (flock locks
-// belong to the open file, so two Opens in one process conflict as two
-// processes do; TestStateFileSurvivesKill shows a killed holder leaves no
-// lock behind.)
+// closed, the second opens it and finds the first's state. (Two Opens in
+// one process conflict as two processes do: the lock's holders in the
+// process are known; TestStateFileSurvivesKill shows a killed holder
+// leaves no lock behind.)
 func TestStateFileOneServerAtATime(t *testing.T) {
 	if !statefile.Supported {
-		t.Skip("no flock on this system: nothing checks")
+		t.Skip("no record locks on this system: nothing checks")
 	}
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.json")
@@ -108,7 +108,7 @@ func TestStateFileFailedOpenUnlocks(t *testing.T) {
 // writes.
 func TestStateFileCloseAgainAfterHandover(t *testing.T) {
 	if !statefile.Supported {
-		t.Skip("no flock on this system: nothing checks")
+		t.Skip("no record locks on this system: nothing checks")
 	}
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.json")
