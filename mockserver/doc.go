@@ -162,9 +162,13 @@
 // [*StateFileError] naming the file and what is wrong (wrapping a
 // [*StateError] with its path in the document, and [ErrStateTooNew] for a
 // newer format), and the file is left as it is; [New] panics with it. One
-// server uses a file at a time: a second server's Open of it fails with
-// [ErrStateFileInUse] until the first is closed or its process ends (a
-// lock on PATH.lock beside it).
+// server uses a file at a time: a second server's Open of it, by any name
+// or symbolic link, fails with [ErrStateFileInUse] until the first is
+// closed or its process ends (a lock on FILE.lock beside the file a link
+// reaches; writes go through the link, which stays one). The time never
+// goes back across a restart: a [FakeClock] resumes where the file's
+// clock stood, and a wall clock behind it refuses the file
+// ([ErrStateClockAhead]).
 //
 // The file is a state document, which [Server.SaveState] writes and
 // [Server.LoadState] reads, and GET and PUT /_mock/state download and
@@ -172,7 +176,7 @@
 // JSON, stated field by field by the MockState schema of the OpenAPI
 // document:
 //
-//	{"format":"contextsvc-mock-state","version":1,"savedAt":…,"cursorSalt":…,
+//	{"format":"contextsvc-mock-state","version":1,"savedAt":…,"clock":"fake","cursorSalt":…,
 //	 "eventSeq":…,"deliverySeq":…,"webhookSeq":…,
 //	 "accounts":[{"id":"default","contextSeq":…,
 //	   "contexts":[{"id":"ctx_…","seq":…,"versions":[{"version":1,"name":…,"content":…,"tags":[…],
@@ -183,7 +187,10 @@
 //	   "nextAttemptAt":…,"retries":…,"attempts":[…]},…]}
 //
 // format and version come first; version is [StateFormatVersion], and a
-// server refuses a newer one rather than read it wrongly. A context is its
+// server refuses a newer one rather than read it wrongly. savedAt is the
+// server's clock when it was written, after every time it holds, and
+// clock says "fake" when that clock was not the wall clock (absent: the
+// wall clock, as before the field was). A context is its
 // versions (its current name, content and tags are its last version's),
 // so each text is written once; the server writes one context (webhook,
 // event, delivery) to a line. What keeps ids working: contexts, webhooks
@@ -417,8 +424,10 @@
 // body is buffered (a larger one streams through unvalidated, and is
 // counted so); the findings are kept as the history is, at most
 // [MaxContractBytes] of them; an upstream that does not answer is a 502
-// with the contract's error body. API keys, webhook secrets and the
-// secrets of receiver URLs are masked in every finding and log line.
+// with the contract's error body, and one that does not begin its answer
+// within [WithUpstreamTimeout] a 504. API keys, webhook secrets, the
+// secrets of receiver URLs and the query's secret parameters are masked,
+// by where they are, in every finding and log line.
 //
 // # How it is built
 //

@@ -79,6 +79,8 @@ type config struct {
 	// upstream, when set, makes the server a validating proxy to it.
 	upstream          string
 	upstreamTransport http.RoundTripper
+	// upstreamTimeout and upstreamIdle bound the upstream (proxy.go).
+	upstreamTimeout, upstreamIdle time.Duration
 }
 
 // WithClock makes the server read all its time (timestamps, rate-limit

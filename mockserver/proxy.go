@@ -40,10 +40,14 @@ const MaxContractBytes = proxy.MaxBytes
 // whether the SDK tolerates it. A request the document forbids that the
 // upstream refuses with a 4xx is the contract at work, counted as refused.
 //
-// The API key in Authorization, a webhook's secret and the secrets of a
-// receiver's URL are never logged, kept or shown. At most
-// [MaxValidatedBody] of each body is buffered. An upstream that does not
-// answer gets the caller a 502 with the contract's error body.
+// The API key in Authorization, a webhook's secret, the secrets of a
+// receiver's URL and the values of the query's parameters named as
+// secrets (api_key, token, sig, …) are never logged, kept or shown: they
+// are masked by where they are, never by looking for their text, so no
+// other word of a finding is touched. At most [MaxValidatedBody] of each
+// body is buffered. An upstream that does not answer gets the caller a
+// 502 with the contract's error body, and one that does not begin its
+// answer in time ([WithUpstreamTimeout]) a 504.
 //
 // A proxy serves no /v1 of its own: its keys ([WithKey]), faults, rate
 // limits and the events its /v1 would fire do not apply to the forwarded
@@ -77,6 +81,38 @@ func WithUpstreamTransport(rt http.RoundTripper) Option {
 	}
 }
 
+// DefaultUpstreamTimeout is how long, by default, the validating proxy
+// ([WithUpstream]) waits for the upstream to begin its answer
+// ([WithUpstreamTimeout]), and DefaultUpstreamIdleTimeout how long for
+// more of an answer's body once it has begun ([WithUpstreamIdleTimeout]).
+const (
+	DefaultUpstreamTimeout     = proxy.DefaultTimeout
+	DefaultUpstreamIdleTimeout = proxy.DefaultIdleTimeout
+)
+
+// WithUpstreamTimeout bounds the time [WithUpstream]'s upstream has to
+// begin its answer: from the moment a request is forwarded (its body
+// streaming meanwhile) to the answer's headers and the first bytes of its
+// body (or its end), which go to the caller together. Past it the caller
+// gets a 504 with the contract's error body (type unavailable), and a
+// finding and a log line (Warn) say the time-out was passed. The default
+// is [DefaultUpstreamTimeout] (60 s); it must be positive. It is real
+// time, whatever the server's clock.
+func WithUpstreamTimeout(d time.Duration) Option {
+	return positive("WithUpstreamTimeout", d, func(cf *config) *time.Duration { return &cf.upstreamTimeout })
+}
+
+// WithUpstreamIdleTimeout bounds each wait for more of an answer's body
+// once it has begun ([WithUpstreamTimeout]): an upstream that sends
+// nothing for that long has its answer cut short (the caller, which has
+// its status, sees the connection closed before the body's end), and a
+// finding and a log line (Warn) say so. A body that keeps coming streams
+// on as long as the caller reads it. The default is
+// [DefaultUpstreamIdleTimeout] (30 s); it must be positive.
+func WithUpstreamIdleTimeout(d time.Duration) Option {
+	return positive("WithUpstreamIdleTimeout", d, func(cf *config) *time.Duration { return &cf.upstreamIdle })
+}
+
 // newProxy makes the validating proxy of cf.upstream.
 func (s *Server) newProxy(cf *config) (*proxy.Proxy, error) {
 	if cf.stateFile != "" {
@@ -92,7 +128,8 @@ func (s *Server) newProxy(cf *config) (*proxy.Proxy, error) {
 	}
 	return proxy.New(proxy.Config{
 		Upstream: u, Spec: spec, Transport: cf.upstreamTransport, Now: s.clock.Now, Logger: s.logger,
-		Log: proxy.NewLog(cf.historyLimit, proxy.MaxBytes),
+		Log:     proxy.NewLog(cf.historyLimit, proxy.MaxBytes),
+		Timeout: cf.upstreamTimeout, IdleTimeout: cf.upstreamIdle,
 		OnFinding: func(f *proxy.Finding) {
 			s.changes.Publish(changes.Change{Kind: changes.KindContract, ID: f.ID, Action: "added"})
 		},
@@ -126,7 +163,8 @@ type ContractFinding struct {
 	Method, Target string
 	// Operation is the document's operation id, or "off the API".
 	Operation string
-	// Status is the upstream's status (502 when it did not answer).
+	// Status is the upstream's status (502 when it did not answer, 504
+	// when it did not begin its answer within the time-out).
 	Status int
 	// RequestID is the upstream's X-Request-Id.
 	RequestID string
@@ -161,7 +199,8 @@ type ContractCount struct {
 	// Unvalidated counts the exchanges with a body over
 	// MaxValidatedBody, or cut short.
 	Unvalidated int
-	// UpstreamFailures counts the requests the upstream did not answer.
+	// UpstreamFailures counts the requests the upstream did not answer,
+	// or did not begin to in time ([WithUpstreamTimeout]).
 	UpstreamFailures int
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
@@ -442,6 +444,122 @@ func TestProxyKeepsSecrets(t *testing.T) {
 		t.Errorf("no mismatch logged:\n%s", shown["log"])
 	}
 }
+
+// TestProxyMasksByStructure: secrets of one letter (the key "e", a
+// receiver URL's user "u", a webhook secret "s") and a key in the query
+// are masked where they are, and nowhere else: the findings' messages,
+// targets and log lines keep every word whole, and the query's key shows
+// nowhere.
+func TestProxyMasksByStructure(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		// "active" is no boolean; "user" is no field of a Webhook.
+		_, _ = io.WriteString(w, `{"id":"wh_abcdefghijklmnopqrstuv","url":"https://u:p@hooks.example.com/in","events":["context.created"],`+
+			`"active":"yes","createdAt":"2026-01-02T03:04:05.000Z","user":"u"}`)
+	}))
+	t.Cleanup(up.Close)
+	px, base, log := startProxy(t, up.URL+"/v1", false)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/webhooks?api_key=QUERYKEYSECRET99",
+		strings.NewReader(`{"url":"https://u:p@hooks.example.com/in","events":["context.created"],"secret":"s","note":"Clients and Contexts"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer e")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	waitIdle(t, px)
+
+	findings := px.ContractFindings()
+	if len(findings) != 1 {
+		t.Fatalf("%d findings, want 1: %+v", len(findings), findings)
+	}
+	f := findings[0]
+	if f.Target != "/v1/webhooks?api_key=xxxxx" {
+		t.Errorf("target %q, want the key masked and nothing else", f.Target)
+	}
+	var messages []string
+	for _, m := range append(slices.Clone(f.Request), f.Answer...) {
+		messages = append(messages, m.Where+": "+m.Message)
+	}
+	for _, want := range []string{
+		`body: property "note" is unsupported`,
+		`body /active: value must be a boolean`,
+		`body: property "user" is unsupported`,
+	} {
+		if !slices.Contains(messages, want) {
+			t.Errorf("no %q among the messages:\n%s", want, strings.Join(messages, "\n"))
+		}
+	}
+	if f.SDK == "" || strings.Contains(f.SDK, "xxxxx") {
+		t.Errorf("the SDK's verdict %q: masked where nothing is secret", f.SDK)
+	}
+	shown := map[string]string{
+		"log":                            log.String(),
+		"ContractFindings":               fmt.Sprintf("%+v", findings),
+		"GET /_mock/contract/mismatches": adminGet(t, base, "/_mock/contract/mismatches?limit=100"),
+	}
+	for where, text := range shown {
+		if strings.Contains(text, "QUERYKEYSECRET99") {
+			t.Errorf("%s shows the query's key:\n%s", where, text)
+		}
+		// The one masked value is the query's key: no word lost a letter.
+		if n, keys := strings.Count(text, "xxxxx"), strings.Count(text, "api_key=xxxxx"); n != keys || keys == 0 {
+			t.Errorf("%s masks %d times, %d of them the query's key:\n%s", where, n, keys, text)
+		}
+	}
+	if !strings.Contains(shown["log"], "value must be a boolean") {
+		t.Errorf("the log lacks the mismatch:\n%s", shown["log"])
+	}
+}
+
+// TestProxyUpstreamTimeout: WithUpstreamTimeout bounds the wait for an
+// upstream that never answers: the caller gets the contract's 504 when
+// it ends (on synctest's clock), and the finding says so. (The proxy's
+// own tests cover each limit.)
+func TestProxyUpstreamTimeout(t *testing.T) {
+	t.Parallel()
+	if _, err := Open(WithUpstream("https://api.example.com/v1"), WithUpstreamTimeout(0)); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("WithUpstreamTimeout(0): %v", err)
+	}
+	if _, err := Open(WithUpstream("https://api.example.com/v1"), WithUpstreamIdleTimeout(-time.Second)); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("WithUpstreamIdleTimeout(-1s): %v", err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		stalled := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			<-r.Context().Done()
+			return nil, r.Context().Err()
+		})
+		s, err := Open(WithUpstream("https://api.example.com/v1"), WithUpstreamTransport(stalled), WithUpstreamTimeout(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close(context.Background())
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/contexts", nil))
+		if elapsed := time.Since(start); rec.Code != http.StatusGatewayTimeout || elapsed != 5*time.Second ||
+			!strings.Contains(rec.Body.String(), `"type":"unavailable"`) {
+			t.Errorf("after %s: %d %s", elapsed, rec.Code, rec.Body)
+		}
+		fs := s.ContractFindings()
+		if len(fs) != 1 || fs[0].Status != http.StatusGatewayTimeout || !strings.Contains(fs[0].Unvalidated, "upstream time-out (5s)") {
+			t.Errorf("findings %+v", fs)
+		}
+	})
+}
+
+// roundTripFunc is a transport made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestProxyUnvalidatedAndFailures covers what the proxy cannot hold to
 // the document: bodies over MaxValidatedBody stream through whole and are

@@ -121,7 +121,7 @@ func (s *Server) loadState(r io.Reader) error {
 func (s *Server) snapshotState() *state.Snapshot {
 	s.stateMu.RLock()
 	defer s.stateMu.RUnlock()
-	snap := &state.Snapshot{SavedAt: s.clock.Now(), Salt: s.cursors.Salt(), EventSeq: s.events.LastSeq()}
+	snap := &state.Snapshot{Salt: s.cursors.Salt(), EventSeq: s.events.LastSeq()}
 	pending, dseq := s.deliveries.SavePending()
 	snap.DeliverySeq = dseq
 	snap.Store = s.store.Save()
@@ -132,6 +132,9 @@ func (s *Server) snapshotState() *state.Snapshot {
 		}
 	}
 	snap.Deliveries = slices.DeleteFunc(pending, func(d delivery.Saved) bool { return !deliverable[d.WebhookID] })
+	// The clock last: no time the copy holds is later (statefile.go).
+	_, wall := s.clock.(RealClock)
+	snap.SavedAt, snap.FakeClock = s.clock.Now(), !wall
 	return snap
 }
 

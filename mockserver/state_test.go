@@ -245,7 +245,7 @@ func TestStateDocumentShape(t *testing.T) {
 	create(t, ts, `{"name":"Two"}`)
 	idle(t, ts)
 	doc := saveState(t, ts.Server)
-	if !bytes.HasPrefix(doc, []byte(`{"format":"contextsvc-mock-state","version":1,"savedAt":"2026-11-21T12:00:00.000Z","cursorSalt":"`)) {
+	if !bytes.HasPrefix(doc, []byte(`{"format":"contextsvc-mock-state","version":1,"savedAt":"2026-11-21T12:00:00.000Z","clock":"fake","cursorSalt":"`)) {
 		t.Errorf("document starts %.120s", doc)
 	}
 	lines := strings.Split(strings.TrimSpace(string(doc)), "\n")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,13 +30,29 @@ const DefaultStateInterval = 10 * time.Second
 // what is wrong, and is left as it is. The document is the one
 // [Server.SaveState] writes; see the package documentation.
 //
+// The file is the one path reaches when Open runs: a symbolic link is
+// followed (once: changing it later moves nothing), and the server reads,
+// writes and locks the link's target, the link staying a link.
+//
 // A file serves one server at a time: the server holds a lock on
-// PATH.lock beside it (created if missing, left in place) from Open to
-// Close, and an Open of a file another server holds, in this process or
-// another, fails with an error wrapping [ErrStateFileInUse]. The lock
-// ends with the process too, so a crash leaves none behind. (Where the
-// system has no flock, as on Windows, nothing checks: run one server per
+// FILE.lock beside the file (created if missing, left in place) from Open
+// to Close, and an Open of a file another server holds, in this process
+// or another, by any name of it (relative or absolute, through a
+// symbolic link), fails with an error wrapping [ErrStateFileInUse]. (A
+// hard link is another file's name to the lock: Open warns of one.) An
+// Open that fails leaves no lock file it made behind. The lock ends with
+// the process too, so a crash leaves none behind, and a process the
+// program starts (os/exec) never holds it. (Where the system has no
+// POSIX record locks, as on Windows, nothing checks: run one server per
 // file.)
+//
+// The time never goes back across a restart: the file keeps the server's
+// clock as it saved it (its savedAt, and whether the clock was a fake
+// one). A [FakeClock] nothing has used yet resumes exactly there, if the
+// file was saved on a fake clock (any other FakeClock is moved forward to
+// it, never back); a server on the wall clock, or any other [Clock],
+// refuses a file saved ahead of it ([ErrStateClockAhead]): the changes
+// from now on would be dated before the ones it holds.
 //
 // An empty path is an error.
 func WithStateFile(path string) Option {
@@ -63,6 +80,15 @@ func WithStateInterval(d time.Duration) Option {
 // its state in the same file: two servers writing one file would each
 // overwrite the other's state.
 var ErrStateFileInUse = errors.New("mockserver: in use by another server")
+
+// ErrStateClockAhead is wrapped by the [*StateFileError] that [Open]
+// returns when the state file was saved at a time ahead of the server's
+// clock, which cannot be moved forward to it (the wall clock, and any
+// [Clock] but a [FakeClock]): typically a file saved on a fake clock
+// that was advanced, loaded without one. Loading it would date the
+// changes from now on before the ones it holds (an update before its
+// context's creation).
+var ErrStateClockAhead = errors.New("mockserver: saved ahead of the server's clock")
 
 // stateDoc is a copy of the state as the state file's keeper writes it.
 type stateDoc struct{ *state.Snapshot }
@@ -144,29 +170,32 @@ func (s *Server) loadStateFile(path string) error {
 	if err := s.persist.Lock(); err != nil {
 		return stateFileError(&statefile.FileError{Path: path, Err: err})
 	}
-	if err := s.loadStateFileLocked(path); err != nil {
+	if err := s.loadStateFileLocked(path, s.persist.Target()); err != nil {
 		s.persist.Unlock()
 		return err
 	}
 	return nil
 }
 
-// loadStateFileLocked is loadStateFile once the lock is held.
-func (s *Server) loadStateFileLocked(path string) error {
+// loadStateFileLocked is loadStateFile once the lock is held: path as
+// the user named it, target the file it reaches (through symbolic links),
+// which is read and written.
+func (s *Server) loadStateFileLocked(path, target string) error {
 	fail := func(format string, args ...any) error {
 		return &StateFileError{Path: path, Err: fmt.Errorf(format, args...)}
 	}
-	if err := statefile.RemoveStaleTemps(path); err != nil {
+	if err := statefile.RemoveStaleTemps(target); err != nil {
 		return fail("cannot clear what an interrupted write left: %w", err)
 	}
 	start := time.Now()
-	f, err := os.Open(path)
+	f, err := os.Open(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := statefile.CheckWritableDir(path); err != nil {
+		if err := statefile.CheckWritableDir(target); err != nil {
 			return fail("cannot write a file in its directory: %w", err)
 		}
-		s.logger.Info("no state file yet: starting empty; it is written once the state changes", "path", path)
+		s.logger.Info(fmt.Sprintf("no state file yet: starting empty; it is written %s after the state first changes (the state interval), and at shutdown",
+			s.persist.Interval()), pathAttrs(path, target)...)
 		return nil
 	case err != nil:
 		return fail("cannot read it: %w", err)
@@ -184,8 +213,11 @@ func (s *Server) loadStateFileLocked(path string) error {
 		}
 		return fail("cannot read it: %w", err)
 	}
-	if err := statefile.CheckWritableDir(path); err != nil {
+	if err := statefile.CheckWritableDir(target); err != nil {
 		return fail("cannot write a file in its directory: %w", err)
+	}
+	if err := s.resumeClock(st); err != nil {
+		return &StateFileError{Path: path, Err: err}
 	}
 	s.stateMu.Lock()
 	s.installState(st, true)
@@ -197,8 +229,13 @@ func (s *Server) loadStateFileLocked(path string) error {
 			unreachable = append(unreachable, la.ID)
 		}
 	}
-	s.logger.Info("state loaded", "path", path, "contexts", st.Contexts, "versions", st.Versions,
-		"webhooks", st.Webhooks, "pendingDeliveries", len(st.Deliveries), "duration", time.Since(start))
+	s.logger.Info("state loaded", append(pathAttrs(path, target), "contexts", st.Contexts, "versions", st.Versions,
+		"webhooks", st.Webhooks, "pendingDeliveries", len(st.Deliveries), "duration", time.Since(start))...)
+	if n := statefile.Links(target); n > 1 {
+		s.logger.Warn("the state file has other names (hard links): a server started on another of them does not see this one's lock, "+
+			"and each write replaces the file under this name only, the others keeping the old state; give every server the one name (a symbolic link is followed)",
+			"path", target, "names", n)
+	}
 	if len(unreachable) > 0 {
 		s.logger.Warn("the state file holds accounts no key belongs to: their data is kept (and saved again) but no request reaches it; "+
 			"give them keys to use them", "path", path, "accounts", unreachable)
@@ -214,4 +251,56 @@ func (s *Server) hasKeyFor(account string) bool {
 		}
 	}
 	return false
+}
+
+// pathAttrs are the log attributes naming the state file: the path, and
+// the file it reaches when that is another (a symbolic link's target).
+func pathAttrs(path, target string) []any {
+	if abs, err := filepath.Abs(path); err == nil && abs == target {
+		return []any{"path", path}
+	}
+	return []any{"path", path, "file", target}
+}
+
+// resumeClock makes the time go on across a restart from where the state
+// file left it (its savedAt), before the state is installed (the
+// deliveries' timers are armed on the clock resumed):
+//
+//   - a FakeClock resumes there: exactly, when the file was saved on a
+//     fake clock and this one has not been used yet (the command's
+//     -fake-clock); else it is only moved forward to it;
+//   - any other clock (the wall clock) cannot be moved: a file saved
+//     ahead of it is refused (ErrStateClockAhead), since the changes made
+//     from now on would be dated before the ones it holds.
+//
+// A file without savedAt (written by hand) leaves the clock as it is.
+func (s *Server) resumeClock(st *state.Loaded) error {
+	if st.SavedAt.IsZero() {
+		return nil
+	}
+	saved := st.SavedAt.UTC().Format(time.RFC3339Nano)
+	if fc, ok := s.clock.(*FakeClock); ok {
+		switch {
+		case st.FakeClock && fc.fake.Resume(st.SavedAt):
+			s.logger.Info("the fake clock resumes where the state file left it", "now", saved)
+		case fc.Now().Before(st.SavedAt):
+			fc.Set(st.SavedAt)
+			s.logger.Info("the fake clock is moved forward to when the state file was saved", "now", saved)
+		}
+		return nil
+	}
+	if now := s.clock.Now(); st.SavedAt.After(now) {
+		ahead := st.SavedAt.Sub(now).Round(time.Millisecond)
+		if ahead >= time.Second {
+			ahead = ahead.Round(time.Second)
+		}
+		kind := "a clock"
+		if st.FakeClock {
+			kind = "a fake clock"
+		}
+		return fmt.Errorf("%w: it was saved at %s by %s %s ahead of this server's, which cannot go forward to it; "+
+			"changes from now on would be dated before the ones it holds. Start on a fake clock (-fake-clock, WithClock(NewFakeClock(…))) "+
+			"to resume at that time, or after %s", ErrStateClockAhead, saved, kind, ahead, saved)
+	}
+	return nil
 }

@@ -38,13 +38,13 @@ func openFixture(t *testing.T, path string) *Server {
 // TestStateFileOneServerAtATime: while a server keeps its state in a file,
 // a second server's Open of the file fails with ErrStateFileInUse, naming
 // the file and its lock, and leaves the file as it is; once the first is
-// closed, the second opens it and finds the first's state. (flock locks
-// belong to the open file, so two Opens in one process conflict as two
-// processes do; TestStateFileSurvivesKill shows a killed holder leaves no
-// lock behind.)
+// closed, the second opens it and finds the first's state. (Two Opens in
+// one process conflict as two processes do: the lock's holders in the
+// process are known; TestStateFileSurvivesKill shows a killed holder
+// leaves no lock behind.)
 func TestStateFileOneServerAtATime(t *testing.T) {
 	if !statefile.Supported {
-		t.Skip("no flock on this system: nothing checks")
+		t.Skip("no record locks on this system: nothing checks")
 	}
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.json")
@@ -108,7 +108,7 @@ func TestStateFileFailedOpenUnlocks(t *testing.T) {
 // writes.
 func TestStateFileCloseAgainAfterHandover(t *testing.T) {
 	if !statefile.Supported {
-		t.Skip("no flock on this system: nothing checks")
+		t.Skip("no record locks on this system: nothing checks")
 	}
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state.json")
@@ -139,5 +139,62 @@ func TestStateFileCloseAgainAfterHandover(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(path); string(after) == string(before) {
 		t.Error("the last Close did not write its state")
+	}
+}
+
+// TestStateFileSymlink: a state file named through a symbolic link is the
+// link's target: a second server on the target, or on the link spelled
+// another way, is refused (naming the target's lock, and leaving no lock
+// file of its own); writes go through the link, which stays a link; the
+// next server on the target finds the state.
+func TestStateFileSymlink(t *testing.T) {
+	if !statefile.Supported {
+		t.Skip("no record locks on this system: nothing checks")
+	}
+	t.Parallel()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, link := filepath.Join(dir, "state.json"), filepath.Join(dir, "link.json")
+	if err := os.Symlink("state.json", link); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	isLink := func() {
+		t.Helper()
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("link.json is no longer a link: %v %v", fi, err)
+		}
+	}
+	s1 := openFixture(t, link) // a link to a file not made yet
+	isLink()
+	written, err := os.ReadFile(path)
+	if err != nil || len(written) == 0 {
+		t.Fatalf("the link's target: %v, %d bytes", err, len(written))
+	}
+	for _, other := range []string{path, filepath.Join(dir, ".", "sub", "..", "state.json"), link} {
+		_, err := openState(other)
+		if !errors.Is(err, ErrStateFileInUse) || !strings.Contains(err.Error(), path+".lock is locked") {
+			t.Errorf("a second Open on %s: %v; want ErrStateFileInUse naming %s.lock", other, err, path)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("the directory holds %v, want link.json, state.json and state.json.lock", entries)
+	}
+	if len(s1.Snapshot().Contexts) == 0 {
+		t.Fatal("the fixture holds no context")
+	}
+	s1.Reset() // a change the last write must take through the link
+	if err := s1.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	isLink()
+	s2, err := openState(path)
+	if err != nil {
+		t.Fatalf("Open on the target after the first closed: %v", err)
+	}
+	defer s2.Close(t.Context())
+	if diff := cmp.Diff(s1.Snapshot(), s2.Snapshot()); diff != "" {
+		t.Errorf("the second server's state, against the first one's last (-first +second):\n%s", diff)
 	}
 }

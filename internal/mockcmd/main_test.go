@@ -58,6 +58,7 @@ func TestParseFlags(t *testing.T) {
 	// ids are the names given and the users are derived from them, so both
 	// are the same at every start.
 	srv := mockserver.New(st.options(slog.New(slog.DiscardHandler))...)
+	defer srv.Close(t.Context()) // it holds its state file
 	if srv.DefaultKey().Token != "sk_a" {
 		t.Errorf("first key %v", srv.DefaultKey())
 	}
@@ -125,6 +126,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-read-body-timeout", "0s"}, "must be positive"},
 		{[]string{"-idle-timeout", "-1s"}, "must be positive"},
 		{[]string{"-state-interval", "0s"}, "-state-interval must be positive"},
+		{[]string{"-upstream-timeout", "0s"}, "-upstream-timeout and -upstream-idle-timeout must be positive"},
+		{[]string{"-upstream-idle-timeout", "-1s"}, "-upstream-timeout and -upstream-idle-timeout must be positive"},
 		{[]string{"-history-limit", "0"}, "-history-limit, -delivery-backlog and -retry-limit must be positive"},
 		{[]string{"-delivery-backlog", "-5"}, "-history-limit, -delivery-backlog and -retry-limit must be positive"},
 		{[]string{"-retry-limit", "0"}, "-history-limit, -delivery-backlog and -retry-limit must be positive"},
@@ -292,7 +295,7 @@ func TestRunProxy(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-upstream", odd.URL + "/v1"}, pw, &stderr)
+		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-upstream", odd.URL + "/v1", "-upstream-timeout", "45s", "-upstream-idle-timeout", "15s"}, pw, &stderr)
 		pw.Close()
 	}()
 	sc := bufio.NewScanner(pr)
@@ -347,7 +350,7 @@ func TestRunProxy(t *testing.T) {
 	if rest.Len() != 0 || !strings.Contains(log, "contextsvc-mock proxying") || !strings.Contains(log, "msg=\"contract mismatch\"") ||
 		!strings.Contains(log, "rule=#/components/responses/NotFound/content") || strings.Contains(log, up.APIKey) ||
 		!strings.Contains(log, "path=/v1/contexts status=200") || !strings.Contains(log, "requestId="+upstreamID) ||
-		strings.Contains(log, "contextsvc-mock serving") {
+		strings.Contains(log, "contextsvc-mock serving") || !strings.Contains(log, "upstreamTimeout=45s upstreamIdleTimeout=15s") {
 		t.Errorf("stdout after the first line %q; log:\n%s", rest.String(), log)
 	}
 }

@@ -56,6 +56,8 @@ type settings struct {
 	otel            bool   // -otel
 	otelSet         bool   // -otel was given (either way): the environment does not decide
 	upstream        string // -upstream: a validating proxy to this base URL
+	upstreamTimeout time.Duration
+	upstreamIdle    time.Duration
 }
 
 // keyFlags collects the repeatable -key flag. The specs are parsed after
@@ -172,7 +174,8 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.StringVar(&st.addr, "addr", "127.0.0.1:8080", "`address` to listen on (port 0 picks a free port; the actual address is printed). Beyond loopback (0.0.0.0, :PORT, a LAN address) the admin routes need -admin-auth-file, -admin-insecure or -admin=false")
 	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope[:account]]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read; account 1 to 64 characters of A-Z a-z 0-9 _ . - (default \""+mockserver.DefaultAccount+"\"). Keys naming one account share its contexts and webhooks, and are one user (user_… derived from the account name); another account's contexts are 404s. Without -key a random key is made (plan business, account \""+mockserver.DefaultAccount+"\"). The first key is printed.")
 	fs.Var(&schedule, "retry-schedule", "comma-separated `delays` between webhook delivery attempts, e.g. 1s,5s,30s,2m,24m; empty for a single attempt")
-	fs.BoolVar(&st.fakeClock, "fake-clock", false, "run on a fake clock that moves only by POST /_mock/clock/advance (timestamps, retries and rate-limit refills all follow it)")
+	fs.BoolVar(&st.fakeClock, "fake-clock", false, "run on a fake clock that moves only by POST /_mock/clock/advance (timestamps, retries and rate-limit refills all follow it); "+
+		"it starts at the real time, or, with a -state-file saved on a fake clock, where that clock stood")
 	fs.DurationVar(&st.deliveryTimeout, "delivery-timeout", mockserver.DefaultDeliveryTimeout, "time-out of each webhook delivery attempt")
 	fs.BoolVar(&st.httpsOnly, "https-only", false, "refuse http webhook URLs even for loopback hosts")
 	fs.BoolVar(&st.admin, "admin", true, "serve the /_mock/ admin endpoints")
@@ -195,7 +198,9 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.DurationVar(&st.idleTimeout, "idle-timeout", mockserver.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request before it is closed")
 	fs.StringVar(&st.stateFile, "state-file", "", "keep the contexts (with every version), webhooks (with their secrets) and pending deliveries in this `file`, so they survive a restart: "+
 		"loaded at start (a missing file is a first start; one that cannot be read or is not a state document stops the start, and is left as it is), "+
-		"written at most every -state-interval while they change and at shutdown, atomically, mode 0600; one mock per file (a second one on the same file stops, saying it is in use). The event log and finished deliveries are not kept")
+		"written -state-interval after they change and at shutdown, atomically, mode 0600; one mock per file (a second one on the same file, by any name or symbolic link, stops, saying it is in use; "+
+		"a link is followed, and stays a link). The time never goes back across a restart: -fake-clock resumes where the file's clock stood, "+
+		"and a file saved on a fake clock ahead of the real time is refused without -fake-clock. The event log and finished deliveries are not kept")
 	fs.DurationVar(&st.stateInterval, "state-interval", mockserver.DefaultStateInterval, "with -state-file, how long after a change the file is written (the changes of that time together)")
 	fs.BoolVar(&st.otel, "otel", false, "trace and measure with OpenTelemetry, exported over OTLP/HTTP to $"+envEndpoint+" (default "+defaultEndpoint+"; "+
 		"$"+envTracesEndpoint+" and $"+envMetricsEndpoint+" per signal), as service $"+envServiceName+" (default "+defaultServiceName+"): "+
@@ -205,7 +210,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		"with its headers as they are, the caller's Authorization included, and hold each request and answer to the contract's OpenAPI document (GET /_mock/openapi.yaml). "+
 		"Each mismatch is logged (warn) with the rule of the document it breaks, listed at GET /_mock/contract/mismatches and in the dashboard's Contract view with counts per operation "+
 		"and whether the SDK tolerates it; API keys, webhook secrets and receiver URLs' tokens are never logged or shown. "+
-		"Bodies over 8 MiB stream through unvalidated; an upstream that does not answer is a 502. The proxy needs no key of its own: -key and -state-file do not go with it")
+		"Bodies over 8 MiB stream through unvalidated; an upstream that does not answer is a 502, one that does not begin its answer within -upstream-timeout a 504. The proxy needs no key of its own: -key and -state-file do not go with it")
+	fs.DurationVar(&st.upstreamTimeout, "upstream-timeout", mockserver.DefaultUpstreamTimeout, "with -upstream, how long the upstream has to begin its answer (its headers and the first bytes of its body) once a request is forwarded; "+
+		"past it the caller gets a 504 with the contract's error body, and a finding and a warning say so")
+	fs.DurationVar(&st.upstreamIdle, "upstream-idle-timeout", mockserver.DefaultUpstreamIdleTimeout, "with -upstream, how long the upstream's answer body may pause once it has begun; "+
+		"past it the answer is cut short (the caller sees it end early), and a finding and a warning say so")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key;\nwith -upstream URL, a validating proxy to a deployment instead (it prints its base URL alone).\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -221,6 +230,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	}
 	if st.deliveryTimeout <= 0 || st.shutdownTimeout <= 0 || st.headerTimeout <= 0 || st.bodyTimeout <= 0 || st.idleTimeout <= 0 || st.stateInterval <= 0 {
 		err := errors.New("-delivery-timeout, -shutdown-timeout, -read-header-timeout, -read-body-timeout, -idle-timeout and -state-interval must be positive")
+		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+		return nil, err
+	}
+	if st.upstreamTimeout <= 0 || st.upstreamIdle <= 0 {
+		err := errors.New("-upstream-timeout and -upstream-idle-timeout must be positive")
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
@@ -380,7 +394,8 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 		opts = append(opts, st.adminAuth)
 	}
 	if st.upstream != "" {
-		opts = append(opts, mockserver.WithUpstream(st.upstream))
+		opts = append(opts, mockserver.WithUpstream(st.upstream), mockserver.WithUpstreamTimeout(st.upstreamTimeout),
+			mockserver.WithUpstreamIdleTimeout(st.upstreamIdle))
 	}
 	return opts
 }
@@ -506,6 +521,7 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 	ln, err := net.Listen("tcp", st.addr)
 	if err != nil {
 		logger.Error("cannot listen", "addr", st.addr, "error", err)
+		_ = srv.Close(ctx) // lets the state file go, unchanged
 		return exitError
 	}
 	base, everyInterface := baseURL(ln.Addr())
@@ -519,7 +535,8 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 		// A proxy has no key: its callers use the upstream's.
 		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\n", base)
 		logger.Info("contextsvc-mock proxying: every /v1 request goes to the upstream, and each request and answer is held to the contract's document",
-			"baseURL", base+"/v1", "upstream", st.upstream, "maxValidatedBody", mockserver.MaxValidatedBody, "admin", st.admin)
+			"baseURL", base+"/v1", "upstream", st.upstream, "upstreamTimeout", st.upstreamTimeout, "upstreamIdleTimeout", st.upstreamIdle,
+			"maxValidatedBody", mockserver.MaxValidatedBody, "admin", st.admin)
 	} else {
 		// stdout carries only these two lines, so a script can read them.
 		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
@@ -539,8 +556,9 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 		warnAdminExposed(logger, ln.Addr(), st.adminAuth != nil)
 	}
 	if st.fakeClock {
-		// The fake clock starts at the real time; advanced, it stamps
-		// events ahead of every receiver's clock.
+		// The fake clock starts at the real time (or where a state file's
+		// stood); advanced, it stamps events ahead of every receiver's
+		// clock.
 		logger.Info("fake clock: time moves only by POST /_mock/clock/advance (GET /_mock/clock reads it). " +
 			"Receivers that check an event's age compare its timestamp with their own clock: once this clock is more than 5 minutes ahead of real time (advanced), " +
 			"they refuse the events as in the future, and once it is more than 27 hours behind (not advanced for a day), as too old " +

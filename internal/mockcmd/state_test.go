@@ -3,6 +3,7 @@ package mockcmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 )
@@ -85,7 +87,6 @@ func TestRunStateFile(t *testing.T) {
 		t.Fatalf("state file: %v %v", fi, err)
 	}
 
-	waitStateUnlocked(t, path)
 	base, key, stop = startRun(t, args...)
 	a, _ = contextsvc.NewClient(key, contextsvc.WithBaseURL(base))
 	b, _ = contextsvc.NewClient("sk_test_b", contextsvc.WithBaseURL(base))
@@ -178,5 +179,111 @@ func TestRunStateFileWriteFails(t *testing.T) {
 	if code != exitError || !strings.Contains(log, "the state at shutdown is lost: the state file could not be written") ||
 		!strings.Contains(log, "state file "+path+": cannot write it") {
 		t.Errorf("exit %d\n%s", code, log)
+	}
+}
+
+// TestRunStateFileSymlink: with one run on a state file, a second on a
+// symbolic link to it is refused (exit 1, saying the file is in use),
+// leaving no lock file of its own; the first run writes through its own
+// link, which stays a link.
+func TestRunStateFileSymlink(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, link, link2 := filepath.Join(dir, "state.json"), filepath.Join(dir, "link.json"), filepath.Join(dir, "link2.json")
+	for _, l := range []string{link, link2} {
+		if err := os.Symlink("state.json", l); err != nil {
+			t.Skipf("no symbolic links here: %v", err)
+		}
+	}
+	base, key, stop := startRun(t, "-state-file", link, "-state-interval", "1h")
+	var stdout, stderr bytes.Buffer
+	for _, other := range []string{path, link2} {
+		stderr.Reset()
+		if code := Run(t.Context(), []string{"-addr", "127.0.0.1:0", "-state-file", other}, &stdout, &stderr); code != exitError ||
+			!strings.Contains(stderr.String(), "in use by another server: "+path+".lock is locked") {
+			t.Errorf("a second run on %s: exit %d\n%s", other, code, stderr.String())
+		}
+	}
+	c, _ := contextsvc.NewClient(key, contextsvc.WithBaseURL(base))
+	if _, err := c.Contexts.Create(t.Context(), &contextsvc.CreateContextRequest{Name: "Through the link"}); err != nil {
+		t.Fatal(err)
+	}
+	if code, log := stop(); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	var names []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "link.json link2.json state.json state.json.lock" {
+		t.Errorf("the directory holds %v", names)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is no longer one: %v %v", fi, err)
+	}
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), "Through the link") {
+		t.Errorf("the link's target: %v\n%s", err, b)
+	}
+}
+
+// TestRunFakeClockResumes: with -fake-clock and -state-file, a run
+// advanced 27 hours and stopped leaves its clock in the file, and the
+// next run's fake clock resumes there: it does not go back, and an update
+// is not dated before the context's creation. A run on the real clock
+// refuses that file, saying why.
+func TestRunFakeClockResumes(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "state.json")
+	args := []string{"-fake-clock", "-state-file", path, "-state-interval", "1h"}
+	admin := func(base, method, target, body string) string {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), method, strings.TrimSuffix(base, "/v1")+target, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", method, target, res.StatusCode, b)
+		}
+		var v struct{ Now time.Time }
+		_ = json.Unmarshal(b, &v)
+		return v.Now.Format(time.RFC3339Nano)
+	}
+	base, key, stop := startRun(t, args...)
+	advanced := admin(base, http.MethodPost, "/_mock/clock/advance", `{"duration":"27h"}`)
+	c, _ := contextsvc.NewClient(key, contextsvc.WithBaseURL(base))
+	created, err := c.Contexts.Create(t.Context(), &contextsvc.CreateContextRequest{Name: "Made a day ahead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, log := stop(); code != exitOK {
+		t.Fatalf("first run: exit %d\n%s", code, log)
+	}
+
+	base, key, stop = startRun(t, args...)
+	if now := admin(base, http.MethodGet, "/_mock/clock", ""); now != advanced {
+		t.Errorf("the clock after the restart reads %s, want %s (where it stopped)", now, advanced)
+	}
+	c, _ = contextsvc.NewClient(key, contextsvc.WithBaseURL(base))
+	updated, err := c.Contexts.Update(t.Context(), created.ID, &contextsvc.UpdateContextRequest{Name: contextsvc.Ptr("Renamed")})
+	if err != nil || updated.UpdatedAt.Before(created.CreatedAt) {
+		t.Errorf("updated at %v, created at %v (%v)", updated.UpdatedAt, created.CreatedAt, err)
+	}
+	code, log := stop()
+	if code != exitOK || !strings.Contains(log, "the fake clock resumes where the state file left it") {
+		t.Errorf("second run: exit %d\n%s", code, log)
+	}
+
+	var stderr bytes.Buffer
+	if code := Run(t.Context(), []string{"-addr", "127.0.0.1:0", "-state-file", path}, io.Discard, &stderr); code != exitError ||
+		!strings.Contains(stderr.String(), "by a fake clock") || !strings.Contains(stderr.String(), "-fake-clock") {
+		t.Errorf("a run on the real clock: exit %d\n%s", code, stderr.String())
 	}
 }

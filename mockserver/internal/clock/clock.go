@@ -79,6 +79,8 @@ type Fake struct {
 	// Context forms): a channel of one, so that a caller waiting for its
 	// turn can give up when its context ends.
 	turn chan struct{}
+	// moved is set once an advance has moved the time (Resume).
+	moved bool
 }
 
 // Watcher follows a Fake: the work its timers start (a server's delivery
@@ -195,6 +197,27 @@ func (c *Fake) SetContext(ctx context.Context, t time.Time) error {
 	return c.RunTo(ctx, t)
 }
 
+// Resume sets the clock to t, where a clock of the same kind stood when
+// the state it starts on was saved, so the time goes on from there across
+// the restart. A clock nothing has used yet (never moved, no timer
+// waiting, no watcher) is set to t exactly, backward too: it stands for
+// the saved clock, which did not move while the server was stopped. Any
+// other is only moved forward to t, as Set does (time never runs
+// backward). It reports whether the clock was set exactly.
+func (c *Fake) Resume(t time.Time) bool {
+	_ = c.TakeTurn(context.Background())
+	defer c.GiveTurn()
+	c.mu.Lock()
+	if !c.moved && len(c.timers) == 0 && len(c.watchers) == 0 {
+		c.now = t
+		c.mu.Unlock()
+		return true
+	}
+	c.mu.Unlock()
+	_ = c.RunTo(context.Background(), t)
+	return false
+}
+
 // TakeTurn waits until no other advance is under way, or ctx ends, and
 // returns ctx's error if it ends first. An advance is TakeTurn, RunTo and
 // GiveTurn; a caller that must look at the clock between its steps (what
@@ -243,6 +266,7 @@ func (c *Fake) RunTo(ctx context.Context, target time.Time) error {
 		moved := next.After(c.now) // not when a timer was armed in the past meanwhile: it fires first
 		if moved {
 			c.now = next
+			c.moved = true
 		}
 		watchers := c.watchers
 		c.mu.Unlock()

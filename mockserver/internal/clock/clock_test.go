@@ -458,3 +458,44 @@ func TestFakeClockAdvanceContext(t *testing.T) {
 		})
 	})
 }
+
+// TestResume: a clock nothing used yet resumes at the time given, backward
+// too; one that moved, has a timer waiting or a watcher only goes forward
+// (running what falls due on the way).
+func TestResume(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		use       func(c *Fake) *bool // returns whether a timer fired, if it armed one
+		to        time.Time
+		want      time.Time
+		wantExact bool
+	}{
+		{"new, backward", func(*Fake) *bool { return nil }, t0.Add(-time.Hour), t0.Add(-time.Hour), true},
+		{"new, forward", func(*Fake) *bool { return nil }, t0.Add(time.Hour), t0.Add(time.Hour), true},
+		{"moved, backward", func(c *Fake) *bool { c.Advance(time.Second); return nil }, t0.Add(-time.Hour), t0.Add(time.Second), false},
+		{"moved, forward", func(c *Fake) *bool { c.Advance(time.Second); return nil }, t0.Add(time.Hour), t0.Add(time.Hour), false},
+		{"a timer waiting, forward past it", func(c *Fake) *bool {
+			fired := new(bool)
+			c.AfterFunc(time.Minute, func() { *fired = true })
+			return fired
+		}, t0.Add(time.Hour), t0.Add(time.Hour), false},
+		{"a timer waiting, backward", func(c *Fake) *bool {
+			c.AfterFunc(time.Minute, func() {})
+			return nil
+		}, t0.Add(-time.Hour), t0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := New(t0)
+			fired := tt.use(c)
+			if exact := c.Resume(tt.to); exact != tt.wantExact || !c.Now().Equal(tt.want) {
+				t.Errorf("Resume(%s): exact %t, now %s; want %t, %s", tt.to, exact, c.Now(), tt.wantExact, tt.want)
+			}
+			if fired != nil && !*fired {
+				t.Error("the timer due on the way did not fire")
+			}
+		})
+	}
+}

@@ -12,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/contextsvc/contextsvc-go/internal/contract"
+	"github.com/contextsvc/contextsvc-go/internal/redact"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
@@ -99,11 +101,26 @@ type exchange struct {
 	p                      *Proxy
 	method, path, rawQuery string
 	header                 http.Header
-	requestID              string // the server's, for its own 502
+	requestID              string // the server's, for its own 502 and 504
 	reqBody                *recording
 	status                 int
 	respHeader             http.Header
 	respBody               *recording
+
+	// caller is the caller's request's context; ctx is the forwarded
+	// request's, canceled (cancel) with a *limitError as its cause when
+	// the upstream passes a time limit. begun is the time-out on the
+	// answer's beginning, stopped once it has begun.
+	caller context.Context
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	begun  *time.Timer
+}
+
+// limit returns the time limit the upstream passed, or nil.
+func (ex *exchange) limit() *limitError {
+	le, _ := context.Cause(ex.ctx).(*limitError)
+	return le
 }
 
 // snapshot is what the exchange's bodies hold once its answer has ended.
@@ -176,6 +193,8 @@ func (ex *exchange) finish(complete bool) {
 	switch {
 	case sn.respOverflow:
 		why = append(why, "the answer's body is over "+sizeText(MaxValidatedBody)+": forwarded unvalidated")
+	case !complete && ex.limit() != nil:
+		why = append(why, ex.limit().Error()+": the answer was cut short, and is not validated")
 	case !complete:
 		why = append(why, "the answer was cut short (the caller or the upstream went away): it is not validated")
 	default:
@@ -193,44 +212,46 @@ func (ex *exchange) finish(complete bool) {
 	p.keep(ex, &sn, f, false, refused)
 }
 
-// upstreamFailed records a request the upstream did not answer.
-func (ex *exchange) upstreamFailed(msg string) {
-	f := &Finding{Method: ex.method, Operation: label(ex.p.c.Spec.Operation(ex.method, ex.path)), Status: http.StatusBadGateway,
+// upstreamFailed records a request the upstream did not answer (status
+// 502), or not in time (504).
+func (ex *exchange) upstreamFailed(status int, msg string) {
+	f := &Finding{Method: ex.method, Operation: label(ex.p.c.Spec.Operation(ex.method, ex.path)), Status: status,
 		Unvalidated: msg}
 	sn := ex.snapshot()
 	ex.p.keep(ex, &sn, f, true, false)
 }
 
-// keep masks the secrets of the exchange in f, logs it and keeps it.
+// keep masks the secrets of the exchange in f (secrets.go), logs it and
+// keeps it.
 func (p *Proxy) keep(ex *exchange, sn *snapshot, f *Finding, upstreamFailed, refused bool) {
 	f.Time = jsonwire.FormatTime(p.c.Now())
-	f.Target = ex.path
-	if ex.rawQuery != "" {
-		f.Target += "?" + ex.rawQuery
-	}
+	f.Target = maskTarget(ex.path, ex.rawQuery)
 	f.Request, f.Dropped = capMismatches(f.Request, 0)
 	f.Answer, f.Dropped = capMismatches(f.Answer, f.Dropped)
-	m := newMasker(ex.header, sn.reqBody, sn.respBody)
-	f.Target = m.mask(f.Target)
-	f.Unvalidated = m.mask(f.Unvalidated)
+	s := exchangeSecrets(ex.header, ex.rawQuery, sn.reqBody, sn.respBody)
 	for _, ms := range [][]contract.Mismatch{f.Request, f.Answer} {
 		for i := range ms {
-			ms[i].Where, ms[i].Message = m.mask(ms[i].Where), m.mask(cut(ms[i].Message))
+			ms[i] = maskMismatch(ms[i])
+			ms[i].Message = cut(s.maskQuoted(ms[i].Message))
 		}
 	}
 	if f.SDK != nil {
-		f.SDK.SDK = m.mask(cut(f.SDK.SDK))
+		f.SDK.SDK = cut(s.maskQuoted(f.SDK.SDK))
+	}
+	if s[f.RequestID] {
+		f.RequestID = redact.Mask
 	}
 	kept := p.c.Log.record(f.Operation, f, upstreamFailed, refused)
-	p.logFinding(kept)
+	p.logFinding(kept, upstreamFailed || ex.limit() != nil)
 	if p.c.OnFinding != nil {
 		p.c.OnFinding(kept)
 	}
 }
 
 // logFinding logs each mismatch (Warn) and why the exchange was not
-// validated (Info, Warn for an upstream failure), secrets masked.
-func (p *Proxy) logFinding(f *Finding) {
+// validated (Info; Warn for an upstream that failed or passed a time
+// limit), secrets masked.
+func (p *Proxy) logFinding(f *Finding, failed bool) {
 	ctx := context.Background()
 	base := []slog.Attr{slog.String("finding", f.ID), slog.String("operation", f.Operation), slog.String("method", f.Method),
 		slog.String("target", f.Target), slog.Int("status", f.Status)}
@@ -246,7 +267,7 @@ func (p *Proxy) logFinding(f *Finding) {
 	}
 	if f.Unvalidated != "" {
 		level := slog.LevelInfo
-		if f.Status == http.StatusBadGateway && len(f.Answer) == 0 && f.RequestID == "" {
+		if failed {
 			level = slog.LevelWarn
 		}
 		p.c.Logger.LogAttrs(ctx, level, "contract not checked", append(base, slog.String("why", f.Unvalidated))...)

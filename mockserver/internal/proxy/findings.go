@@ -47,7 +47,8 @@ type Finding struct {
 	Target string `json:"target"`
 	// Operation is the document's operation id, or OffAPI.
 	Operation string `json:"operation"`
-	// Status is the upstream's status (502 when it did not answer).
+	// Status is the upstream's status (502 when it did not answer, 504
+	// when it did not begin its answer within the time-out).
 	Status int `json:"status"`
 	// RequestID is the upstream's X-Request-Id, if it sent one.
 	RequestID string `json:"requestId,omitempty"`
@@ -61,7 +62,7 @@ type Finding struct {
 	SDK *contract.Verdict `json:"sdk,omitempty"`
 	// Unvalidated says why the exchange, or part of it, was not held to
 	// the document (a body over MaxValidatedBody, an answer cut short, an
-	// upstream that did not answer).
+	// upstream that did not answer, or passed a time limit: which one).
 	Unvalidated string `json:"unvalidated,omitempty"`
 }
 
@@ -113,7 +114,7 @@ type Count struct {
 	// mismatch.
 	Refused int `json:"refused"`
 	// UpstreamFailures counts the requests the upstream did not answer
-	// (the proxy answered 502).
+	// (the proxy answered 502), or did not begin to in time (504).
 	UpstreamFailures int `json:"upstreamFailures"`
 }
 

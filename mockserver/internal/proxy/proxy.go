@@ -42,6 +42,14 @@ type Config struct {
 	Log *Log
 	// OnFinding, when set, is told of each finding kept.
 	OnFinding func(*Finding)
+	// Timeout bounds the time from forwarding a request to the beginning
+	// of its answer: its headers and the first bytes of its body (or its
+	// end). Past it, the caller gets a 504. Zero is DefaultTimeout.
+	Timeout time.Duration
+	// IdleTimeout bounds each wait for more of an answer's body once it
+	// has begun. Past it, the answer is cut short. Zero is
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // ParseUpstream checks an upstream's base URL: http or https, a host, a
@@ -134,6 +142,12 @@ func New(cfg Config) *Proxy {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
 	p := &Proxy{c: cfg}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
@@ -157,18 +171,25 @@ type exchangeKey struct{}
 
 // ServeHTTP forwards r, a request under /v1, to the upstream and streams
 // its answer back. The X-Request-Id the server gave the answer is the
-// upstream's instead, but on the proxy's own 502.
+// upstream's instead, but on the proxy's own 502 and 504.
+//
+// The upstream has Config.Timeout to begin its answer, and
+// Config.IdleTimeout for each wait for more of its body (timeouts.go).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.begin()
 	defer p.end()
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
 	ex := &exchange{p: p, method: r.Method, path: r.URL.Path, rawQuery: r.URL.RawQuery, header: r.Header.Clone(),
-		requestID: w.Header().Get("X-Request-Id")}
+		requestID: w.Header().Get("X-Request-Id"), caller: r.Context(), ctx: ctx, cancel: cancel}
 	delete(w.Header(), "X-Request-Id")
 	if r.Body != nil && r.Body != http.NoBody {
 		ex.reqBody = &recording{rc: r.Body}
 		r.Body = ex.reqBody
 	}
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
+	ex.begun = time.AfterFunc(p.c.Timeout, func() { cancel(&limitError{d: p.c.Timeout}) })
+	defer ex.begun.Stop()
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, exchangeKey{}, ex)))
 	if ex.reqBody != nil {
 		ex.reqBody.detach()
 	}
@@ -192,24 +213,31 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.Header.Del("Accept-Encoding")
 }
 
-// answered records the answer's status and headers, and has its body
-// recorded as it streams to the caller; the exchange is checked when the
-// body ends.
+// answered waits for the answer's body to begin (within the time-out that
+// its headers came in: until then the caller can still be told with a
+// 504), records the answer's status and headers, and has its body
+// recorded as it streams to the caller, each wait for more of it bounded;
+// the exchange is checked when the body ends.
 func (p *Proxy) answered(resp *http.Response) error {
 	ex, _ := resp.Request.Context().Value(exchangeKey{}).(*exchange)
 	if ex == nil {
 		return nil
 	}
+	body, err := begin(ex, resp.Body)
+	if err != nil {
+		return err
+	}
 	ex.status, ex.respHeader = resp.StatusCode, resp.Header.Clone()
-	ex.respBody = &recording{rc: resp.Body, done: ex.finish}
+	ex.respBody = &recording{rc: body, done: ex.finish}
 	resp.Body = ex.respBody
 	return nil
 }
 
 // failed answers a request the upstream did not answer: a 502 with the
-// contract's error body (type unavailable) and the proxy's request id.
-// The error names what failed, never the request's URL (its query) nor
-// the upstream's.
+// contract's error body (type unavailable) and the proxy's request id, or
+// a 504 when it did not begin its answer within the time-out. The error
+// names what failed, never the request's URL (its query) nor the
+// upstream's.
 func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, err error) {
 	ex, _ := r.Context().Value(exchangeKey{}).(*exchange)
 	if ex != nil && ex.requestID != "" {
@@ -219,12 +247,15 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	msg := "the upstream did not answer: " + err.Error()
-	httpapi.WriteError(w, &httpapi.Error{Status: http.StatusBadGateway, Type: httpapi.TypeUnavailable, Message: msg})
-	if ex == nil || r.Context().Err() != nil {
+	status, msg := http.StatusBadGateway, "the upstream did not answer: "+err.Error()
+	if ex != nil && ex.limit() != nil {
+		status, msg = http.StatusGatewayTimeout, "the upstream did not answer: "+ex.limit().Error()
+	}
+	httpapi.WriteError(w, &httpapi.Error{Status: status, Type: httpapi.TypeUnavailable, Message: msg})
+	if ex == nil || ex.caller.Err() != nil {
 		return // the caller went away: nothing to hold to the document
 	}
-	ex.upstreamFailed(msg)
+	ex.upstreamFailed(status, msg)
 }
 
 // copyBuffers are the buffers answers are copied through, 32 KiB each as

@@ -26,13 +26,26 @@ import (
 // JSON file that is not one is told apart with a clear error.
 const FormatName = "contextsvc-mock-state"
 
+// The values of a state document's "clock": the clock of the server that
+// wrote it. Without the field, the clock is the wall clock (ClockReal),
+// as in documents written before the field was.
+const (
+	ClockFake = "fake"
+	ClockReal = "real"
+)
+
 // Snapshot is a copy of what the document holds, taken under the
 // locks and written without them: strings and recorded versions never
 // change once stored, so it shares them with the server. No load or reset
 // runs while it is taken (stateMu); requests may, each wholly before or
 // after the part of the copy it touches.
 type Snapshot struct {
+	// SavedAt is the server's clock when the copy was taken (after it,
+	// so no time the copy holds is later), and FakeClock says that clock
+	// is not the wall clock: a server on the document resumes its fake
+	// clock there (see Loaded).
 	SavedAt     time.Time
+	FakeClock   bool
 	Salt        [16]byte
 	EventSeq    uint64
 	DeliverySeq uint64
@@ -43,6 +56,12 @@ type Snapshot struct {
 // Loaded is a validated state document, ready to install: the
 // contexts are built (indexes aside), the deliveries carry their secrets.
 type Loaded struct {
+	// SavedAt is the document's savedAt (zero without one), and
+	// FakeClock its "clock" is "fake": the time the server that wrote it
+	// had reached, which a server starting on the document does not go
+	// back from (a fake clock resumes there).
+	SavedAt     time.Time
+	FakeClock   bool
 	Salt        *[16]byte // nil: keep the server's
 	EventSeq    uint64
 	DeliverySeq uint64

@@ -519,6 +519,7 @@ type stateDoc struct {
 	Format      formatName              `json:"format"`
 	Version     formatVersion           `json:"version"`
 	SavedAt     docTime                 `json:"savedAt"`
+	Clock       plainStr                `json:"clock"`
 	CursorSalt  plainStr                `json:"cursorSalt"`
 	EventSeq    wholeNumber[countRange] `json:"eventSeq"`
 	DeliverySeq wholeNumber[countRange] `json:"deliverySeq"`
@@ -603,6 +604,14 @@ func (rd *stateReader) document(dec *jsontext.Decoder) error {
 		rd.st.Salt = new([16]byte)
 		_, _ = hex.Decode(rd.st.Salt[:], []byte(doc.CursorSalt.v))
 	}
+	switch {
+	case !doc.Clock.ok:
+	case doc.Clock.v == ClockFake:
+		rd.st.FakeClock = true
+	case doc.Clock.v != ClockReal:
+		return stateErr("clock", `must be "%s" or "%s"`, ClockFake, ClockReal)
+	}
+	rd.st.SavedAt = doc.SavedAt.v
 	rd.st.EventSeq = uint64(doc.EventSeq.v)
 	rd.st.DeliverySeq = uint64(doc.DeliverySeq.v)
 	rd.st.Store.WebhookSeq = uint64(doc.WebhookSeq.v)

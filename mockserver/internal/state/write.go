@@ -19,7 +19,7 @@ import (
 // The state document is JSON (the MockState schema of openapi.yaml states
 // it field by field):
 //
-//	{"format":"contextsvc-mock-state","version":1,"savedAt":…,"cursorSalt":…,"eventSeq":…,"deliverySeq":…,
+//	{"format":"contextsvc-mock-state","version":1,"savedAt":…,["clock":"fake",]"cursorSalt":…,"eventSeq":…,"deliverySeq":…,
 //	 "accounts":[{"id":…,"contextSeq":…,"contexts":[{"id":…,"seq":…,"versions":[…]}],"webhooks":[…]}],
 //	 "events":[envelope…],"deliveries":[…]}
 //
@@ -161,6 +161,11 @@ func (snap *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	sw.str("format", FormatName)
 	sw.int("version", Version)
 	sw.time("savedAt", snap.SavedAt)
+	if snap.FakeClock {
+		// Only then: a document of the wall clock stays as older
+		// servers read it.
+		sw.str("clock", ClockFake)
+	}
 	sw.str("cursorSalt", hex.EncodeToString(snap.Salt[:]))
 	sw.uint("eventSeq", snap.EventSeq)
 	sw.uint("deliverySeq", snap.DeliverySeq)

@@ -81,27 +81,3 @@ func TestRemoveStaleTemps(t *testing.T) {
 		t.Errorf("a missing directory: %v, want no error", err)
 	}
 }
-
-// TestLock: one holder at a time; the second is told who holds it, and
-// the lock is free again once its file is closed.
-func TestLock(t *testing.T) {
-	t.Parallel()
-	if !Supported {
-		t.Skip("no flock on this system")
-	}
-	path := filepath.Join(t.TempDir(), "state.json")
-	first, err := Lock(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Lock(path)
-	if le, ok := errors.AsType[*LockedError](err); !ok || le.Name != path+".lock" {
-		t.Fatalf("a second Lock: %v, want a LockedError naming %s.lock", err, path)
-	}
-	first.Close()
-	again, err := Lock(path)
-	if err != nil {
-		t.Fatalf("Lock after the first holder closed: %v", err)
-	}
-	again.Close()
-}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,7 +37,9 @@ type Hooks struct {
 
 // Config configures a Keeper.
 type Config struct {
-	// Path is the file.
+	// Path is the file, as the user named it: it is resolved (Resolve)
+	// when the keeper takes its lock, and the file it reaches then is the
+	// one locked, read and written.
 	Path string
 	// Interval is how long, at least, a change waits before it is
 	// written (the changes of that time are written together). A save
@@ -87,32 +88,49 @@ type Keeper struct {
 	current  bool          // the file holds the document as of the last save or load
 	lastCost time.Duration // how long the last save took
 
-	// lock is the open lock file while the keeper holds the file; nil
-	// before Lock takes it, after Close lets it go, and where locks are not
-	// supported.
-	lock     *os.File
+	// target is the file Path reaches (Resolve), set by Lock.
+	target string
+	// lock is the lock while the keeper holds the file; nil before Lock
+	// takes it and after Close lets it go.
+	lock     *Held
 	unlocked bool // Close let the lock go: a later save must take it again
 }
 
 // NewKeeper returns a keeper of cfg.Path that holds no lock yet.
 func NewKeeper(cfg Config) *Keeper { return &Keeper{cfg: cfg} }
 
-// Lock takes the file's lock (see Lock), for the keeper's life.
+// Lock resolves the keeper's path to the file it reaches (Resolve), once:
+// a link changed later does not move the state elsewhere; and takes that
+// file's lock (see Lock), for the keeper's life.
 func (k *Keeper) Lock() error {
-	f, err := Lock(k.cfg.Path)
+	target, err := Resolve(k.cfg.Path)
 	if err != nil {
 		return err
 	}
-	k.lock = f
+	h, err := Lock(target)
+	if err != nil {
+		return err
+	}
+	k.target, k.lock = target, h
 	return nil
 }
 
+// Target returns the file the keeper's path reaches, which it reads and
+// writes (set by Lock).
+func (k *Keeper) Target() string { return k.target }
+
+// Interval returns how long a change waits before it is written.
+func (k *Keeper) Interval() time.Duration { return k.cfg.Interval }
+
 // Unlock lets the file's lock go: the document could not be loaded, and
-// the keeper is not used.
+// the keeper is not used. A lock file its Lock made is removed, so a
+// start that was refused leaves nothing of its own behind.
 func (k *Keeper) Unlock() {
 	k.saveMu.Lock()
 	defer k.saveMu.Unlock()
-	k.unlock()
+	k.lock.Unlock(true)
+	k.lock = nil
+	k.unlocked = true
 }
 
 // Loaded notes that the file holds the document: it was just read from
@@ -213,9 +231,9 @@ func (k *Keeper) saveLocked() error {
 func (k *Keeper) write(doc Doc) (int64, error) {
 	hook := k.cfg.Hooks.Written
 	if hook == nil {
-		return WriteAtomic(k.cfg.Path, doc.WriteTo)
+		return WriteAtomic(k.target, doc.WriteTo)
 	}
-	return WriteAtomic(k.cfg.Path, func(f io.Writer) (int64, error) {
+	return WriteAtomic(k.target, func(f io.Writer) (int64, error) {
 		return doc.WriteTo(&progressWriter{w: f, hook: hook})
 	})
 }
@@ -264,11 +282,11 @@ func (k *Keeper) Close() error {
 	if k.unlocked {
 		// Closed before, and the document changed since: write only if
 		// no other holder took the file meanwhile.
-		f, err := Lock(k.cfg.Path)
+		h, err := Lock(k.target)
 		if err != nil {
 			return &FileError{Path: k.cfg.Path, Err: err}
 		}
-		k.lock, k.unlocked = f, false
+		k.lock, k.unlocked = h, false
 	}
 	err := k.saveLocked()
 	k.unlock()
@@ -278,9 +296,7 @@ func (k *Keeper) Close() error {
 // unlock lets the file's lock go, so another holder may take the file;
 // saveMu is held.
 func (k *Keeper) unlock() {
-	if k.lock != nil {
-		k.lock.Close()
-		k.lock = nil
-	}
+	k.lock.Unlock(false)
+	k.lock = nil
 	k.unlocked = true
 }
