@@ -14,6 +14,8 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/contextsvcotel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -230,6 +232,41 @@ func (e *metricNames) Export(_ context.Context, rm *metricdata.ResourceMetrics) 
 
 func (e *metricNames) ForceFlush(context.Context) error { return nil }
 func (e *metricNames) Shutdown(context.Context) error   { return nil }
+
+// Exporting to a collector over OTLP/HTTP: the exporters read the standard
+// variables (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318;
+// OTEL_SERVICE_NAME for the SDK's resource), the tracer provider batches
+// the spans, the meter provider reads the metrics every minute, and
+// shutting them down flushes what is still queued. (Not run here: it needs
+// a collector.)
+func ExampleNewMiddleware_otlp() {
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mexp, err := otlpmetrichttp.New(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+	defer tp.Shutdown(ctx) // flushes what is still queued
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)))
+	defer mp.Shutdown(ctx)
+
+	mw, err := contextsvcotel.NewMiddleware(contextsvcotel.WithTracerProvider(tp), contextsvcotel.WithMeterProvider(mp))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The key and the base URL from CONTEXTSVC_API_KEY and CONTEXTSVC_BASE_URL.
+	client, err := contextsvc.NewClient("", contextsvc.WithMiddleware(mw))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := client.Contexts.List(ctx, nil); err != nil {
+		log.Fatal(err)
+	}
+}
 
 // Exporting: the application's providers batch the spans and read the
 // metrics periodically, each into an exporter (in production OTLP's,
