@@ -17,6 +17,12 @@
 //	  -pair 'contextsvcotel=BenchmarkClientTelemetry/client-otel:BenchmarkClientTelemetry/client' \
 //	  -pair 'otelhttp=BenchmarkClientTelemetry/plain-otelhttp:BenchmarkClientTelemetry/plain'
 //
+// -set names the other comparisons: receiver (NewWebhookOption against
+// otelhttp.NewHandler, each around the bare handler), mock (the mock
+// server's own telemetry on a GET against otelhttp.NewHandler around the
+// untraced server) and noop (NewMiddleware on no-op providers). -pkg,
+// -benchtime and -pair given with it replace the set's.
+//
 // With two pairs, the last lines compare them: the ratio of the medians
 // of their overheads, and the median of the per-round ratios. Run it from
 // the module's root.
@@ -81,10 +87,29 @@ func parsePair(v string) (pair, error) {
 	return pair{name, traced, base}, nil
 }
 
-// defaultPairs are the client's instrumentation and otelhttp's.
-var defaultPairs = pairs{
-	{"contextsvcotel", "BenchmarkClientTelemetry/client-otel", "BenchmarkClientTelemetry/client"},
-	{"otelhttp", "BenchmarkClientTelemetry/plain-otelhttp", "BenchmarkClientTelemetry/plain"},
+// set is a comparison: a package, how long each run is, and its pairs.
+type set struct {
+	pkg, benchtime string
+	pairs          pairs
+}
+
+// sets are the comparisons BENCHMARKS.md gives.
+var sets = map[string]set{
+	"client": {"./contextsvcotel", "20000x", pairs{
+		{"contextsvcotel", "BenchmarkClientTelemetry/client-otel", "BenchmarkClientTelemetry/client"},
+		{"otelhttp", "BenchmarkClientTelemetry/plain-otelhttp", "BenchmarkClientTelemetry/plain"},
+	}},
+	"receiver": {"./contextsvcotel", "50000x", pairs{
+		{"contextsvcotel", "BenchmarkWebhookTelemetry/handler-otel", "BenchmarkWebhookTelemetry/handler"},
+		{"otelhttp", "BenchmarkWebhookTelemetry/handler-otelhttp", "BenchmarkWebhookTelemetry/handler"},
+	}},
+	"mock": {"./mockserver", "100000x", pairs{
+		{"mock", "BenchmarkServeGETTraced", "BenchmarkServeGET"},
+		{"otelhttp", "BenchmarkServeGETOtelhttp", "BenchmarkServeGET"},
+	}},
+	"noop": {"./contextsvcotel", "20000x", pairs{
+		{"contextsvcotel-noop", "BenchmarkClientTelemetry/client-otel-global", "BenchmarkClientTelemetry/client"},
+	}},
 }
 
 // result is one benchmark's figures in one process.
@@ -95,11 +120,12 @@ type result struct {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("benchrounds", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	pkg := fs.String("pkg", "./contextsvcotel", "the package whose benchmarks to run")
+	setName := fs.String("set", "client", "the comparison: client, receiver, mock or noop")
+	pkg := fs.String("pkg", "", "the package whose benchmarks to run (default: the set's)")
 	rounds := fs.Int("rounds", 10, "rounds; every benchmark runs once in each, in its own process")
-	benchtime := fs.String("benchtime", "20000x", "each run's -test.benchtime")
+	benchtime := fs.String("benchtime", "", "each run's -test.benchtime (default: the set's)")
 	var ps pairs
-	fs.Var(&ps, "pair", "NAME=TRACED:BASE, repeatable: a traced benchmark and its baseline (default: contextsvcotel against otelhttp)")
+	fs.Var(&ps, "pair", "NAME=TRACED:BASE, repeatable: a traced benchmark and its baseline (default: the set's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -109,8 +135,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *rounds < 1 {
 		return fmt.Errorf("-rounds %d: want at least 1", *rounds)
 	}
+	st, ok := sets[*setName]
+	if !ok {
+		return fmt.Errorf("-set %q: want client, receiver, mock or noop", *setName)
+	}
+	if *pkg == "" {
+		*pkg = st.pkg
+	}
+	if *benchtime == "" {
+		*benchtime = st.benchtime
+	}
 	if len(ps) == 0 {
-		ps = defaultPairs
+		ps = st.pairs
 	}
 	dir, err := os.MkdirTemp("", "benchrounds")
 	if err != nil {
@@ -140,7 +176,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "%s: %d rounds of %s, each benchmark in its own process, the order reversed every other round\n", *pkg, *rounds, *benchtime)
-	over := make([][]result, len(ps)) // per pair, per round
+	over := make([][]result, len(ps))  // per pair, per round
+	times := make([][]result, len(ps)) // per pair, per round: traced over base
 	for r := range *rounds {
 		order := slices.Clone(benches)
 		if r%2 == 1 {
@@ -158,6 +195,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		for i, p := range ps {
 			o := diff(got[p.traced], got[p.base])
 			over[i] = append(over[i], o)
+			times[i] = append(times[i], result{ns: got[p.traced].ns / got[p.base].ns})
 			line += fmt.Sprintf("  %s %+.1f µs %+.0f allocs %+.0f B (%.1f over %.1f µs)", p.name, o.ns/1e3, o.allocs, o.bytes,
 				got[p.traced].ns/1e3, got[p.base].ns/1e3)
 		}
@@ -168,8 +206,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ns, lo, hi := spread(over[i], func(r result) float64 { return r.ns })
 		allocs, _, _ := spread(over[i], func(r result) float64 { return r.allocs })
 		bytes, _, _ := spread(over[i], func(r result) float64 { return r.bytes })
-		fmt.Fprintf(stdout, "%s adds: median %+.1f µs (rounds %+.1f to %+.1f), %+.0f allocs, %+.0f B (%s over %s)\n",
-			p.name, ns/1e3, lo/1e3, hi/1e3, allocs, bytes, p.traced, p.base)
+		x, xlo, xhi := spread(times[i], func(r result) float64 { return r.ns })
+		fmt.Fprintf(stdout, "%s adds: median %+.1f µs (rounds %+.1f to %+.1f), %+.0f allocs, %+.0f B; %.2fx the baseline (%.2f to %.2f) (%s over %s)\n",
+			p.name, ns/1e3, lo/1e3, hi/1e3, allocs, bytes, x, xlo, xhi, p.traced, p.base)
 	}
 	if len(ps) == 2 {
 		a, _, _ := spread(over[0], func(r result) float64 { return r.ns })
