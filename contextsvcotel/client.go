@@ -213,65 +213,34 @@ func (e *endpoint) waitOptions(errType string) []metric.RecordOption {
 }
 
 // callStart and attemptStart start the spans: their attributes are set as
-// they end, in one call, which costs one allocation rather than three (the
-// start options' copy, the span's, and its growth by the later ones).
+// they end, in one call, from a lent buffer (otelkit.Attrs), which costs
+// one allocation (the span's copy) rather than three (the start options'
+// copy, the span's, and its growth by the later ones).
 var (
 	callStart    = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	attemptStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 )
 
-// maxAttemptAttrs is the most attributes an attempt's span has: method,
-// server address and port, URL template, url.full, resend count, status
-// code and error type.
-const maxAttemptAttrs = 8
-
-// callScope is the context a traced call goes on with: the caller's with
-// the call's span, and what the call's attempts share (the endpoint,
-// url.full, the backing of their attributes). Its attempts find it with
-// Value(their *clientTelemetry).
-type callScope struct {
-	context.Context
-	t       *clientTelemetry
-	e       *endpoint
-	urlFull string // url.full, made by the first attempt
-	// attrs backs the attribute list of each span of the call, which the
-	// span copies: one allocation, the scope's, serves them all.
-	attrs [maxAttemptAttrs]attribute.KeyValue
-}
-
-// Value finds the scope for its middleware's attempts, and the rest in the
-// caller's context.
-func (s *callScope) Value(key any) any {
-	if t, ok := key.(*clientTelemetry); ok && t == s.t {
-		return s
-	}
-	return s.Context.Value(key)
-}
-
 // call is the Call hook: the call's span, kind internal, around all its
-// attempts. Its attributes are set once, as it ends (one allocation
-// rather than three).
+// attempts.
 func (t *clientTelemetry) call(ctx context.Context, call *contextsvc.Call, next contextsvc.CallNext) (*http.Response, error) {
 	e := t.endpoint(call)
 	ctx, span := t.tracer.Start(ctx, e.callName, callStart...)
-	if !span.IsRecording() {
-		// Not sampled, or no-op providers: nothing to share.
-		resp, err := next(ctx)
-		span.End()
-		return resp, err
+	resp, err := next(ctx)
+	if span.IsRecording() {
+		buf := otelkit.Attrs()
+		attrs := buf[:0]
+		if e.operation.Key != "" {
+			attrs = append(attrs, e.operation)
+		}
+		attrs = append(attrs, AttemptsKey.Int(call.Attempts))
+		if err != nil {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(err)))
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.SetAttributes(attrs...)
+		otelkit.Release(buf)
 	}
-	scope := &callScope{Context: ctx, t: t, e: e}
-	resp, err := next(scope)
-	attrs := scope.attrs[:0]
-	if e.operation.Key != "" {
-		attrs = append(attrs, e.operation)
-	}
-	attrs = append(attrs, AttemptsKey.Int(call.Attempts))
-	if err != nil {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(err)))
-		span.SetStatus(codes.Error, err.Error())
-	}
-	span.SetAttributes(attrs...)
 	span.End()
 	return resp, err
 }
@@ -279,17 +248,8 @@ func (t *clientTelemetry) call(ctx context.Context, call *contextsvc.Call, next 
 // attempt is the Attempt hook: the attempt's span, the trace context in
 // its headers, and the request duration metric.
 func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next contextsvc.AttemptNext) (*http.Response, error) {
+	e := t.endpoint(a.Call)
 	ctx := req.Context()
-	var scope *callScope
-	if t.tracer != nil {
-		scope, _ = ctx.Value(t).(*callScope)
-	}
-	var e *endpoint
-	if scope != nil {
-		e = scope.e
-	} else {
-		e = t.endpoint(a.Call)
-	}
 	var span trace.Span
 	r := req
 	if t.tracer != nil {
@@ -309,7 +269,7 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 	}
 	start := time.Now()
 	resp, err := next(r)
-	end := time.Now()
+	elapsed := time.Since(start)
 
 	status := 0
 	if err == nil && resp != nil {
@@ -323,11 +283,11 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 		errType = strconv.Itoa(status)
 	}
 	if span != nil {
-		t.endAttemptSpan(span, scope, e, req.URL, a.Number, status, errType, err)
+		endAttemptSpan(span, e, req.URL, a.Number, status, errType, err)
 	}
 	if t.measures {
 		if t.duration.Enabled(ctx) {
-			t.duration.Inst().Record(ctx, end.Sub(start).Seconds(), e.durationOptions(status, errType)...)
+			t.duration.Inst().Record(ctx, elapsed.Seconds(), e.durationOptions(status, errType)...)
 		}
 		if a.Number > 1 && t.retries.Enabled(ctx) {
 			t.retries.Add(ctx, 1, e.retries...)
@@ -338,25 +298,14 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 
 // endAttemptSpan gives an attempt's span its attributes and status, all
 // in one call, and ends it.
-func (t *clientTelemetry) endAttemptSpan(span trace.Span, scope *callScope, e *endpoint, u *url.URL, number, status int, errType string, err error) {
+func endAttemptSpan(span trace.Span, e *endpoint, u *url.URL, number, status int, errType string, err error) {
 	if !span.IsRecording() {
 		span.End()
 		return
 	}
-	var attrs []attribute.KeyValue
-	var full string
-	if scope != nil {
-		attrs = scope.attrs[:0]
-		if scope.urlFull == "" {
-			scope.urlFull = fullURL(u)
-		}
-		full = scope.urlFull
-	} else {
-		attrs = make([]attribute.KeyValue, 0, maxAttemptAttrs)
-		full = fullURL(u)
-	}
-	attrs = append(attrs, e.attrs...)
-	attrs = append(attrs, semconv.URLFull(full))
+	buf := otelkit.Attrs()
+	attrs := append(buf[:0], e.attrs...)
+	attrs = append(attrs, semconv.URLFull(fullURL(u)))
 	if number > 1 {
 		attrs = append(attrs, semconv.HTTPRequestResendCount(number-1))
 	}
@@ -372,6 +321,7 @@ func (t *clientTelemetry) endAttemptSpan(span trace.Span, scope *callScope, e *e
 		span.SetStatus(codes.Error, "")
 	}
 	span.SetAttributes(attrs...)
+	otelkit.Release(buf)
 	span.End()
 }
 
@@ -387,13 +337,7 @@ func (t *clientTelemetry) wait(ctx context.Context, w *contextsvc.Wait) {
 		}
 	}
 	if t.measures && w.Reason == contextsvc.WaitLimiter && t.limiterWait.Enabled(ctx) {
-		var e *endpoint
-		if scope, ok := ctx.Value(t).(*callScope); ok {
-			e = scope.e
-		} else {
-			e = t.endpoint(w.Call)
-		}
-		t.limiterWait.Record(ctx, w.Duration.Seconds(), e.waitOptions(errType)...)
+		t.limiterWait.Record(ctx, w.Duration.Seconds(), t.endpoint(w.Call).waitOptions(errType)...)
 	}
 	if t.tracer == nil || (w.Reason == contextsvc.WaitLimiter && w.Err == nil && w.Duration < minLimiterEvent) {
 		return

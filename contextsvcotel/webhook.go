@@ -37,6 +37,14 @@ type deliveryKey struct {
 	typ     string // a type the SDK knows, _OTHER, or "" before verification
 }
 
+// processAttrs are every delivery span's attributes of the messaging
+// conventions.
+var processAttrs = [...]attribute.KeyValue{
+	semconv.MessagingSystemKey.String(MessagingSystem),
+	semconv.MessagingOperationName("process"),
+	semconv.MessagingOperationTypeProcess,
+}
+
 // processNames are the span names of the event types the SDK knows.
 var processNames = func() map[contextsvc.EventType]string {
 	m := map[contextsvc.EventType]string{}
@@ -93,14 +101,9 @@ func newWebhookOption(tracing, metrics bool, opts []Option) (contextsvc.WebhookO
 	if err != nil {
 		return nil, err
 	}
-	t := &webhookTelemetry{prop: c.prop, start: []trace.SpanStartOption{
-		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(
-			semconv.MessagingSystemKey.String(MessagingSystem),
-			semconv.MessagingOperationName("process"),
-			semconv.MessagingOperationTypeProcess,
-		),
-	}}
+	// The span's attributes are all set as it ends, in one call from a
+	// lent buffer: one allocation, the span's copy.
+	t := &webhookTelemetry{prop: c.prop, start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}}
 	if tracing {
 		t.tracer = c.tracer()
 	}
@@ -137,7 +140,8 @@ func (t *webhookTelemetry) hook(r *http.Request) (context.Context, func(contexts
 	return ctx, func(res contextsvc.DeliveryResult) {
 		elapsed := time.Since(start)
 		if span.IsRecording() {
-			attrs := make([]attribute.KeyValue, 0, 8)
+			buf := otelkit.Attrs() // at most 10
+			attrs := append(buf[:0], processAttrs[:]...)
 			attrs = append(attrs, OutcomeKey.String(string(res.Outcome)), semconv.HTTPResponseStatusCode(res.StatusCode))
 			if res.Event != nil {
 				if name, ok := processNames[res.Event.Type]; ok {
@@ -160,6 +164,7 @@ func (t *webhookTelemetry) hook(r *http.Request) (context.Context, func(contexts
 				span.SetStatus(codes.Error, desc)
 			}
 			span.SetAttributes(attrs...)
+			otelkit.Release(buf)
 		}
 		span.End()
 		t.record(ctx, res, elapsed)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -54,5 +55,19 @@ func TestHeaderCarrier(t *testing.T) {
 	h := HeaderCarrier{"X-Custom": {"v"}}
 	if h.Get("x-custom") != "v" || h.Get("traceparent") != "" || len(h.Keys()) != 1 {
 		t.Errorf("Get/Keys on %v", h)
+	}
+}
+
+// TestAttrs: a buffer comes back cleared.
+func TestAttrs(t *testing.T) {
+	t.Parallel()
+	b := Attrs()
+	attrs := append(b[:0], attribute.String("k", "v"))
+	if len(attrs) != 1 || &attrs[0] != &b[0] {
+		t.Fatalf("the list is not built in the buffer")
+	}
+	Release(b)
+	if b[0].Valid() {
+		t.Errorf("a released buffer holds %v", b[0])
 	}
 }

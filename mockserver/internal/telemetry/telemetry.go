@@ -167,9 +167,6 @@ func knownMethod(m string) bool {
 	return false
 }
 
-// maxRequestAttrs is the most attributes a request's span has.
-const maxRequestAttrs = 14
-
 // Request is a request being traced: its span, when it started, and what
 // its span's attributes are set from when it ends.
 type Request struct {
@@ -184,15 +181,13 @@ type Request struct {
 	userAgent string
 	proto     string
 	scheme    string
-	// attrs backs the span's attribute list, which the span copies: it
-	// makes the list cost no allocation of its own.
-	attrs [maxRequestAttrs]attribute.KeyValue
 }
 
 // serverStart starts every request's span: its attributes are set once,
-// as it ends, in one call (one allocation, the span's own copy), rather
-// than as start options (three: the options', the start configuration's
-// copy and the span's, and its growth by the later ones).
+// as it ends, in one call from a lent buffer (otelkit.Attrs: one
+// allocation, the span's own copy), rather than as start options (three:
+// the start configuration's copy, the span's, and its growth by the later
+// ones).
 var serverStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 
 // StartRequest starts the server span of r, continuing the trace its
@@ -234,7 +229,8 @@ func (t *Telemetry) End(q *Request, r *http.Request, status int) {
 	route := Route(r)
 	if q.span.IsRecording() {
 		q.span.SetName(t.spanName(q.method, route))
-		attrs := q.attrs[:0]
+		buf := otelkit.Attrs() // at most 14
+		attrs := buf[:0]
 		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(q.method))
 		if q.method == "_OTHER" {
 			attrs = append(attrs, semconv.HTTPRequestMethodOriginal(q.original))
@@ -257,6 +253,7 @@ func (t *Telemetry) End(q *Request, r *http.Request, status int) {
 			q.span.SetStatus(codes.Error, http.StatusText(status))
 		}
 		q.span.SetAttributes(attrs...)
+		otelkit.Release(buf)
 	}
 	q.span.End()
 	if t.metrics && t.server.Enabled(r.Context()) {
@@ -408,9 +405,6 @@ type AttemptInfo struct {
 	Number     int
 }
 
-// maxAttemptAttrs is the most attributes an attempt's span has.
-const maxAttemptAttrs = 13
-
 // Attempt is a delivery attempt being traced.
 type Attempt struct {
 	span   trace.Span
@@ -420,8 +414,6 @@ type Attempt struct {
 	info   AttemptInfo
 	server serverKey
 	url    *url.URL
-	// attrs backs the span's attribute list, which the span copies.
-	attrs [maxAttemptAttrs]attribute.KeyValue
 }
 
 // serverKey is a receiver's address, as the attempt metric labels it.
@@ -439,7 +431,7 @@ type attemptKey struct {
 }
 
 // clientStart starts every attempt's span: its attributes are set once,
-// as it ends, in one call (see serverStart).
+// as it ends (see serverStart).
 var clientStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
 // StartAttempt starts the client span of a delivery attempt, a child of
@@ -484,7 +476,8 @@ func (t *Telemetry) EndAttempt(a *Attempt, status int, err error, failure string
 		errType = strconv.Itoa(status)
 	}
 	if a.span.IsRecording() {
-		attrs := append(a.attrs[:0],
+		buf := otelkit.Attrs() // at most 13
+		attrs := append(buf[:0],
 			semconv.HTTPRequestMethodKey.String(a.method),
 			semconv.ServerAddress(a.server.host),
 			semconv.ServerPort(a.server.port),
@@ -506,6 +499,7 @@ func (t *Telemetry) EndAttempt(a *Attempt, status int, err error, failure string
 			a.span.SetStatus(codes.Error, failure)
 		}
 		a.span.SetAttributes(attrs...)
+		otelkit.Release(buf)
 	}
 	a.span.End()
 	if t.metrics && t.client.Enabled(a.ctx) {
