@@ -13,9 +13,10 @@ const MaxAttrs = 16
 var attrBuffers = sync.Pool{New: func() any { return new([MaxAttrs]attribute.KeyValue) }}
 
 // Attrs lends a buffer to build a span's attribute list in: a span copies
-// the list it is given, so the list needs no allocation of its own (a
-// local array passed to a span's SetAttributes would escape to the heap).
-// Give it back with [Release] once the span has it.
+// the list it is given to SetAttributes (the OpenTelemetry SDK appends it
+// to its own; a variadic argument is the caller's), so the list needs no
+// allocation of its own, where a local array passed to SetAttributes would
+// escape to the heap. Give it back with [Release] once the span has it.
 func Attrs() *[MaxAttrs]attribute.KeyValue {
 	return attrBuffers.Get().(*[MaxAttrs]attribute.KeyValue)
 }
