@@ -96,17 +96,22 @@ func BenchmarkClientTelemetry(b *testing.B) {
 // BenchmarkWebhookTelemetry prices the receiver's instrumentation: the
 // handler alone against the same handler with NewWebhookOption on an SDK
 // tracer (batch processor, discarding exporter) and meter provider, and on
-// the global (no-op) providers. Deduplication is off, since every
-// iteration delivers the same event.
+// the global (no-op) providers; and, as the baseline, otelhttp.NewHandler
+// around the bare handler on the same SDK providers (a server span and its
+// metrics). Deduplication is off, since every iteration delivers the same
+// event.
 func BenchmarkWebhookTelemetry(b *testing.B) {
 	const secret = "whsec_benchmark_secret_0123456789"
 	body := eventBody("evt_bench", contextsvc.EventContextUpdated)
-	run := func(b *testing.B, opts ...contextsvc.WebhookOption) {
+	handler := func(b *testing.B, opts ...contextsvc.WebhookOption) http.Handler {
 		opts = append(opts, contextsvc.WithWebhookClock(func() time.Time { return deliveredAt }), contextsvc.WithDeduper(nil))
 		h, err := contextsvc.NewWebhookHandler(secret, func(context.Context, *contextsvc.Event) error { return nil }, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}
+		return h
+	}
+	deliver := func(b *testing.B, h http.Handler) {
 		benchtest.Deliver(b, h, body, http.Header{
 			contextsvc.DefaultSignatureHeader: {contextsvc.Sign(body, secret)},
 			"Traceparent":                     {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
@@ -114,7 +119,13 @@ func BenchmarkWebhookTelemetry(b *testing.B) {
 			"X-Service-Delivery-Attempt":      {"1"},
 		})
 	}
+	run := func(b *testing.B, opts ...contextsvc.WebhookOption) { deliver(b, handler(b, opts...)) }
 	b.Run("handler", func(b *testing.B) { run(b) })
+	b.Run("handler-otelhttp", func(b *testing.B) {
+		tp, mp := benchProviders(b)
+		deliver(b, otelhttp.NewHandler(handler(b), "webhook", otelhttp.WithTracerProvider(tp), otelhttp.WithMeterProvider(mp),
+			otelhttp.WithPropagators(propagation.TraceContext{})))
+	})
 	b.Run("handler-otel", func(b *testing.B) {
 		tp, mp := benchProviders(b)
 		opt, err := contextsvcotel.NewWebhookOption(contextsvcotel.WithTracerProvider(tp), contextsvcotel.WithMeterProvider(mp))

@@ -5,14 +5,15 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"reflect"
 	"strconv"
-	"strings"
+	"sync/atomic"
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/otelkit"
+	"github.com/contextsvc/contextsvc-go/internal/redact"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -45,41 +46,74 @@ const minLimiterEvent = time.Millisecond
 // limiterWaitBuckets spans a free token (0) to a minute's wait, in seconds.
 var limiterWaitBuckets = []float64{0, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
-// clientTelemetry is what NewMiddleware's hooks share.
+// clientTelemetry is what the hooks of a client middleware share.
 type clientTelemetry struct {
-	tracer      trace.Tracer
+	tracer      trace.Tracer // nil when the middleware does not trace
 	prop        propagation.TextMapPropagator
 	propagates  bool // the propagator has fields to inject
+	measures    bool // the middleware records the metrics
 	duration    httpconv.ClientRequestDuration
 	retries     metric.Int64Counter
 	limiterWait metric.Float64Histogram
-	endpoints   boundedCache[endpointKey, *endpoint]
+	endpoints   otelkit.Cache[endpointKey, *endpoint]
+	// last is the endpoint of the latest call: a client's calls mostly
+	// repeat one, which then costs a comparison instead of a look-up.
+	last atomic.Pointer[endpoint]
 }
 
 // NewMiddleware returns client middleware (see [contextsvc.Middleware]) that
 // traces and measures every call; install it with [contextsvc.WithMiddleware]
 // or, for one call, [contextsvc.WithRequestMiddleware]. Its spans and
 // metrics are listed in the package documentation and docs/observability.md.
+// It does what [NewTracingMiddleware] and [NewMetricsMiddleware] do
+// together, for less than the two.
 func NewMiddleware(opts ...Option) (contextsvc.Middleware, error) {
-	c, err := newConfig(opts)
+	return newMiddleware(true, true, opts)
+}
+
+// NewTracingMiddleware returns client middleware that only traces: the
+// call's span, its attempts' spans and events, and the trace context on
+// every attempt. It reads no meter provider and records no metric.
+func NewTracingMiddleware(opts ...Option) (contextsvc.Middleware, error) {
+	return newMiddleware(true, false, opts)
+}
+
+// NewMetricsMiddleware returns client middleware that only measures: the
+// metrics http.client.request.duration, contextsvc.client.retries and
+// contextsvc.client.limiter.wait.duration. It reads no tracer provider,
+// starts no span and sends no trace context.
+func NewMetricsMiddleware(opts ...Option) (contextsvc.Middleware, error) {
+	return newMiddleware(false, true, opts)
+}
+
+func newMiddleware(tracing, metrics bool, opts []Option) (contextsvc.Middleware, error) {
+	c, err := newConfig(tracing, metrics, opts)
 	if err != nil {
 		return contextsvc.Middleware{}, err
 	}
-	m := c.meter()
-	t := &clientTelemetry{tracer: c.tracer(), prop: c.prop, propagates: len(c.prop.Fields()) > 0}
-	if t.duration, err = httpconv.NewClientRequestDuration(m); err != nil {
-		return contextsvc.Middleware{}, err
+	t := &clientTelemetry{}
+	mw := contextsvc.Middleware{Attempt: t.attempt, Wait: t.wait}
+	if tracing {
+		t.tracer, t.prop, t.propagates = c.tracer(), c.prop, len(c.prop.Fields()) > 0
+		mw.Call = t.call
 	}
-	if t.retries, err = m.Int64Counter(RetriesMetric, metric.WithUnit("{retry}"),
-		metric.WithDescription("Attempts sent again after a failed attempt.")); err != nil {
-		return contextsvc.Middleware{}, err
+	if metrics {
+		m := c.meter()
+		t.measures = true
+		if t.duration, err = httpconv.NewClientRequestDuration(m); err != nil {
+			return contextsvc.Middleware{}, err
+		}
+		if t.retries, err = m.Int64Counter(RetriesMetric, metric.WithUnit("{retry}"),
+			metric.WithDescription("Attempts sent again after a failed attempt.")); err != nil {
+			return contextsvc.Middleware{}, err
+		}
+		if t.limiterWait, err = m.Float64Histogram(LimiterWaitMetric, metric.WithUnit("s"),
+			metric.WithDescription("Time spent waiting for the client-side rate limiter before an attempt."),
+			metric.WithExplicitBucketBoundaries(limiterWaitBuckets...)); err != nil {
+			return contextsvc.Middleware{}, err
+		}
 	}
-	if t.limiterWait, err = m.Float64Histogram(LimiterWaitMetric, metric.WithUnit("s"),
-		metric.WithDescription("Time spent waiting for the client-side rate limiter before an attempt."),
-		metric.WithExplicitBucketBoundaries(limiterWaitBuckets...)); err != nil {
-		return contextsvc.Middleware{}, err
-	}
-	return contextsvc.Middleware{Call: t.call, Attempt: t.attempt, Wait: t.wait}, nil
+	return mw, nil
 }
 
 // endpointKey identifies an endpoint of a server: what every span and
@@ -90,17 +124,21 @@ type endpointKey struct {
 }
 
 // endpoint is what the spans and metrics of an endpoint's calls share,
-// built once: the span name, the start options with the attributes known
-// before sending (so samplers see them), and the metrics' attribute sets by
-// outcome. Caching them keeps their allocations off every call.
+// built once: the span names, the HTTP attributes, and the metrics'
+// attribute sets by outcome. Caching them keeps their
+// allocations and formatting off every call.
 type endpoint struct {
-	name         string
-	callStart    []trace.SpanStartOption
-	attemptStart []trace.SpanStartOption
-	attrs        []attribute.KeyValue // every metric's: method, server, template
-	retries      []metric.AddOption
-	results      boundedCache[resultKey, []metric.RecordOption] // for the request duration
-	waits        boundedCache[string, []metric.RecordOption]    // for the limiter wait, by error.type
+	key         endpointKey
+	callName    string               // the operation's
+	attemptName string               // the HTTP conventions': method and URL template
+	operation   attribute.KeyValue   // contextsvc.operation; its Key is empty when the call has none
+	attrs       []attribute.KeyValue // every metric's: method, server, template
+	retries     []metric.AddOption
+	results     otelkit.Cache[resultKey, []metric.RecordOption] // for the request duration
+	waits       otelkit.Cache[string, []metric.RecordOption]    // for the limiter wait, by error.type
+	// lastResult is the duration's attributes for the outcome recorded
+	// last: an endpoint mostly answers one.
+	lastResult atomic.Pointer[result]
 }
 
 // resultKey is an attempt's outcome, as the duration metric labels it.
@@ -109,33 +147,47 @@ type resultKey struct {
 	errType string
 }
 
+// result is an outcome with the duration metric's options for it.
+type result struct {
+	key  resultKey
+	opts []metric.RecordOption
+}
+
 func (t *clientTelemetry) endpoint(call *contextsvc.Call) *endpoint {
 	host, port := server(call.URL)
 	k := endpointKey{method: call.Method, template: call.URLTemplate, operation: call.Operation, host: host, port: port}
 	if !knownMethod(k.method) {
 		k.method = "_OTHER"
 	}
-	return t.endpoints.get(k, func() *endpoint {
-		e := &endpoint{name: spanName(call)}
-		e.attrs = []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method), semconv.ServerAddress(host), semconv.ServerPort(port)}
-		if k.template != "" {
-			e.attrs = append(e.attrs, semconv.URLTemplate(k.template))
-		}
-		callAttrs := e.attrs
-		if k.operation != "" {
-			callAttrs = append(callAttrs[:len(callAttrs):len(callAttrs)], OperationKey.String(k.operation))
-		}
-		e.callStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(callAttrs...)}
-		e.attemptStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(e.attrs...)}
-		e.retries = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(e.attrs...))}
+	if e := t.last.Load(); e != nil && e.key == k {
 		return e
-	})
+	}
+	e := t.endpoints.Get(k, func() *endpoint { return newEndpoint(k, call) })
+	t.last.Store(e)
+	return e
+}
+
+func newEndpoint(k endpointKey, call *contextsvc.Call) *endpoint {
+	e := &endpoint{key: k, callName: operationSpanName(k.operation), attemptName: spanName(call)}
+	e.attrs = []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method), semconv.ServerAddress(k.host), semconv.ServerPort(k.port)}
+	if k.template != "" {
+		e.attrs = append(e.attrs, semconv.URLTemplate(k.template))
+	}
+	if k.operation != "" {
+		e.operation = OperationKey.String(k.operation)
+	}
+	e.retries = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(e.attrs...))}
+	return e
 }
 
 // durationOptions returns the request duration's attributes for an
 // attempt's outcome.
 func (e *endpoint) durationOptions(status int, errType string) []metric.RecordOption {
-	return e.results.get(resultKey{status, errType}, func() []metric.RecordOption {
+	k := resultKey{status, errType}
+	if r := e.lastResult.Load(); r != nil && r.key == k {
+		return r.opts
+	}
+	opts := e.results.Get(k, func() []metric.RecordOption {
 		attrs := append([]attribute.KeyValue(nil), e.attrs...)
 		if status > 0 {
 			attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
@@ -145,11 +197,13 @@ func (e *endpoint) durationOptions(status int, errType string) []metric.RecordOp
 		}
 		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
 	})
+	e.lastResult.Store(&result{key: k, opts: opts})
+	return opts
 }
 
 // waitOptions returns the limiter wait's attributes for a wait's outcome.
 func (e *endpoint) waitOptions(errType string) []metric.RecordOption {
-	return e.waits.get(errType, func() []metric.RecordOption {
+	return e.waits.Get(errType, func() []metric.RecordOption {
 		attrs := append([]attribute.KeyValue(nil), e.attrs...)
 		if errType != "" {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
@@ -158,23 +212,34 @@ func (e *endpoint) waitOptions(errType string) []metric.RecordOption {
 	})
 }
 
-// call is the Call hook: the call's span, around all its attempts.
+// callStart and attemptStart start the spans: their attributes are set as
+// they end, in one call, from a lent buffer (otelkit.Attrs), which costs
+// one allocation (the span's copy) rather than three (the start options'
+// copy, the span's, and its growth by the later ones).
+var (
+	callStart    = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	attemptStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+)
+
+// call is the Call hook: the call's span, kind internal, around all its
+// attempts.
 func (t *clientTelemetry) call(ctx context.Context, call *contextsvc.Call, next contextsvc.CallNext) (*http.Response, error) {
 	e := t.endpoint(call)
-	ctx, span := t.tracer.Start(ctx, e.name, e.callStart...)
+	ctx, span := t.tracer.Start(ctx, e.callName, callStart...)
 	resp, err := next(ctx)
 	if span.IsRecording() {
-		var attrs [3]attribute.KeyValue
-		n := 0
-		attrs[n], n = AttemptsKey.Int(call.Attempts), n+1
-		if status := statusCode(resp, err); status > 0 {
-			attrs[n], n = semconv.HTTPResponseStatusCode(status), n+1
+		buf := otelkit.Attrs()
+		attrs := buf[:0]
+		if e.operation.Key != "" {
+			attrs = append(attrs, e.operation)
 		}
+		attrs = append(attrs, AttemptsKey.Int(call.Attempts))
 		if err != nil {
-			attrs[n], n = semconv.ErrorTypeKey.String(errorType(err)), n+1
+			attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(err)))
 			span.SetStatus(codes.Error, err.Error())
 		}
-		span.SetAttributes(attrs[:n]...)
+		span.SetAttributes(attrs...)
+		otelkit.Release(buf)
 	}
 	span.End()
 	return resp, err
@@ -184,25 +249,23 @@ func (t *clientTelemetry) call(ctx context.Context, call *contextsvc.Call, next 
 // its headers, and the request duration metric.
 func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next contextsvc.AttemptNext) (*http.Response, error) {
 	e := t.endpoint(a.Call)
-	ctx, span := t.tracer.Start(req.Context(), e.name, e.attemptStart...)
-	if span.IsRecording() {
-		if a.Number > 1 {
-			span.SetAttributes(semconv.URLFull(fullURL(req.URL)), semconv.HTTPRequestResendCount(a.Number-1))
-		} else {
-			span.SetAttributes(semconv.URLFull(fullURL(req.URL)))
+	ctx := req.Context()
+	var span trace.Span
+	r := req
+	if t.tracer != nil {
+		ctx, span = t.tracer.Start(ctx, e.attemptName, attemptStart...)
+		r = req.WithContext(ctx)
+		if t.propagates && span.SpanContext().IsValid() {
+			// The request's own header map is shared with the call's
+			// other attempts: inject into a copy (the values are shared,
+			// never changed).
+			h := make(http.Header, len(req.Header)+2)
+			for k, v := range req.Header {
+				h[k] = v
+			}
+			t.prop.Inject(ctx, otelkit.HeaderCarrier(h))
+			r.Header = h
 		}
-	}
-	r := req.WithContext(ctx)
-	if t.propagates {
-		// The request's own header map is shared with the call's other
-		// attempts: inject into a copy (the values are shared, never
-		// changed).
-		h := make(http.Header, len(req.Header)+2)
-		for k, v := range req.Header {
-			h[k] = v
-		}
-		t.prop.Inject(ctx, headerCarrier(h))
-		r.Header = h
 	}
 	start := time.Now()
 	resp, err := next(r)
@@ -219,27 +282,47 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 	case status >= 400:
 		errType = strconv.Itoa(status)
 	}
-	if span.IsRecording() {
-		switch {
-		case err != nil:
-			span.SetAttributes(semconv.ErrorTypeKey.String(errType))
-			span.SetStatus(codes.Error, err.Error())
-		case status >= 400:
-			span.SetAttributes(semconv.HTTPResponseStatusCode(status), semconv.ErrorTypeKey.String(errType))
-			span.SetStatus(codes.Error, "")
-		default:
-			span.SetAttributes(semconv.HTTPResponseStatusCode(status))
+	if span != nil {
+		endAttemptSpan(span, e, req.URL, a.Number, status, errType, err)
+	}
+	if t.measures {
+		if t.duration.Enabled(ctx) {
+			t.duration.Inst().Record(ctx, elapsed.Seconds(), e.durationOptions(status, errType)...)
+		}
+		if a.Number > 1 && t.retries.Enabled(ctx) {
+			t.retries.Add(ctx, 1, e.retries...)
 		}
 	}
-	span.End()
-
-	if t.duration.Enabled(ctx) {
-		t.duration.Inst().Record(ctx, elapsed.Seconds(), e.durationOptions(status, errType)...)
-	}
-	if a.Number > 1 && t.retries.Enabled(ctx) {
-		t.retries.Add(ctx, 1, e.retries...)
-	}
 	return resp, err
+}
+
+// endAttemptSpan gives an attempt's span its attributes and status, all
+// in one call, and ends it.
+func endAttemptSpan(span trace.Span, e *endpoint, u *url.URL, number, status int, errType string, err error) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
+	buf := otelkit.Attrs()
+	attrs := append(buf[:0], e.attrs...)
+	attrs = append(attrs, semconv.URLFull(fullURL(u)))
+	if number > 1 {
+		attrs = append(attrs, semconv.HTTPRequestResendCount(number-1))
+	}
+	if status > 0 {
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
+	}
+	switch {
+	case err != nil:
+		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
+		span.SetStatus(codes.Error, err.Error())
+	case errType != "":
+		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
+		span.SetStatus(codes.Error, "")
+	}
+	span.SetAttributes(attrs...)
+	otelkit.Release(buf)
+	span.End()
 }
 
 // wait is the Wait hook: an event on the call's span, and the limiter's
@@ -253,45 +336,53 @@ func (t *clientTelemetry) wait(ctx context.Context, w *contextsvc.Wait) {
 			errType = "rate_limiter"
 		}
 	}
-	if w.Reason == contextsvc.WaitLimiter && t.limiterWait.Enabled(ctx) {
+	if t.measures && w.Reason == contextsvc.WaitLimiter && t.limiterWait.Enabled(ctx) {
 		t.limiterWait.Record(ctx, w.Duration.Seconds(), t.endpoint(w.Call).waitOptions(errType)...)
 	}
+	if t.tracer == nil || (w.Reason == contextsvc.WaitLimiter && w.Err == nil && w.Duration < minLimiterEvent) {
+		return
+	}
 	span := trace.SpanFromContext(ctx)
-	if !span.IsRecording() || (w.Reason == contextsvc.WaitLimiter && w.Err == nil && w.Duration < minLimiterEvent) {
+	if !span.IsRecording() {
 		return
 	}
 	name := RetryBackoffEvent
 	if w.Reason == contextsvc.WaitLimiter {
 		name = LimiterWaitEvent
 	}
-	attrs := []attribute.KeyValue{WaitDurationKey.Float64(w.Duration.Seconds()), AttemptKey.Int(w.Attempt)}
+	attrs := make([]attribute.KeyValue, 0, 3)
+	attrs = append(attrs, WaitDurationKey.Float64(w.Duration.Seconds()), AttemptKey.Int(w.Attempt))
 	if errType != "" {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
 	}
 	span.AddEvent(name, trace.WithTimestamp(w.Start), trace.WithAttributes(attrs...))
 }
 
-// headerCarrier is propagation.HeaderCarrier without the allocation of
-// canonicalising the W3C header names on every injection.
-type headerCarrier http.Header
-
-func (h headerCarrier) Get(key string) string { return http.Header(h).Get(key) }
-
-func (h headerCarrier) Set(key, value string) {
-	switch key {
-	case "traceparent":
-		key = "Traceparent"
-	case "tracestate":
-		key = "Tracestate"
-	case "baggage":
-		key = "Baggage"
-	default:
-		key = textproto.CanonicalMIMEHeaderKey(key)
+// operationSpanName is the name of a call's span: the service's operation
+// as "contextsvc.", the resource and the verb
+// ("contextsvc.contexts.get"), or "contextsvc.request" for a Do of an
+// endpoint the service does not document.
+func operationSpanName(operation string) string {
+	if name, ok := operationSpanNames[operation]; ok {
+		return name
 	}
-	h[key] = []string{value}
+	if operation == "" {
+		return "contextsvc.request"
+	}
+	return "contextsvc." + operation
 }
 
-func (h headerCarrier) Keys() []string { return propagation.HeaderCarrier(h).Keys() }
+// operationSpanNames names the calls' spans by the reference's operations.
+var operationSpanNames = map[string]string{
+	"listContexts":    "contextsvc.contexts.list",
+	"getContext":      "contextsvc.contexts.get",
+	"createContext":   "contextsvc.contexts.create",
+	"updateContext":   "contextsvc.contexts.update",
+	"deleteContext":   "contextsvc.contexts.delete",
+	"listVersions":    "contextsvc.contexts.versions.list",
+	"exportContext":   "contextsvc.contexts.export",
+	"registerWebhook": "contextsvc.webhooks.register",
+}
 
 // spanName is the semantic conventions' HTTP client span name: the method
 // and the URL template, or the method alone (HTTP for a method they do not
@@ -328,18 +419,6 @@ func server(u *url.URL) (string, int) {
 		}
 	}
 	return u.Hostname(), port
-}
-
-// statusCode is the HTTP status a call ended with: its response's, or its
-// *contextsvc.Error's; 0 when it got no answer.
-func statusCode(resp *http.Response, err error) int {
-	if err == nil && resp != nil {
-		return resp.StatusCode
-	}
-	if e, ok := errors.AsType[*contextsvc.Error](err); ok {
-		return e.StatusCode
-	}
-	return 0
 }
 
 // errorType is error.type for a failed call, attempt or wait: the status
@@ -385,30 +464,21 @@ func errorType(err error) string {
 // *contextsvc.Error only wrap a cause.
 var rootPkg = reflect.TypeFor[contextsvc.Error]().PkgPath()
 
-// fullURL is url.full: the URL with user info and the values of the query
-// parameters the semantic conventions call sensitive replaced by REDACTED.
-// (The client's API key travels in a header, never in the URL.)
+// fullURL is url.full: the URL with its user info replaced by
+// REDACTED:REDACTED and the values of the query parameters whose names say
+// they are secret replaced by REDACTED: those the semantic conventions
+// list (AWSAccessKeyId, Signature, sig, X-Goog-Signature) and any whose
+// name, percent-decoded, holds key, token, secret, sig, password, auth or
+// credential (internal/redact decides, as everywhere in the module). The
+// client's API key travels in a header, never in the URL.
 func fullURL(u *url.URL) string {
-	if u.User == nil && !strings.ContainsAny(u.RawQuery, "sS") {
+	if u.User == nil && u.RawQuery == "" {
 		return u.String()
 	}
 	c := *u
 	if c.User != nil {
 		c.User = url.UserPassword("REDACTED", "REDACTED")
 	}
-	if c.RawQuery != "" {
-		parts := strings.Split(c.RawQuery, "&")
-		for i, kv := range parts {
-			name, _, hasValue := strings.Cut(kv, "=")
-			if n, err := url.QueryUnescape(name); err == nil && hasValue && sensitiveQuery[n] {
-				parts[i] = name + "=REDACTED"
-			}
-		}
-		c.RawQuery = strings.Join(parts, "&")
-	}
+	c.RawQuery = redact.SecretValues(c.RawQuery, "REDACTED")
 	return c.String()
 }
-
-// sensitiveQuery are the query parameters whose values url.full must not
-// show, per the semantic conventions.
-var sensitiveQuery = map[string]bool{"AWSAccessKeyId": true, "Signature": true, "sig": true, "X-Goog-Signature": true}

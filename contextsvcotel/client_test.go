@@ -1,10 +1,13 @@
 package contextsvcotel_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -108,11 +111,13 @@ func TestClientTelemetry(t *testing.T) {
 	notFound := answer{status: 404, body: `{"error":{"type":"not_found","message":"no such context"}}`}
 	ok := answer{status: 200, body: `{"id":"ctx_1","version":1}`}
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
-	// Every span of a GET of /contexts/{id} has these.
+	// Every attempt's span of a GET of /contexts/{id} has these.
 	get := map[string]string{
 		"http.request.method": "GET", "server.address": "api.example.test", "server.port": "443",
 		"url.template": "/v1/contexts/{id}",
 	}
+	// The call's span has the service's attributes, none of HTTP's.
+	call := map[string]string{"contextsvc.operation": "getContext"}
 	const full = "https://api.example.test/v1/contexts/ctx_1"
 	metricAttrs := "http.request.method=GET server.address=api.example.test server.port=443 url.template=/v1/contexts/{id}"
 	tests := []struct {
@@ -131,17 +136,17 @@ func TestClientTelemetry(t *testing.T) {
 			opts:    []contextsvc.Option{contextsvc.WithLimiter(rate.NewLimiter(1, 1)), contextsvc.WithRetryWait(400*time.Millisecond, 400*time.Millisecond)},
 			answers: []answer{{status: 503, body: `{}`}, ok},
 			want: []spanView{
-				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "caller",
-					Attrs: with(get, "contextsvc.operation", "getContext", "contextsvc.attempts", "2", "http.response.status_code", "200"),
+				{Name: "contextsvc.contexts.get", Kind: trace.SpanKindInternal, Parent: "caller",
+					Attrs: with(call, "contextsvc.attempts", "2"),
 					Events: []string{
 						"contextsvc.retry.backoff +0s contextsvc.attempt=2 contextsvc.wait.duration=0.4",
 						"contextsvc.limiter.wait +400ms contextsvc.attempt=2 contextsvc.wait.duration=0.6",
 					},
 					Status: "Unset"},
-				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "GET /v1/contexts/{id}",
+				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "contextsvc.contexts.get",
 					Attrs:  with(get, "url.full", full, "http.response.status_code", "503", "error.type", "503"),
 					Status: "Error"},
-				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "GET /v1/contexts/{id}",
+				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "contextsvc.contexts.get",
 					Attrs:  with(get, "url.full", full, "http.response.status_code", "200", "http.request.resend_count", "1"),
 					Status: "Unset"},
 			},
@@ -158,10 +163,10 @@ func TestClientTelemetry(t *testing.T) {
 			name:    "not found",
 			answers: []answer{notFound},
 			want: []spanView{
-				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "caller",
-					Attrs:  with(get, "contextsvc.operation", "getContext", "contextsvc.attempts", "1", "http.response.status_code", "404", "error.type", "404"),
+				{Name: "contextsvc.contexts.get", Kind: trace.SpanKindInternal, Parent: "caller",
+					Attrs:  with(call, "contextsvc.attempts", "1", "error.type", "404"),
 					Status: "Error: contextsvc: 404 not_found: no such context"},
-				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "GET /v1/contexts/{id}",
+				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "contextsvc.contexts.get",
 					Attrs:  with(get, "url.full", full, "http.response.status_code", "404", "error.type", "404"),
 					Status: "Error"},
 			},
@@ -171,10 +176,10 @@ func TestClientTelemetry(t *testing.T) {
 			opts:    []contextsvc.Option{contextsvc.WithMaxRetries(0)},
 			answers: []answer{{err: refused}},
 			want: []spanView{
-				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "caller",
-					Attrs:  with(get, "contextsvc.operation", "getContext", "contextsvc.attempts", "1", "error.type", "*net.OpError"),
+				{Name: "contextsvc.contexts.get", Kind: trace.SpanKindInternal, Parent: "caller",
+					Attrs:  with(call, "contextsvc.attempts", "1", "error.type", "*net.OpError"),
 					Status: "Error: contextsvc: GET /contexts/ctx_1: dial tcp: connection refused"},
-				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "GET /v1/contexts/{id}",
+				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "contextsvc.contexts.get",
 					Attrs:  with(get, "url.full", full, "error.type", "*net.OpError"),
 					Status: "Error: dial tcp: connection refused"},
 			},
@@ -187,10 +192,10 @@ func TestClientTelemetry(t *testing.T) {
 			answers: []answer{{status: 503, body: `{}`}},
 			timeout: time.Second,
 			want: []spanView{
-				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "caller",
-					Attrs:  with(get, "contextsvc.operation", "getContext", "contextsvc.attempts", "1", "http.response.status_code", "503", "error.type", "503"),
+				{Name: "contextsvc.contexts.get", Kind: trace.SpanKindInternal, Parent: "caller",
+					Attrs:  with(call, "contextsvc.attempts", "1", "error.type", "503"),
 					Status: "Error: contextsvc: 503: {}"},
-				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "GET /v1/contexts/{id}",
+				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "contextsvc.contexts.get",
 					Attrs:  with(get, "url.full", full, "http.response.status_code", "503", "error.type", "503"),
 					Status: "Error"},
 			},
@@ -200,8 +205,8 @@ func TestClientTelemetry(t *testing.T) {
 			opts:    []contextsvc.Option{contextsvc.WithLimiter(failingLimiter{})},
 			answers: []answer{ok},
 			want: []spanView{
-				{Name: "GET /v1/contexts/{id}", Kind: trace.SpanKindClient, Parent: "caller",
-					Attrs:  with(get, "contextsvc.operation", "getContext", "contextsvc.attempts", "0", "error.type", "rate_limiter"),
+				{Name: "contextsvc.contexts.get", Kind: trace.SpanKindInternal, Parent: "caller",
+					Attrs:  with(call, "contextsvc.attempts", "0", "error.type", "rate_limiter"),
 					Events: []string{"contextsvc.limiter.wait +0s contextsvc.attempt=1 contextsvc.wait.duration=0 error.type=rate_limiter"},
 					Status: "Error: contextsvc: GET /contexts/ctx_1: waiting for the rate limiter: limiter store unavailable"},
 			},
@@ -215,10 +220,10 @@ func TestClientTelemetry(t *testing.T) {
 			answers: []answer{ok},
 			call:    do(http.MethodPost, "contexts/ctx_1/publish"),
 			want: []spanView{
-				{Name: "POST", Kind: trace.SpanKindClient, Parent: "caller",
-					Attrs:  map[string]string{"http.request.method": "POST", "server.address": "api.example.test", "server.port": "443", "contextsvc.attempts": "1", "http.response.status_code": "200"},
+				{Name: "contextsvc.request", Kind: trace.SpanKindInternal, Parent: "caller",
+					Attrs:  map[string]string{"contextsvc.attempts": "1"},
 					Status: "Unset"},
-				{Name: "POST", Kind: trace.SpanKindClient, Parent: "POST",
+				{Name: "POST", Kind: trace.SpanKindClient, Parent: "contextsvc.request",
 					Attrs:  map[string]string{"http.request.method": "POST", "server.address": "api.example.test", "server.port": "443", "url.full": full + "/publish", "http.response.status_code": "200"},
 					Status: "Unset"},
 			},
@@ -228,11 +233,10 @@ func TestClientTelemetry(t *testing.T) {
 			answers: []answer{ok},
 			call:    do(http.MethodGet, "contexts?limit=5&sig=s3cr3t&Signature=x"),
 			want: []spanView{
-				{Name: "GET /v1/contexts", Kind: trace.SpanKindClient, Parent: "caller",
-					Attrs: map[string]string{"http.request.method": "GET", "server.address": "api.example.test", "server.port": "443",
-						"url.template": "/v1/contexts", "contextsvc.operation": "listContexts", "contextsvc.attempts": "1", "http.response.status_code": "200"},
+				{Name: "contextsvc.contexts.list", Kind: trace.SpanKindInternal, Parent: "caller",
+					Attrs:  map[string]string{"contextsvc.operation": "listContexts", "contextsvc.attempts": "1"},
 					Status: "Unset"},
-				{Name: "GET /v1/contexts", Kind: trace.SpanKindClient, Parent: "GET /v1/contexts",
+				{Name: "GET /v1/contexts", Kind: trace.SpanKindClient, Parent: "contextsvc.contexts.list",
 					Attrs: map[string]string{"http.request.method": "GET", "server.address": "api.example.test", "server.port": "443",
 						"url.template": "/v1/contexts", "url.full": testBase + "/contexts?limit=5&sig=REDACTED&Signature=REDACTED", "http.response.status_code": "200"},
 					Status: "Unset"},
@@ -369,5 +373,105 @@ func TestClientTelemetryAroundFaultyMiddleware(t *testing.T) {
 	}
 	if n := len(tel.spans.GetSpans()); n != 2 {
 		t.Errorf("%d spans, want the call's and its attempt's", n)
+	}
+}
+
+// TestInstrumentSeparately: tracing and metrics turn on separately, on the
+// client and on a receiver. The tracing half reads no meter provider and
+// records nothing; the metrics half starts no span and sends no trace
+// context; the client's two halves installed together give what
+// NewMiddleware gives.
+func TestInstrumentSeparately(t *testing.T) {
+	t.Parallel()
+	type made struct {
+		client   []func(...contextsvcotel.Option) (contextsvc.Middleware, error)
+		receiver func(...contextsvcotel.Option) (contextsvc.WebhookOption, error)
+	}
+	tests := []struct {
+		name        string
+		made        made
+		spans       []string // names, in the order they ended
+		metrics     []string // names, sorted
+		traceparent bool
+	}{
+		{
+			name:        "tracing",
+			made:        made{[]func(...contextsvcotel.Option) (contextsvc.Middleware, error){contextsvcotel.NewTracingMiddleware}, contextsvcotel.NewWebhookTracingOption},
+			spans:       []string{"GET /v1/contexts/{id}", "contextsvc.contexts.get", "process context.updated"},
+			traceparent: true,
+		},
+		{
+			name:    "metrics",
+			made:    made{[]func(...contextsvcotel.Option) (contextsvc.Middleware, error){contextsvcotel.NewMetricsMiddleware}, contextsvcotel.NewWebhookMetricsOption},
+			metrics: []string{"http.client.request.duration", "messaging.process.duration"},
+		},
+		{
+			name: "both halves on the client",
+			made: made{[]func(...contextsvcotel.Option) (contextsvc.Middleware, error){contextsvcotel.NewTracingMiddleware, contextsvcotel.NewMetricsMiddleware},
+				contextsvcotel.NewWebhookOption},
+			spans:       []string{"GET /v1/contexts/{id}", "contextsvc.contexts.get", "process context.updated"},
+			metrics:     []string{"http.client.request.duration", "messaging.process.duration"},
+			traceparent: true,
+		},
+		{
+			name:        "both",
+			made:        made{[]func(...contextsvcotel.Option) (contextsvc.Middleware, error){contextsvcotel.NewMiddleware}, contextsvcotel.NewWebhookOption},
+			spans:       []string{"GET /v1/contexts/{id}", "contextsvc.contexts.get", "process context.updated"},
+			metrics:     []string{"http.client.request.duration", "messaging.process.duration"},
+			traceparent: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tel := newTelemetry(t)
+			opts := []contextsvcotel.Option{contextsvcotel.WithTracerProvider(tel.tp), contextsvcotel.WithMeterProvider(tel.mp)}
+			var mws []contextsvc.Middleware
+			for _, m := range tt.made.client {
+				mw, err := m(opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mws = append(mws, mw)
+			}
+			svc := &service{answers: []answer{{status: 200, body: `{"id":"ctx_1"}`}}}
+			client := newServiceClient(t, svc, contextsvc.Middleware{}, contextsvc.WithMiddleware(mws...))
+			if err := getContext(context.Background(), client); err != nil {
+				t.Fatal(err)
+			}
+			opt, err := tt.made.receiver(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := contextsvc.NewWebhookHandler(webhookSecret, func(context.Context, *contextsvc.Event) error { return nil },
+				opt, contextsvc.WithWebhookClock(func() time.Time { return deliveredAt }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := eventBody("evt_1", contextsvc.EventContextUpdated)
+			r := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(body))
+			r.Header.Set(contextsvc.DefaultSignatureHeader, contextsvc.Sign(body, webhookSecret))
+			r.Header.Set("Traceparent", traceparent(attemptSpan))
+			h.ServeHTTP(httptest.NewRecorder(), r)
+
+			var spans []string
+			for _, s := range tel.spans.GetSpans() {
+				spans = append(spans, s.Name)
+			}
+			if diff := cmp.Diff(tt.spans, spans); diff != "" {
+				t.Errorf("spans (-want +got):\n%s", diff)
+			}
+			var metrics []string
+			for name := range tel.metrics(t) {
+				metrics = append(metrics, name)
+			}
+			slices.Sort(metrics)
+			if diff := cmp.Diff(tt.metrics, metrics); diff != "" {
+				t.Errorf("metrics (-want +got):\n%s", diff)
+			}
+			if got := svc.traceparents[0] != ""; got != tt.traceparent {
+				t.Errorf("traceparent %q sent: %v, want %v", svc.traceparents[0], got, tt.traceparent)
+			}
+		})
 	}
 }

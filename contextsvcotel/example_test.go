@@ -14,6 +14,8 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/contextsvcotel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -41,7 +43,7 @@ func printSpans(spans tracetest.SpanStubs) {
 		var attrs []string
 		for _, kv := range s.Attributes {
 			switch kv.Key {
-			case "http.response.status_code", "http.request.resend_count", "contextsvc.attempts",
+			case "http.response.status_code", "http.request.resend_count", "contextsvc.operation", "contextsvc.attempts",
 				"contextsvc.webhook.outcome", "contextsvc.delivery.attempt":
 				attrs = append(attrs, string(kv.Key)+"="+kv.Value.String())
 			}
@@ -99,9 +101,10 @@ func Example() {
 	// Output: Runbook <nil> true
 }
 
-// The client's call, retried once after a 503: one span for the call and
-// one per attempt, the back-off an event of the call's span, and the
-// attempt's traceparent sent to the service.
+// The client's call, retried once after a 503: one span for the call (kind
+// internal, named for the operation) and one per attempt (kind client,
+// with the HTTP attributes), the back-off an event of the call's span,
+// and the attempt's traceparent sent to the service.
 func ExampleNewMiddleware() {
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -134,7 +137,7 @@ func ExampleNewMiddleware() {
 	printSpans(spans.GetSpans())
 	// Output:
 	// the service got a traceparent: true
-	// GET /v1/contexts/{id} (client) contextsvc.attempts=2 http.response.status_code=200
+	// contextsvc.contexts.get (internal) contextsvc.operation=getContext contextsvc.attempts=2
 	//   event contextsvc.retry.backoff
 	//   GET /v1/contexts/{id} (client) http.response.status_code=503
 	//   GET /v1/contexts/{id} (client) http.request.resend_count=1 http.response.status_code=200
@@ -230,6 +233,41 @@ func (e *metricNames) Export(_ context.Context, rm *metricdata.ResourceMetrics) 
 func (e *metricNames) ForceFlush(context.Context) error { return nil }
 func (e *metricNames) Shutdown(context.Context) error   { return nil }
 
+// Exporting to a collector over OTLP/HTTP: the exporters read the standard
+// variables (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318;
+// OTEL_SERVICE_NAME for the SDK's resource), the tracer provider batches
+// the spans, the meter provider reads the metrics every minute, and
+// shutting them down flushes what is still queued. (Not run here: it needs
+// a collector.)
+func ExampleNewMiddleware_otlp() {
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mexp, err := otlpmetrichttp.New(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+	defer tp.Shutdown(ctx) // flushes what is still queued
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)))
+	defer mp.Shutdown(ctx)
+
+	mw, err := contextsvcotel.NewMiddleware(contextsvcotel.WithTracerProvider(tp), contextsvcotel.WithMeterProvider(mp))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The key and the base URL from CONTEXTSVC_API_KEY and CONTEXTSVC_BASE_URL.
+	client, err := contextsvc.NewClient("", contextsvc.WithMiddleware(mw))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := client.Contexts.List(ctx, nil); err != nil {
+		log.Fatal(err)
+	}
+}
+
 // Exporting: the application's providers batch the spans and read the
 // metrics periodically, each into an exporter (in production OTLP's,
 // otlptracehttp.New(ctx) and otlpmetrichttp.New(ctx); here two that keep
@@ -264,6 +302,52 @@ func Example_export() {
 	fmt.Println(exp.names)
 	fmt.Println(mexp.names)
 	// Output:
-	// [GET /v1/contexts/{id} GET /v1/contexts/{id}]
+	// [GET /v1/contexts/{id} contextsvc.contexts.get]
 	// [http.client.request.duration]
+}
+
+// Tracing and metrics turned on separately: a client that only traces
+// (no meter provider is read, no metric recorded) and one that only
+// measures (no span, no traceparent sent).
+func ExampleNewTracingMiddleware() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Println("traceparent sent:", r.Header.Get("Traceparent") != "")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"ctx_1","name":"Runbook","version":3}`)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	defer tp.Shutdown(ctx)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(ctx)
+
+	tracing, err := contextsvcotel.NewTracingMiddleware(contextsvcotel.WithTracerProvider(tp))
+	if err != nil {
+		log.Fatal(err)
+	}
+	metrics, err := contextsvcotel.NewMetricsMiddleware(contextsvcotel.WithMeterProvider(mp))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, mw := range []contextsvc.Middleware{tracing, metrics} {
+		client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"), contextsvc.WithMiddleware(mw))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if _, err := client.Contexts.Get(ctx, "ctx_1"); err != nil {
+			log.Fatal(err)
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("spans:", len(spans.GetSpans()), "metrics:", len(rm.ScopeMetrics[0].Metrics))
+	// Output:
+	// traceparent sent: true
+	// traceparent sent: false
+	// spans: 2 metrics: 1
 }

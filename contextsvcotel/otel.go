@@ -2,12 +2,14 @@
 // webhook receivers with OpenTelemetry. It sits beside package contextsvc,
 // which does not import OpenTelemetry: install it where you export telemetry.
 //
-// The client: one span per call (kind client, named by method and URL
-// template, e.g. "GET /v1/contexts/{id}"), a child span per attempt
-// following the HTTP client semantic conventions, rate-limiter waits and
-// retry back-offs as events on the call's span, the W3C traceparent on
-// every attempt, and the metrics http.client.request.duration,
-// contextsvc.client.retries and contextsvc.client.limiter.wait.duration:
+// The client: one span per call (kind internal, named for the operation,
+// e.g. "contextsvc.contexts.get", with the contextsvc.* attributes), a
+// child span per attempt (kind client, following the HTTP client semantic
+// conventions: "GET /v1/contexts/{id}" with the HTTP attributes),
+// rate-limiter waits and retry back-offs as events on the call's span, the
+// W3C traceparent on every attempt, and the metrics
+// http.client.request.duration, contextsvc.client.retries and
+// contextsvc.client.limiter.wait.duration:
 //
 //	mw, err := contextsvcotel.NewMiddleware(contextsvcotel.WithTracerProvider(tp), contextsvcotel.WithMeterProvider(mp))
 //	if err != nil { … }
@@ -21,6 +23,11 @@
 //	opt, err := contextsvcotel.NewWebhookOption(contextsvcotel.WithTracerProvider(tp))
 //	if err != nil { … }
 //	handler, err := contextsvc.NewWebhookHandler(secret, handle, opt)
+//
+// Tracing and metrics can be turned on separately, as go-redis's redisotel
+// does: [NewTracingMiddleware] and [NewMetricsMiddleware] for the client,
+// [NewWebhookTracingOption] and [NewWebhookMetricsOption] for a receiver;
+// [NewMiddleware] and [NewWebhookOption] do both.
 //
 // Providers default to the global ones (otel.GetTracerProvider,
 // otel.GetMeterProvider, read when the middleware or option is made); the
@@ -82,6 +89,8 @@ type config struct {
 	tp   trace.TracerProvider
 	mp   metric.MeterProvider
 	prop propagation.TextMapPropagator
+	// What the constructor turns on.
+	tracing, metrics bool
 }
 
 // WithTracerProvider sets where spans go (default: the global provider).
@@ -121,8 +130,10 @@ func WithPropagator(p propagation.TextMapPropagator) Option {
 	}
 }
 
-func newConfig(opts []Option) (*config, error) {
-	c := &config{prop: propagation.TraceContext{}}
+// newConfig applies opts to a configuration that traces, measures, or
+// both: a half that is off never reads its provider.
+func newConfig(tracing, metrics bool, opts []Option) (*config, error) {
+	c := &config{prop: propagation.TraceContext{}, tracing: tracing, metrics: metrics}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -131,10 +142,10 @@ func newConfig(opts []Option) (*config, error) {
 			return nil, err
 		}
 	}
-	if c.tp == nil {
+	if c.tp == nil && tracing {
 		c.tp = otel.GetTracerProvider()
 	}
-	if c.mp == nil {
+	if c.mp == nil && metrics {
 		c.mp = otel.GetMeterProvider()
 	}
 	return c, nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/otelkit"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -19,20 +20,29 @@ import (
 // the webhooks of the Context Management Service.
 const MessagingSystem = "contextsvc"
 
-// webhookTelemetry is what NewWebhookOption's hook uses.
+// webhookTelemetry is what the receiver's delivery hook uses.
 type webhookTelemetry struct {
-	tracer   trace.Tracer
+	tracer   trace.Tracer // nil when the option does not trace
 	prop     propagation.TextMapPropagator
+	measures bool // the option records the metric
 	duration messagingconv.ProcessDuration
 	start    []trace.SpanStartOption // every delivery span's
 	// results holds the metric's attributes by outcome, built once each.
-	results boundedCache[deliveryKey, []metric.RecordOption]
+	results otelkit.Cache[deliveryKey, []metric.RecordOption]
 }
 
 // deliveryKey is what the metric labels a delivery by.
 type deliveryKey struct {
 	outcome contextsvc.DeliveryOutcome
 	typ     string // a type the SDK knows, _OTHER, or "" before verification
+}
+
+// processAttrs are every delivery span's attributes of the messaging
+// conventions.
+var processAttrs = [...]attribute.KeyValue{
+	semconv.MessagingSystemKey.String(MessagingSystem),
+	semconv.MessagingOperationName("process"),
+	semconv.MessagingOperationTypeProcess,
 }
 
 // processNames are the span names of the event types the SDK knows.
@@ -65,20 +75,43 @@ var processNames = func() map[contextsvc.EventType]string {
 // own), that span stays the parent and the delivery's context becomes a
 // link, so neither is lost.
 func NewWebhookOption(opts ...Option) (contextsvc.WebhookOption, error) {
-	c, err := newConfig(opts)
+	return newWebhookOption(true, true, opts)
+}
+
+// NewWebhookTracingOption is [NewWebhookOption] that only traces: the
+// delivery's span, continuing the trace the delivery carries. It reads no
+// meter provider and records no metric. A handler has one delivery hook
+// (the last [contextsvc.WithDeliveryHook] given wins): for traces and
+// metrics, use NewWebhookOption rather than this and
+// [NewWebhookMetricsOption] together.
+func NewWebhookTracingOption(opts ...Option) (contextsvc.WebhookOption, error) {
+	return newWebhookOption(true, false, opts)
+}
+
+// NewWebhookMetricsOption is [NewWebhookOption] that only measures: the
+// metric messaging.process.duration by outcome and event type. It reads
+// no tracer provider, starts no span and reads no trace context. A
+// handler has one delivery hook: for both, use NewWebhookOption.
+func NewWebhookMetricsOption(opts ...Option) (contextsvc.WebhookOption, error) {
+	return newWebhookOption(false, true, opts)
+}
+
+func newWebhookOption(tracing, metrics bool, opts []Option) (contextsvc.WebhookOption, error) {
+	c, err := newConfig(tracing, metrics, opts)
 	if err != nil {
 		return nil, err
 	}
-	t := &webhookTelemetry{tracer: c.tracer(), prop: c.prop, start: []trace.SpanStartOption{
-		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(
-			semconv.MessagingSystemKey.String(MessagingSystem),
-			semconv.MessagingOperationName("process"),
-			semconv.MessagingOperationTypeProcess,
-		),
-	}}
-	if t.duration, err = messagingconv.NewProcessDuration(c.meter(), metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
-		return nil, err
+	// The span's attributes are all set as it ends, in one call from a
+	// lent buffer: one allocation, the span's copy.
+	t := &webhookTelemetry{prop: c.prop, start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}}
+	if tracing {
+		t.tracer = c.tracer()
+	}
+	if metrics {
+		t.measures = true
+		if t.duration, err = messagingconv.NewProcessDuration(c.meter(), metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
+			return nil, err
+		}
 	}
 	return contextsvc.WithDeliveryHook(t.hook), nil
 }
@@ -86,9 +119,14 @@ func NewWebhookOption(opts ...Option) (contextsvc.WebhookOption, error) {
 // hook is the DeliveryHook: it starts the delivery's span and returns what
 // ends it.
 func (t *webhookTelemetry) hook(r *http.Request) (context.Context, func(contextsvc.DeliveryResult)) {
+	start := time.Now()
+	if t.tracer == nil {
+		ctx := r.Context()
+		return ctx, func(res contextsvc.DeliveryResult) { t.record(ctx, res, time.Since(start)) }
+	}
 	ctx := r.Context()
 	opts := t.start
-	sent := trace.SpanContextFromContext(t.prop.Extract(context.Background(), propagation.HeaderCarrier(r.Header)))
+	sent := trace.SpanContextFromContext(t.prop.Extract(context.Background(), otelkit.HeaderCarrier(r.Header)))
 	if sent.IsValid() {
 		current := trace.SpanContextFromContext(ctx)
 		switch {
@@ -99,20 +137,15 @@ func (t *webhookTelemetry) hook(r *http.Request) (context.Context, func(contexts
 		}
 	}
 	ctx, span := t.tracer.Start(ctx, "process", opts...)
-	start := time.Now()
 	return ctx, func(res contextsvc.DeliveryResult) {
 		elapsed := time.Since(start)
-		failed := deliveryFailed(res.Outcome)
-		var typ string // for the name and the metric: a type the SDK knows, or _OTHER
-		if res.Event != nil {
-			typ = string(res.Event.Type)
-			if !res.Event.Type.Known() {
-				typ = "_OTHER"
-			}
-		}
 		if span.IsRecording() {
-			attrs := make([]attribute.KeyValue, 0, 8)
-			attrs = append(attrs, OutcomeKey.String(string(res.Outcome)), semconv.HTTPResponseStatusCode(res.StatusCode))
+			buf := otelkit.Attrs() // at most 10
+			attrs := append(buf[:0], processAttrs[:]...)
+			attrs = append(attrs, OutcomeKey.String(string(res.Outcome)))
+			if res.StatusCode != 0 { // 0: nothing was answered (the function panicked)
+				attrs = append(attrs, semconv.HTTPResponseStatusCode(res.StatusCode))
+			}
 			if res.Event != nil {
 				if name, ok := processNames[res.Event.Type]; ok {
 					span.SetName(name)
@@ -125,7 +158,7 @@ func (t *webhookTelemetry) hook(r *http.Request) (context.Context, func(contexts
 			if res.Attempt > 0 {
 				attrs = append(attrs, DeliveryAttemptKey.Int(res.Attempt))
 			}
-			if failed {
+			if deliveryFailed(res.Outcome) {
 				attrs = append(attrs, semconv.ErrorTypeKey.String(string(res.Outcome)))
 				desc := string(res.Outcome)
 				if res.Err != nil {
@@ -134,12 +167,27 @@ func (t *webhookTelemetry) hook(r *http.Request) (context.Context, func(contexts
 				span.SetStatus(codes.Error, desc)
 			}
 			span.SetAttributes(attrs...)
+			otelkit.Release(buf)
 		}
 		span.End()
-		if t.duration.Enabled(ctx) {
-			t.duration.Inst().Record(ctx, elapsed.Seconds(), t.resultOptions(res.Outcome, typ, failed)...)
+		t.record(ctx, res, elapsed)
+	}
+}
+
+// record records a delivery's processing duration, when the option
+// measures.
+func (t *webhookTelemetry) record(ctx context.Context, res contextsvc.DeliveryResult, elapsed time.Duration) {
+	if !t.measures || !t.duration.Enabled(ctx) {
+		return
+	}
+	var typ string // a type the SDK knows, or _OTHER
+	if res.Event != nil {
+		typ = string(res.Event.Type)
+		if !res.Event.Type.Known() {
+			typ = "_OTHER"
 		}
 	}
+	t.duration.Inst().Record(ctx, elapsed.Seconds(), t.resultOptions(res.Outcome, typ, deliveryFailed(res.Outcome))...)
 }
 
 // deliveryFailed reports whether an outcome is a failure (the span's status
@@ -156,7 +204,7 @@ func deliveryFailed(o contextsvc.DeliveryOutcome) bool {
 // resultOptions returns the metric's attributes for a delivery's outcome
 // and event type.
 func (t *webhookTelemetry) resultOptions(outcome contextsvc.DeliveryOutcome, typ string, failed bool) []metric.RecordOption {
-	return t.results.get(deliveryKey{outcome, typ}, func() []metric.RecordOption {
+	return t.results.Get(deliveryKey{outcome, typ}, func() []metric.RecordOption {
 		attrs := []attribute.KeyValue{
 			semconv.MessagingSystemKey.String(MessagingSystem),
 			semconv.MessagingOperationName("process"),

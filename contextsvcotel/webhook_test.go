@@ -68,6 +68,7 @@ func TestWebhookTelemetry(t *testing.T) {
 		tp      string            // traceparent header
 		server  trace.SpanContext // a span already in the request's context
 		fnErr   error
+		panics  bool // the function panics: nothing is answered
 		want    spanView
 		fnSpans bool // the function saw the delivery's span
 	}{
@@ -114,6 +115,16 @@ func TestWebhookTelemetry(t *testing.T) {
 			fnSpans: true,
 		},
 		{
+			name: "the function panics: no status, since nothing was answered",
+			body: body, sig: contextsvc.Sign(body, webhookSecret), tp: traceparent(attemptSpan), panics: true,
+			want: spanView{Name: "process context.updated", Kind: trace.SpanKindConsumer, Parent: "delivery attempt",
+				Attrs: with(messaging, "messaging.message.id", "evt_1", "contextsvc.event.type", "context.updated",
+					"contextsvc.delivery.id", "dlv_1", "contextsvc.delivery.attempt", "2",
+					"contextsvc.webhook.outcome", "panicked", "error.type", "panicked"),
+				Status: "Error: contextsvc: handling the delivery panicked; nothing was answered"},
+			fnSpans: true,
+		},
+		{
 			name: "an event type the SDK does not know",
 			body: unknown, sig: contextsvc.Sign(unknown, webhookSecret), tp: traceparent(attemptSpan),
 			want: spanView{Name: "process", Kind: trace.SpanKindConsumer, Parent: "delivery attempt",
@@ -135,6 +146,9 @@ func TestWebhookTelemetry(t *testing.T) {
 			var fnSpan trace.SpanContext
 			fn := func(ctx context.Context, _ *contextsvc.Event) error {
 				fnSpan = trace.SpanContextFromContext(ctx)
+				if tt.panics {
+					panic("receiver bug")
+				}
 				return tt.fnErr
 			}
 			h, err := contextsvc.NewWebhookHandler(webhookSecret, fn, opt, contextsvc.WithWebhookClock(func() time.Time { return deliveredAt }))
@@ -152,7 +166,14 @@ func TestWebhookTelemetry(t *testing.T) {
 			if tt.server.IsValid() {
 				r = r.WithContext(trace.ContextWithRemoteSpanContext(r.Context(), tt.server))
 			}
-			h.ServeHTTP(httptest.NewRecorder(), r)
+			func() {
+				defer func() {
+					if p := recover(); (p != nil) != tt.panics {
+						t.Errorf("recovered %v, want a panic: %t", p, tt.panics)
+					}
+				}()
+				h.ServeHTTP(httptest.NewRecorder(), r)
+			}()
 
 			got := tel.views(t, map[trace.SpanID]string{attemptSpan.SpanID(): "delivery attempt", tt.server.SpanID(): "server"})
 			if diff := cmp.Diff([]spanView{tt.want}, got); diff != "" {

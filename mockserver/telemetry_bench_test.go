@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -38,5 +40,29 @@ func BenchmarkServeGETTraced(b *testing.B) {
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, req)
+	}
+}
+
+// BenchmarkServeGETOtelhttp is BenchmarkServeGET through otelhttp.NewHandler
+// on the same SDK providers as BenchmarkServeGETTraced: the baseline of
+// what a server span and its metrics cost, for the mock's own telemetry
+// (BenchmarkServeGETTraced) to be priced against.
+func BenchmarkServeGETOtelhttp(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	s := benchServer(b, 1)
+	h := otelhttp.NewHandler(s, "mock", otelhttp.WithTracerProvider(tp), otelhttp.WithMeterProvider(mp),
+		otelhttp.WithPropagators(propagation.TraceContext{}))
+	id := s.Snapshot().Contexts[0].ID
+	req := httptest.NewRequest("GET", "/v1/contexts/"+id, nil)
+	req.Header.Set("Authorization", "Bearer bench")
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
 	}
 }

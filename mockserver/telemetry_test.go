@@ -208,7 +208,7 @@ func TestTelemetryEndToEnd(t *testing.T) {
 	}
 
 	want := `test (internal)
-  POST /v1/contexts (client) http.request.method=POST http.response.status_code=201 contextsvc.attempts=2
+  contextsvc.contexts.create (internal) contextsvc.attempts=2
     POST /v1/contexts (client) http.request.method=POST http.response.status_code=201 http.request.resend_count=1
       POST /v1/contexts (server) http.request.method=POST http.route=/v1/contexts http.response.status_code=201
         create context.created (producer) messaging.operation.type=create contextsvc.event.type=context.created contextsvc.event.deliveries=2

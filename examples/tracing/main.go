@@ -12,7 +12,10 @@
 // handling of each. To show retries, the mock answers the first create
 // with a 503 (the client retries it), and the receiver fails the first
 // delivery of context.created (the mock retries it one minute later on
-// its fake clock, which the example then advances).
+// its fake clock, which the example then advances: the retry's span is
+// timed on the real clock, moments after the first). The client's call is
+// an internal span named for the operation (contextsvc.contexts.create),
+// with each HTTP attempt a client span under it.
 //
 // In a service, the exporter is an OTLP one (go.opentelemetry.io/otel/
 // exporters/otlp/otlptrace/otlptracehttp) and the traces go to your
@@ -243,12 +246,14 @@ func describe(s tracetest.SpanStub) string {
 	}
 	var parts []string
 	switch s.SpanKind {
+	case trace.SpanKindInternal:
+		if attrs["contextsvc.attempts"] != "" {
+			parts = append(parts, "call "+attrs["contextsvc.operation"]+", "+attrs["contextsvc.attempts"]+" attempt(s)")
+		}
 	case trace.SpanKindClient:
 		switch {
 		case attrs["contextsvc.delivery.attempt"] != "":
 			parts = append(parts, "delivery attempt "+attrs["contextsvc.delivery.attempt"]+" (mock → receiver)")
-		case attrs["contextsvc.attempts"] != "":
-			parts = append(parts, "call, "+attrs["contextsvc.attempts"]+" attempt(s)")
 		default:
 			n := "1"
 			if r := attrs["http.request.resend_count"]; r != "" {

@@ -28,7 +28,7 @@ func TestRun(t *testing.T) {
 	// Each wanted line, in order, with its depth in the tree.
 	first := []string{
 		"| 1. create",
-		"|   POST /v1/contexts  · call, 2 attempt(s), 201, contextsvc.retry.backoff",
+		"|   contextsvc.contexts.create  · call createContext, 2 attempt(s), contextsvc.retry.backoff",
 		"|     POST /v1/contexts  · attempt 1, 503",
 		"|       POST /v1/contexts  · the mock's handling, 503",
 		"|     POST /v1/contexts  · attempt 2, 201",

@@ -28,13 +28,22 @@ func URL(raw string) string {
 	if err != nil {
 		return "(unparsable url)"
 	}
-	if u.User != nil {
-		u.User = url.User(Mask)
+	return Parsed(u)
+}
+
+// Parsed is [URL] for a URL already parsed, which it does not modify.
+func Parsed(u *url.URL) string {
+	if u.User == nil && u.RawQuery == "" && !u.ForceQuery {
+		return u.String()
 	}
-	if u.RawQuery != "" || u.ForceQuery {
-		u.RawQuery = query(u.RawQuery)
+	c := *u
+	if c.User != nil {
+		c.User = url.User(Mask)
 	}
-	return u.String()
+	if c.RawQuery != "" || c.ForceQuery {
+		c.RawQuery = query(c.RawQuery)
+	}
+	return c.String()
 }
 
 // query masks the values of a raw query string, keeping its parameters'

@@ -25,6 +25,7 @@ func TestURL(t *testing.T) {
 		{"lone question mark", "https://h.example/in?", "https://h.example/in?"},
 		{"fragment stays", "https://h.example/in?k=v#part", "https://h.example/in?k=xxxxx#part"},
 		{"both", "http://u:p@localhost:8081/hook?token=t&x", "http://xxxxx@localhost:8081/hook?token=xxxxx&xxxxx"},
+		{"escaped secret name", "https://h.example/in?%53ignature=abc", "https://h.example/in?%53ignature=xxxxx"},
 		{"unparsable", "http://h.example/%zz?token=abc", "(unparsable url)"},
 		{"control character", "http://h.example/\x7f?token=abc", "(unparsable url)"},
 	}
@@ -33,6 +34,12 @@ func TestURL(t *testing.T) {
 			t.Parallel()
 			if got := URL(tt.raw); got != tt.want {
 				t.Errorf("URL(%q) = %q, want %q", tt.raw, got, tt.want)
+			}
+			if u, err := url.Parse(tt.raw); err == nil {
+				before := u.String()
+				if got := Parsed(u); got != tt.want || u.String() != before {
+					t.Errorf("Parsed(%q) = %q, want %q; the URL became %q", tt.raw, got, tt.want, u)
+				}
 			}
 		})
 	}

@@ -71,7 +71,7 @@ func maskTarget(path, rawQuery string) string {
 	if rawQuery == "" {
 		return path
 	}
-	return path + "?" + redact.SecretParams(rawQuery)
+	return path + "?" + redact.SecretValues(rawQuery, redact.Mask)
 }
 
 // maskMismatch returns m as a finding keeps it: its message without the

@@ -34,6 +34,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/contextsvcotel"
+	"github.com/contextsvc/contextsvc-go/internal/otelkit"
 	"github.com/contextsvc/contextsvc-go/internal/redact"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -90,6 +91,32 @@ type Telemetry struct {
 	client  httpconv.ClientRequestDuration
 	events  metric.Int64Counter
 	metrics bool
+	// Built once and kept, so that a request formats and allocates none
+	// of them: span names by method and route, the request metric's
+	// attribute sets by outcome, the server's address and port by Host,
+	// what an event type's spans and counter share, the attempt metric's
+	// attribute sets by receiver and outcome.
+	names      otelkit.Cache[nameKey, string]
+	results    otelkit.Cache[resultKey, []metric.RecordOption]
+	hosts      otelkit.Cache[string, hostAttrs]
+	eventTypes otelkit.Cache[contextsvc.EventType, *eventType]
+	attempts   otelkit.Cache[attemptKey, []metric.RecordOption]
+}
+
+// nameKey is what a request's span is named by.
+type nameKey struct{ method, route string }
+
+// resultKey is what the request metric labels a request by.
+type resultKey struct {
+	method, route, scheme string
+	status                int
+}
+
+// hostAttrs are server.address and server.port of a Host; n of them hold
+// (0 when the Host has no host).
+type hostAttrs struct {
+	kv [2]attribute.KeyValue
+	n  int
 }
 
 // durationBuckets are the semantic conventions' bucket boundaries for
@@ -129,49 +156,54 @@ func New(cfg Config) (*Telemetry, error) {
 	return t, nil
 }
 
-// knownMethods are the methods the semantic conventions name; any other is
-// _OTHER.
-var knownMethods = map[string]bool{
-	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true, http.MethodPatch: true,
-	http.MethodDelete: true, http.MethodConnect: true, http.MethodOptions: true, http.MethodTrace: true,
+// knownMethod reports whether the semantic conventions name a method; any
+// other is _OTHER.
+func knownMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
 }
 
-// Request is a request being traced: its span and when it started.
+// Request is a request being traced: its span, when it started, and what
+// its span's attributes are set from when it ends.
 type Request struct {
-	span   trace.Span
-	start  time.Time
-	method string
+	span      trace.Span
+	start     time.Time
+	method    string // the conventions' method, or _OTHER
+	original  string // the method as sent
+	path      string
+	requestID string
+	host      string
+	client    string
+	userAgent string
+	proto     string
+	scheme    string
 }
+
+// serverStart starts every request's span: its attributes are set once,
+// as it ends, in one call from a lent buffer (otelkit.Attrs: one
+// allocation, the span's own copy), rather than as start options (three:
+// the start configuration's copy, the span's, and its growth by the later
+// ones).
+var serverStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 
 // StartRequest starts the server span of r, continuing the trace its
 // headers carry, and returns r with the span in its context. The span is
 // named when it ends, once the route is known.
 func (t *Telemetry) StartRequest(r *http.Request, requestID string) (*http.Request, *Request) {
-	q := &Request{start: time.Now(), method: r.Method}
-	if !knownMethods[q.method] {
+	q := &Request{start: time.Now(), method: r.Method, original: r.Method, path: r.URL.Path, requestID: requestID,
+		host: r.Host, userAgent: r.UserAgent(), proto: protocolVersion(r), scheme: scheme(r)}
+	if !knownMethod(q.method) {
 		q.method = "_OTHER"
 	}
-	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	attrs := make([]attribute.KeyValue, 0, 10)
-	attrs = append(attrs, semconv.HTTPRequestMethodKey.String(q.method), semconv.URLPath(r.URL.Path), semconv.URLScheme(scheme(r)),
-		RequestIDKey.String(requestID))
-	if q.method == "_OTHER" {
-		attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
-	}
-	if host, port := hostPort(r.Host); host != "" {
-		attrs = append(attrs, semconv.ServerAddress(host))
-		if port > 0 {
-			attrs = append(attrs, semconv.ServerPort(port))
-		}
-	}
 	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		attrs = append(attrs, semconv.ClientAddress(ip))
+		q.client = ip
 	}
-	if ua := r.UserAgent(); ua != "" {
-		attrs = append(attrs, semconv.UserAgentOriginal(ua))
-	}
-	attrs = append(attrs, semconv.NetworkProtocolVersion(protocolVersion(r)))
-	ctx, q.span = t.tracer.Start(ctx, q.method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	ctx := t.prop.Extract(r.Context(), otelkit.HeaderCarrier(r.Header))
+	ctx, q.span = t.tracer.Start(ctx, q.method, serverStart...)
 	return r.WithContext(ctx), q
 }
 
@@ -195,27 +227,81 @@ func protocolVersion(r *http.Request) string {
 func (t *Telemetry) End(q *Request, r *http.Request, status int) {
 	elapsed := time.Since(q.start)
 	route := Route(r)
-	name := q.method
-	if name == "_OTHER" {
-		name = "HTTP"
+	if q.span.IsRecording() {
+		q.span.SetName(t.spanName(q.method, route))
+		buf := otelkit.Attrs() // at most 14
+		attrs := buf[:0]
+		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(q.method))
+		if q.method == "_OTHER" {
+			attrs = append(attrs, semconv.HTTPRequestMethodOriginal(q.original))
+		}
+		attrs = append(attrs, semconv.URLPath(q.path), semconv.URLScheme(q.scheme), RequestIDKey.String(q.requestID))
+		h := t.hostAttrs(q.host)
+		attrs = append(attrs, h.kv[:h.n]...)
+		if q.client != "" {
+			attrs = append(attrs, semconv.ClientAddress(q.client))
+		}
+		if q.userAgent != "" {
+			attrs = append(attrs, semconv.UserAgentOriginal(q.userAgent))
+		}
+		attrs = append(attrs, semconv.NetworkProtocolVersion(q.proto), semconv.HTTPResponseStatusCode(status))
+		if route != "" {
+			attrs = append(attrs, semconv.HTTPRoute(route))
+		}
+		if status >= 500 {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(strconv.Itoa(status)))
+			q.span.SetStatus(codes.Error, http.StatusText(status))
+		}
+		q.span.SetAttributes(attrs...)
+		otelkit.Release(buf)
 	}
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
-	if route != "" {
-		name += " " + route
-		attrs = append(attrs, semconv.HTTPRoute(route))
-	}
-	if status >= 500 {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(strconv.Itoa(status)))
-		q.span.SetStatus(codes.Error, http.StatusText(status))
-	}
-	q.span.SetName(name)
-	q.span.SetAttributes(attrs...)
 	q.span.End()
 	if t.metrics && t.server.Enabled(r.Context()) {
-		mattrs := append(attrs, semconv.HTTPRequestMethodKey.String(q.method), semconv.URLScheme(scheme(r)))
-		t.server.Inst().Record(r.Context(), elapsed.Seconds(), metric.WithAttributes(mattrs...))
+		t.server.Inst().Record(r.Context(), elapsed.Seconds(), t.resultOptions(q.method, route, q.scheme, status)...)
 	}
+}
+
+// spanName is a request span's name: the method and the route, the
+// method alone when no route matched, HTTP for a method the conventions do
+// not know.
+func (t *Telemetry) spanName(method, route string) string {
+	if method == "_OTHER" {
+		method = "HTTP"
+	}
+	if route == "" {
+		return method
+	}
+	return t.names.Get(nameKey{method, route}, func() string { return method + " " + route })
+}
+
+// resultOptions returns the request metric's attributes for a request's
+// outcome.
+func (t *Telemetry) resultOptions(method, route, scheme string, status int) []metric.RecordOption {
+	return t.results.Get(resultKey{method, route, scheme, status}, func() []metric.RecordOption {
+		attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(method), semconv.URLScheme(scheme),
+			semconv.HTTPResponseStatusCode(status)}
+		if route != "" {
+			attrs = append(attrs, semconv.HTTPRoute(route))
+		}
+		if status >= 500 {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(strconv.Itoa(status)))
+		}
+		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
+	})
+}
+
+// hostAttrs returns server.address and server.port of a Host header.
+func (t *Telemetry) hostAttrs(hostport string) hostAttrs {
+	return t.hosts.Get(hostport, func() hostAttrs {
+		var h hostAttrs
+		if host, port := hostPort(hostport); host != "" {
+			h.kv[h.n], h.n = semconv.ServerAddress(host), h.n+1
+			if port > 0 {
+				h.kv[h.n], h.n = semconv.ServerPort(port), h.n+1
+			}
+		}
+		return h
+	})
 }
 
 // Route is the route template r was served by ("/v1/contexts/{id}"), or
@@ -253,31 +339,50 @@ func hostPort(hostport string) (string, int) {
 // returns ctx with it: the deliveries of the event take their parent from
 // that context (Parent). The caller ends it with EndEvent.
 func (t *Telemetry) StartEvent(ctx context.Context, id string, typ contextsvc.EventType, account string) (context.Context, trace.Span) {
-	name := "create " + string(typ)
-	if !typ.Known() {
-		name = "create"
+	e := t.eventType(typ)
+	ctx, span := t.tracer.Start(ctx, e.name, e.start...)
+	if span.IsRecording() {
+		span.SetAttributes(semconv.MessagingMessageID(id), AccountKey.String(account))
 	}
-	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
-		semconv.MessagingSystemKey.String(contextsvcotel.MessagingSystem),
-		semconv.MessagingOperationName("create"),
-		semconv.MessagingOperationTypeCreate,
-		semconv.MessagingMessageID(id),
-		contextsvcotel.EventTypeKey.String(string(typ)),
-		AccountKey.String(account),
-	))
 	if t.metrics && t.events.Enabled(ctx) {
-		typAttr := string(typ)
-		if !typ.Known() {
-			typAttr = "_OTHER"
-		}
-		t.events.Add(ctx, 1, metric.WithAttributes(contextsvcotel.EventTypeKey.String(typAttr)))
+		t.events.Add(ctx, 1, e.count...)
 	}
 	return ctx, span
 }
 
+// eventType is what the spans and the counter of an event type's events
+// share, built once.
+type eventType struct {
+	name  string
+	start []trace.SpanStartOption
+	count []metric.AddOption
+}
+
+// eventType returns the span name, start options and counter attributes of
+// events of a type.
+func (t *Telemetry) eventType(typ contextsvc.EventType) *eventType {
+	return t.eventTypes.Get(typ, func() *eventType {
+		e := &eventType{name: "create " + string(typ)}
+		counted := string(typ)
+		if !typ.Known() {
+			e.name, counted = "create", "_OTHER"
+		}
+		e.start = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
+			semconv.MessagingSystemKey.String(contextsvcotel.MessagingSystem),
+			semconv.MessagingOperationName("create"),
+			semconv.MessagingOperationTypeCreate,
+			contextsvcotel.EventTypeKey.String(string(typ)),
+		)}
+		e.count = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(contextsvcotel.EventTypeKey.String(counted)))}
+		return e
+	})
+}
+
 // EndEvent ends an event's span, saying how many deliveries it got.
 func (t *Telemetry) EndEvent(span trace.Span, deliveries int) {
-	span.SetAttributes(DeliveriesKey.Int(deliveries))
+	if span.IsRecording() {
+		span.SetAttributes(DeliveriesKey.Int(deliveries))
+	}
 	span.End()
 }
 
@@ -305,10 +410,29 @@ type Attempt struct {
 	span   trace.Span
 	ctx    context.Context
 	start  time.Time
-	host   string
-	port   int
 	method string
+	info   AttemptInfo
+	server serverKey
+	url    *url.URL
 }
+
+// serverKey is a receiver's address, as the attempt metric labels it.
+type serverKey struct {
+	host string
+	port int
+}
+
+// attemptKey is what the attempt metric labels an attempt by.
+type attemptKey struct {
+	method  string
+	server  serverKey
+	status  int
+	errType string
+}
+
+// clientStart starts every attempt's span: its attributes are set once,
+// as it ends (see serverStart).
+var clientStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
 // StartAttempt starts the client span of a delivery attempt, a child of
 // parent (its event's span; a new trace when nil: an event fired before
@@ -321,41 +445,23 @@ func (t *Telemetry) StartAttempt(parent *trace.SpanContext, req *http.Request, i
 	if parent != nil {
 		ctx = trace.ContextWithSpanContext(ctx, *parent)
 	}
-	a := &Attempt{start: time.Now(), method: req.Method}
-	a.host, a.port = hostPort(req.URL.Host)
-	if a.port == 0 {
-		a.port = 80
+	a := &Attempt{start: time.Now(), method: req.Method, info: info, url: req.URL}
+	a.server.host, a.server.port = hostPort(req.URL.Host)
+	if a.server.port == 0 {
+		a.server.port = 80
 		if req.URL.Scheme == "https" {
-			a.port = 443
+			a.server.port = 443
 		}
 	}
-	attrs := []attribute.KeyValue{
-		semconv.HTTPRequestMethodKey.String(req.Method),
-		semconv.ServerAddress(a.host),
-		semconv.ServerPort(a.port),
-		semconv.URLFull(redactedURL(req.URL)),
-		semconv.MessagingMessageID(info.EventID),
-		contextsvcotel.EventTypeKey.String(string(info.EventType)),
-		contextsvcotel.DeliveryIDKey.String(info.DeliveryID),
-		contextsvcotel.DeliveryAttemptKey.Int(info.Number),
-		WebhookIDKey.String(info.WebhookID),
-	}
-	if info.Number > 1 {
-		attrs = append(attrs, semconv.HTTPRequestResendCount(info.Number-1))
-	}
-	ctx, a.span = t.tracer.Start(ctx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, a.span = t.tracer.Start(ctx, req.Method, clientStart...)
 	a.ctx = ctx
-	t.prop.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	t.prop.Inject(ctx, otelkit.HeaderCarrier(req.Header))
 	var id string
 	if sc := a.span.SpanContext(); sc.IsValid() && sc.IsSampled() {
 		id = sc.TraceID().String()
 	}
 	return a, id
 }
-
-// redactedURL is url.full without the secrets a receiver's URL can carry
-// (a password, a token in the query).
-func redactedURL(u *url.URL) string { return redact.URL(u.String()) }
 
 // EndAttempt ends an attempt's span: status is the receiver's answer (0
 // when none came), err why none came, and failure what the delivery
@@ -369,19 +475,46 @@ func (t *Telemetry) EndAttempt(a *Attempt, status int, err error, failure string
 	case status < 200 || status > 299:
 		errType = strconv.Itoa(status)
 	}
-	attrs := make([]attribute.KeyValue, 0, 2)
-	if status > 0 {
-		attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
+	if a.span.IsRecording() {
+		buf := otelkit.Attrs() // at most 13
+		attrs := append(buf[:0],
+			semconv.HTTPRequestMethodKey.String(a.method),
+			semconv.ServerAddress(a.server.host),
+			semconv.ServerPort(a.server.port),
+			semconv.URLFull(redact.Parsed(a.url)),
+			semconv.MessagingMessageID(a.info.EventID),
+			contextsvcotel.EventTypeKey.String(string(a.info.EventType)),
+			contextsvcotel.DeliveryIDKey.String(a.info.DeliveryID),
+			contextsvcotel.DeliveryAttemptKey.Int(a.info.Number),
+			WebhookIDKey.String(a.info.WebhookID),
+		)
+		if a.info.Number > 1 {
+			attrs = append(attrs, semconv.HTTPRequestResendCount(a.info.Number-1))
+		}
+		if status > 0 {
+			attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
+		}
+		if errType != "" {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
+			a.span.SetStatus(codes.Error, failure)
+		}
+		a.span.SetAttributes(attrs...)
+		otelkit.Release(buf)
 	}
-	if errType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
-		a.span.SetStatus(codes.Error, failure)
-	}
-	a.span.SetAttributes(attrs...)
 	a.span.End()
 	if t.metrics && t.client.Enabled(a.ctx) {
-		mattrs := append(attrs, semconv.HTTPRequestMethodKey.String(a.method), semconv.ServerAddress(a.host), semconv.ServerPort(a.port))
-		t.client.Inst().Record(a.ctx, elapsed.Seconds(), metric.WithAttributes(mattrs...))
+		k := attemptKey{method: a.method, server: a.server, status: status, errType: errType}
+		t.client.Inst().Record(a.ctx, elapsed.Seconds(), t.attempts.Get(k, func() []metric.RecordOption {
+			attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method), semconv.ServerAddress(k.server.host),
+				semconv.ServerPort(k.server.port)}
+			if k.status > 0 {
+				attrs = append(attrs, semconv.HTTPResponseStatusCode(k.status))
+			}
+			if k.errType != "" {
+				attrs = append(attrs, semconv.ErrorTypeKey.String(k.errType))
+			}
+			return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
+		})...)
 	}
 }
 

@@ -79,6 +79,9 @@ func TestAttemptURLRedacted(t *testing.T) {
 	if u, _ := attrs.Value("url.full"); u.AsString() != "https://xxxxx@hooks.example.com/in?token=xxxxx" {
 		t.Errorf("url.full %q", u.AsString())
 	}
+	if req.URL.String() != "https://bot:s3cret@hooks.example.com/in?token=abc" {
+		t.Errorf("the request's URL became %s", req.URL)
+	}
 	if p, _ := attrs.Value("server.port"); p.AsInt64() != 443 {
 		t.Errorf("server.port %v", p.AsInt64())
 	}
@@ -88,5 +91,31 @@ func TestAttemptURLRedacted(t *testing.T) {
 	want := "00-" + id + "-" + spans[0].SpanContext.SpanID().String() + "-01"
 	if got := req.Header.Get("Traceparent"); got != want || spans[0].SpanKind != trace.SpanKindClient {
 		t.Errorf("traceparent %q, want %q (kind %v)", got, want, spans[0].SpanKind)
+	}
+}
+
+// TestAttemptURLFull: url.full masks a receiver URL's user info and every
+// query value, whatever the parameter's name and however it is escaped,
+// and keeps the rest.
+func TestAttemptURLFull(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ url, want string }{
+		{"http://127.0.0.1:9/hook", "http://127.0.0.1:9/hook"},
+		{"https://hooks.example.com/in?%53ignature=abc", "https://hooks.example.com/in?%53ignature=xxxxx"},
+		{"https://hooks.example.com/in?Signature=abc&code=az-func-key", "https://hooks.example.com/in?Signature=xxxxx&code=xxxxx"},
+		{"https://u@hooks.example.com/in", "https://xxxxx@hooks.example.com/in"},
+	}
+	for _, tt := range tests {
+		exp := tracetest.NewInMemoryExporter()
+		tel, err := New(Config{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := tel.StartAttempt(nil, httptest.NewRequest("POST", tt.url, nil), AttemptInfo{Number: 1})
+		tel.EndAttempt(a, http.StatusOK, nil, "")
+		attrs := attribute.NewSet(exp.GetSpans()[0].Attributes...)
+		if u, _ := attrs.Value("url.full"); u.AsString() != tt.want {
+			t.Errorf("url.full of %s = %q, want %q", tt.url, u.AsString(), tt.want)
+		}
 	}
 }
