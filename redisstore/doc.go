@@ -49,19 +49,28 @@
 // error.
 //
 // When Redis cannot be reached, the [FailureMode] decides. The default is
-// [FailOpen]: the process paces itself with a local bucket of the same
-// plan, logs the change once (with [WithLogger]), and asks Redis again,
-// in the background, every second ([WithRecheckInterval]). The service
+// [FailOpen]: the process paces itself with a local bucket of its share
+// of the plan (the plan divided by the number of limiters sharing the key,
+// which they count through Redis every second while it answers), logs the
+// change once (with [WithLogger]), and asks Redis again, in the
+// background, every second ([WithRecheckInterval]). A fleet that loses
+// Redis together, as in a Sentinel failover, so keeps to about the plan's
+// rate. Coming back, each limiter charges the shared bucket with what it
+// sent meanwhile (the service counted it; the shared bucket refilled), and
+// keeps to its share for one recheck interval more while the others come
+// back; one whose round trip waited out go-redis's retries does the same.
+// A failover so costs the fleet at most one burst of 429s. The service
 // enforces the limit anyway and the client retries its 429s, so an outage
-// of Redis costs 429s and retries (and, for a fleet running flat out, some
-// calls whose retries run out) rather than every call: a pacing aid should
-// not take the product down with it. [FailClosed] makes every call fail at once
-// instead, with an error wrapping [ErrUnavailable] and the cause. Redis
-// losing the key (a restart without persistence) refills the shared
-// bucket: at most one burst too many, which the service answers 429.
+// of Redis costs at most some 429s and retries rather than every call: a
+// pacing aid should not take the product down with it. [FailClosed] makes
+// every call fail at once instead, with an error wrapping [ErrUnavailable]
+// and the cause. Redis losing the key (a restart without persistence)
+// refills the shared bucket: at most one burst too many, which the service
+// answers 429.
 //
 // Cost: one EVALSHA round trip per request when a token is free, one more
-// per wait otherwise. Redis spends 7 to 10 µs running the script,
+// per wait otherwise, and for a [FailOpen] limiter one heartbeat script a
+// second, in the background. Redis spends 7 to 10 µs running the script,
 // depending on the CPU, against 0.1 µs for a PING: on loopback a Wait
 // measured 1.2x to 1.7x a PING on the same client, depending on the CPU
 // and on how busy its cores are (BENCHMARKS.md); against an API call over

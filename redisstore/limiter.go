@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/time/rate"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 )
@@ -23,8 +24,9 @@ const (
 	// SHA-256 of the API key follows it. redis_rate puts its own "rate:"
 	// in front, so the Redis key reads rate:contextsvc:ratelimit:<hash>.
 	DefaultKeyPrefix = "contextsvc:ratelimit:"
-	// DefaultRecheckInterval is how long a failing-open limiter paces
-	// locally before it tries Redis again.
+	// DefaultRecheckInterval is how often a failing-open limiter asks
+	// Redis again whether it answers, and how long after coming back it
+	// keeps to its share of the plan.
 	DefaultRecheckInterval = time.Second
 )
 
@@ -37,13 +39,19 @@ type FailureMode int
 
 const (
 	// FailOpen, the default: pace this process alone with a local token
-	// bucket of the same plan (a [contextsvc.LocalLimiter]), log the
-	// change once, and go back to Redis as soon as it answers again (asked
-	// in the background, so no Wait waits on an unreachable Redis). The
-	// fleet may then try up to one plan's rate per process; the service
-	// answers the excess 429 and the client retries it, so calls go on,
-	// slower, and a fleet running flat out sees some whose retries run
-	// out (as without Redis; see BENCHMARKS.md).
+	// bucket of its share of the plan (the plan divided by the number of
+	// limiters sharing the key, which they count through Redis every
+	// second while it answers), log the change once, and go back to Redis
+	// as soon as it answers again (asked in the background, every recheck
+	// interval, so no Wait waits on an unreachable Redis). A fleet that
+	// loses Redis together so keeps to about the plan's rate. Coming back,
+	// the limiter charges the shared bucket with what it sent meanwhile,
+	// and keeps to its share for one recheck interval more, while the
+	// others come back. A Sentinel failover so costs at most one burst of
+	// 429s (docs/fleet.md). A process that loses Redis alone, or before
+	// any count, sends its share (the whole plan) on top of what the rest
+	// of the fleet sends; the service answers the excess 429 and the
+	// client retries it.
 	FailOpen FailureMode = iota
 	// FailClosed: Wait returns an error wrapping [ErrUnavailable] and the
 	// cause, so each call fails at once without being sent (the client's
@@ -90,7 +98,8 @@ func WithFailureMode(m FailureMode) LimiterOption {
 }
 
 // WithLogger sets the logger that a [FailOpen] limiter tells when it
-// falls back to its local bucket (one Warn per outage, with the cause) and
+// falls back to its local bucket (one Warn per outage, with the cause and
+// the share of the plan it paces to) and
 // when Redis is back (one Info). Default, and nil: none, like the rest of
 // the SDK; [Limiter.Degraded] reports the state too. The API key is never
 // logged.
@@ -136,11 +145,15 @@ func WithHeadroom(tokens int) LimiterOption {
 	}
 }
 
-// WithRecheckInterval sets how long a failing-open limiter paces locally
-// before it asks Redis again whether it answers (default
-// [DefaultRecheckInterval]); it must be positive. The question runs in the
-// background, started by the first Wait after the interval, and spends no
-// token.
+// WithRecheckInterval sets how often a failing-open limiter asks Redis
+// again whether it answers (default [DefaultRecheckInterval]); it must be
+// positive. The first question follows the fall-back at once; each runs
+// in the background, the next a recheck interval after the last began (or
+// when it ends, if it took longer), for as long as Waits used the local
+// bucket in the last minute. The one that finds Redis charges the shared
+// bucket with the tokens the process granted itself meanwhile, and the
+// limiter then keeps to its share of the plan for one recheck interval
+// more: about the time the fleet's other limiters take to come back.
 func WithRecheckInterval(d time.Duration) LimiterOption {
 	return func(c *limiterConfig) error {
 		if d <= 0 {
@@ -158,18 +171,27 @@ func WithRecheckInterval(d time.Duration) LimiterOption {
 // every client of that process share it.
 type Limiter struct {
 	rl      *redis_rate.Limiter
+	rdb     redis.UniversalClient
 	key     string // as given to redis_rate, which adds "rate:"
+	fleet   string // the Redis key counting the limiters that share the bucket
+	id      string // this limiter's name in fleet
 	limit   redis_rate.Limit
 	plan    contextsvc.Plan
 	mode    FailureMode
-	local   *contextsvc.LocalLimiter
 	log     *slog.Logger
 	recheck time.Duration
 
-	degraded  atomic.Bool // failing open: pacing with local
-	mu        sync.Mutex  // guards recheckAt and probing
-	recheckAt time.Time
-	probing   bool // a probe is asking Redis, in the background, while degraded
+	degraded   atomic.Bool  // failing open: pacing with the local bucket
+	beatDue    atomic.Int64 // when the next heartbeat is due, in Unix ns
+	graceUntil atomic.Int64 // after coming back: until when Waits keep to the share too, in Unix ns (0: not)
+
+	mu       sync.Mutex // guards what follows
+	share    int        // limiters sharing the bucket, as Redis last counted them; 0 before the first count
+	local    *fallback  // while degraded: this process's share of the plan
+	probeAt  time.Time  // while degraded: when the next probe may start
+	probing  bool       // a probe is asking Redis, or is scheduled to, while degraded
+	lastUsed time.Time  // while degraded: when a Wait last used the local bucket
+	grace    *rate.Limiter
 }
 
 // NewLimiter returns a Limiter for apiKey on plan, keeping its state in
@@ -177,7 +199,11 @@ type Limiter struct {
 // fewer than the plan's burst, as a [contextsvc.LocalLimiter]'s does, so
 // arrival jitter does not meet a 429 ([WithHeadroom] changes that). Every process sharing the key must
 // give the same plan. The Redis key is named after the SHA-256 of apiKey,
-// never the key itself ([Limiter.Key]).
+// never the key itself ([Limiter.Key]); a [FailOpen] limiter also keeps
+// its name in a second key, [Limiter.Key] without "rate:" and with
+// ":limiters" added, a sorted set of the limiters that called Wait in the
+// last 10 seconds (one entry of about 80 bytes each), by which each knows
+// its share of the plan should Redis fail.
 //
 // An empty apiKey, a nil client or a plan without a positive rate and
 // burst is an error wrapping [contextsvc.ErrInvalidArgument].
@@ -188,8 +214,7 @@ func NewLimiter(client redis.UniversalClient, apiKey string, plan contextsvc.Pla
 	if apiKey == "" {
 		return nil, fmt.Errorf("%w: redisstore.NewLimiter: empty API key", contextsvc.ErrInvalidArgument)
 	}
-	local, err := contextsvc.NewLocalLimiter(plan)
-	if err != nil {
+	if _, err := contextsvc.NewLocalLimiter(plan); err != nil { // the plan's own check
 		return nil, err
 	}
 	cfg := limiterConfig{
@@ -208,15 +233,18 @@ func NewLimiter(client redis.UniversalClient, apiKey string, plan contextsvc.Pla
 		}
 	}
 	sum := sha256.Sum256([]byte(apiKey))
+	key := cfg.prefix + hex.EncodeToString(sum[:])
 	return &Limiter{
-		rl:  redis_rate.NewLimiter(client),
-		key: cfg.prefix + hex.EncodeToString(sum[:]),
+		rl:    redis_rate.NewLimiter(client),
+		rdb:   client,
+		key:   key,
+		fleet: key + ":limiters",
+		id:    newMemberName(),
 		// GCRA with this burst and emission interval is exactly the
 		// service's token bucket, less the headroom.
 		limit:   redis_rate.Limit{Rate: plan.PerMinute(), Period: time.Minute, Burst: max(1, plan.Burst()-cfg.headroom)},
 		plan:    plan,
 		mode:    cfg.mode,
-		local:   local,
 		log:     cfg.logger,
 		recheck: cfg.recheck,
 	}, nil
@@ -246,22 +274,37 @@ func (l *Limiter) Degraded() bool { return l.degraded.Load() }
 // go-redis client's own time-outs (ReadTimeout, 3 s by default), and by
 // ctx only if the client was made with ContextTimeoutEnabled.
 //
+// Every few seconds a Wait also starts, in the background, a heartbeat
+// that counts the limiters sharing the key (a second script, on a key of
+// its own), so that a limiter that loses Redis knows its share of the
+// plan.
+//
 // When Redis cannot be reached, Wait follows the [FailureMode]. A
-// [FailOpen] limiter that found Redis unreachable paces with its local
-// bucket at once, without a round trip, until a probe in the background
-// finds Redis again.
+// [FailOpen] limiter that found Redis unreachable paces with a local
+// bucket of its share of the plan at once, without a round trip, until a
+// probe in the background finds Redis again.
 func (l *Limiter) Wait(ctx context.Context) error {
 	if l.rl == nil {
 		return fmt.Errorf("%w: redisstore: a Limiter not made by NewLimiter", contextsvc.ErrInvalidArgument)
+	}
+	if err := l.keepShare(ctx); err != nil {
+		return err
 	}
 	var timer *time.Timer
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if l.mode == FailOpen && l.degraded.Load() && l.paceLocally() {
-			return l.local.Wait(ctx)
+		if l.mode == FailOpen && l.degraded.Load() {
+			if local := l.paceLocally(); local != nil {
+				// Redis came back while this Wait waited: ask it too.
+				if granted, err := l.waitLocal(ctx, local); granted || err != nil {
+					return err
+				}
+				continue
+			}
 		}
+		asked := time.Now()
 		res, err := l.rl.Allow(ctx, l.key, l.limit)
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
@@ -270,11 +313,20 @@ func (l *Limiter) Wait(ctx context.Context) error {
 			if l.mode == FailClosed {
 				return fmt.Errorf("%w: %w", ErrUnavailable, err)
 			}
-			l.fallBack(err)
-			return l.local.Wait(ctx)
+			if granted, err := l.waitLocal(ctx, l.fallBack(err)); granted || err != nil {
+				return err
+			}
+			continue
 		}
 		if l.degraded.Load() {
-			l.recovered()
+			// This round trip began before another fell back: Redis is
+			// back.
+			l.recovered(0)
+		} else if l.mode == FailOpen && time.Since(asked) > l.recheck {
+			l.satThrough()
+		}
+		if l.mode == FailOpen {
+			l.heartbeat()
 		}
 		if res.Allowed > 0 {
 			return nil
@@ -297,60 +349,5 @@ func (l *Limiter) Wait(ctx context.Context) error {
 			return ctx.Err()
 		case <-timer.C:
 		}
-	}
-}
-
-// paceLocally reports whether this Wait uses the local bucket because
-// Redis could not be reached, and once the recheck interval has passed
-// starts a probe. The probe runs in the background rather than in this
-// Wait: against a Redis that is down, a round trip takes go-redis's every
-// dial retry (about 1.75 s with its defaults), and against one that stopped
-// answering its read time-outs and retries, and one caller in every
-// recheck interval would pay that.
-func (l *Limiter) paceLocally() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.degraded.Load() {
-		return false
-	}
-	if !l.probing && !time.Now().Before(l.recheckAt) {
-		l.probing = true
-		go l.probe()
-	}
-	return true
-}
-
-// probe asks Redis whether it answers again with the script Wait runs, at
-// a cost of zero tokens, so it spends nothing of the fleet's plan. Its
-// duration is bounded by the go-redis client's time-outs; one runs at a
-// time.
-func (l *Limiter) probe() {
-	if _, err := l.rl.AllowN(context.Background(), l.key, l.limit, 0); err != nil {
-		l.fallBack(err)
-		return
-	}
-	l.recovered()
-}
-
-// fallBack switches to the local bucket after Redis failed with cause,
-// logging only the switch, not every failed call.
-func (l *Limiter) fallBack(cause error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.probing = false
-	l.recheckAt = time.Now().Add(l.recheck)
-	if !l.degraded.Swap(true) {
-		l.log.Warn("contextsvc rate limiter: Redis unreachable; pacing this process alone with a local bucket of the plan until it answers again",
-			"key", l.Key(), "plan", l.plan.String(), "recheck", l.recheck, "error", cause)
-	}
-}
-
-// recovered switches back to Redis after a call through it succeeded.
-func (l *Limiter) recovered() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.probing = false
-	if l.degraded.Swap(false) {
-		l.log.Info("contextsvc rate limiter: Redis reachable again; sharing the plan's rate with the fleet again", "key", l.Key())
 	}
 }

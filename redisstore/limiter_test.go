@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -398,6 +399,10 @@ type scriptFault struct {
 	hanging       chan struct{} // gets a value each time a script starts hanging
 	release       chan struct{}
 	callerHanging atomic.Int32 // scripts of a caller's Wait met while hanging
+	// charged adds up the tokens asked for by the scripts on a bucket
+	// ("rate:…") that ran in the background (not in a caller's Wait)
+	// while no fault was set.
+	charged atomic.Int64
 }
 
 // callerKey marks the context of a caller's Wait.
@@ -445,7 +450,14 @@ func (f *scriptFault) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			cmd.SetErr(errors.New("simulated: Redis stopped answering"))
 			return cmd.Err()
 		}
-		return next(ctx, cmd)
+		err := next(ctx, cmd)
+		// EVALSHA sha numkeys key burst rate period cost; a NOSCRIPT
+		// answer is followed by EVAL with the same arguments.
+		if args := cmd.Args(); err == nil && ctx.Value(callerKey{}) == nil && len(args) == 8 && strings.HasPrefix(fmt.Sprint(args[3]), "rate:") {
+			n, _ := strconv.Atoi(fmt.Sprint(args[7]))
+			f.charged.Add(int64(n))
+		}
+		return err
 	}
 }
 
@@ -457,16 +469,18 @@ func (f *scriptFault) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // paces locally, its checks whether Redis answers again run in the
 // background. A Wait never waits on an unreachable Redis once the limiter
 // knows it is unreachable (a check can take go-redis's every time-out and
-// retry, seconds, or much longer for a host that stopped answering), and a
-// check spends no token of the shared bucket.
+// retry, seconds, or much longer for a host that stopped answering). The
+// check that finds Redis again charges the shared bucket with the tokens
+// the process granted itself meanwhile, and no more: the service counted
+// those requests against the same bucket.
 func TestLimiterFailOpenProbesInBackground(t *testing.T) {
 	t.Parallel()
 	c := redistest.Client(t, redistest.Shared(t))
 	fault := newScriptFault(t)
 	c.AddHook(fault)
-	// One a minute, burst 4: 3 tokens in the shared bucket and 3 in the
-	// local one, none refilled during the test. A check is due at once.
-	lim := newLimiter(t, c, testKey(t), plantest.Enterprise(t, 1, 4), redisstore.WithRecheckInterval(time.Nanosecond))
+	// 600 a minute, burst 10: alone, the limiter's local bucket paces to
+	// the whole plan, a token every 100 ms.
+	lim := newLimiter(t, c, testKey(t), plantest.Enterprise(t, 600, 10), redisstore.WithRecheckInterval(10*time.Millisecond))
 	ctx := context.WithValue(context.Background(), callerKey{}, true)
 	wait := func(what string) {
 		t.Helper()
@@ -478,49 +492,92 @@ func TestLimiterFailOpenProbesInBackground(t *testing.T) {
 		}
 	}
 
-	wait("Redis up") // shared token 1
+	wait("Redis up")
 	fault.mode.Store(faultFail)
 	wait("Redis fails") // falls back: local token 1
 	if !lim.Degraded() {
 		t.Fatal("not degraded after Redis failed")
 	}
-
 	fault.mode.Store(faultHang)
-	wait("Redis hangs") // local token 2, while a check starts and hangs
-	<-fault.hanging     // the check in the background is hanging
+	<-fault.hanging // a check in the background is hanging
+	wait("Redis hangs")
+	wait("Redis still hangs") // local tokens 2 and 3
+	charged := fault.charged.Load()
 	fault.mode.Store(faultNone)
-	fault.releaseAll() // the hanging check fails
-	wait("Redis back") // local token 3, the last
-	// Waits keep coming, and one of them starts the check that finds Redis
-	// again. With the local bucket empty, a Wait with a short deadline
-	// returns at once without a token while degraded; once Redis is back
-	// it may get a shared one, which is counted.
-	shared := 1
-	for lim.Degraded() {
-		tctx, cancel := context.WithTimeout(ctx, time.Millisecond)
-		if lim.Wait(tctx) == nil {
-			shared++
+	fault.releaseAll() // the hanging check fails; the next finds Redis
+	waitFor(t, "Redis again", func() bool { return !lim.Degraded() })
+	waitFor(t, "the charge", func() bool { return fault.charged.Load()-charged >= 3 })
+	if n := fault.charged.Load() - charged; n != 3 {
+		t.Errorf("the shared bucket was charged %d tokens for 3 granted locally", n)
+	}
+}
+
+// TestLimiterFailOpenShare: four limiters of one key, each on its own
+// connection, count each other through Redis; when Redis fails, each
+// paces to a quarter of the plan, so that together they keep to it.
+func TestLimiterFailOpenShare(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Shared(t)
+	const limiters = 4
+	// 600 a minute, burst 10: a quarter is 150 a minute (one token every
+	// 400 ms), burst 2.
+	plan := plantest.Enterprise(t, 600, 10)
+	key := testKey(t)
+	type member struct {
+		lim   *redisstore.Limiter
+		fault *scriptFault
+		hook  *countingHook
+		log   *logRecorder
+	}
+	var fleet []member
+	for range limiters {
+		c := redistest.Client(t, srv)
+		m := member{fault: newScriptFault(t), hook: &countingHook{}, log: &logRecorder{}}
+		c.AddHook(m.hook)
+		c.AddHook(m.fault)
+		m.lim = newLimiter(t, c, key, plan, redisstore.WithLogger(slog.New(m.log)))
+		fleet = append(fleet, m)
+	}
+	ctx := context.Background()
+	// Two heartbeats each (the second 100 ms after the first), so that
+	// every limiter counted the others.
+	waitFor(t, "the limiters counting each other", func() bool {
+		counted := true
+		for _, m := range fleet {
+			if err := m.lim.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			counted = counted && m.hook.heartbeats.Load() >= 2
 		}
-		cancel()
-		time.Sleep(time.Millisecond)
+		return counted
+	})
+	c := redistest.Client(t, srv)
+	set := strings.TrimPrefix(fleet[0].lim.Key(), "rate:") + ":limiters"
+	if n := c.ZCard(ctx, set).Val(); n != limiters {
+		t.Errorf("the fleet's set %s holds %d limiters, want %d", set, n, limiters)
+	}
+	if ttl := c.PTTL(ctx, set).Val(); ttl <= 0 || ttl > 10*time.Second {
+		t.Errorf("the fleet's set expires in %v, want within 10 s", ttl)
 	}
 
-	// The checks took nothing: the shared bucket still holds every token
-	// the Waits did not take, and then it is empty.
-	// A deadline well short of the next refill (a minute): a missing token
-	// is refused at once, however slow the machine.
-	for ; shared < 3; shared++ {
-		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		if err := lim.Wait(tctx); err != nil {
-			t.Errorf("shared token %d: %v (a check spent it?)", shared+1, err)
+	for _, m := range fleet {
+		m.fault.mode.Store(faultFail)
+	}
+	start := time.Now()
+	var at []time.Duration
+	for i := range 3 {
+		if err := fleet[0].lim.Wait(ctx); err != nil {
+			t.Fatalf("local token %d: %v", i+1, err)
 		}
-		cancel()
+		at = append(at, time.Since(start))
 	}
-	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := lim.Wait(tctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("a fourth shared token: %v, want DeadlineExceeded (the bucket holds 3)", err)
+	line, _, ok := fleet[0].log.last(logFellBack)
+	if !ok || !strings.Contains(line, "limiters=4") || !strings.Contains(line, "perMinute=150") {
+		t.Errorf("fall-back logged as %q, want a quarter of the plan: limiters=4 perMinute=150", line)
 	}
+	// Its bucket starts empty: each token at least 400 ms after the one
+	// before, the first within 400 ms.
+	checkPaced(t, "the local bucket", at, 1, 400*time.Millisecond, 0)
 }
 
 func TestNewLimiterRefusesBadArguments(t *testing.T) {

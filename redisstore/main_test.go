@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -21,16 +22,23 @@ import (
 // tests that stop Redis start their own.
 func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
 
-// countingHook counts the scripts a go-redis client runs, to prove how
-// many round trips a call made.
-type countingHook struct{ scripts atomic.Int64 }
+// countingHook counts the scripts a go-redis client runs on a limiter's
+// bucket (keys "rate:…"), to prove how many round trips a call made, and
+// apart from them the heartbeats counting the limiters of a key.
+type countingHook struct{ scripts, heartbeats atomic.Int64 }
 
 func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if name := strings.ToLower(cmd.Name()); name == "evalsha" || name == "eval" {
-			h.scripts.Add(1)
+			key := fmt.Sprint(cmd.Args()[3]) // EVALSHA sha numkeys key …
+			switch {
+			case strings.HasPrefix(key, "rate:"):
+				h.scripts.Add(1)
+			case strings.HasSuffix(key, ":limiters"):
+				h.heartbeats.Add(1)
+			}
 		}
 		return next(ctx, cmd)
 	}

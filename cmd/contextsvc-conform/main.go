@@ -19,9 +19,14 @@
 // limiter for -plan, so it never trips the rate limit (unless asked to,
 // -provoke-429). Keys and webhook secrets are never printed.
 //
+// Before the checks it makes sure the server can be reached: when it
+// cannot (connection refused, DNS, TLS, a time-out), it says so once, and
+// why, and runs no check.
+//
 // Exit status: 0 when every check passed (or was skipped), 1 when the
 // server differs from the contract or the run was interrupted, 2 on a
-// usage error. See docs/conformance.md.
+// usage error, 3 when the server cannot be reached. See
+// docs/conformance.md.
 package main
 
 import (

@@ -4,8 +4,10 @@
 // from it whether its real service (or staging) behaves as the mock does,
 // and where it does not, whether the SDK tolerates the difference.
 //
-// [Run] sends the contract's requests to a server ([Config]: base URL,
-// API key) and returns a [Report]: each check passed, failed (each
+// [Run] first makes sure the server answers at all: when it cannot be
+// reached, the [Report] says why ([Unreachable]) and no check runs.
+// Otherwise it sends the contract's requests to the server ([Config]: base
+// URL, API key) and returns a [Report]: each check passed, failed (each
 // [Difference] with the request, what the contract says, what came back
 // and where the answer breaks the OpenAPI document) or skipped, then the
 // SDK tolerance list, decided by replaying each answer through the SDK's

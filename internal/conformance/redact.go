@@ -65,6 +65,9 @@ func shownURL(raw string) string {
 
 // redact applies r to every text of the report.
 func (rep *Report) redact(r redactor) {
+	if rep.Unreachable != nil {
+		rep.Unreachable.Message = r.text(rep.Unreachable.Message)
+	}
 	for _, c := range rep.Checks {
 		c.Note = r.text(c.Note)
 		for _, d := range c.Differences {

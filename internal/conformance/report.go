@@ -61,6 +61,9 @@ type Report struct {
 	Requests int `json:"requests"`
 	// Interrupted tells that the run was stopped before its end.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Unreachable, when set, says why the server could not be reached:
+	// no check ran (each is skipped) and the run does not pass.
+	Unreachable *Unreachable `json:"unreachable,omitempty"`
 	// Checks are the checks in the order they ran.
 	Checks []*Check `json:"checks"`
 	// Tolerance lists each distinct difference found, with whether the SDK
@@ -150,10 +153,10 @@ type Coverage struct {
 	Statuses []int `json:"statuses"`
 }
 
-// Passed tells whether every check passed or was skipped and the run ran
-// to its end.
+// Passed tells whether the server was reached, every check passed or was
+// skipped, and the run ran to its end.
 func (r *Report) Passed() bool {
-	if r.Interrupted {
+	if r.Interrupted || r.Unreachable != nil {
 		return false
 	}
 	for _, c := range r.Checks {
@@ -175,9 +178,19 @@ func (r *Report) Count(s Status) int {
 	return n
 }
 
-// MarshalJSON adds the duration in seconds and the counts.
+// MarshalJSON adds the duration in seconds and the counts. Lists are
+// never null: an empty list is [].
 func (r *Report) MarshalJSON() ([]byte, error) {
 	type plain Report
+	p := plain(*r)
+	p.Checks = orEmpty(p.Checks)
+	p.Tolerance = orEmpty(p.Tolerance)
+	p.LeftBehind = orEmpty(p.LeftBehind)
+	p.Coverage = make([]Coverage, len(r.Coverage)) // a copy: marshalling changes nothing
+	for i, c := range r.Coverage {
+		c.Statuses = orEmpty(c.Statuses)
+		p.Coverage[i] = c
+	}
 	return json.Marshal(struct {
 		*plain
 		DurationSeconds float64 `json:"durationSeconds"`
@@ -188,7 +201,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			Skipped int `json:"skipped"`
 		} `json:"counts"`
 	}{
-		plain:           (*plain)(r),
+		plain:           &p,
 		DurationSeconds: r.Duration.Seconds(),
 		Passed:          r.Passed(),
 		Counts: struct {
@@ -218,6 +231,13 @@ func (r *Report) WriteText(w io.Writer) error {
 		mode = ", read-only"
 	}
 	fmt.Fprintf(&b, "contextsvc-conform: %s against the contract (run %s%s)\n\n", r.BaseURL, r.RunID, mode)
+	if r.Unreachable != nil {
+		// Said once; the checks' list would only repeat it.
+		fmt.Fprintf(&b, "cannot reach the server: %s\n\nNo check ran (%d skipped); %s in %s: the server cannot be reached.\n",
+			r.Unreachable.Message, len(r.Checks), plural(r.Requests, "request"), r.Duration.Round(100*time.Millisecond))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	width := 0
 	for _, c := range r.Checks {
 		width = max(width, len(c.ID))
@@ -346,4 +366,12 @@ func tolerance(checks []*Check) []Tolerance {
 		return 1
 	})
 	return out
+}
+
+// orEmpty is s, or an empty slice for nil (JSON [] rather than null).
+func orEmpty[S ~[]E, E any](s S) S {
+	if s == nil {
+		return S{}
+	}
+	return s
 }

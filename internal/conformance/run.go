@@ -51,8 +51,9 @@ type runner struct {
 // check is one check of the contract.
 type check struct {
 	id, title string
-	// creates tells the check creates something: not in a read-only run.
-	creates bool
+	// creates says what the check creates or changes, which keeps it out
+	// of a read-only run ("" when it creates nothing).
+	creates string
 	// needs says why the check cannot run in this run ("" when it can).
 	needs func(r *runner) string
 	run   func(c *checker)
@@ -102,6 +103,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.redact = newRedactor([]string{cfg.APIKey, cfg.ReadKey, r.secret, r.send.unknown}, receiverURL)
 
 	rep := &Report{BaseURL: base.String(), RunID: r.runID, ReadOnly: cfg.ReadOnly, Started: time.Now()}
+	// A server that cannot be reached gets no check: it is said once, why,
+	// and every check is skipped for it.
+	if rep.Unreachable = r.reach(ctx); rep.Unreachable != nil {
+		for _, def := range append(r.checks(), r.acrossChecks()...) {
+			rep.Checks = append(rep.Checks, &Check{ID: def.id, Title: def.title, Status: Skipped, Note: "not run: the server cannot be reached"})
+		}
+		rep.Coverage = r.coverage()
+		rep.Requests = r.send.count()
+		rep.Duration = time.Since(rep.Started)
+		rep.redact(r.redact)
+		return rep, nil
+	}
 	for _, def := range r.checks() {
 		res := &Check{ID: def.id, Title: def.title, Status: Passed}
 		rep.Checks = append(rep.Checks, res)
@@ -109,8 +122,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		switch {
 		case ctx.Err() != nil:
 			c.skip("the run was stopped")
-		case def.creates && cfg.ReadOnly:
-			c.skip("creates contexts: not in a read-only run")
+		case def.creates != "" && cfg.ReadOnly:
+			c.skip(def.creates + ": not in a read-only run")
 		case def.needs != nil && def.needs(r) != "":
 			c.skip(def.needs(r))
 		default:
@@ -171,18 +184,18 @@ func (r *runner) checks() []check {
 				}
 				return ""
 			}},
-		{id: "errors.payload-too-large", title: "413 payload_too_large for a body over 2 MiB", creates: true, run: r.checkErrors(http.StatusRequestEntityTooLarge)},
-		{id: "webhooks.register", title: "webhook registration: its answer, the secret never returned", creates: true, run: r.checkRegister, needs: needsReceiver},
-		{id: "contexts.create", title: "create: 201 with the context at version 1, defaults, tags deduplicated; read back", creates: true, run: r.checkCreate},
-		{id: "errors.validation", title: "400 invalid_request with param for each field rule of create, update, export and registration; 404 for a version that never existed", creates: true, run: r.checkValidation},
-		{id: "contexts.update", title: "update merges: fields present replace, absent stay; tags [] clears; no change, no version", creates: true, run: r.checkUpdate},
-		{id: "contexts.versions", title: "versions: one per change, oldest first, with what changed; paged", creates: true, run: r.checkVersions},
-		{id: "contexts.paging", title: "list paging: limit, cursor, hasMore, nextCursor, tag filters", creates: true, run: r.checkPaging},
-		{id: "contexts.export", title: "export in every format: content type, file name, content; earlier versions; PDF read back", creates: true, run: r.checkExport},
-		{id: "contexts.idempotency", title: "idempotency keys: a repeat is replayed, not run again; the key with another body is a 400", creates: true, run: r.checkIdempotency},
-		{id: "contexts.delete", title: "delete: the deletion result, then 404 on every endpoint", creates: true, run: r.checkDelete},
-		{id: "webhooks.deliveries", title: "deliveries: signed (the SDK verifies), headers, envelope and data of each event", creates: true, run: r.checkDeliveries, needs: needsReceiver},
-		{id: "webhooks.retry", title: "a failed delivery attempt is retried after 1 minute, the same event signed anew", creates: true, run: r.checkRetry,
+		{id: "errors.payload-too-large", title: "413 payload_too_large for a body over 2 MiB", creates: "sends a create, which a server that does not refuse its 2 MiB body would carry out", run: r.checkErrors(http.StatusRequestEntityTooLarge)},
+		{id: "webhooks.register", title: "webhook registration: its answer, the secret never returned", creates: "registers a webhook (which the /v1 API cannot delete) and creates a context", run: r.checkRegister, needs: needsReceiver},
+		{id: "contexts.create", title: "create: 201 with the context at version 1, defaults, tags deduplicated; read back", creates: "creates a context", run: r.checkCreate},
+		{id: "errors.validation", title: "400 invalid_request with param for each field rule of create, update, export and registration; 404 for a version that never existed", creates: "creates the context its refused updates and exports address", run: r.checkValidation},
+		{id: "contexts.update", title: "update merges: fields present replace, absent stay; tags [] clears; no change, no version", creates: "creates a context and updates it", run: r.checkUpdate},
+		{id: "contexts.versions", title: "versions: one per change, oldest first, with what changed; paged", creates: "reads the versions of the context contexts.update creates", run: r.checkVersions},
+		{id: "contexts.paging", title: "list paging: limit, cursor, hasMore, nextCursor, tag filters", creates: "creates three contexts to page through", run: r.checkPaging},
+		{id: "contexts.export", title: "export in every format: content type, file name, content; earlier versions; PDF read back", creates: "creates a context and updates it, to export two versions", run: r.checkExport},
+		{id: "contexts.idempotency", title: "idempotency keys: a repeat is replayed, not run again; the key with another body is a 400", creates: "creates a context with an idempotency key", run: r.checkIdempotency},
+		{id: "contexts.delete", title: "delete: the deletion result, then 404 on every endpoint", creates: "creates a context and deletes it", run: r.checkDelete},
+		{id: "webhooks.deliveries", title: "deliveries: signed (the SDK verifies), headers, envelope and data of each event", creates: "needs the webhook webhooks.register registers, and changes the context it creates", run: r.checkDeliveries, needs: needsReceiver},
+		{id: "webhooks.retry", title: "a failed delivery attempt is retried after 1 minute, the same event signed anew", creates: "needs the webhook webhooks.register registers, and the delivery of the context it creates", run: r.checkRetry,
 			needs: func(r *runner) string {
 				if why := needsReceiver(r); why != "" {
 					return why
@@ -192,7 +205,7 @@ func (r *runner) checks() []check {
 				}
 				return ""
 			}},
-		{id: "webhooks.once", title: "each change and export fires its events once; an idempotent repeat and an update that changes nothing fire none", creates: true, run: r.checkOnce, needs: needsReceiver},
+		{id: "webhooks.once", title: "each change and export fires its events once; an idempotent repeat and an update that changes nothing fire none", creates: "counts the events of the contexts the other checks create", run: r.checkOnce, needs: needsReceiver},
 		{id: "ratelimit.exceeded", title: "429 rate_limited with Retry-After once the key's bucket is empty", run: r.checkRateLimited,
 			needs: func(r *runner) string {
 				switch {
@@ -273,7 +286,7 @@ func (r *runner) progress(format string, args ...any) {
 func (r *runner) coverage() []Coverage {
 	var out []Coverage
 	for _, op := range contract.Operations() {
-		cv := Coverage{Operation: op.ID}
+		cv := Coverage{Operation: op.ID, Statuses: []int{}}
 		for _, ex := range r.send.all() {
 			if r.spec.Operation(ex.Method, ex.Path) != op.ID {
 				continue

@@ -152,6 +152,26 @@ func TestRunReadOnly(t *testing.T) {
 	if ran < 8 || rep.Count(conformance.Skipped) < 10 {
 		t.Errorf("%d checks passed, %d skipped:\n%s", ran, rep.Count(conformance.Skipped), txt)
 	}
+	// Each check left out names its own reason: what it would create or
+	// change.
+	reasons := map[string]string{}
+	for _, c := range rep.Checks {
+		if c.Status != conformance.Skipped || !strings.HasSuffix(c.Note, ": not in a read-only run") {
+			continue
+		}
+		if other, ok := reasons[c.Note]; ok {
+			t.Errorf("%s and %s are skipped for the same reason %q", other, c.ID, c.Note)
+		}
+		reasons[c.Note] = c.ID
+	}
+	if len(reasons) < 10 {
+		t.Errorf("%d checks skipped for a read-only run:\n%s", len(reasons), txt)
+	}
+	for _, want := range []string{"registers a webhook", "creates three contexts", "creates a context and deletes it"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("the read-only report does not say %q:\n%s", want, txt)
+		}
+	}
 	if n := len(ts.Events()); n != 0 {
 		t.Errorf("a read-only run fired %d events", n)
 	}

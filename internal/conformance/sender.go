@@ -48,6 +48,9 @@ type request struct {
 	header map[string]string
 	// unpaced skips the limiter (the 429 probe).
 	unpaced bool
+	// untracked keeps no exchange: the answer is held to nothing (the
+	// probe of whether the server can be reached).
+	untracked bool
 }
 
 // String shows the request as the report does: method, path as the
@@ -160,6 +163,9 @@ func (s *sender) do(ctx context.Context, r request) (*contract.Exchange, error) 
 		Status:        resp.StatusCode,
 		Header:        resp.Header,
 		Body:          answer,
+	}
+	if r.untracked {
+		return ex, nil
 	}
 	s.mu.Lock()
 	if len(s.exchanges) < maxExchanges {

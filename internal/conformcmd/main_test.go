@@ -3,6 +3,7 @@ package conformcmd
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestUsageErrors(t *testing.T) {
 			}
 		})
 	}
-	if code, _, stderr := runCmd(t, "-h"); code != exitPassed || !strings.Contains(stderr, "Exit status: 0 all passed, 1 a difference") {
+	if code, _, stderr := runCmd(t, "-h"); code != exitPassed || !strings.Contains(stderr, "Exit status: 0 all passed, 1 a difference (or interrupted), 2 usage, 3 the server cannot be reached") {
 		t.Errorf("-h: exit %d:\n%s", code, stderr)
 	}
 }
@@ -116,5 +117,39 @@ func TestPlanFlag(t *testing.T) {
 		if err := p.Set(bad); err == nil {
 			t.Errorf("-plan %q accepted", bad)
 		}
+	}
+}
+
+// TestUnreachableServer runs the command against a closed port: it says
+// once, before anything else, that it cannot reach the server and why,
+// shows no PASS, and exits 3; with -json the same goes to stderr and the
+// report says it.
+func TestUnreachableServer(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args := []string{"-base-url", "http://" + addr + "/v1", "-api-key", testKey}
+	for _, extra := range [][]string{nil, {"-read-only"}, {"-quiet"}} {
+		code, stdout, stderr := runCmd(t, append(args, extra...)...)
+		if code != exitUnreachable || strings.Count(stdout+stderr, "cannot reach the server") != 1 ||
+			!strings.Contains(stdout, "connection refused: nothing listens at "+addr) || strings.Contains(stdout+stderr, "PASS") {
+			t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", extra, code, stdout, stderr)
+		}
+	}
+	code, stdout, stderr := runCmd(t, append(args, "-json", "-quiet")...)
+	var rep struct {
+		Passed      bool `json:"passed"`
+		Unreachable struct {
+			Reason string `json:"reason"`
+		} `json:"unreachable"`
+		Counts struct{ Passed, Skipped int }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != exitUnreachable || rep.Passed || rep.Unreachable.Reason != "connection-refused" ||
+		rep.Counts.Passed != 0 || !strings.Contains(stderr, "cannot reach the server: connection refused") {
+		t.Errorf("-json: exit %d, %v\nstdout:\n%s\nstderr:\n%s", code, err, stdout, stderr)
 	}
 }

@@ -20,6 +20,9 @@ const (
 	exitPassed  = 0
 	exitDiffers = 1 // a check failed, or the run was interrupted
 	exitUsage   = 2 // bad flags or configuration
+	// exitUnreachable: the server could not be reached (connection
+	// refused, DNS, TLS, a time-out): nothing was checked.
+	exitUnreachable = 3
 )
 
 // envReadKey names a key of read scope, for the 403 checks.
@@ -54,7 +57,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(fs.Output(), "Usage: contextsvc-conform [flags]\n\n"+
 			"Checks the server at $%s with the key $%s against the API contract the SDK and\n"+
 			"its mock server follow, and says whether the SDK tolerates each difference.\n"+
-			"Exit status: 0 all passed, 1 a difference (or interrupted), 2 usage. See docs/conformance.md.\n\nFlags:\n",
+			"Exit status: 0 all passed, 1 a difference (or interrupted), 2 usage, 3 the server cannot be reached.\n"+
+			"See docs/conformance.md.\n\nFlags:\n",
 			contextsvc.EnvBaseURL, contextsvc.EnvAPIKey)
 		fs.PrintDefaults()
 	}
@@ -95,6 +99,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitDiffers
 	}
 	if asJSON {
+		if rep.Unreachable != nil {
+			// The text report says it; a script reading the JSON has a
+			// person reading its stderr.
+			fmt.Fprintf(stderr, "contextsvc-conform: cannot reach the server: %s\n", rep.Unreachable.Message)
+		}
 		err = rep.WriteJSON(stdout)
 	} else {
 		err = rep.WriteText(stdout)
@@ -102,6 +111,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "contextsvc-conform: writing the report: %v\n", err)
 		return exitDiffers
+	}
+	if rep.Unreachable != nil {
+		return exitUnreachable
 	}
 	if !rep.Passed() {
 		return exitDiffers
