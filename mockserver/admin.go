@@ -7,7 +7,9 @@ import (
 	"io"
 	"strings"
 
+	"fmt"
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
@@ -40,8 +42,8 @@ func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
 // port. Any other Host gets a 403: a web page on another site could
 // otherwise point its own name at the mock's address (DNS rebinding) and
 // read and change the mock through the visitor's browser. It may be given
-// many times; a name that [ValidAdminHost] refuses makes Open return an
-// error wrapping [ErrInvalidOption].
+// many times; a name that is not such a host name makes Open return an
+// error wrapping [ErrInvalidOption] that says why.
 //
 // A test that calls [Server.ServeHTTP] with httptest.NewRequest, whose
 // Host is example.com, sets the request's Host to 127.0.0.1 for the
@@ -50,8 +52,8 @@ func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
 func WithAdminHosts(names ...string) Option {
 	return func(cf *config) error {
 		for _, n := range names {
-			if err := access.ValidHost(n); err != nil {
-				return invalidOption("WithAdminHosts: %s", strings.TrimPrefix(err.Error(), "mockserver: "))
+			if err := mockrules.AdminHost(n); err != nil {
+				return invalidOption("WithAdminHosts: %s", err)
 			}
 		}
 		cf.adminHosts = append(cf.adminHosts, names...)
@@ -63,7 +65,17 @@ func WithAdminHosts(names ...string) Option {
 // (the command's -admin-host): a host name without a port, 1 to 253
 // characters of A-Z, a-z, 0-9, '-', '_' and '.', optionally starting with
 // "." (the name and every name under it).
-func ValidAdminHost(name string) error { return access.ValidHost(name) }
+//
+// Deprecated: it was made for the command contextsvc-mock, which checks
+// its flags with rules of its own now. A program has no need of it:
+// [Open] refuses a name [WithAdminHosts] cannot take, with an error
+// wrapping [ErrInvalidOption] that says why.
+func ValidAdminHost(name string) error {
+	if err := mockrules.AdminHost(name); err != nil {
+		return fmt.Errorf("mockserver: %w", err)
+	}
+	return nil
+}
 
 // WithAdminAuth makes the admin routes (/_mock/, the dashboard, its
 // stream and its actions included) ask for a user name and password:
@@ -112,14 +124,28 @@ func WithAdminAuth(htpasswd io.Reader) Option {
 // ValidAdminUser reports whether name can be a user of [WithAdminAuth]'s
 // file (the command's -hash-password USER): 1 or more printable
 // characters of valid UTF-8, without ':' (which ends the name in a line).
-func ValidAdminUser(name string) error { return access.ValidUser(name) }
+//
+// Deprecated: it was made for the command contextsvc-mock, which checks
+// its flags with rules of its own now. A program has no need of it:
+// [Open] refuses a [WithAdminAuth] file naming such a user, with an error
+// wrapping [ErrInvalidOption] that names the line.
+func ValidAdminUser(name string) error {
+	if err := mockrules.AdminUser(name); err != nil {
+		return fmt.Errorf("mockserver: %w", err)
+	}
+	return nil
+}
 
 // MaskToken returns an API key's token as the dashboard and the admin API
 // show it: its first characters and its last, never the whole of it. A
 // token of 16 characters or more shows its first 7 and last 4 ("sk_test…
 // 3f9a"); a shorter one shows at most a third of its start and a quarter
 // of its end, and one of fewer than 3 characters shows nothing but "…".
-func MaskToken(token string) string { return adminapi.MaskToken(token) }
+//
+// Deprecated: it was made for the command contextsvc-mock and the
+// dashboard, which share a rule of their own now. A program has no need of
+// it: GET /_mock/accounts answers the tokens masked.
+func MaskToken(token string) string { return mockrules.MaskToken(token) }
 
 // newAdmin makes the admin API over s's parts.
 func (s *Server) newAdmin(cf *config) *adminapi.Handler {

@@ -11,8 +11,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
@@ -137,8 +136,13 @@ const DefaultAccount = "default"
 // are (they are the account ids the admin API shows), so they stay the
 // same from one start to the next. The error never repeats the name: in a
 // -key flag it sits beside the token.
+//
+// Deprecated: it was made for the command contextsvc-mock, which checks
+// its flags with rules of its own now. A program has no need of it:
+// [Open] refuses a [Key] whose Account is not valid, and [ParseKey] a
+// spec naming one, each with an error saying why.
 func ValidAccount(name string) error {
-	if err := rules.Account(name); err != nil {
+	if err := mockrules.Account(name); err != nil {
 		return fmt.Errorf("mockserver: %w", err)
 	}
 	return nil
@@ -150,10 +154,11 @@ func ValidAccount(name string) error {
 // token), so the same account has the same user at every start, and the
 // createdBy, updatedBy… of stored versions and events stay true across
 // restarts.
-func AccountUser(account string) string {
-	sum := sha256.Sum256([]byte("contextsvc-mock user of account " + account))
-	return "user_" + ids.Encode(sum[:16])
-}
+//
+// Deprecated: it was made for the command contextsvc-mock. A program
+// reads the user of each key from [Server.Keys] (or [Server.DefaultKey]),
+// which have their defaults filled in.
+func AccountUser(account string) string { return mockrules.AccountUser(account) }
 
 // ParseKey parses the command-line form KEY[:plan[:scope[:account]]] where
 // plan is free, pro, business, unlimited or enterprise=PERMINUTE/BURST (for

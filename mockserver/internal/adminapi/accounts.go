@@ -8,20 +8,8 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
-// MaskToken returns an API key's token as the dashboard and the admin API
-// show it: its first characters and its last, never the whole of it. A
-// token of 16 characters or more shows its first 7 and last 4 ("sk_test…
-// 3f9a"); a shorter one shows at most a third of its start and a quarter
-// of its end, and one of fewer than 3 characters shows nothing but "…".
-func MaskToken(token string) string {
-	runes := []rune(token)
-	n := len(runes)
-	head, tail := min(7, n/3), min(4, n/4)
-	return string(runes[:head]) + "…" + string(runes[n-tail:])
-}
-
 // Key is a key of the server as GET /_mock/accounts shows it under its
-// account: New masks its token (MaskToken), and its rate limit is set
+// account: New masks its token (mockrules.MaskToken), and its rate limit is set
 // only for a plan that has one of its own (enterprise).
 type Key struct {
 	Account   string `json:"-"`

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
@@ -166,7 +167,7 @@ func New(cfg Config) *Handler {
 	}
 	keys := make([]Key, len(cfg.Keys))
 	for i, k := range cfg.Keys {
-		k.Token = MaskToken(k.Token)
+		k.Token = mockrules.MaskToken(k.Token)
 		keys[i] = k
 	}
 	cfg.Keys = keys
