@@ -1,27 +1,20 @@
 package mockserver
 
 import (
-	"context"
 	_ "embed"
-	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 
-	"fmt"
-	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/service"
 )
 
 // This file is the admin routes' options and their wiring: the admin API
 // (/_mock/, the dashboard with it) is the adminapi package's, admitted by
-// the access package's checks, and asks the server (adminBackend) for
-// what spans its parts.
+// the access package's checks, over the service's parts and actions.
 
 // openAPIDocument is the OpenAPI 3.0.3 description of every endpoint of
 // the mock server, the contract in machine-readable form.
@@ -147,68 +140,15 @@ func ValidAdminUser(name string) error {
 // it: GET /_mock/accounts answers the tokens masked.
 func MaskToken(token string) string { return mockrules.MaskToken(token) }
 
-// newAdmin makes the admin API over s's parts.
-func (s *Server) newAdmin(cf *config) *adminapi.Handler {
-	keys := make([]adminapi.Key, len(s.keys))
-	for i, k := range s.keys {
-		keys[i] = adminapi.Key{Account: k.Account, Token: k.Token, User: k.User, Plan: string(k.Plan), Scope: string(k.Scope)}
-		if k.Plan == PlanEnterprise {
-			keys[i].PerMinute, keys[i].Burst = k.PerMinute, k.Burst
-		}
-	}
-	cfg := adminapi.Config{
-		Store:      s.store,
-		Events:     s.events,
-		Deliveries: s.deliveries,
-		Faults:     s.faults,
-		Changes:    &s.changes,
-		Cursors:    s.cursors,
-		Backend:    adminBackend{s},
-		Errors:     adminapi.Errors{UnknownAccount: ErrUnknownAccount, TooManyFaults: ErrTooManyFaults, Delivery: deliveryErrors},
-		Clock:      s.clk,
-		Keys:       keys,
-		OpenAPI:    openAPIDocument,
-		HTTPSOnly:  s.httpsOnly,
-		Hosts:      access.NewHosts(cf.adminHosts),
-		Auth:       cf.adminAuth,
-		Logger:     s.logger,
-		Proxy:      s.proxy,
-	}
-	// A clock that can be advanced is moved in steps: a FakeClock's own,
-	// or one step for a test's clock with an Advance.
-	switch c := s.clock.(type) {
-	case *FakeClock:
-		cfg.Advancer = &c.fake
-	case advancer:
-		cfg.Advancer = advancerSteps{c, s.clock}
-	}
-	_, cfg.ClockTellsChanges = s.clock.(watchedClock)
-	return adminapi.New(cfg)
+// newAdmin makes the admin API over svc, with cf's admin options.
+func newAdmin(svc *service.Service, cf *config) *adminapi.Handler {
+	adv, tells := clockAdvancer(cf.clock)
+	return adminapi.New(adminapi.Config{
+		Service:           svc,
+		Advancer:          adv,
+		ClockTellsChanges: tells,
+		OpenAPI:           openAPIDocument,
+		Hosts:             access.NewHosts(cf.adminHosts),
+		Auth:              cf.adminAuth,
+	})
 }
-
-// adminBackend is the server as the admin API asks it for the actions
-// that span its parts: the Go methods, with the internal packages' types.
-type adminBackend struct{ s *Server }
-
-func (b adminBackend) ValidEventType(typ string) error { return validEventType(typ) }
-
-func (b adminBackend) EmitEvent(ctx context.Context, account string, typ contextsvc.EventType, data json.RawMessage) (events.Event, error) {
-	ev, err := b.s.EmitEvent(ctx, account, typ, data)
-	return events.Event(ev), err
-}
-
-func (b adminBackend) Publish(ctx context.Context, id string) (events.Event, error) {
-	ev, err := b.s.Publish(ctx, id)
-	return events.Event(ev), err
-}
-
-func (b adminBackend) UpdateWebhook(id string, u adminapi.WebhookUpdate) (store.Info, *httpapi.Error) {
-	w, e := b.s.updateWebhook(id, WebhookUpdate(u))
-	return store.Info(w), e
-}
-
-func (b adminBackend) DeleteWebhook(id string) *httpapi.Error { return b.s.deleteWebhook(id) }
-func (b adminBackend) AddFault(f faults.Fault) error          { return b.s.AddFault(publicFault(f)) }
-func (b adminBackend) Reset()                                 { b.s.Reset() }
-func (b adminBackend) SaveState(w io.Writer) error            { return b.s.SaveState(w) }
-func (b adminBackend) LoadState(r io.Reader) error            { return b.s.loadState(r) }

@@ -61,7 +61,7 @@ func BenchmarkListPage(b *testing.B) {
 				if strings.Contains(q, "tag=") {
 					scope = httpapi.ListScope(s.DefaultKey().Account, "all", "ten")
 				}
-				q += "&cursor=" + url.QueryEscape(s.cursors.Encode(httpapi.CursorContexts, bc.after, scope))
+				q += "&cursor=" + url.QueryEscape(s.svc.Cursors.Encode(httpapi.CursorContexts, bc.after, scope))
 			}
 			req := httptest.NewRequest("GET", "/v1/contexts?"+q, nil)
 			req.Header.Set("Authorization", "Bearer bench")
@@ -245,7 +245,7 @@ func BenchmarkAdminListPage(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			q := "?limit=20"
 			if bc.after > 0 {
-				q += "&cursor=" + url.QueryEscape(s.cursors.Encode(bc.kind, bc.after, bc.scope))
+				q += "&cursor=" + url.QueryEscape(s.svc.Cursors.Encode(bc.kind, bc.after, bc.scope))
 			}
 			req := httptest.NewRequest("GET", bc.path+q, nil)
 			req.Host = "127.0.0.1" // the admin routes refuse httptest's example.com

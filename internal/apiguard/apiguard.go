@@ -258,9 +258,10 @@ type writer struct {
 	opaque  map[string]*types.TypeName
 	// folded are the internal packages whose types the package
 	// re-exports by aliases of the same name, and folds those aliases.
-	folded map[*types.Package]bool
-	folds  map[*types.TypeName]bool
-	err    error
+	folded  map[*types.Package]bool
+	folds   map[*types.TypeName]bool
+	modPath string
+	err     error
 }
 
 // findFolded notes the exported aliases of the package that name a type of
@@ -268,7 +269,7 @@ type writer struct {
 // declares them as the types they name, and names that package's types
 // without a qualifier.
 func (w *writer) findFolded(modPath string) {
-	w.folded, w.folds = map[*types.Package]bool{}, map[*types.TypeName]bool{}
+	w.folded, w.folds, w.modPath = map[*types.Package]bool{}, map[*types.TypeName]bool{}, modPath
 	scope := w.pkg.Scope()
 	for _, name := range scope.Names() {
 		tn, ok := scope.Lookup(name).(*types.TypeName)
@@ -501,8 +502,8 @@ func (w *writer) typeDecl(tn *types.TypeName) string {
 		if !ok || !w.folds[named.Obj()] {
 			return "type " + tn.Name() + " = " + w.typ(types.Unalias(tn.Type()))
 		}
-		fmt.Fprintf(&b, "// %s is an alias of %s.%s (%s), recorded as the type it names.\n",
-			tn.Name(), named.Obj().Pkg().Name(), named.Obj().Name(), named.Obj().Pkg().Path())
+		fmt.Fprintf(&b, "// %s = %s.%s (%s), an alias recorded as the type it names.\n",
+			tn.Name(), named.Obj().Pkg().Name(), named.Obj().Name(), relPath(w.modPath, named.Obj().Pkg().Path()))
 		tn = named.Obj()
 	}
 	named, ok := tn.Type().(*types.Named)
