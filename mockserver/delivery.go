@@ -13,15 +13,17 @@ type DeliveryState = model.DeliveryState
 
 // The states of a delivery, as the contract names them.
 const (
-	// DeliveryPending: an attempt is due, running, or scheduled as a retry.
-	DeliveryPending = model.DeliveryPending
-	// DeliverySucceeded: the receiver answered an attempt with a 2xx status
-	// within the time-out. No further attempt is made unless redelivered.
-	DeliverySucceeded = model.DeliverySucceeded
-	// DeliveryFailed: every attempt of the retry schedule failed, or the
-	// delivery ended early (its FailureReason says why). The delivery is
-	// kept and can be redelivered by hand.
-	DeliveryFailed = model.DeliveryFailed
+	// DeliveryPending ("pending"): an attempt is due, running, or
+	// scheduled as a retry.
+	DeliveryPending DeliveryState = model.DeliveryPending
+	// DeliverySucceeded ("succeeded"): the receiver answered an attempt
+	// with a 2xx status within the time-out. No further attempt is made
+	// unless redelivered.
+	DeliverySucceeded DeliveryState = model.DeliverySucceeded
+	// DeliveryFailed ("failed"): every attempt of the retry schedule
+	// failed, or the delivery ended early (its FailureReason says why).
+	// The delivery is kept and can be redelivered by hand.
+	DeliveryFailed DeliveryState = model.DeliveryFailed
 )
 
 // Delivery is one event sent to one webhook: its id, the event's id and
@@ -70,7 +72,7 @@ var (
 	ErrWebhookInactive = model.ErrWebhookInactive
 )
 
-// DefaultDeliveryTimeout is how long one delivery attempt may take, from
+// DefaultDeliveryTimeout (10 s) is how long one delivery attempt may take, from
 // sending the request to receiving the response status, before it counts as
 // failed. The network is real even when the server's clock is fake, so this
 // time-out is always measured in real time.
@@ -83,7 +85,7 @@ const DefaultDeliveryTimeout = delivery.DefaultTimeout
 // It returns a new slice on each call, so callers may modify it.
 func DefaultRetrySchedule() []time.Duration { return delivery.DefaultSchedule() }
 
-// DefaultDeliveryBacklog is how many webhook deliveries may wait for their
+// DefaultDeliveryBacklog (20,000) is how many webhook deliveries may wait for their
 // first attempt before the events that make more wait for room: when the
 // receivers (or the cores) cannot keep up with the events, the API slows
 // down to the deliveries' pace instead of queueing them without bound.
@@ -91,7 +93,7 @@ func DefaultRetrySchedule() []time.Duration { return delivery.DefaultSchedule() 
 // on the senders (DefaultRetryLimit bounds them).
 const DefaultDeliveryBacklog = delivery.DefaultBacklog
 
-// DefaultRetryLimit is how many webhook deliveries may wait for a retry at
+// DefaultRetryLimit (100,000) is how many webhook deliveries may wait for a retry at
 // once. A delivery whose attempt fails while that many wait gets no retry:
 // it ends failed at once, saying why, and can be redelivered by hand.
 // Without a bound, a receiver that fails (or a fake clock that never

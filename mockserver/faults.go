@@ -31,16 +31,17 @@ type FaultMode = model.FaultMode
 
 // The fault modes. In the admin API they are the values of "mode".
 const (
-	// FaultInstead answers Status instead of running the request (after
-	// Latency, when given); with only a Latency, the request runs late.
-	FaultInstead = model.FaultInstead
-	// FaultAfter runs the request (after Latency), then throws its answer
-	// away and answers Status, a 5xx, instead: the service acted, the
-	// client hears of a failure.
-	FaultAfter = model.FaultAfter
-	// FaultDrop runs the request (after Latency), then closes the
+	// FaultInstead ("instead") answers Status instead of running the
+	// request (after Latency, when given); with only a Latency, the
+	// request runs late.
+	FaultInstead FaultMode = model.FaultInstead
+	// FaultAfter ("after") runs the request (after Latency), then throws
+	// its answer away and answers Status, a 5xx, instead: the service
+	// acted, the client hears of a failure.
+	FaultAfter FaultMode = model.FaultAfter
+	// FaultDrop ("drop") runs the request (after Latency), then closes the
 	// connection without any answer: the client sees a transport error.
-	FaultDrop = model.FaultDrop
+	FaultDrop FaultMode = model.FaultDrop
 )
 
 // ErrInvalidFault is wrapped by the error [Server.AddFault] returns for a
@@ -51,7 +52,7 @@ var ErrInvalidFault = model.ErrInvalidFault
 // [MaxFaults] faults are already active.
 var ErrTooManyFaults = model.ErrTooManyFaults
 
-// MaxFaults is how many faults may be active at once; AddFault refuses
+// MaxFaults (1,000) is how many faults may be active at once; AddFault refuses
 // more (the admin API answers 409), so a runaway script cannot grow the
 // list without bound.
 const MaxFaults = model.MaxFaults

@@ -15,11 +15,11 @@ type Plan = model.Plan
 // load tests (a key on it is never limited and its responses carry no
 // X-RateLimit-* headers).
 const (
-	PlanFree       = model.PlanFree
-	PlanPro        = model.PlanPro
-	PlanBusiness   = model.PlanBusiness
-	PlanEnterprise = model.PlanEnterprise
-	PlanUnlimited  = model.PlanUnlimited
+	PlanFree       Plan = model.PlanFree       // "free": 60 requests a minute, burst 10
+	PlanPro        Plan = model.PlanPro        // "pro": 300 a minute, burst 50
+	PlanBusiness   Plan = model.PlanBusiness   // "business": 1,000 a minute, burst 100
+	PlanEnterprise Plan = model.PlanEnterprise // "enterprise": the key's own PerMinute and Burst
+	PlanUnlimited  Plan = model.PlanUnlimited  // "unlimited": never limited
 )
 
 // Scope is what an API key may do.
@@ -27,8 +27,8 @@ type Scope = model.Scope
 
 // The two scopes: ScopeRead may only read (GET); ScopeWrite may do anything.
 const (
-	ScopeRead  = model.ScopeRead
-	ScopeWrite = model.ScopeWrite
+	ScopeRead  Scope = model.ScopeRead  // "read"
+	ScopeWrite Scope = model.ScopeWrite // "write"
 )
 
 // Key is an API key the mock server accepts ([WithKey]): its Token, sent
@@ -43,8 +43,9 @@ const (
 // documented with its definition, [model.Key].
 type Key = model.Key
 
-// DefaultAccount is the account of a key whose command-line form names none
-// (see [ParseKey]): the command's keys without an account share it.
+// DefaultAccount ("default") is the account of a key whose command-line
+// form names none (see [ParseKey]): the command's keys without an account
+// share it.
 const DefaultAccount = keys.DefaultAccount
 
 // ValidAccount reports whether name is a valid account name: 1 to 64

@@ -11,7 +11,7 @@ import (
 // [Server.LoadState]; the file that holds it ([WithStateFile]) is
 // statefile.go's.
 
-// StateFormatVersion is the version of the state document this server
+// StateFormatVersion (1) is the version of the state document this server
 // writes and the newest it reads. A document of a newer version is refused
 // (the error wraps [ErrStateTooNew]) rather than read wrongly.
 const StateFormatVersion = state.Version

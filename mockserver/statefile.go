@@ -20,7 +20,8 @@ const DefaultStateInterval = 10 * time.Second
 // as it holds webhook secrets. A file that cannot be read or is not a
 // valid state document stops the start with an error naming the path and
 // what is wrong, and is left as it is. The document is the one
-// [Server.SaveState] writes; see the package documentation.
+// [Server.SaveState] writes; the guide docs/mockserver.md, "The state
+// document", describes it.
 //
 // A file serves one server at a time: the server holds a lock on
 // PATH.lock beside it (created if missing, left in place) from Open to

@@ -1095,7 +1095,7 @@ func (d *Engine) finishLocked(rec *deliveryRecord, a Attempt) string {
 		// Only the latest attempt keeps a long answer: the earlier ones
 		// keep olderSnippetLimit, so a delivery holds at most
 		// responseSnippetLimit + olderSnippetLimit per earlier attempt
-		// of answers (doc.go, "What is kept").
+		// of answers (docs/mockserver.md, "Bounds").
 		prev := &rec.attempts[n-1]
 		if len(prev.ResponseSnippet) > olderSnippetLimit {
 			prev.ResponseSnippet = jsonwire.CutUTF8(prev.ResponseSnippet, olderSnippetLimit)
