@@ -260,3 +260,36 @@ func BenchmarkAdminListPage(b *testing.B) {
 		})
 	}
 }
+
+// TestServeGETAllocations holds the mock's own allocations for a GET of a
+// context (its request id, the writer that tracks the answer, the route,
+// the key, the store read and the answer) to what they are, counted
+// beside the bare handler's through the same recorder: a change that adds
+// one to every request shows here before it shows in BenchmarkLoopback.
+func TestServeGETAllocations(t *testing.T) {
+	// Not parallel: AllocsPerRun counts every goroutine's allocations.
+	if raceEnabled {
+		t.Skip("the race detector changes allocations")
+	}
+	s := unvalidated(New(WithKey(Key{Token: "bench", Plan: PlanUnlimited})))
+	id := createDirect(s, `{"name":"Doc","content":"# Title\n\nSome words here."}`)
+	get := func(h http.Handler) func() {
+		req := httptest.NewRequest("GET", "/v1/contexts/"+id, nil)
+		req.Header.Set("Authorization", "Bearer bench")
+		return func() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%d %s", rec.Code, rec.Body)
+			}
+		}
+	}
+	mock, bare := testing.AllocsPerRun(200, get(s)), testing.AllocsPerRun(200, get(bareHandler()))
+	// The request id's text and its header value, and the tracking writer,
+	// less the Content-Type value every answer shares (the bare handler
+	// makes its own).
+	const budget = 1
+	if mock-bare > budget {
+		t.Errorf("a GET allocates %v times, the bare handler %v: %v of the mock's own, want at most %d", mock, bare, mock-bare, budget)
+	}
+}
