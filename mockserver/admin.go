@@ -1,25 +1,20 @@
 package mockserver
 
 import (
-	"context"
 	_ "embed"
-	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 
-	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/service"
 )
 
 // This file is the admin routes' options and their wiring: the admin API
 // (/_mock/, the dashboard with it) is the adminapi package's, admitted by
-// the access package's checks, and asks the server (adminBackend) for
-// what spans its parts.
+// the access package's checks, over the service's parts and actions.
 
 // openAPIDocument is the OpenAPI 3.0.3 description of every endpoint of
 // the mock server, the contract in machine-readable form.
@@ -40,8 +35,8 @@ func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
 // port. Any other Host gets a 403: a web page on another site could
 // otherwise point its own name at the mock's address (DNS rebinding) and
 // read and change the mock through the visitor's browser. It may be given
-// many times; a name that [ValidAdminHost] refuses makes Open return an
-// error wrapping [ErrInvalidOption].
+// many times; a name that is not such a host name makes Open return an
+// error wrapping [ErrInvalidOption] that says why.
 //
 // A test that calls [Server.ServeHTTP] with httptest.NewRequest, whose
 // Host is example.com, sets the request's Host to 127.0.0.1 for the
@@ -50,8 +45,8 @@ func OpenAPI() []byte { return append([]byte(nil), openAPIDocument...) }
 func WithAdminHosts(names ...string) Option {
 	return func(cf *config) error {
 		for _, n := range names {
-			if err := access.ValidHost(n); err != nil {
-				return invalidOption("WithAdminHosts: %s", strings.TrimPrefix(err.Error(), "mockserver: "))
+			if err := mockrules.AdminHost(n); err != nil {
+				return invalidOption("WithAdminHosts: %s", err)
 			}
 		}
 		cf.adminHosts = append(cf.adminHosts, names...)
@@ -63,7 +58,17 @@ func WithAdminHosts(names ...string) Option {
 // (the command's -admin-host): a host name without a port, 1 to 253
 // characters of A-Z, a-z, 0-9, '-', '_' and '.', optionally starting with
 // "." (the name and every name under it).
-func ValidAdminHost(name string) error { return access.ValidHost(name) }
+//
+// Deprecated: it was made for the command contextsvc-mock, which checks
+// its flags with rules of its own now. A program has no need of it:
+// [Open] refuses a name [WithAdminHosts] cannot take, with an error
+// wrapping [ErrInvalidOption] that says why.
+func ValidAdminHost(name string) error {
+	if err := mockrules.AdminHost(name); err != nil {
+		return fmt.Errorf("mockserver: %w", err)
+	}
+	return nil
+}
 
 // WithAdminAuth makes the admin routes (/_mock/, the dashboard, its
 // stream and its actions included) ask for a user name and password:
@@ -112,77 +117,38 @@ func WithAdminAuth(htpasswd io.Reader) Option {
 // ValidAdminUser reports whether name can be a user of [WithAdminAuth]'s
 // file (the command's -hash-password USER): 1 or more printable
 // characters of valid UTF-8, without ':' (which ends the name in a line).
-func ValidAdminUser(name string) error { return access.ValidUser(name) }
+//
+// Deprecated: it was made for the command contextsvc-mock, which checks
+// its flags with rules of its own now. A program has no need of it:
+// [Open] refuses a [WithAdminAuth] file naming such a user, with an error
+// wrapping [ErrInvalidOption] that names the line.
+func ValidAdminUser(name string) error {
+	if err := mockrules.AdminUser(name); err != nil {
+		return fmt.Errorf("mockserver: %w", err)
+	}
+	return nil
+}
 
 // MaskToken returns an API key's token as the dashboard and the admin API
 // show it: its first characters and its last, never the whole of it. A
 // token of 16 characters or more shows its first 7 and last 4 ("sk_test…
 // 3f9a"); a shorter one shows at most a third of its start and a quarter
 // of its end, and one of fewer than 3 characters shows nothing but "…".
-func MaskToken(token string) string { return adminapi.MaskToken(token) }
+//
+// Deprecated: it was made for the command contextsvc-mock and the
+// dashboard, which share a rule of their own now. A program has no need of
+// it: GET /_mock/accounts answers the tokens masked.
+func MaskToken(token string) string { return mockrules.MaskToken(token) }
 
-// newAdmin makes the admin API over s's parts.
-func (s *Server) newAdmin(cf *config) *adminapi.Handler {
-	keys := make([]adminapi.Key, len(s.keys))
-	for i, k := range s.keys {
-		keys[i] = adminapi.Key{Account: k.Account, Token: k.Token, User: k.User, Plan: string(k.Plan), Scope: string(k.Scope)}
-		if k.Plan == PlanEnterprise {
-			keys[i].PerMinute, keys[i].Burst = k.PerMinute, k.Burst
-		}
-	}
-	cfg := adminapi.Config{
-		Store:      s.store,
-		Events:     s.events,
-		Deliveries: s.deliveries,
-		Faults:     s.faults,
-		Changes:    &s.changes,
-		Cursors:    s.cursors,
-		Backend:    adminBackend{s},
-		Errors:     adminapi.Errors{UnknownAccount: ErrUnknownAccount, TooManyFaults: ErrTooManyFaults, Delivery: deliveryErrors},
-		Clock:      s.clk,
-		Keys:       keys,
-		OpenAPI:    openAPIDocument,
-		HTTPSOnly:  s.httpsOnly,
-		Hosts:      access.NewHosts(cf.adminHosts),
-		Auth:       cf.adminAuth,
-		Logger:     s.logger,
-		Proxy:      s.proxy,
-	}
-	// A clock that can be advanced is moved in steps: a FakeClock's own,
-	// or one step for a test's clock with an Advance.
-	switch c := s.clock.(type) {
-	case *FakeClock:
-		cfg.Advancer = &c.fake
-	case advancer:
-		cfg.Advancer = advancerSteps{c, s.clock}
-	}
-	_, cfg.ClockTellsChanges = s.clock.(watchedClock)
-	return adminapi.New(cfg)
+// newAdmin makes the admin API over svc, with cf's admin options.
+func newAdmin(svc *service.Service, cf *config) *adminapi.Handler {
+	adv, tells := clockAdvancer(cf.clock)
+	return adminapi.New(adminapi.Config{
+		Service:           svc,
+		Advancer:          adv,
+		ClockTellsChanges: tells,
+		OpenAPI:           openAPIDocument,
+		Hosts:             access.NewHosts(cf.adminHosts),
+		Auth:              cf.adminAuth,
+	})
 }
-
-// adminBackend is the server as the admin API asks it for the actions
-// that span its parts: the Go methods, with the internal packages' types.
-type adminBackend struct{ s *Server }
-
-func (b adminBackend) ValidEventType(typ string) error { return validEventType(typ) }
-
-func (b adminBackend) EmitEvent(ctx context.Context, account string, typ contextsvc.EventType, data json.RawMessage) (events.Event, error) {
-	ev, err := b.s.EmitEvent(ctx, account, typ, data)
-	return events.Event(ev), err
-}
-
-func (b adminBackend) Publish(ctx context.Context, id string) (events.Event, error) {
-	ev, err := b.s.Publish(ctx, id)
-	return events.Event(ev), err
-}
-
-func (b adminBackend) UpdateWebhook(id string, u adminapi.WebhookUpdate) (store.Info, *httpapi.Error) {
-	w, e := b.s.updateWebhook(id, WebhookUpdate(u))
-	return store.Info(w), e
-}
-
-func (b adminBackend) DeleteWebhook(id string) *httpapi.Error { return b.s.deleteWebhook(id) }
-func (b adminBackend) AddFault(f faults.Fault) error          { return b.s.AddFault(publicFault(f)) }
-func (b adminBackend) Reset()                                 { b.s.Reset() }
-func (b adminBackend) SaveState(w io.Writer) error            { return b.s.SaveState(w) }
-func (b adminBackend) LoadState(r io.Reader) error            { return b.s.loadState(r) }

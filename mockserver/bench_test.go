@@ -61,7 +61,7 @@ func BenchmarkListPage(b *testing.B) {
 				if strings.Contains(q, "tag=") {
 					scope = httpapi.ListScope(s.DefaultKey().Account, "all", "ten")
 				}
-				q += "&cursor=" + url.QueryEscape(s.cursors.Encode(httpapi.CursorContexts, bc.after, scope))
+				q += "&cursor=" + url.QueryEscape(s.svc.Cursors.Encode(httpapi.CursorContexts, bc.after, scope))
 			}
 			req := httptest.NewRequest("GET", "/v1/contexts?"+q, nil)
 			req.Header.Set("Authorization", "Bearer bench")
@@ -245,7 +245,7 @@ func BenchmarkAdminListPage(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			q := "?limit=20"
 			if bc.after > 0 {
-				q += "&cursor=" + url.QueryEscape(s.cursors.Encode(bc.kind, bc.after, bc.scope))
+				q += "&cursor=" + url.QueryEscape(s.svc.Cursors.Encode(bc.kind, bc.after, bc.scope))
 			}
 			req := httptest.NewRequest("GET", bc.path+q, nil)
 			req.Host = "127.0.0.1" // the admin routes refuse httptest's example.com
@@ -258,5 +258,38 @@ func BenchmarkAdminListPage(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestServeGETAllocations holds the mock's own allocations for a GET of a
+// context (its request id, the writer that tracks the answer, the route,
+// the key, the store read and the answer) to what they are, counted
+// beside the bare handler's through the same recorder: a change that adds
+// one to every request shows here before it shows in BenchmarkLoopback.
+func TestServeGETAllocations(t *testing.T) {
+	// Not parallel: AllocsPerRun counts every goroutine's allocations.
+	if raceEnabled {
+		t.Skip("the race detector changes allocations")
+	}
+	s := unvalidated(New(WithKey(Key{Token: "bench", Plan: PlanUnlimited})))
+	id := createDirect(s, `{"name":"Doc","content":"# Title\n\nSome words here."}`)
+	get := func(h http.Handler) func() {
+		req := httptest.NewRequest("GET", "/v1/contexts/"+id, nil)
+		req.Header.Set("Authorization", "Bearer bench")
+		return func() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%d %s", rec.Code, rec.Body)
+			}
+		}
+	}
+	mock, bare := testing.AllocsPerRun(200, get(s)), testing.AllocsPerRun(200, get(bareHandler()))
+	// The request id's text and its header value, and the tracking writer,
+	// less the Content-Type value every answer shares (the bare handler
+	// makes its own).
+	const budget = 1
+	if mock-bare > budget {
+		t.Errorf("a GET allocates %v times, the bare handler %v: %v of the mock's own, want at most %d", mock, bare, mock-bare, budget)
 	}
 }

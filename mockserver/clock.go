@@ -4,35 +4,28 @@ import (
 	"context"
 	"time"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // Clock is the mock server's source of time. Every time the server uses
 // (timestamps, rate-limit buckets, delivery schedules) comes from its Clock,
-// so a test can drive the whole server with a [FakeClock].
-type Clock interface {
-	// Now returns the current time on this clock.
-	Now() time.Time
-	// AfterFunc arranges for f to be called once d has elapsed on this
-	// clock. f must not block for long.
-	AfterFunc(d time.Duration, f func()) Timer
-}
+// so a test can drive the whole server with a [FakeClock]. Now returns the
+// current time on the clock; AfterFunc arranges for a function to be
+// called once a duration has elapsed on it (the function must not block
+// for long), and returns a [Timer]. Its methods are documented with its
+// definition, [model.Clock].
+type Clock = model.Clock
 
-// Timer is a pending call made by [Clock.AfterFunc].
-type Timer interface {
-	// Stop prevents the call from happening. It reports whether the call
-	// was stopped before it happened.
-	Stop() bool
-}
+// Timer is a pending call made by [Clock.AfterFunc]: its Stop prevents
+// the call from happening, and reports whether the call was stopped
+// before it happened.
+type Timer = model.Timer
 
-// RealClock is the wall clock. It is the default.
-type RealClock struct{}
-
-// Now returns time.Now().
-func (RealClock) Now() time.Time { return time.Now() }
-
-// AfterFunc is time.AfterFunc.
-func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+// RealClock is the wall clock. It is the default: its Now is time.Now, its
+// AfterFunc time.AfterFunc.
+type RealClock = model.RealClock
 
 // FakeClock is a Clock that moves only when told to, for tests. It is safe
 // for concurrent use: advances run one at a time, each from where the one
@@ -52,38 +45,21 @@ type FakeClock struct {
 	fake clock.Fake
 }
 
-// clockWatcher follows a FakeClock: a server whose delivery engine has
-// timers on it and whose dashboards show its time. An advance calls moved
-// each time the clock reaches a new time, before the timers due then fire;
-// once they have fired, it calls settle, which returns when the work they
-// started has finished (a timer's function only starts it, since it must
-// not block: the delivery attempts run on the engine's workers), and only
-// then moves on. So the work of each due time sees Now() as that time, and
-// what it schedules (a retry) counts from it.
-type clockWatcher interface {
-	moved(now time.Time)
-	settle()
-}
-
 // watchedClock is a clock that tells its watchers (FakeClock, and a
-// test's clock that embeds one).
+// test's clock that embeds one) of each time an advance reaches, and
+// waits for them to settle before it moves on (clock.Watcher): a server's
+// service watches its clock, so that the work of each due time sees Now()
+// as that time, and what it schedules (a retry) counts from it.
 type watchedClock interface {
-	watch(w clockWatcher)
-	unwatch(w clockWatcher)
+	watch(w clock.Watcher)
+	unwatch(w clock.Watcher)
 }
-
-// engineWatcher is a clockWatcher as the clock's engine sees one. It is
-// comparable, and equal for one watcher, so unwatch finds what watch added.
-type engineWatcher struct{ w clockWatcher }
-
-func (e engineWatcher) Moved(now time.Time) { e.w.moved(now) }
-func (e engineWatcher) Settle()             { e.w.settle() }
 
 // watch adds w to the clock's watchers.
-func (c *FakeClock) watch(w clockWatcher) { c.fake.Watch(engineWatcher{w}) }
+func (c *FakeClock) watch(w clock.Watcher) { c.fake.Watch(w) }
 
 // unwatch removes w from the clock's watchers (a server that closes).
-func (c *FakeClock) unwatch(w clockWatcher) { c.fake.Unwatch(engineWatcher{w}) }
+func (c *FakeClock) unwatch(w clock.Watcher) { c.fake.Unwatch(w) }
 
 // NewFakeClock returns a FakeClock that reads start until advanced.
 func NewFakeClock(start time.Time) *FakeClock {
@@ -139,20 +115,19 @@ func (c *FakeClock) SetContext(ctx context.Context, t time.Time) error {
 	return c.fake.SetContext(ctx, t)
 }
 
-// engineClock is c as the server's parts read it (clock.Clock): a
-// FakeClock's engine itself, the wall clock, or c adapted, and made
-// absolute when c can arm a timer for a point in time (a test's clock that
-// embeds a FakeClock).
+// engineClock is c as the server's parts arm timers on it: a FakeClock's
+// engine itself, the wall clock, or c, made absolute when it can arm a
+// timer for a point in time (a test's clock that embeds a FakeClock).
 func engineClock(c Clock) clock.Clock {
 	switch c := c.(type) {
-	case nil, RealClock:
+	case nil:
 		return clock.Real{}
 	case *FakeClock:
 		return &c.fake
 	case absoluteClock:
-		return absoluteAdapter{clockAdapter{c}, c}
+		return absoluteAdapter{c}
 	}
-	return clockAdapter{c}
+	return c
 }
 
 // absoluteClock is a Clock that can arm a timer for a point in time
@@ -162,25 +137,29 @@ type absoluteClock interface {
 	afterFuncAt(at time.Time, f func()) Timer
 }
 
-// clockAdapter is a Clock of the user's as a clock.Clock.
-type clockAdapter struct{ c Clock }
-
-func (a clockAdapter) Now() time.Time                                  { return a.c.Now() }
-func (a clockAdapter) AfterFunc(d time.Duration, f func()) clock.Timer { return a.c.AfterFunc(d, f) }
-
 // absoluteAdapter is an absoluteClock as a clock.Absolute.
-type absoluteAdapter struct {
-	clockAdapter
-	a absoluteClock
-}
+type absoluteAdapter struct{ absoluteClock }
 
-func (a absoluteAdapter) AfterFuncAt(at time.Time, f func()) clock.Timer {
-	return a.a.afterFuncAt(at, f)
-}
+func (a absoluteAdapter) AfterFuncAt(at time.Time, f func()) clock.Timer { return a.afterFuncAt(at, f) }
 
 // advancer is a clock the admin API can move: a *FakeClock, or a test's
 // own clock with the same method.
 type advancer interface{ Advance(time.Duration) }
+
+// clockAdvancer is c as the admin API moves it: a FakeClock's own engine,
+// in steps, or one step for a test's clock with an Advance; nil for a
+// clock that cannot be advanced. tells reports whether the clock tells
+// its watchers of each time it reaches.
+func clockAdvancer(c Clock) (adv adminapi.Advancer, tells bool) {
+	switch a := c.(type) {
+	case *FakeClock:
+		adv = &a.fake
+	case advancer:
+		adv = advancerSteps{a, c}
+	}
+	_, tells = c.(watchedClock)
+	return adv, tells
+}
 
 // advancerSteps is an advancer that is no FakeClock as the admin API
 // moves a clock (adminapi.Advancer): no turns and nothing run before the

@@ -45,7 +45,7 @@ func BenchmarkAdvanceSchedule(b *testing.B) {
 				clock.Advance(27*time.Hour - 26*time.Hour - 36*time.Minute)
 			}
 			b.StopTimer()
-			if c := s.deliveries.Counts(); c.Pending != 0 || c.Failed == 0 {
+			if c := s.svc.Deliveries.Counts(); c.Pending != 0 || c.Failed == 0 {
 				b.Fatalf("deliveries %+v: want every one failed after its schedule", c)
 			}
 		})

@@ -54,11 +54,11 @@ func countMoves(t *testing.T, clock *FakeClock) func() int {
 	return func() int { return int(l.n.Swap(0)) }
 }
 
-// moveCounter is a clockWatcher that counts the times its clock moves to.
+// moveCounter is a clock.Watcher that counts the times its clock moves to.
 type moveCounter struct{ n atomic.Int64 }
 
-func (m *moveCounter) moved(time.Time) { m.n.Add(1) }
-func (m *moveCounter) settle()         {}
+func (m *moveCounter) Moved(time.Time) { m.n.Add(1) }
+func (m *moveCounter) Settle()         {}
 
 // TestAdvanceRunsTheWholeSchedule: one advance of 27 hours takes a delivery
 // to a receiver that always fails through all six attempts, each at its

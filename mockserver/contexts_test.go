@@ -1,8 +1,8 @@
 package mockserver
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,9 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 var t0 = time.Date(2026, 11, 21, 20, 51, 0, 123_000_000, time.UTC)
@@ -476,7 +474,7 @@ func TestWebhookRegister(t *testing.T) {
 			t.Errorf("%q: %d %s", u, r.Status, r.Body)
 		}
 	}
-	if got := ts.store.Targets(ts.DefaultKey().Account, contextsvc.EventExportCompleted); len(got) != 1 || got[0].State().Secret != "s3cret-value" || got[0].State().URL != want.URL {
+	if got := ts.svc.Store.Targets(ts.DefaultKey().Account, contextsvc.EventExportCompleted); len(got) != 1 || got[0].State().Secret != "s3cret-value" || got[0].State().URL != want.URL {
 		t.Errorf("targets: %+v", got)
 	}
 
@@ -487,35 +485,44 @@ func TestWebhookRegister(t *testing.T) {
 	}
 }
 
-func TestPublishAndHook(t *testing.T) {
+// TestPublish: publishing fires context.published as the first user of
+// the context's account, and hands it to the webhooks subscribed to it,
+// not to the others.
+func TestPublish(t *testing.T) {
 	t.Parallel()
 	ts := NewTestServer(t)
-	type got struct {
-		typ     contextsvc.EventType
-		targets []*store.Webhook
+	// Closed, the engine keeps the deliveries pending and sends nothing.
+	if err := ts.Close(t.Context()); err != nil {
+		t.Fatal(err)
 	}
-	ch := make(chan got, 10)
-	ts.onEvent = func(_ context.Context, ev events.Event, targets []*store.Webhook) { ch <- got{ev.Type, targets} }
-	do(t, ts, call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://example.com/h","events":["context.published"],"secret":"k"}`})
+	hook := func(events string) string {
+		r := do(t, ts, call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://example.com/h","events":` + events + `,"secret":"k"}`})
+		var w webhookJSON
+		r.json(t, &w)
+		return w.ID
+	}
+	published, created := hook(`["context.published"]`), hook(`["context.created"]`)
 	c := create(t, ts, `{"name":"Doc"}`)
-	if g := <-ch; g.typ != contextsvc.EventContextCreated || len(g.targets) != 0 {
-		t.Fatalf("created hook: %+v", g)
-	}
-	<-ch // context.version.created
 	ev, err := ts.Publish(t.Context(), c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := <-ch
-	if g.typ != contextsvc.EventContextPublished || len(g.targets) != 1 || g.targets[0].State().Secret != "k" {
-		t.Fatalf("published hook: %+v", g)
+	if ev.Type != contextsvc.EventContextPublished {
+		t.Errorf("event %s", ev.Type)
 	}
 	want := fmt.Sprintf(`{"contextId":%q,"name":"Doc","version":1,"publishedBy":%q}`, c.ID, ts.DefaultKey().User)
 	if string(ev.Data) != want {
 		t.Fatalf("data %s", ev.Data)
 	}
-	if _, err := ts.Publish(t.Context(), "ctx_nope"); err == nil {
-		t.Fatal("publish of a missing context succeeded")
+	ds := ts.Deliveries(DeliveryFilter{EventID: ev.ID})
+	if len(ds) != 1 || ds[0].WebhookID != published {
+		t.Errorf("the publication's deliveries: %+v, want one to %s", ds, published)
+	}
+	if ds := ts.Deliveries(DeliveryFilter{WebhookID: created}); len(ds) != 1 || ds[0].EventType != contextsvc.EventContextCreated {
+		t.Errorf("the other webhook's deliveries: %+v, want the creation's alone", ds)
+	}
+	if _, err := ts.Publish(t.Context(), "ctx_nope"); !errors.Is(err, ErrContextNotFound) {
+		t.Fatalf("publish of a missing context: %v", err)
 	}
 	checkEvents(t, ts.Server)
 }
@@ -558,7 +565,7 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	// Out of the validation: a 500 on a path the document does not have is
 	// what this test wants.
 	s := unvalidated(New())
-	s.mux.HandleFunc("/v1/boom", func(http.ResponseWriter, *http.Request) { panic("boom") })
+	s.api = http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
 	rec := newRecorder()
 	s.ServeHTTP(rec, mustRequest("GET", "/v1/boom"))
 	var e httpapi.ErrorBody

@@ -102,7 +102,7 @@ func dashboardBenchServer(b *testing.B, n int) string {
 	emit(0, events-events/10)
 	clock.Advance(time.Minute)
 	emit(events-events/10, events)
-	if got := s.deliveries.Counts(); got.Pending+got.Succeeded+got.Failed != n {
+	if got := s.svc.Deliveries.Counts(); got.Pending+got.Succeeded+got.Failed != n {
 		b.Fatalf("%+v deliveries, want %d", got, n)
 	} else {
 		b.Logf("seeded %d deliveries (%+v) through the Go API in %v", n, got, time.Since(start).Round(10*time.Millisecond))

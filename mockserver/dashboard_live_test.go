@@ -173,13 +173,13 @@ func TestDashboardHiddenTab(t *testing.T) {
 	ts, _ := newFakeTestServer(t)
 	d := openDashboard(t, ts, "#/events")
 	d.wait(`document.querySelector('#live').textContent === 'live'`)
-	eventually(t, "one stream open", func() bool { return ts.changes.Subscribers() == 1 })
+	eventually(t, "one stream open", func() bool { return ts.svc.Changes.Subscribers() == 1 })
 	d.setHidden(true)
-	eventually(t, "the hidden tab's stream closed", func() bool { return ts.changes.Subscribers() == 0 })
+	eventually(t, "the hidden tab's stream closed", func() bool { return ts.svc.Changes.Subscribers() == 0 })
 	create(t, ts, `{"name":"Made while the tab was hidden"}`)
 	d.setHidden(false)
 	d.wait(`document.querySelector('#live').textContent === 'live' && document.querySelector('main').textContent.includes('Made while the tab was hidden')`)
-	if n := ts.changes.Subscribers(); n != 1 {
+	if n := ts.svc.Changes.Subscribers(); n != 1 {
 		t.Errorf("%d streams open once the tab is shown", n)
 	}
 	browsertest.NoErrors(t, d.tab)

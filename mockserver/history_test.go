@@ -113,7 +113,7 @@ func TestEventHistoryLimit(t *testing.T) {
 		t.Errorf("filtered list (-want +got):\n%s", diff)
 	}
 	// The per-type index holds only the kept events.
-	if n, _, _ := ts.events.Indexed(); n != 7 {
+	if n, _, _ := ts.svc.Events.Indexed(); n != 7 {
 		t.Errorf("the type index holds %d events, want 7", n)
 	}
 	// A cursor from a page whose events were dropped since continues from
@@ -309,7 +309,7 @@ func TestServerDeliveryBacklog(t *testing.T) {
 	emit()    // waits for its first attempt: the backlog is full
 	done := make(chan struct{})
 	go func() { emit(); close(done) }()
-	eventually(t, "an enqueue waits for room", func() bool { return ts.deliveries.Waiting() == 1 })
+	eventually(t, "an enqueue waits for room", func() bool { return ts.svc.Deliveries.Waiting() == 1 })
 	release <- struct{}{}
 	<-started
 	<-done
@@ -350,7 +350,7 @@ func TestServerDeliveryBacklogRequestEnds(t *testing.T) {
 		}
 		errc <- err
 	}()
-	eventually(t, "an enqueue waits for room", func() bool { return ts.deliveries.Waiting() == 1 })
+	eventually(t, "an enqueue waits for room", func() bool { return ts.svc.Deliveries.Waiting() == 1 })
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("the request was answered while the backlog was full")
@@ -418,7 +418,7 @@ func TestEventHistoryBytesServer(t *testing.T) {
 		}
 		last = ev.ID
 	}
-	events, bytes := ts.events.Stats()
+	events, bytes := ts.svc.Events.Stats()
 	if bytes > MaxEventHistoryBytes || events >= n || events < MaxEventHistoryBytes/httpapi.MaxBody-1 {
 		t.Errorf("%d events of %d kept, counting %d bytes; want at most %d bytes, as many events as fit", events, n, bytes, MaxEventHistoryBytes)
 	}

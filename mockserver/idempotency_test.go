@@ -13,7 +13,6 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/idempotency"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 )
 
@@ -189,14 +188,14 @@ func TestIdempotencyAnswersBeforeTheOperationAreNotStored(t *testing.T) {
 	}
 }
 
-// serveDirect runs one keyed POST through serveIdempotent with the server's
-// default key and the given operation.
-func serveDirect(s *Server, key, body string, h apiHandler) *httptest.ResponseRecorder {
+// serveDirect runs one keyed POST through the idempotency store, as the
+// server's default key, with the given operation.
+func serveDirect(s *Server, key, body string, h http.HandlerFunc) *httptest.ResponseRecorder {
 	req := httptest.NewRequest("POST", "/v1/contexts", strings.NewReader(body))
 	req.Header.Set("Idempotency-Key", key)
 	rec := httptest.NewRecorder()
 	rec.Header().Set("X-Request-Id", ids.New("req_"))
-	s.serveIdempotent(rec, req, s.keys[0], h)
+	s.svc.Idem.Serve(rec, req, s.svc.Engine, s.DefaultKey().Account, h)
 	return rec
 }
 
@@ -204,7 +203,7 @@ func TestIdempotencyServerErrorsAreNotStored(t *testing.T) {
 	t.Parallel()
 	s := New()
 	runs := 0
-	h := func(w http.ResponseWriter, r *http.Request, k *apiKey) {
+	h := func(w http.ResponseWriter, r *http.Request) {
 		runs++
 		if runs == 1 {
 			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Type: httpapi.TypeUnavailable, Message: "busy"})
@@ -222,7 +221,7 @@ func TestIdempotencyServerErrorsAreNotStored(t *testing.T) {
 		t.Errorf("third: %d %s after %d runs; want the stored 201 of run 2", rec.Code, rec.Body, runs)
 	}
 	// A panicking operation (the server answers 500) is forgotten too.
-	boom := func(http.ResponseWriter, *http.Request, *apiKey) { panic("boom") }
+	boom := func(http.ResponseWriter, *http.Request) { panic("boom") }
 	func() {
 		defer func() { _ = recover() }()
 		serveDirect(s, "p", `{}`, boom)
@@ -237,7 +236,7 @@ func TestIdempotencyConflictWhileRunning(t *testing.T) {
 	ts := NewTestServer(t)
 	s := ts.Server
 	started, release := make(chan struct{}), make(chan struct{})
-	slow := func(w http.ResponseWriter, r *http.Request, k *apiKey) {
+	slow := func(w http.ResponseWriter, r *http.Request) {
 		close(started)
 		<-release
 		httpapi.WriteJSON(w, http.StatusCreated, []byte(`{"slow":true}`))
@@ -246,7 +245,7 @@ func TestIdempotencyConflictWhileRunning(t *testing.T) {
 	var first *httptest.ResponseRecorder
 	wg.Go(func() { first = serveDirect(s, "k", `{"a":1}`, slow) })
 	<-started
-	unused := func(http.ResponseWriter, *http.Request, *apiKey) { t.Error("the repeat ran the operation") }
+	unused := func(http.ResponseWriter, *http.Request) { t.Error("the repeat ran the operation") }
 	running := serveDirect(s, "k", `{"a":1}`, unused)
 	// Another body with the running key is a 400, not a 409: retrying it
 	// would never help.
@@ -295,7 +294,7 @@ func TestIdempotencyExpiresAfter24Hours(t *testing.T) {
 	if n := len(ts.Snapshot().Contexts); n != 2 {
 		t.Errorf("%d contexts, want 2", n)
 	}
-	if keys, _ := ts.idem.Stats(); keys != 1 {
+	if keys, _ := ts.svc.Idem.Stats(); keys != 1 {
 		t.Errorf("%d keys kept, want 1 (the expired one is gone)", keys)
 	}
 }
@@ -313,15 +312,5 @@ func TestResetForgetsIdempotencyKeys(t *testing.T) {
 	}
 	if n := len(ts.Snapshot().Contexts); n != 1 {
 		t.Errorf("%d contexts, want 1", n)
-	}
-}
-
-// TestIdempotencyLimitsAreTheStores: the documented limits of the
-// idempotency keys are those the store applies.
-func TestIdempotencyLimitsAreTheStores(t *testing.T) {
-	t.Parallel()
-	if IdempotencyTTL != idempotency.TTL || MaxIdempotencyKeys != idempotency.MaxKeys || MaxIdempotencyBytes != idempotency.MaxBytes {
-		t.Errorf("documented %v, %d keys, %d bytes; the store keeps %v, %d, %d", IdempotencyTTL, MaxIdempotencyKeys, MaxIdempotencyBytes,
-			idempotency.TTL, idempotency.MaxKeys, idempotency.MaxBytes)
 	}
 }

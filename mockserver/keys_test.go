@@ -11,7 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/keys"
 )
 
 func TestParseKey(t *testing.T) {
@@ -86,7 +88,7 @@ func TestParseKeyErrors(t *testing.T) {
 		}
 	}
 	for _, token := range []string{"sk live", "sk_live\x7f", "sk_\x01live"} {
-		if err := (Key{Token: token, Plan: PlanPro, Scope: ScopeWrite, Account: "a", User: "user_a"}).validate(); err == nil {
+		if err := keys.Check(Key{Token: token, Plan: PlanPro, Scope: ScopeWrite, Account: "a", User: "user_a"}); err == nil {
 			t.Errorf("WithKey takes %q", token)
 		}
 	}
@@ -149,8 +151,8 @@ func FuzzParseKey(f *testing.F) {
 			return
 		}
 		// A parsed key is usable by New.
-		k.User = AccountUser(k.Account)
-		if err := k.validate(); err != nil {
+		k.User = mockrules.AccountUser(k.Account)
+		if err := keys.Check(k); err != nil {
 			t.Fatalf("ParseKey(%q) = %v, which New rejects: %v", spec, k, err)
 		}
 	})
@@ -231,22 +233,22 @@ func FuzzCreateBody(f *testing.F) {
 func FuzzDecodeCursor(f *testing.F) {
 	s := New()
 	scope := httpapi.ListScope("acct", "ctx_1")
-	f.Add(s.cursors.Encode(httpapi.CursorContexts, 42, scope), uint64(7), "acct")
+	f.Add(s.svc.Cursors.Encode(httpapi.CursorContexts, 42, scope), uint64(7), "acct")
 	f.Add("", uint64(0), "")
 	f.Add("AAAAAAAAAAAAAAAAAAAA", uint64(1<<63), "ctx_1")
 	f.Fuzz(func(t *testing.T, c string, pos uint64, part string) {
-		if p, ok := s.cursors.Decode(httpapi.CursorContexts, c, scope); ok && s.cursors.Encode(httpapi.CursorContexts, p, scope) != c {
+		if p, ok := s.svc.Cursors.Decode(httpapi.CursorContexts, c, scope); ok && s.svc.Cursors.Encode(httpapi.CursorContexts, p, scope) != c {
 			t.Fatalf("accepted %q, which the server would not make", c)
 		}
-		enc := s.cursors.Encode(httpapi.CursorVersions, pos, scope)
-		if p, ok := s.cursors.Decode(httpapi.CursorVersions, enc, scope); !ok || p != pos {
+		enc := s.svc.Cursors.Encode(httpapi.CursorVersions, pos, scope)
+		if p, ok := s.svc.Cursors.Decode(httpapi.CursorVersions, enc, scope); !ok || p != pos {
 			t.Fatalf("round trip of %d: %d %v", pos, p, ok)
 		}
-		if _, ok := s.cursors.Decode(httpapi.CursorContexts, enc, scope); ok {
+		if _, ok := s.svc.Cursors.Decode(httpapi.CursorContexts, enc, scope); ok {
 			t.Fatal("a versions cursor passed as a contexts cursor")
 		}
 		if other := httpapi.ListScope("acct", "ctx_1", part); other != scope {
-			if _, ok := s.cursors.Decode(httpapi.CursorVersions, enc, other); ok {
+			if _, ok := s.svc.Cursors.Decode(httpapi.CursorVersions, enc, other); ok {
 				t.Fatalf("a cursor of list %q passed in list %q", scope, other)
 			}
 		}

@@ -277,7 +277,7 @@ func TestValidatingWrapperCatchesWrongResponses(t *testing.T) {
 	}
 	// The store takes what it is given: the rules are the handlers'.
 	empty := ""
-	ts.store.Account(ts.DefaultKey().Account).Update(c.ID, store.Update{Name: &empty, Tags: []string{"bad\x00tag"}, HasTags: true}, ts.now, "user_x")
+	ts.svc.Store.Account(ts.DefaultKey().Account).Update(c.ID, store.Update{Name: &empty, Tags: []string{"bad\x00tag"}, HasTags: true}, ts.svc.Now, "user_x")
 	if r := do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID}); r.Status != 200 {
 		t.Fatalf("GET: %d", r.Status)
 	}

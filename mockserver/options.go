@@ -99,11 +99,12 @@ func WithClock(c Clock) Option {
 
 // WithKey adds an API key the server accepts. It may be given many times.
 // Empty fields get defaults: Plan pro, Scope write, a generated Account
-// ("acct_…"), and the User derived from the Account ([AccountUser]). An
-// invalid key (an Account that [ValidAccount] refuses, say), or a token
-// given twice, makes Open return an error wrapping [ErrInvalidOption]
-// that names the key by position, never by its token. When no key is
-// given, the server creates one (see [Server.DefaultKey]).
+// ("acct_…"), and the User derived from the Account alone (so it is the
+// same at every start). An invalid key (an Account that is not 1 to 64
+// characters of A-Z, a-z, 0-9, '_', '.' and '-', say), or a token given
+// twice, makes Open return an error wrapping [ErrInvalidOption] that
+// names the key by position, never by its token. When no key is given,
+// the server creates one (see [Server.DefaultKey]).
 func WithKey(k Key) Option {
 	return func(cf *config) error {
 		cf.keys = append(cf.keys, k)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/service"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
 )
 
@@ -161,7 +162,7 @@ func FuzzWebhookURL(f *testing.F) {
 		if strings.EqualFold(u.Scheme, "http") && !rules.IsLoopback(u.Hostname()) {
 			t.Fatalf("the pattern admits http to %q, not a loopback host", u.Hostname())
 		}
-		if e := rules.WebhookURL(raw, s.httpsOnly); e != nil {
+		if e := rules.WebhookURL(raw, s.svc.HTTPSOnly); e != nil {
 			t.Fatalf("the server refuses %q, which the pattern admits: %s", raw, e.Message)
 		}
 	})
@@ -183,7 +184,7 @@ func FuzzDurationPattern(f *testing.F) {
 		if seed != 0 {
 			raw = genMatching(t, adminapi.DurationPattern, rand.New(rand.NewPCG(seed, 1)))
 		}
-		if (validEventType(raw) == nil) != events.MatchString(raw) {
+		if (service.ValidEventType(raw) == nil) != events.MatchString(raw) {
 			t.Fatalf("event type %q: validEventType and the pattern disagree", raw)
 		}
 		// The document's minLength 1 keeps "" out (the server refuses it).

@@ -2,11 +2,11 @@ package mockserver
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/contextsvc/contextsvc-go/internal/contract"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/proxy"
 )
 
@@ -113,8 +113,9 @@ func WithUpstreamIdleTimeout(d time.Duration) Option {
 	return positive("WithUpstreamIdleTimeout", d, func(cf *config) *time.Duration { return &cf.upstreamIdle })
 }
 
-// newProxy makes the validating proxy of cf.upstream.
-func (s *Server) newProxy(cf *config) (*proxy.Proxy, error) {
+// newProxy makes the validating proxy of cf.upstream, whose findings it
+// tells hub of.
+func newProxy(cf *config, hub *changes.Hub) (*proxy.Proxy, error) {
 	if cf.stateFile != "" {
 		return nil, invalidOption("WithUpstream with WithStateFile: a proxy keeps no state of its own")
 	}
@@ -127,127 +128,37 @@ func (s *Server) newProxy(cf *config) (*proxy.Proxy, error) {
 		return nil, invalidOption("WithUpstream: %s", err.Error())
 	}
 	return proxy.New(proxy.Config{
-		Upstream: u, Spec: spec, Transport: cf.upstreamTransport, Now: s.clock.Now, Logger: s.logger,
+		Upstream: u, Spec: spec, Transport: cf.upstreamTransport, Now: cf.clock.Now, Logger: cf.logger,
 		Log:     proxy.NewLog(cf.historyLimit, proxy.MaxBytes),
 		Timeout: cf.upstreamTimeout, IdleTimeout: cf.upstreamIdle,
 		OnFinding: func(f *proxy.Finding) {
-			s.changes.Publish(changes.Change{Kind: changes.KindContract, ID: f.ID, Action: "added"})
+			hub.Publish(changes.Change{Kind: changes.KindContract, ID: f.ID, Action: "added"})
 		},
 	}), nil
 }
 
-// isAPIPath reports whether p is under /v1, which the proxy forwards.
-func isAPIPath(p string) bool { return p == "/v1" || strings.HasPrefix(p, "/v1/") }
-
 // ContractMismatch is one way a request or an answer breaks the OpenAPI
-// document, as the validating proxy ([WithUpstream]) found it.
-type ContractMismatch struct {
-	// Where is the part: "status", "header X-Request-Id", "body /data/0/id",
-	// "query limit".
-	Where string
-	// Rule is where in the document the rule broken is, as a JSON pointer
-	// with the schema keyword last ("#/components/schemas/Context/required").
-	Rule string
-	// Message says how it breaks the rule.
-	Message string
-}
+// document, as the validating proxy ([WithUpstream]) found it: Where (the
+// part: "status", "header X-Request-Id", "body /data/0/id", "query
+// limit"), Rule (where in the document the rule broken is, as a JSON
+// pointer with the schema keyword last) and Message. Its fields are
+// documented with its definition, [model.ContractMismatch].
+type ContractMismatch = model.ContractMismatch
 
 // ContractFinding is one exchange the validating proxy found breaking the
-// document, or could not hold to it. Secrets are masked in every field.
-type ContractFinding struct {
-	// ID names it in the admin API ("cm_…").
-	ID string
-	// Time is when the answer ended, on the server's clock.
-	Time time.Time
-	// Method and Target are the request's (its path and query).
-	Method, Target string
-	// Operation is the document's operation id, or "off the API".
-	Operation string
-	// Status is the upstream's status (502 when it did not answer, 504
-	// when it did not begin its answer within the time-out).
-	Status int
-	// RequestID is the upstream's X-Request-Id.
-	RequestID string
-	// Request and Answer list how each breaks the document (a request
-	// only when the upstream did not refuse it with a 4xx).
-	Request, Answer []ContractMismatch
-	// Dropped counts the mismatches past 50 a side not listed.
-	Dropped int
-	// SDKTolerates, when the answer breaks the document, says whether the
-	// SDK tolerates it, and SDK what its method made of it.
-	SDKTolerates *bool
-	SDK          string
-	// Unvalidated says why the exchange, or part of it, was not held to
-	// the document.
-	Unvalidated string
-}
+// document, or could not hold to it: its ID ("cm_…"), Time, the request's
+// Method and Target, its Operation, the upstream's Status and RequestID,
+// how the Request and the Answer break the document (Dropped counts those
+// past 50 a side), whether the SDK tolerates the answer (SDKTolerates,
+// SDK) and why it was not held to the document, if so (Unvalidated).
+// Secrets are masked in every field. Its fields are documented with its
+// definition, [model.ContractFinding].
+type ContractFinding = model.ContractFinding
 
-// ContractCount is what the validating proxy saw of one operation.
-type ContractCount struct {
-	// Operation is the document's operation id, or "off the API".
-	Operation string
-	// Exchanges counts the requests forwarded.
-	Exchanges int
-	// Mismatched counts the exchanges that broke the document, and
-	// Mismatches their mismatches.
-	Mismatched, Mismatches int
-	// NotTolerated counts the answers the SDK does not tolerate.
-	NotTolerated int
-	// Refused counts the requests that broke the document and that the
-	// upstream refused with a 4xx, as it must.
-	Refused int
-	// Unvalidated counts the exchanges with a body over
-	// MaxValidatedBody, or cut short.
-	Unvalidated int
-	// UpstreamFailures counts the requests the upstream did not answer,
-	// or did not begin to in time ([WithUpstreamTimeout]).
-	UpstreamFailures int
-}
-
-// ContractFindings returns the validating proxy's kept findings, oldest
-// first (nil without [WithUpstream]). An exchange is checked as its
-// answer's last bytes go out: [Server.WaitIdle] waits for the checks
-// under way.
-func (s *Server) ContractFindings() []ContractFinding {
-	if s.proxy == nil {
-		return nil
-	}
-	var out []ContractFinding
-	for _, f := range s.proxy.Log().All() {
-		cf := ContractFinding{ID: f.ID, Method: f.Method, Target: f.Target, Operation: f.Operation, Status: f.Status,
-			RequestID: f.RequestID, Request: mismatches(f.Request), Answer: mismatches(f.Answer), Dropped: f.Dropped,
-			Unvalidated: f.Unvalidated}
-		cf.Time, _ = time.Parse(time.RFC3339Nano, f.Time)
-		if f.SDK != nil {
-			tolerated := f.SDK.Tolerated // a copy: the log's finding never changes
-			cf.SDKTolerates, cf.SDK = &tolerated, f.SDK.SDK
-		}
-		out = append(out, cf)
-	}
-	return out
-}
-
-func mismatches(ms []contract.Mismatch) []ContractMismatch {
-	out := make([]ContractMismatch, len(ms))
-	for i, m := range ms {
-		out[i] = ContractMismatch(m)
-	}
-	return out
-}
-
-// ContractCounts returns what the validating proxy saw of each operation
-// since the start (or the last [Server.Reset]), by operation id, "off
-// the API" last (nil without [WithUpstream]); [Server.WaitIdle] waits
-// for the checks under way.
-func (s *Server) ContractCounts() []ContractCount {
-	if s.proxy == nil {
-		return nil
-	}
-	counts := s.proxy.Log().Counts()
-	out := make([]ContractCount, len(counts))
-	for i, c := range counts {
-		out[i] = ContractCount{Operation: c.Operation, Exchanges: c.Exchanges, Mismatched: c.Mismatched, Mismatches: c.Mismatches,
-			NotTolerated: c.NotTolerated, Refused: c.Refused, Unvalidated: c.Unvalidated, UpstreamFailures: c.UpstreamFailures}
-	}
-	return out
-}
+// ContractCount is what the validating proxy saw of one operation: the
+// exchanges forwarded, those that broke the document and their
+// mismatches, the answers the SDK does not tolerate, the requests refused
+// as they must be, the exchanges not validated and the requests the
+// upstream did not answer. Its fields are documented with its definition,
+// [model.ContractCount].
+type ContractCount = model.ContractCount

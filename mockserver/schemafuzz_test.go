@@ -294,7 +294,7 @@ func (fx *fuzzServer) build(t *testing.T, op fuzzOp, r *rand.Rand) (*fuzzRequest
 		// Minted once the filters are drawn: a cursor continues only its
 		// own list.
 		scope := fx.listScopeOf(op.id, pathID, req.query)
-		req.query = append(req.query, queryPair{"cursor", fx.s.cursors.Encode(cursorKinds[op.id], uint64(r.IntN(5)), scope)})
+		req.query = append(req.query, queryPair{"cursor", fx.s.svc.Cursors.Encode(cursorKinds[op.id], uint64(r.IntN(5)), scope)})
 	}
 	if op.op.RequestBody == nil {
 		return req, true

@@ -3,113 +3,62 @@ package mockserver
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
+	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/idempotency"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/keys"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/proxy"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/service"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/telemetry"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/v1api"
 )
+
+// This file is the Server: how it is made (Open), how it serves a request
+// (serve), and each of its Go methods, a thin layer over the service
+// (internal/service) that the /v1 and admin APIs serve too. What the
+// server is made of (its options, clock, keys and the types it shows)
+// is declared in the package's other files.
 
 // Server is the in-memory Context Management Service. It is an
 // http.Handler serving the /v1 API (and, unless turned off, /_mock/); use
 // [New] to make one or [NewTestServer] to run one in a test. It is safe for
 // concurrent use.
 type Server struct {
+	// svc is the service: the parts, and every action that spans them.
+	svc *service.Service
+	// clock is the clock as the user gave it (Server.Clock).
 	clock Clock
-	// clk is clock as the server's parts read it (engineClock).
-	clk        clock.Clock
-	logger     *slog.Logger
-	httpsOnly  bool
-	requestLog bool
-	// admin serves every path under /_mock/ (admin.go); nil when the
-	// admin routes are off.
-	admin *adminapi.Handler
 
-	keys       []*apiKey
-	defaultKey Key
+	// api serves /v1 (a v1api.Handler); admin every path under /_mock/
+	// (nil when the admin routes are off); proxy, with WithUpstream,
+	// forwards /v1 instead.
+	api   http.Handler
+	admin *adminapi.Handler
+	proxy *proxy.Proxy
+
+	logger     *slog.Logger
+	requestLog bool
 
 	readHeaderTimeout time.Duration
 	readBodyTimeout   time.Duration
 	idleTimeout       time.Duration
 
-	// store holds every account's contexts and webhooks. Its accounts are
-	// fixed after Open (accounts come from keys, and from a state file
-	// loaded at the start).
-	store *store.Store
-
-	// cursors makes the lists' cursors opaque and lets the server reject
-	// forged or corrupted ones.
-	cursors *httpapi.Cursors
-
-	// events is the event history (the last historyLimit events).
-	events *events.Log
-
-	// onEvent, when set (by the delivery engine), is called after each
-	// event is recorded, with the account's active webhooks subscribed to
-	// its type and the context of the request (or Go call) that fired it.
-	// It is called without any store lock held.
-	onEvent func(ctx context.Context, ev events.Event, targets []*store.Webhook)
-
-	// deliveries is the webhook delivery engine, fed by onEvent.
-	deliveries *delivery.Engine
-
-	// faults are the faults injected into /v1 requests.
-	faults *faults.Set
-
-	// idem holds the POSTs' idempotency keys.
-	idem idempotency.Store
-
-	// stateMu makes the changes of the whole state (LoadState and PUT
-	// /_mock/state, the state file's load, Reset) and the copies of it
-	// (SaveState, GET /_mock/state, the state file's saves) exclude one
-	// another: each copy is one whole state, and a load is never mixed
-	// with a reset or another load. Copies share it. It comes before
-	// every other lock, and only those take it: requests and deliveries
-	// change the state under the finer locks alone.
-	stateMu sync.RWMutex
-
-	// persist writes the state file (statefile.go); nil without one.
-	// persistDeliveries is set once the file is loaded: from then on
-	// every change of a delivery is a change of the state.
-	persist           *statefile.Keeper
-	persistDeliveries atomic.Bool
-
-	// changes fans the server's changes out to the dashboard's streams.
-	changes changes.Hub
-
-	// tel traces and measures requests, events and delivery attempts
-	// (WithTracerProvider, WithMeterProvider); nil when neither is given.
-	tel *telemetry.Telemetry
-
-	// proxy, with WithUpstream, forwards the /v1 requests instead of
-	// mux (proxy.go).
-	proxy *proxy.Proxy
-
-	mux *http.ServeMux
 	// handler serves every request: serve, or (in this package's tests
 	// only) serve wrapped by testHandler.
 	handler http.Handler
+
+	// A Server is used by its pointer: == on Server values is refused, as
+	// it always was, so that a field of any kind may be added.
+	_ [0]func()
 }
 
 // testHandler, when set, wraps the handler of every Server that New makes.
@@ -164,135 +113,62 @@ func Open(opts ...Option) (*Server, error) {
 		}
 		return d
 	}
-	s := &Server{
-		clock: cf.clock, clk: engineClock(cf.clock), logger: cf.logger, httpsOnly: cf.httpsOnly,
-		requestLog:        cf.requestLog,
-		store:             store.New(),
-		events:            events.NewLog(cf.historyLimit, MaxEventHistoryBytes),
-		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
-		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
-		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
+	ks, err := keys.New(cf.keys)
+	if err != nil {
+		return nil, invalidOption("%s", err)
 	}
-	s.faults = faults.NewSet(&s.changes)
 	tel, err := telemetry.New(telemetry.Config{TracerProvider: cf.tracerProvider, MeterProvider: cf.meterProvider,
 		Propagator: cf.propagator})
 	if err != nil {
 		return nil, invalidOption("WithMeterProvider: %v", err)
 	}
-	s.tel = tel
-	s.deliveries = delivery.New(delivery.Config{
-		Clock:      s.clk,
-		Schedule:   cf.retrySchedule,
-		Timeout:    cf.deliveryTimeout,
-		Workers:    cf.deliveryWorkers,
-		Logger:     cf.logger,
-		History:    cf.historyLimit,
-		MaxBacklog: cf.deliveryBacklog,
-		RetryLimit: cf.retryLimit,
-		HTTPClient: cf.deliveryClient,
-		Errors:     deliveryErrors,
-		OnChange:   s.deliveryChanged,
-		Telemetry:  s.tel,
-	})
-	s.onEvent = func(ctx context.Context, ev events.Event, targets []*store.Webhook) {
-		for _, w := range targets {
-			// The event's Body is never changed, so the deliveries share
-			// it with the event log instead of copying it.
-			s.deliveries.Enqueue(ctx, ev.ID, ev.Type, ev.Body, w)
-		}
-	}
-	s.cursors = httpapi.NewCursors()
-	if len(cf.keys) == 0 {
-		cf.keys = []Key{{Token: "sk_test_" + strings.TrimPrefix(ids.New("k_"), "k_"), Plan: PlanBusiness, Scope: ScopeWrite}}
-	}
-	tokens := make(map[string]int, len(cf.keys))
-	for i, k := range cf.keys {
-		if first, ok := tokens[k.Token]; ok && k.Token != "" {
-			return nil, invalidOption("WithKey #%d: the same token as key #%d", i+1, first)
-		}
-		tokens[k.Token] = i + 1
-		if k.Plan == "" {
-			k.Plan = PlanPro
-		}
-		if k.Scope == "" {
-			k.Scope = ScopeWrite
-		}
-		if k.Account == "" {
-			k.Account = ids.New("acct_")
-		}
-		if k.User == "" {
-			k.User = AccountUser(k.Account)
-		}
-		if err := k.validate(); err != nil {
-			return nil, invalidOption("WithKey #%d: %s", i+1, strings.TrimPrefix(err.Error(), "mockserver: "))
-		}
-		ak := &apiKey{Key: k, hash: sha256.Sum256([]byte(k.Token))}
-		if pm, b, limited := k.limits(); limited {
-			ak.perMinute, ak.burst = pm, b
-			ak.limiter.Store(rate.NewLimiter(rate.Limit(float64(pm)/60), b))
-			ak.limitHdr = []string{strconv.Itoa(pm)}
-		}
-		a := s.store.AddAccount(k.Account)
-		a.AddUser(k.User)
-		ak.acct = a
-		s.keys = append(s.keys, ak)
-		if i == 0 {
-			s.defaultKey = k
-		}
-	}
+	hub := new(changes.Hub)
+	var p *proxy.Proxy
 	if cf.upstream != "" {
-		p, err := s.newProxy(&cf)
-		if err != nil {
+		if p, err = newProxy(&cf, hub); err != nil {
 			return nil, err
 		}
-		s.proxy = p
 	}
+	svc := service.New(service.Config{
+		Clock: cf.clock, Engine: engineClock(cf.clock), Logger: cf.logger, HTTPSOnly: cf.httpsOnly, Keys: ks,
+		HistoryLimit: cf.historyLimit, MaxEventBytes: MaxEventHistoryBytes, MaxWebhooks: MaxWebhooksPerAccount,
+		Delivery: delivery.Config{
+			Schedule:   cf.retrySchedule,
+			Timeout:    cf.deliveryTimeout,
+			Workers:    cf.deliveryWorkers,
+			MaxBacklog: cf.deliveryBacklog,
+			RetryLimit: cf.retryLimit,
+			HTTPClient: cf.deliveryClient,
+		},
+		Telemetry: tel, Changes: hub, Proxy: p,
+	})
+	s := &Server{
+		svc: svc, clock: cf.clock, proxy: p, logger: cf.logger, requestLog: cf.requestLog,
+		readHeaderTimeout: orDefault(cf.readHeaderTimeout, DefaultReadHeaderTimeout),
+		readBodyTimeout:   orDefault(cf.readBodyTimeout, DefaultReadBodyTimeout),
+		idleTimeout:       orDefault(cf.idleTimeout, DefaultIdleTimeout),
+	}
+	s.api = v1api.New(svc, s.readBodyTimeout)
 	if cf.admin {
-		s.admin = s.newAdmin(&cf)
+		s.admin = newAdmin(svc, &cf)
 	}
-	s.routes()
 	s.handler = http.HandlerFunc(s.serve)
 	if testHandler != nil {
 		s.handler = testHandler(s, s.handler)
 	}
 	if cf.stateFile != "" {
-		s.persist = statefile.NewKeeper(statefile.Config{
-			Path: cf.stateFile, Interval: orDefault(cf.stateInterval, DefaultStateInterval),
-			Copy: func() statefile.Doc { return stateDoc{s.snapshotState()} }, Logger: s.logger, Hooks: cf.stateHooks,
-		})
-		if err := s.loadStateFile(cf.stateFile); err != nil {
+		err := svc.OpenStateFile(service.StateFile{Path: cf.stateFile, Interval: orDefault(cf.stateInterval, DefaultStateInterval),
+			Hooks: cf.stateHooks})
+		if err != nil {
 			return nil, err
 		}
-		// Every change of a delivery is a change of the state; the store's
-		// changes are noted where requests and Go methods make them.
-		s.persistDeliveries.Store(true)
 	}
 	// Last, so that a server Open refuses is not left on its clock.
 	if c, ok := cf.clock.(watchedClock); ok {
-		c.watch(s)
+		c.watch(svc)
 	}
 	return s, nil
 }
-
-// deliveryChanged is told of every change of a delivery, under the
-// deliverer's lock: it notes a change of the state (with a state file) and
-// tells the dashboard's streams. Neither blocks.
-func (s *Server) deliveryChanged(c changes.Change) {
-	if s.persistDeliveries.Load() {
-		s.stateChanged()
-	}
-	s.changes.Publish(c)
-}
-
-// moved and settle make the server a watcher of its FakeClock
-// (clockWatcher): the dashboards are told each time the clock reaches, and
-// an advance waits at each due time until the delivery attempts due then
-// have run.
-func (s *Server) moved(now time.Time) {
-	s.changes.Publish(changes.Change{Kind: changes.KindClock, Now: jsonwire.FormatTime(now)})
-}
-
-func (s *Server) settle() { s.deliveries.Settle() }
 
 // HTTPServer returns an http.Server that serves s on addr with the
 // server's time-outs ([WithReadHeaderTimeout], [WithIdleTimeout]; the body
@@ -324,122 +200,26 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 // [Server.Close] calls it; a program serving s on an http.Server of its
 // own calls it (or Close) before the http.Server's Shutdown, or registers
 // it with RegisterOnShutdown.
-func (s *Server) CloseStreams() { s.changes.CloseAll() }
-
-// armBodyDeadline gives the client readBodyTimeout from now to send r's
-// body, if it has one: past it a read of the body fails, and the server
-// answers and closes the connection instead of waiting for ever (see
-// deadlineBody).
-func (s *Server) armBodyDeadline(w http.ResponseWriter, r *http.Request) {
-	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
-		return
-	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.readBodyTimeout))
-}
-
-// deadlineBody lifts the body's read deadline once the body has been read
-// to its end: net/http then starts a background read of the connection,
-// and a deadline passing under it would cancel the request's context while
-// the handler still runs (a long fault latency, a large export).
-type deadlineBody struct {
-	io.ReadCloser
-	w      http.ResponseWriter
-	lifted bool
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.lifted {
-		b.lifted = true
-		_ = http.NewResponseController(b.w).SetReadDeadline(time.Time{})
-	}
-	return n, err
-}
-
-// DefaultKey returns the first key (the one New created when given none),
-// with its defaults filled in.
-func (s *Server) DefaultKey() Key { return s.defaultKey }
-
-// Keys returns every key the server accepts, in the order given, with
-// defaults filled in.
-func (s *Server) Keys() []Key {
-	out := make([]Key, len(s.keys))
-	for i, k := range s.keys {
-		out[i] = k.Key
-	}
-	return out
-}
-
-func (s *Server) routes() {
-	s.mux = http.NewServeMux()
-	api := func(pattern string, hs map[string]apiHandler) {
-		rt := httpapi.Route{}
-		for m, h := range hs {
-			rt[m] = s.authenticated(m != http.MethodGet, h)
-		}
-		s.mux.Handle(pattern, rt)
-	}
-	type m = map[string]apiHandler
-	api("/v1/contexts", m{http.MethodGet: s.listContexts, http.MethodPost: s.createContext})
-	api("/v1/contexts/{id}", m{http.MethodGet: s.getContext, http.MethodPut: s.updateContext, http.MethodDelete: s.deleteContext})
-	api("/v1/contexts/{id}/versions", m{http.MethodGet: s.listVersions})
-	api("/v1/contexts/{id}/export", m{http.MethodGet: s.exportContext})
-	api("/v1/webhooks", m{http.MethodPost: s.registerWebhook})
-	s.mux.HandleFunc("/", httpapi.NoSuchPath)
-}
+func (s *Server) CloseStreams() { s.svc.Changes.CloseAll() }
 
 // ServeHTTP gives every response a request id, turns a panic into the
 // contract's 500 error, then routes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
+// serve is every request's way in, /v1 and admin alike: its request id
+// and span, a panic answered as the contract's 500, the body's read
+// deadline, the route (the admin API, the validating proxy or the /v1
+// API), then the change of the state noted and the request logged.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	rid := ids.New("req_")
+	rid := ids.Fast("req_")
 	w.Header()["X-Request-Id"] = []string{rid}
-	rw := &trackingWriter{ResponseWriter: w}
-	if s.tel != nil {
+	rw := &httpapi.Tracker{ResponseWriter: w}
+	if tel := s.svc.Tel; tel != nil {
 		// The span ends last, after a panic is answered: r is the request
 		// as routed (its Pattern names the span).
 		var q *telemetry.Request
-		r, q = s.tel.StartRequest(r, rid)
-		defer func() { s.tel.End(q, r, rw.answered()) }()
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			s.logger.Error("mockserver: recovered panic", "requestId", rid, "method", r.Method, "path", r.URL.Path, "panic", v)
-			if !rw.wrote {
-				httpapi.WriteError(rw, &httpapi.Error{Status: http.StatusInternalServerError, Type: httpapi.TypeInternal, Message: "internal error"})
-			}
-		}
-	}()
-	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
-		s.armBodyDeadline(rw, r)
-		r.Body = &deadlineBody{ReadCloser: r.Body, w: rw}
-	}
-	switch {
-	case s.admin != nil && adminapi.IsPath(r.URL.Path):
-		// The admin API admits (its Host, site and credentials) and
-		// answers every path under /_mock/ itself.
-		s.admin.ServeHTTP(rw, r)
-	case httpapi.UncleanPath(r.URL.Path):
-		httpapi.NoSuchPath(rw, r)
-	case s.proxy != nil && isAPIPath(r.URL.Path):
-		// A validating proxy forwards /v1 to its upstream, whose request
-		// id the answer carries: the log names that one.
-		s.proxy.ServeHTTP(rw, r)
-		rid = cmp.Or(w.Header().Get("X-Request-Id"), rid)
-	default:
-		s.mux.ServeHTTP(rw, r)
-	}
-	// Any request but a read may have changed the state (a fault in mode
-	// after answers a 5xx for one that did): the state file is written
-	// once its interval has passed. Go methods that change the state note
-	// it themselves.
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		s.stateChanged()
+		r, q = tel.StartRequest(r, rid)
+		defer func() { tel.End(q, r, rw.Answered()) }()
 	}
 	// Only the method and path are logged: never a header (the
 	// Authorization header carries the key) nor the query.
@@ -447,115 +227,302 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.requestLog {
 		level = slog.LevelInfo
 	}
-	if s.logger.Enabled(r.Context(), level) {
+	var start time.Time
+	logged := s.logger.Enabled(r.Context(), level)
+	if logged {
+		start = time.Now()
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.logger.Error("mockserver: recovered panic", "requestId", rid, "method", r.Method, "path", r.URL.Path, "panic", v)
+			if !rw.Wrote() {
+				httpapi.WriteError(rw, &httpapi.Error{Status: http.StatusInternalServerError, Type: httpapi.TypeInternal, Message: "internal error"})
+			}
+		}
+	}()
+	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+		httpapi.ArmBodyDeadline(rw, r, s.readBodyTimeout)
+		r.Body = &httpapi.DeadlineBody{ReadCloser: r.Body, W: rw}
+	}
+	switch p := r.URL.Path; {
+	case s.admin != nil && adminapi.IsPath(p):
+		// The admin API admits (its Host, site and credentials) and
+		// answers every path under /_mock/ itself.
+		s.admin.ServeHTTP(rw, r)
+	case httpapi.UncleanPath(p):
+		httpapi.NoSuchPath(rw, r)
+	case s.proxy != nil && v1api.IsPath(p):
+		// A validating proxy forwards /v1 to its upstream, whose request
+		// id the answer carries: the log names that one.
+		s.proxy.ServeHTTP(rw, r)
+		rid = cmp.Or(w.Header().Get("X-Request-Id"), rid)
+	default:
+		s.api.ServeHTTP(rw, r)
+	}
+	// Any request but a read may have changed the state (a fault in mode
+	// after answers a 5xx for one that did): the state file is written
+	// once its interval has passed. Go methods that change the state note
+	// it themselves.
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.svc.StateChanged()
+	}
+	if logged {
 		s.logger.LogAttrs(r.Context(), level, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rw.answered()),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rw.Answered()),
 			slog.Duration("duration", time.Since(start)), slog.String("requestId", rid))
 	}
 }
 
-// trackingWriter remembers whether the header was written, so the panic
-// handler knows if it can still send an error.
-type trackingWriter struct {
-	http.ResponseWriter
-	wrote  bool
-	status int
-}
+// Clock returns the clock the server reads all its time from (see
+// [WithClock]). A test that gave a [FakeClock] advances it directly.
+func (s *Server) Clock() Clock { return s.clock }
 
-func (t *trackingWriter) WriteHeader(code int) {
-	if !t.wrote {
-		t.wrote, t.status = true, code
+// DefaultKey returns the first key (the one New created when given none),
+// with its defaults filled in.
+func (s *Server) DefaultKey() Key { return s.svc.Keys.Default() }
+
+// Keys returns every key the server accepts, in the order given, with
+// defaults filled in.
+func (s *Server) Keys() []Key { return s.svc.Keys.All() }
+
+// Close stops webhook deliveries gracefully: no new attempt starts (waiting
+// ones stay pending), running attempts may finish until ctx is done, then
+// they are canceled and Close returns ctx's error. It also ends the
+// dashboard's event streams and refuses new ones ([Server.CloseStreams]):
+// nothing they would report happens any more, and an open stream would
+// keep an http.Server's Shutdown waiting. The API keeps answering (the
+// Server is only a handler; stop its http.Server first). Calling Close
+// again waits again.
+//
+// With [WithStateFile], Close then writes the state file a last time (if
+// the state changed since it was written), with the deliveries as they
+// ended; a failure to write it is returned too. Stop the http.Server
+// first, so no request changes the state after that write. Close then lets
+// the file's lock go, so another server may open the file; a later Close
+// with changes to write takes it back, or fails with [ErrStateFileInUse]
+// if another server holds it.
+func (s *Server) Close(ctx context.Context) error {
+	s.CloseStreams()
+	err := s.svc.Close(ctx)
+	// Nothing is left for an advance to wait for, or to show.
+	if c, ok := s.clock.(watchedClock); ok {
+		c.unwatch(s.svc)
 	}
-	t.ResponseWriter.WriteHeader(code)
+	return err
 }
 
-func (t *trackingWriter) Write(b []byte) (int, error) {
-	if !t.wrote {
-		t.wrote, t.status = true, http.StatusOK
-	}
-	return t.ResponseWriter.Write(b)
+// Reset empties the server as if it were new: contexts, webhooks, events,
+// deliveries (running attempts are canceled and forgotten), faults,
+// idempotency keys, the validating proxy's findings, and every key's
+// rate-limit bucket (full again). Keys, options and the clock stay. It is
+// one change: a copy of the state ([Server.SaveState]) or a load
+// ([Server.LoadState]) happens wholly before it or wholly after.
+func (s *Server) Reset() { s.svc.Reset() }
+
+// Snapshot returns a deep copy of the store.
+func (s *Server) Snapshot() Snapshot { return s.svc.Store.Snapshot() }
+
+// Context returns the live context with the given id, whatever its
+// account, and whether it exists.
+func (s *Server) Context(id string) (StoredContext, bool) { return s.svc.Store.Copy(id) }
+
+// Contexts returns the live contexts of an account in creation order (nil
+// for an unknown account).
+func (s *Server) Contexts(accountID string) []StoredContext { return s.svc.Store.Contexts(accountID) }
+
+// Publish records a context.published event for the live context with id
+// contextID (the mock's stand-in for the dashboard action, which has no
+// public endpoint), as published by the first user of its account. It
+// reports an error wrapping [ErrContextNotFound] when no such context
+// exists. ctx bounds the wait for room when the delivery backlog is full
+// (see [WithDeliveryBacklog]).
+func (s *Server) Publish(ctx context.Context, contextID string) (Event, error) {
+	return s.svc.Publish(ctx, contextID)
 }
 
-// answered is the status the request was answered with (200 when the
-// handler wrote nothing).
-func (t *trackingWriter) answered() int {
-	if !t.wrote {
-		return http.StatusOK
-	}
-	return t.status
+// EmitEvent records an event of any type with the given data for an
+// account ("" means the default key's account) and delivers it to that
+// account's webhooks subscribed to the type, exactly as the API's own
+// events. It is the only way to fire team.member.added and
+// team.member.removed. An account no key belongs to is an error wrapping
+// [ErrUnknownAccount]; typ must be 1 to 100 printable ASCII characters
+// without spaces, and data a JSON object; otherwise the error wraps
+// [ErrInvalidEvent]. typ need not be one of the eight known types, but
+// webhooks subscribe only to those, so an event of another type is
+// recorded and delivered nowhere. data is not checked against the type's
+// shape, so malformed payloads can be sent on purpose. ctx bounds the wait
+// for room when the delivery backlog is full (see [WithDeliveryBacklog]).
+func (s *Server) EmitEvent(ctx context.Context, account string, typ contextsvc.EventType, data json.RawMessage) (Event, error) {
+	return s.svc.EmitEvent(ctx, account, typ, data)
 }
 
-// Unwrap lets http.ResponseController reach the real writer.
-func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+// Events returns copies of every event the server keeps, oldest first
+// (changing them changes nothing on the server). It keeps the last
+// [DefaultHistoryLimit] events, or as many as [WithHistoryLimit] says, so
+// the oldest of a long run are gone; GET /_mock/events pages through the
+// same events.
+func (s *Server) Events() []Event { return s.svc.Events.All() }
 
-// apiHandler handles an authenticated /v1 request.
-type apiHandler func(w http.ResponseWriter, r *http.Request, k *apiKey)
+// Deliveries returns copies of the kept webhook deliveries that match f,
+// in creation order; the zero filter returns them all. Every pending
+// delivery is kept, and the last [DefaultHistoryLimit] (or
+// [WithHistoryLimit]) to finish; GET /_mock/deliveries pages through the
+// same ones. The result is never nil.
+func (s *Server) Deliveries(f DeliveryFilter) []Delivery { return s.svc.Deliveries.List(f) }
 
-// authenticated wraps an API handler: bearer authentication (401), the
-// key's rate limit (429), write scope (403) and the body limit (413).
-func (s *Server) authenticated(write bool, h apiHandler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		k := s.authenticate(r)
-		if k == nil {
-			w.Header()["Www-Authenticate"] = []string{"Bearer"}
-			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusUnauthorized, Type: httpapi.TypeUnauthorized,
-				Message: "missing or invalid API key: send Authorization: Bearer <key>"})
-			return
+// Delivery returns a copy of the delivery with the given id, and whether
+// it exists.
+func (s *Server) Delivery(id string) (Delivery, bool) { return s.svc.Deliveries.Get(id) }
+
+// NextAttemptAt returns when the earliest waiting delivery attempt is due
+// on the server's clock, and false when none is waiting (or deliveries
+// are closed). A time at or before the clock's now is an attempt due now,
+// waiting for a sender.
+func (s *Server) NextAttemptAt() (time.Time, bool) { return s.svc.Deliveries.NextDue() }
+
+// Redeliver makes a new attempt of a delivery due now (any state) and puts
+// it back to pending; attempt numbers continue and the retry schedule
+// starts over. It fails with an error wrapping [ErrDeliveryNotFound],
+// [ErrDeliveryInFlight] (an attempt is running), [ErrWebhookInactive] (its
+// webhook is inactive or deleted) or [ErrDeliveriesClosed] (after
+// [Server.Close]).
+func (s *Server) Redeliver(id string) (Delivery, error) { return s.svc.Deliveries.Redeliver(id) }
+
+// WaitIdle blocks until no delivery attempt is due or running and, on a
+// validating proxy ([WithUpstream]), no exchange is being forwarded or
+// checked; or until ctx is done (it then returns ctx's error). A test
+// calls it for the attempts that are due at once (an event's first, a
+// redelivery); on a [FakeClock], an Advance already waits for those it
+// makes due. A proxy's caller may read an answer whole before the proxy
+// has checked it: call WaitIdle before [Server.ContractFindings]. Nothing
+// sleeps or polls.
+func (s *Server) WaitIdle(ctx context.Context) error {
+	if s.proxy != nil {
+		if err := s.proxy.WaitIdle(ctx); err != nil {
+			return err
 		}
-		if !s.allow(w, k) {
-			return
-		}
-		// Injected faults come after authentication and the rate limit, as
-		// a real server's failures would: an unauthenticated request still
-		// gets its 401, and a faulted request has used a token.
-		f, done := s.injectFault(w, r)
-		if done {
-			return
-		}
-		if f.LosesAnswer() {
-			s.serveLosingAnswer(w, r, f, func(w http.ResponseWriter) { s.serveAuthenticated(w, r, k, write, h) })
-			return
-		}
-		s.serveAuthenticated(w, r, k, write, h)
 	}
+	return s.svc.Deliveries.WaitIdle(ctx)
 }
 
-// serveAuthenticated runs an authenticated request that passed its rate
-// limit and faults: a malformed query (400), the write scope (403), the
-// body limit (413), the idempotency key of a POST, then the operation.
-func (s *Server) serveAuthenticated(w http.ResponseWriter, r *http.Request, k *apiKey, write bool, h apiHandler) {
-	if e := httpapi.CheckQuery(r); e != nil {
-		httpapi.WriteError(w, e)
-		return
-	}
-	if write && k.Scope != ScopeWrite {
-		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusForbidden, Type: httpapi.TypeForbidden,
-			Message: "this API key has read scope and cannot " + r.Method})
-		return
-	}
-	if write {
-		if r.ContentLength > httpapi.MaxBody {
-			httpapi.WriteError(w, httpapi.TooLarge())
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, httpapi.MaxBody)
-	}
-	if r.Method == http.MethodPost {
-		s.serveIdempotent(w, r, k, h)
-		return
-	}
-	h(w, r, k)
+// WaitForDelivery blocks until a delivery, existing or future, matches
+// match, and returns a copy of it; or until ctx is done, and returns ctx's
+// error. match runs without the server's locks. It sees every delivery,
+// then each again after it changes, but may miss a short-lived state when
+// changes come quickly: test for one that lasts (succeeded, failed, n
+// attempts made).
+func (s *Server) WaitForDelivery(ctx context.Context, match func(Delivery) bool) (Delivery, error) {
+	return s.svc.Deliveries.WaitFor(ctx, match)
 }
 
-func (s *Server) authenticate(r *http.Request) *apiKey {
-	auth := r.Header.Get("Authorization")
-	scheme, token, ok := strings.Cut(auth, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+// Webhooks returns every registered webhook, by account (in key order)
+// then registration; [Server.AccountWebhooks] returns one account's, and
+// GET /_mock/webhooks pages through them in registration order. It copies
+// the webhooks alone: its cost does not grow with the contexts stored.
+func (s *Server) Webhooks() []Webhook { return s.svc.Store.Webhooks() }
+
+// AccountWebhooks returns the webhooks of an account in registration
+// order (at most [MaxWebhooksPerAccount]); nil for an unknown account.
+func (s *Server) AccountWebhooks(account string) []Webhook {
+	return s.svc.Store.AccountWebhooks(account)
+}
+
+// Webhook returns the webhook with the given id, whatever its account, and
+// whether it exists. A deleted webhook does not.
+func (s *Server) Webhook(id string) (Webhook, bool) { return s.svc.Store.WebhookInfo(id) }
+
+// UpdateWebhook changes a webhook in place (see [WebhookUpdate]) and
+// returns it as it now is. Changing the secret this way rotates it with
+// no duplicate delivery: there is still one webhook, every attempt from
+// now on (retries of earlier events included) is signed with the new
+// secret, and a receiver that accepts both secrets meanwhile
+// ([contextsvc.WithWebhookSecrets]) verifies every attempt. Deactivating
+// it ends its waiting deliveries as failed. It fails with an error
+// wrapping [ErrWebhookNotFound] or [ErrInvalidWebhook].
+func (s *Server) UpdateWebhook(id string, u WebhookUpdate) (Webhook, error) {
+	return s.svc.UpdateWebhook(id, u)
+}
+
+// DeleteWebhook removes a webhook: it gets no new deliveries, and its
+// pending ones end failed at once, saying so (one whose attempt is running
+// ends with the attempt). Its deliveries stay in the history. It fails
+// with an error wrapping [ErrWebhookNotFound].
+func (s *Server) DeleteWebhook(id string) error { return s.svc.DeleteWebhook(id) }
+
+// AddFault makes the next f.Times requests matching f fail or slow down
+// (see [Fault]). It fails with an error wrapping [ErrInvalidFault] when f
+// has neither a status in 400 to 599 nor a latency (mode instead), no
+// status in 500 to 599 (mode after), a status (mode drop), a RetryAfter
+// without status 429 or 503, or another bad field, and with one wrapping
+// [ErrTooManyFaults] when [MaxFaults] are active.
+func (s *Server) AddFault(f Fault) error {
+	_, err := s.svc.Faults.Add(f)
+	return err
+}
+
+// Faults returns the faults still active, oldest first, each with the
+// number of requests it still applies to in Times.
+func (s *Server) Faults() []Fault { return s.svc.Faults.All() }
+
+// ClearFaults removes every fault.
+func (s *Server) ClearFaults() { s.svc.Faults.Clear(true) }
+
+// SaveState writes the server's state document to w: every account's
+// contexts with all their versions, its webhooks with their secrets, and
+// the pending webhook deliveries with their attempts and due times (the
+// guide docs/mockserver.md, "State that survives a restart", describes
+// the document). The event log, finished deliveries, faults, idempotency
+// keys and rate-limit buckets are not part of it. It holds webhook
+// secrets: keep it private.
+//
+// The copy is one whole state: a load or a reset happens wholly before it
+// or wholly after. It is taken a little at a time (the deliveries, then
+// each account under its own lock), so requests are held up only while
+// pointers are copied; the text is written after. GET /_mock/state serves
+// the same document.
+func (s *Server) SaveState(w io.Writer) error { return s.svc.SaveState(w) }
+
+// LoadState replaces the server's state with the document read from r, as
+// [Server.SaveState] writes it: contexts, webhooks and pending deliveries
+// become the document's, the event log and finished deliveries are
+// emptied (running attempts are canceled and forgotten), and so are the
+// idempotency keys, whose answers named the old contexts; the cursor salt
+// becomes the document's, so its cursors keep working. Keys, faults,
+// rate-limit buckets, options and the clock stay.
+//
+// Every field is held to the API's rules (names, content, tags, webhook
+// urls and secrets, ids, times) and references must resolve; the first
+// fault found is returned as a [*StateError] (wrapping [ErrInvalidState],
+// and [ErrStateTooNew] for a newer format) and nothing is changed. An error
+// reading r is returned as it is. Every account of the document must be
+// one of the server's (a key's, or one its state file held when it
+// started). PUT /_mock/state does the same over HTTP. The document is
+// installed as one change: a copy of the state ([Server.SaveState]), a
+// [Server.Reset] or another load happens wholly before it or wholly
+// after.
+func (s *Server) LoadState(r io.Reader) error { return s.svc.LoadState(r) }
+
+// ContractFindings returns the validating proxy's kept findings, oldest
+// first (nil without [WithUpstream]). An exchange is checked as its
+// answer's last bytes go out: [Server.WaitIdle] waits for the checks
+// under way.
+func (s *Server) ContractFindings() []ContractFinding {
+	if s.proxy == nil {
 		return nil
 	}
-	token = strings.TrimSpace(token)
-	if token == "" {
+	return s.proxy.Log().All()
+}
+
+// ContractCounts returns what the validating proxy saw of each operation
+// since the start (or the last [Server.Reset]), by operation id, "off
+// the API" last (nil without [WithUpstream]); [Server.WaitIdle] waits
+// for the checks under way.
+func (s *Server) ContractCounts() []ContractCount {
+	if s.proxy == nil {
 		return nil
 	}
-	return s.lookupKey(token)
+	return s.proxy.Log().Counts()
 }

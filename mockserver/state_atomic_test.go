@@ -140,7 +140,7 @@ func TestStateChangesAreWhole(t *testing.T) {
 		{rounds, func(int) { check("GET /_mock/state", serve("GET", "/_mock/state", "", http.StatusOK)) }},
 		{fileRounds, func(int) {
 			// The only writer of the file meanwhile.
-			if err := ts.saveStateFile(); err != nil {
+			if err := ts.svc.SaveStateFile(); err != nil {
 				t.Error(err)
 			}
 			b, err := os.ReadFile(path)

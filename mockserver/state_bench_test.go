@@ -59,7 +59,7 @@ func BenchmarkState(b *testing.B) {
 	if err := src.LoadState(bytes.NewReader(bigStateDoc(n, 3, 1000))); err != nil {
 		b.Fatal(err)
 	}
-	if err := src.saveStateFile(); err != nil {
+	if err := src.svc.SaveStateFile(); err != nil {
 		b.Fatal(err)
 	}
 	doc, err := os.ReadFile(path)
@@ -79,7 +79,7 @@ func BenchmarkState(b *testing.B) {
 		b.SetBytes(size)
 		peak, cpu := watchHeap(), watchCPU(b)
 		for b.Loop() {
-			if err := src.saveStateFile(); err != nil {
+			if err := src.svc.SaveStateFile(); err != nil {
 				b.Fatal(err)
 			}
 		}

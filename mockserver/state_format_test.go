@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
 )
 
 // TestStateFormatFixture loads testdata/state-format-1.json, a document of
@@ -103,13 +101,4 @@ func FuzzLoadState(f *testing.F) {
 			t.Fatalf("%q: saved, loaded and saved again, the document differs:\n%s\n---\n%s", doc, saved, resaved)
 		}
 	})
-}
-
-// TestStateFormatVersionIsTheReaders: the documented format version is the
-// one the state document's reader and writer know.
-func TestStateFormatVersionIsTheReaders(t *testing.T) {
-	t.Parallel()
-	if StateFormatVersion != state.Version {
-		t.Errorf("StateFormatVersion is %d, the document's %d", StateFormatVersion, state.Version)
-	}
 }

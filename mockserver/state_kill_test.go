@@ -164,7 +164,7 @@ func killHelper(path string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	err = s.saveStateFile()
+	err = s.svc.SaveStateFile()
 	fmt.Fprintln(os.Stderr, "the write finished:", err)
 	os.Exit(4)
 }

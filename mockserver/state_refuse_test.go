@@ -22,7 +22,6 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
 )
 
 // fixtureState is a hand-written state document, as a test that seeds
@@ -229,7 +228,7 @@ func TestLoadStateRefuses(t *testing.T) {
 			typ, param := r.errorOf(t)
 			var e httpapi.ErrorBody
 			r.json(t, &e)
-			wantParam := (&state.Error{Path: se.Path}).Field()
+			wantParam := adminapi.TopField(se.Path)
 			if r.Status != 400 || typ != "invalid_request" || param != wantParam || !strings.Contains(e.Error.Message, tc.msg) ||
 				(tc.path != "" && !strings.HasPrefix(e.Error.Message, tc.path+": ")) {
 				t.Errorf("PUT: %d %s param %q %q; want 400 param %q, %q in the message after its path", r.Status, typ, param, e.Error.Message, wantParam, tc.msg)

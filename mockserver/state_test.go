@@ -318,7 +318,7 @@ func TestStateFileMissingThenWritten(t *testing.T) {
 		t.Error("the periodic save lacks the context")
 	}
 	// Without a change, no timer is armed.
-	if armed, changed := ts.persist.Status(); armed && !changed {
+	if armed, changed := ts.svc.StateFileStatus(); armed && !changed {
 		t.Error("a save is armed with nothing changed")
 	}
 }
@@ -351,7 +351,7 @@ func TestStateCloseWaitsForASave(t *testing.T) {
 		Closing: func() { closing.Do(func() { close(release) }) },
 	}
 	ts := stateServer(t, NewFakeClock(dlvT0), path, WithStateInterval(time.Millisecond), withStateHooks(hooks))
-	if err := ts.saveStateFile(); err != nil { // the file is current
+	if err := ts.svc.SaveStateFile(); err != nil { // the file is current
 		t.Fatal(err)
 	}
 	watching.Store(true)
@@ -404,7 +404,7 @@ func TestStateWebhooksSurviveRestart(t *testing.T) {
 	gone := registerHook(t, ts1, rc.URL, "whsec_gone", contextsvc.EventContextCreated)
 	create(t, ts1, `{"name":"Delivered thrice"}`)
 	idle(t, ts1) // attempt 1 of each of the three fails
-	if err := ts1.saveStateFile(); err != nil {
+	if err := ts1.svc.SaveStateFile(); err != nil {
 		t.Fatal(err)
 	}
 	// Changes through the Go methods only, after the last write.

@@ -29,7 +29,7 @@ func openFixture(t *testing.T, path string) *Server {
 	if err := s.LoadState(strings.NewReader(fixtureState)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.saveStateFile(); err != nil {
+	if err := s.svc.SaveStateFile(); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -123,7 +123,7 @@ func TestStateFileCloseAgainAfterHandover(t *testing.T) {
 	before, _ := os.ReadFile(path)
 
 	s1.Reset()
-	s1.stateChanged() // s1 has something new to write
+	s1.svc.StateChanged() // s1 has something new to write
 	if err := s1.Close(t.Context()); !errors.Is(err, ErrStateFileInUse) {
 		t.Errorf("Close of a server whose file another holds: %v; want ErrStateFileInUse", err)
 	}

@@ -93,7 +93,7 @@ func TestStreamEnds(t *testing.T) {
 			body := rawStream(t, ctx, ts)
 			tc.end(ts, cancel)
 			drain(body)
-			eventually(t, "the server still counts the subscriber", func() bool { return ts.changes.Subscribers() == 0 })
+			eventually(t, "the server still counts the subscriber", func() bool { return ts.svc.Changes.Subscribers() == 0 })
 			if tc.name != "the client goes" {
 				if r := admin(t, ts, "GET", "/_mock/stream", ""); r.Status != http.StatusServiceUnavailable {
 					t.Errorf("a new stream after %s: %d", tc.name, r.Status)
@@ -130,7 +130,7 @@ func TestStreamNoGoroutineLeak(t *testing.T) {
 	eventually(t, "20 streams serving", func() bool { return streamGoroutines() == base+n })
 	// A burst larger than a subscriber's buffer, which nobody reads.
 	for range 2 * changes.Buffer {
-		ts.changes.Publish(changes.Change{Kind: changes.KindFaults, Action: "added"})
+		ts.svc.Changes.Publish(changes.Change{Kind: changes.KindFaults, Action: "added"})
 	}
 	for _, cancel := range cancels[:n/2] {
 		cancel()
@@ -140,7 +140,7 @@ func TestStreamNoGoroutineLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "every stream ends on Close", func() bool { return streamGoroutines() == base })
-	if got := ts.changes.Subscribers(); got != 0 {
+	if got := ts.svc.Changes.Subscribers(); got != 0 {
 		t.Errorf("%d subscribers left", got)
 	}
 }
@@ -158,7 +158,7 @@ func TestDeliveryChangeFeedsStreamAndStateFile(t *testing.T) {
 	create(t, ts, `{"name":"Doc"}`)
 	idle(t, ts)
 	sr := openStream(t, ts)
-	if err := ts.saveStateFile(); err != nil { // the file is current
+	if err := ts.svc.SaveStateFile(); err != nil { // the file is current
 		t.Fatal(err)
 	}
 	clock.Advance(time.Minute)
@@ -170,7 +170,7 @@ func TestDeliveryChangeFeedsStreamAndStateFile(t *testing.T) {
 	if !seen["delivery attemptStarted"] || !seen["delivery attemptFinished"] {
 		t.Errorf("the stream's changes: %v", seen)
 	}
-	if _, changed := ts.persist.Status(); !changed {
+	if _, changed := ts.svc.StateFileStatus(); !changed {
 		t.Error("the retry's attempt did not mark the state file to be written")
 	}
 }
@@ -214,7 +214,7 @@ func TestStreamRefusesOtherOrigins(t *testing.T) {
 			}
 			if tc.status == 200 {
 				cancel()
-				eventually(t, "the stream's slot is given back", func() bool { return ts.changes.Subscribers() == 0 })
+				eventually(t, "the stream's slot is given back", func() bool { return ts.svc.Changes.Subscribers() == 0 })
 				return
 			}
 			var e struct {
@@ -223,7 +223,7 @@ func TestStreamRefusesOtherOrigins(t *testing.T) {
 			if err := json.NewDecoder(res.Body).Decode(&e); err != nil || e.Error.Type != "forbidden" || !strings.Contains(e.Error.Message, "cross-site request refused") {
 				t.Errorf("the refusal: %+v %v", e, err)
 			}
-			if n := ts.changes.Subscribers(); n != 0 {
+			if n := ts.svc.Changes.Subscribers(); n != 0 {
 				t.Errorf("a refused stream holds a slot: %d open", n)
 			}
 		})

@@ -375,7 +375,7 @@ func TestTelemetryOptions(t *testing.T) {
 		}
 	}
 	s := New()
-	if s.tel != nil {
+	if s.svc.Tel != nil {
 		t.Error("a server without providers has telemetry")
 	}
 }

@@ -374,7 +374,7 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		}
 	case param == "account" && op == "mockEmitEvent":
 		return "an account the server does not have"
-	case param == "url" && (op == "registerWebhook" || op == "mockUpdateWebhook") && s.httpsOnly:
+	case param == "url" && (op == "registerWebhook" || op == "mockUpdateWebhook") && s.svc.HTTPSOnly:
 		return "an http url on a server with https-only webhooks"
 	case op == "mockReplaceState" && (param == "accounts" || param == "events" || param == "deliveries"):
 		// The document lists these rules in words: ids unique, versions and

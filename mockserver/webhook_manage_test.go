@@ -87,7 +87,7 @@ func TestAdminWebhooks(t *testing.T) {
 		want  []string
 	}{
 		{"?account=globex", []string{ids[1], ids[3]}},
-		{"?account=acme&limit=1&cursor=" + ts.cursors.Encode(httpapi.CursorWebhooks, webhookSeq(t, ts, ids[0]), httpapi.ListScope("acme")), []string{ids[2]}},
+		{"?account=acme&limit=1&cursor=" + ts.svc.Cursors.Encode(httpapi.CursorWebhooks, webhookSeq(t, ts, ids[0]), httpapi.ListScope("acme")), []string{ids[2]}},
 		{"?account=nobody", nil},
 	} {
 		var page webhookListPage
@@ -103,7 +103,7 @@ func TestAdminWebhooks(t *testing.T) {
 	if diff := cmp.Diff([]string{ids[1], ids[3]}, idsOf(ts.AccountWebhooks("globex"))); diff != "" {
 		t.Errorf("AccountWebhooks (-want +got):\n%s", diff)
 	}
-	for _, q := range []string{"?account=", "?account=a/b", "?account=acme&account=globex", "?cursor=" + ts.cursors.Encode(httpapi.CursorDeliveries, 1, httpapi.ListScope("")), "?account=globex&cursor=" + ts.cursors.Encode(httpapi.CursorWebhooks, 1, httpapi.ListScope("acme"))} {
+	for _, q := range []string{"?account=", "?account=a/b", "?account=acme&account=globex", "?cursor=" + ts.svc.Cursors.Encode(httpapi.CursorDeliveries, 1, httpapi.ListScope("")), "?account=globex&cursor=" + ts.svc.Cursors.Encode(httpapi.CursorWebhooks, 1, httpapi.ListScope("acme"))} {
 		r := admin(t, ts, "GET", "/_mock/webhooks"+q, "")
 		if typ, _ := r.errorOf(t); r.Status != 400 || typ != "invalid_request" {
 			t.Errorf("%s: %d %s", q, r.Status, r.Body)
@@ -134,7 +134,7 @@ func TestAdminWebhooks(t *testing.T) {
 	if w, _ := ts.Webhook(ids[0]); !cmp.Equal(want, w) {
 		t.Errorf("after PATCH Webhook says %+v", w)
 	}
-	hook, _ := ts.store.Webhook(ids[0])
+	hook, _ := ts.svc.Store.Webhook(ids[0])
 	secret := hook.State().Secret
 	if secret != "whsec_rotated" {
 		t.Errorf("secret after PATCH: %q", secret)
@@ -208,7 +208,7 @@ func TestAdminWebhooks(t *testing.T) {
 // a test mints.
 func webhookSeq(t *testing.T, ts *TestServer, id string) uint64 {
 	t.Helper()
-	w, _ := ts.store.Webhook(id)
+	w, _ := ts.svc.Store.Webhook(id)
 	return w.Seq()
 }
 

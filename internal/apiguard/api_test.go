@@ -5,6 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -161,3 +165,83 @@ func TestRecordCompiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordFoldsInternalAliases: a type of an internal package that a
+// public package re-exports by an alias of its name is recorded as the
+// type it names (its fields and methods, its name unqualified wherever the
+// API mentions it), and a type of that package mentioned without such an
+// alias is an error.
+func TestRecordFoldsInternalAliases(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	pkgs := map[string]*types.Package{}
+	check := func(path, src string) (*types.Package, error) {
+		f, err := parser.ParseFile(fset, path+".go", src, 0)
+		if err != nil {
+			return nil, err
+		}
+		conf := types.Config{Importer: importerFunc(func(p string) (*types.Package, error) { return pkgs[p], nil })}
+		p, err := conf.Check(path, fset, []*ast.File{f}, nil)
+		pkgs[path] = p
+		return p, err
+	}
+	if _, err := check("example.com/m/internal/model", `package model
+type T struct {
+	A int
+	b int
+}
+func (T) M() string { return "" }
+type U int
+`); err != nil {
+		t.Fatal(err)
+	}
+	m := &Module{Path: "example.com/m"}
+	for _, tc := range []struct {
+		name, src string
+		want      []string
+		err       string
+	}{
+		{"folded", `package p
+import "example.com/m/internal/model"
+type T = model.T
+func F(model.T) []model.T { return nil }
+`, []string{
+			"// T = model.T (internal/model), an alias recorded as the type it names.\ntype T struct {\n\tA int\n\t_ struct{} // and unexported fields\n}\n\nfunc (T) M() string\n",
+			"func F(T) []T\n",
+		}, ""},
+		{"not re-exported", `package p
+import "example.com/m/internal/model"
+type T = model.T
+func G() model.U { return 0 }
+`, nil, "model.U is in the API of example.com/m/p"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := check("example.com/m/p", tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.Record(Package{Path: p.Path(), Record: "p.txt", Types: p})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("Record: %v, want an error with %q\n%s", err, tc.err, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(got), w) {
+					t.Errorf("the record lacks\n%s\nin\n%s", w, got)
+				}
+			}
+			if strings.Count(string(got), "model") != 2 {
+				t.Errorf("the record qualifies a folded type:\n%s", got)
+			}
+		})
+	}
+}
+
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }

@@ -13,6 +13,14 @@
 // mentions is declared at the end as opaque. The record is Go source, so
 // the test compiles it back into a package for apidiff.
 //
+// A public package may re-export a type of one of the module's internal
+// packages with an alias of the same name (type Delivery = model.Delivery):
+// the record declares it as the type it names, fields and methods, as if
+// it were defined in the public package, so a change to the internal type
+// is a change to the public API the record shows, and a comment above it
+// says it is an alias. Every type of that internal package the API
+// mentions must then be re-exported so.
+//
 // Changing the API is a deliberate act: regenerate the records with
 //
 //	go test ./internal/apiguard -update
@@ -197,6 +205,7 @@ func goCmd(dir string, args ...string) ([]byte, error) {
 // Record is the text recording p's exported API.
 func (m *Module) Record(p Package) ([]byte, error) {
 	w := &writer{pkg: p.Types, imports: map[string]string{}, opaque: map[string]*types.TypeName{}}
+	w.findFolded(m.Path)
 	body := w.declarations()
 	if w.err != nil {
 		return nil, w.err
@@ -247,7 +256,40 @@ type writer struct {
 	pkg     *types.Package
 	imports map[string]string // path → name, of the packages the API mentions
 	opaque  map[string]*types.TypeName
+	// folded are the internal packages whose types the package
+	// re-exports by aliases of the same name, and folds those aliases.
+	folded  map[*types.Package]bool
+	folds   map[*types.TypeName]bool
+	modPath string
 	err     error
+}
+
+// findFolded notes the exported aliases of the package that name a type of
+// an internal package of the module (modPath) by its own name: the record
+// declares them as the types they name, and names that package's types
+// without a qualifier.
+func (w *writer) findFolded(modPath string) {
+	w.folded, w.folds, w.modPath = map[*types.Package]bool{}, map[*types.TypeName]bool{}, modPath
+	scope := w.pkg.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok || !tn.Exported() || !tn.IsAlias() {
+			continue
+		}
+		named, ok := types.Unalias(tn.Type()).(*types.Named)
+		if !ok || named.Obj().Pkg() == nil || named.Obj().Name() != name || !internalOf(modPath, named.Obj().Pkg().Path()) {
+			continue
+		}
+		w.folded[named.Obj().Pkg()] = true
+		w.folds[named.Obj()] = true
+	}
+}
+
+// internalOf reports whether path is an internal package of the module
+// modPath.
+func internalOf(modPath, path string) bool {
+	rel, ok := strings.CutPrefix(path, modPath+"/")
+	return ok && (rel == "internal" || strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/") || strings.HasSuffix(rel, "/internal"))
 }
 
 func (w *writer) fail(format string, args ...any) {
@@ -258,7 +300,7 @@ func (w *writer) fail(format string, args ...any) {
 
 // qualify names another package by its name, noting the import.
 func (w *writer) qualify(p *types.Package) string {
-	if p == w.pkg {
+	if p == w.pkg || w.folded[p] {
 		return ""
 	}
 	for path, name := range w.imports {
@@ -291,6 +333,9 @@ func (w *writer) noteOpaque(t types.Type, seen map[types.Type]bool) {
 	case *types.Named:
 		if obj := t.Obj(); obj.Pkg() == w.pkg && !obj.Exported() {
 			w.opaque[obj.Name()] = obj
+		} else if w.folded[obj.Pkg()] && !w.folds[obj] {
+			w.fail("%s.%s is in the API of %s, which re-exports other types of %s by aliases: re-export it too (type %s = %s.%s)",
+				obj.Pkg().Name(), obj.Name(), w.pkg.Path(), obj.Pkg().Path(), obj.Name(), obj.Pkg().Name(), obj.Name())
 		}
 		for a := range t.TypeArgs().Types() {
 			w.noteOpaque(a, seen)
@@ -448,17 +493,24 @@ func (w *writer) constDecl(c *types.Const) string {
 	return decl
 }
 
-// typeDecl writes a type with its exported methods.
+// typeDecl writes a type with its exported methods; a folded alias is
+// written as the type it names.
 func (w *writer) typeDecl(tn *types.TypeName) string {
+	var b strings.Builder
 	if tn.IsAlias() {
-		return "type " + tn.Name() + " = " + w.typ(types.Unalias(tn.Type()))
+		named, ok := types.Unalias(tn.Type()).(*types.Named)
+		if !ok || !w.folds[named.Obj()] {
+			return "type " + tn.Name() + " = " + w.typ(types.Unalias(tn.Type()))
+		}
+		fmt.Fprintf(&b, "// %s = %s.%s (%s), an alias recorded as the type it names.\n",
+			tn.Name(), named.Obj().Pkg().Name(), named.Obj().Name(), relPath(w.modPath, named.Obj().Pkg().Path()))
+		tn = named.Obj()
 	}
 	named, ok := tn.Type().(*types.Named)
 	if !ok {
 		w.fail("%s: a type name of a %T", tn.Name(), tn.Type())
 		return ""
 	}
-	var b strings.Builder
 	tparams, recvArgs := "", ""
 	if tps := named.TypeParams(); tps.Len() > 0 {
 		tparams = w.typeParams(tps)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 	"github.com/google/go-cmp/cmp"
 )
@@ -194,7 +195,7 @@ func TestCommandAccountsIsolateContexts(t *testing.T) {
 		Data    struct{ ContextID, PublishedBy string }
 	}
 	if e.status != http.StatusCreated || json.Unmarshal(e.body, &ev) != nil || ev.Account != "acme" ||
-		ev.Data.ContextID != c.ID || ev.Data.PublishedBy != mockserver.AccountUser("acme") {
+		ev.Data.ContextID != c.ID || ev.Data.PublishedBy != mockrules.AccountUser("acme") {
 		t.Errorf("publish: %d %s", e.status, e.body)
 	}
 	if e := send(t, "POST", admin+"/contexts/"+missing+"/publish", "", ""); e.status != http.StatusNotFound {
@@ -301,7 +302,7 @@ func TestCommandAccountsIsolateEvents(t *testing.T) {
 	for _, ev := range page.Data {
 		want[ev.Account] = append(want[ev.Account], ev.ID)
 		for _, k := range []string{"createdBy", "updatedBy", "deletedBy", "publishedBy"} {
-			if by, ok := ev.Data[k]; ok && by != mockserver.AccountUser(ev.Account) {
+			if by, ok := ev.Data[k]; ok && by != mockrules.AccountUser(ev.Account) {
 				t.Errorf("event %s of %s: %s is %v, want the account's user", ev.ID, ev.Account, k, by)
 			}
 		}

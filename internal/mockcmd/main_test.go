@@ -21,6 +21,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 	"github.com/google/go-cmp/cmp"
 )
@@ -67,8 +68,8 @@ func TestParseFlags(t *testing.T) {
 		if i >= 3 {
 			want = "acme"
 		}
-		if k.Account != want || k.User != mockserver.AccountUser(want) {
-			t.Errorf("key %d: %v, want account %s and its user %s", i, k, want, mockserver.AccountUser(want))
+		if k.Account != want || k.User != mockrules.AccountUser(want) {
+			t.Errorf("key %d: %v, want account %s and its user %s", i, k, want, mockrules.AccountUser(want))
 		}
 	}
 	if got := accountNames(srv.Keys()); got != "default,acme" {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -96,11 +97,11 @@ func (k keyFlags) parse() ([]mockserver.Key, error) {
 type hostFlags []string
 
 // String and Set make hostFlags a flag.Value; Set keeps one name if
-// mockserver.ValidAdminHost takes it.
+// mockrules.AdminHost takes it.
 func (h *hostFlags) String() string { return strings.Join(*h, ",") }
 
 func (h *hostFlags) Set(name string) error {
-	if err := mockserver.ValidAdminHost(name); err != nil {
+	if err := mockrules.AdminHost(name); err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "mockserver: "))
 	}
 	*h = append(*h, name)
@@ -316,7 +317,7 @@ const adminHashCost = 10
 // hashPasswordLine makes the -admin-auth-file line for user, the password
 // the first line of r, checked as the file will be.
 func hashPasswordLine(user string, r io.Reader) (string, error) {
-	if err := mockserver.ValidAdminUser(user); err != nil {
+	if err := mockrules.AdminUser(user); err != nil {
 		return "", errors.New(strings.TrimPrefix(err.Error(), "mockserver: "))
 	}
 	pass, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')

@@ -14,11 +14,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/time/rate"
 
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
@@ -145,16 +145,6 @@ func ParseUsers(r io.Reader) ([]User, error) {
 	return users, nil
 }
 
-// ValidUser reports whether name can be a user of a credentials file
-// (mockserver.WithAdminAuth's, the command's -hash-password USER): 1 or more printable
-// characters of valid UTF-8, without ':' (which ends the name in a line).
-func ValidUser(name string) error {
-	if name == "" || !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f || r == ':' }) {
-		return fmt.Errorf("mockserver: an admin user name must be 1 or more printable characters without ':', got %q", name)
-	}
-	return nil
-}
-
 // parseAdminUser reads one "user:hash" line; its errors never quote the
 // hash.
 func parseAdminUser(line string) (User, error) {
@@ -162,8 +152,8 @@ func parseAdminUser(line string) (User, error) {
 	if !ok {
 		return User{}, errors.New("not user:hash (htpasswd -nB USER writes such a line)")
 	}
-	if err := ValidUser(name); err != nil {
-		return User{}, errors.New(strings.TrimPrefix(err.Error(), "mockserver: "))
+	if err := mockrules.AdminUser(name); err != nil {
+		return User{}, err
 	}
 	hash = strings.TrimSpace(hash)
 	if !strings.HasPrefix(hash, "$2") {

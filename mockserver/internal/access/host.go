@@ -8,17 +8,18 @@
 // It owns the allowed names, the credentials' hashes and the set of
 // credentials already verified; it touches nothing of the server's state,
 // and what an admitted request does is the admin API's. It imports
-// httpapi, nothing else of the mock server.
+// httpapi, nothing else of the mock server, and mockrules for the names
+// it takes.
 package access
 
 import (
-	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
 
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
@@ -37,37 +38,12 @@ import (
 // allowedHosts do. The /v1 API needs a key, which such a page does not
 // have, and is not checked.
 
-// maxHostLen is the longest admin host name (a DNS name's limit).
-const maxHostLen = 253
-
-// ValidHost reports whether name can be an allowed admin host
-// (mockserver.WithAdminHosts, the command's -admin-host): a host name
-// without a port, 1 to 253 characters of A-Z, a-z, 0-9, '-', '_' and '.',
-// optionally starting with "." (the name and every name under it).
-func ValidHost(name string) error {
-	bare := strings.TrimPrefix(name, ".")
-	if bare == "" || len(name) > maxHostLen {
-		return fmt.Errorf("mockserver: an admin host must be a host name of 1 to %d characters, got %q", maxHostLen, name)
-	}
-	for i := 0; i < len(bare); i++ {
-		c := bare[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
-		case c == ':':
-			return fmt.Errorf("mockserver: admin host %q: give the name without a port (every port is allowed)", name)
-		default:
-			return fmt.Errorf("mockserver: admin host %q: a host name holds only A-Z, a-z, 0-9, '-', '_' and '.' (and may start with '.')", name)
-		}
-	}
-	return nil
-}
-
 // Hosts are the names the admin routes answer to besides IP addresses,
 // localhost and names under .localhost: those the user allowed,
 // lowercase and without a trailing dot.
 type Hosts []string
 
-// NewHosts normalises names, which ValidHost has accepted.
+// NewHosts normalises names, which mockrules.AdminHost has accepted.
 func NewHosts(names []string) Hosts {
 	out := make(Hosts, 0, len(names))
 	for _, n := range names {
@@ -119,7 +95,7 @@ func (hs Hosts) Check(r *http.Request) *httpapi.Error {
 	const why = "the admin routes (/_mock/ and the dashboard) answer only to IP addresses, localhost, names under .localhost " +
 		"and the names the mock was started with, so that a web page on another site cannot reach them by pointing its own name " +
 		"at this machine (DNS rebinding)"
-	if len(name) > 100 || ValidHost(name) != nil {
+	if len(name) > 100 || mockrules.AdminHost(name) != nil {
 		return &httpapi.Error{Status: http.StatusForbidden, Type: httpapi.TypeForbidden,
 			Message: "the request's Host is not a host name the admin routes answer to: " + why}
 	}

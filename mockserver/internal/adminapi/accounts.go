@@ -5,25 +5,15 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
-// MaskToken returns an API key's token as the dashboard and the admin API
-// show it: its first characters and its last, never the whole of it. A
-// token of 16 characters or more shows its first 7 and last 4 ("sk_test…
-// 3f9a"); a shorter one shows at most a third of its start and a quarter
-// of its end, and one of fewer than 3 characters shows nothing but "…".
-func MaskToken(token string) string {
-	runes := []rune(token)
-	n := len(runes)
-	head, tail := min(7, n/3), min(4, n/4)
-	return string(runes[:head]) + "…" + string(runes[n-tail:])
-}
-
-// Key is a key of the server as GET /_mock/accounts shows it under its
-// account: New masks its token (MaskToken), and its rate limit is set
-// only for a plan that has one of its own (enterprise).
-type Key struct {
+// keyJSON is a key of the server as GET /_mock/accounts shows it under
+// its account: its token masked (mockrules.MaskToken), and its rate limit
+// set only for a plan that has one of its own (enterprise).
+type keyJSON struct {
 	Account   string `json:"-"`
 	Token     string `json:"token"`
 	User      string `json:"user"`
@@ -33,13 +23,22 @@ type Key struct {
 	Burst     int    `json:"burst,omitempty"`
 }
 
+// newKeyJSON is k as GET /_mock/accounts shows it.
+func newKeyJSON(k model.Key) keyJSON {
+	kj := keyJSON{Account: k.Account, Token: mockrules.MaskToken(k.Token), User: k.User, Plan: string(k.Plan), Scope: string(k.Scope)}
+	if k.Plan == model.PlanEnterprise {
+		kj.PerMinute, kj.Burst = k.PerMinute, k.Burst
+	}
+	return kj
+}
+
 // accountJSON is an account as GET /_mock/accounts shows it.
 type accountJSON struct {
-	ID       string   `json:"id"`
-	Users    []string `json:"users"`
-	Keys     []Key    `json:"keys"`
-	Contexts int      `json:"contexts"`
-	Webhooks int      `json:"webhooks"`
+	ID       string    `json:"id"`
+	Users    []string  `json:"users"`
+	Keys     []keyJSON `json:"keys"`
+	Contexts int       `json:"contexts"`
+	Webhooks int       `json:"webhooks"`
 }
 
 // MarshalJSON is the default encoding; it lets httpapi.WritePage encode accounts.
@@ -52,19 +51,19 @@ func (a accountJSON) MarshalJSON() ([]byte, error) {
 // their first key, with their keys (tokens masked) and how many contexts
 // and webhooks each holds.
 func (h *Handler) listAccounts(w http.ResponseWriter, r *http.Request) {
-	limit, after, e := h.c.Cursors.PageParams(r.URL.Query(), httpapi.CursorAccounts, "")
+	limit, after, e := h.svc.Cursors.PageParams(r.URL.Query(), httpapi.CursorAccounts, "")
 	if e != nil {
 		httpapi.WriteError(w, e)
 		return
 	}
 	// Positions count accounts from 1.
-	accounts := h.c.Store.Accounts()
+	accounts := h.svc.Store.Accounts()
 	start := int(min(after, uint64(len(accounts))))
 	end := min(start+limit, len(accounts))
 	items := make([]accountJSON, 0, end-start)
 	for _, a := range accounts[start:end] {
-		aj := accountJSON{ID: a.ID(), Users: []string{}, Keys: []Key{}}
-		for _, k := range h.c.Keys {
+		aj := accountJSON{ID: a.ID(), Users: []string{}, Keys: []keyJSON{}}
+		for _, k := range h.keys {
 			if k.Account != a.ID() {
 				continue
 			}
@@ -80,5 +79,5 @@ func (h *Handler) listAccounts(w http.ResponseWriter, r *http.Request) {
 	if end < len(accounts) {
 		next = uint64(end)
 	}
-	httpapi.WritePage(w, h.c.Cursors, httpapi.CursorAccounts, "", items, next)
+	httpapi.WritePage(w, h.svc.Cursors, httpapi.CursorAccounts, "", items, next)
 }

@@ -7,19 +7,18 @@
 // answers it.
 //
 // It owns the admin API's routes, its answers' shapes and bounds, and the
-// stream's subscribers' connections. It reads the server's parts
+// stream's subscribers' connections. It reads the service's parts
 // directly (the store, the event log, the delivery engine, the faults,
-// the change hub), and asks the server ([Backend]) for every action that
-// spans parts (an event fired, a webhook changed, a reset, a state
-// loaded), so that one is done one way whether a Go method or a request
-// asks. It never imports mockserver, and keeps no state of the server's.
+// the change hub), and asks the service for every action that spans
+// parts (an event fired, a webhook changed, a reset, a state loaded), so
+// that one is done one way whether a Go method or a request asks. It
+// answers the errors the service names (model's) with statuses of their
+// own. It never imports mockserver, and keeps no state of the server's.
 package adminapi
 
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,69 +26,11 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/dashboard"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/proxy"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/service"
 )
-
-// Backend is what the admin API asks of the server for the actions that
-// span its parts. Each is the mockserver.Server method of the same name,
-// with the internal packages' types.
-type Backend interface {
-	// ValidEventType checks an event type as EmitEvent does.
-	ValidEventType(typ string) error
-	// EmitEvent records an event for an account ("" is the default
-	// key's) and delivers it; its error wraps Errors.UnknownAccount for
-	// an account no key belongs to.
-	EmitEvent(ctx context.Context, account string, typ contextsvc.EventType, data json.RawMessage) (events.Event, error)
-	// Publish fires context.published for a context of any account; its
-	// error means there is no such context.
-	Publish(ctx context.Context, id string) (events.Event, error)
-	// UpdateWebhook changes a webhook in place; its error is the answer.
-	UpdateWebhook(id string, u WebhookUpdate) (store.Info, *httpapi.Error)
-	// DeleteWebhook removes a webhook; its error is the answer.
-	DeleteWebhook(id string) *httpapi.Error
-	// AddFault adds a fault; its error wraps Errors.TooManyFaults when
-	// the list is full, and says what is wrong with the fault otherwise.
-	AddFault(f faults.Fault) error
-	// Reset empties the server as if it were new.
-	Reset()
-	// SaveState writes the state document to w.
-	SaveState(w io.Writer) error
-	// LoadState replaces the state with the document read from r; a
-	// document it refuses is a *state.Error, and an error reading r is
-	// returned as it is.
-	LoadState(r io.Reader) error
-}
-
-// WebhookUpdate is a change to a webhook, as mockserver.WebhookUpdate
-// (which converts to it): each field set replaces the webhook's.
-type WebhookUpdate struct {
-	URL    *string
-	Events []contextsvc.EventType
-	Active *bool
-	Secret *string
-}
-
-// Errors are the errors of the server's actions that the admin API
-// answers with a status of their own.
-type Errors struct {
-	// UnknownAccount is wrapped by EmitEvent's error for an account no
-	// key belongs to (a 400 about account).
-	UnknownAccount error
-	// TooManyFaults is wrapped by AddFault's error when the list is full
-	// (a 409).
-	TooManyFaults error
-	// Delivery are the delivery engine's (404, 409 and 503).
-	Delivery delivery.Errors
-}
 
 // Advancer is a clock the admin API can move, in the steps of an
 // advance, so that it can look at what is due between them: a fake
@@ -109,68 +50,47 @@ type Advancer interface {
 
 // Config is what the admin API serves from.
 type Config struct {
-	// The server's parts, which the admin API reads (and the faults it
-	// clears).
-	Store      *store.Store
-	Events     *events.Log
-	Deliveries *delivery.Engine
-	Faults     *faults.Set
-	Changes    *changes.Hub
-	Cursors    *httpapi.Cursors
-	// Backend does the actions that span the parts.
-	Backend Backend
-	Errors  Errors
+	// Service is the service whose parts the admin API reads and whose
+	// actions it asks for.
+	Service *service.Service
 
-	// Clock is the server's clock. Advancer moves it: nil when it cannot
-	// be advanced (the real clock). ClockTellsChanges says the clock
-	// tells the change hub of each time it reaches (a FakeClock the
-	// server watches); otherwise an advance does.
-	Clock             clock.Clock
+	// Advancer moves the service's clock: nil when it cannot be advanced
+	// (the real clock). ClockTellsChanges says the clock tells the change
+	// hub of each time it reaches (a FakeClock the server watches);
+	// otherwise an advance does.
 	Advancer          Advancer
 	ClockTellsChanges bool
 
-	// Keys are the server's keys, in the order given (their tokens are
-	// masked here; the Plan of each is the contract's).
-	Keys []Key
 	// OpenAPI is the document GET /_mock/openapi.yaml serves.
 	OpenAPI []byte
-	// HTTPSOnly refuses webhook urls that are not https, as registration
-	// does.
-	HTTPSOnly bool
 	// Hosts are the names the routes answer to besides IP addresses and
 	// localhost; Auth, when set, checks the credentials.
 	Hosts access.Hosts
 	Auth  *access.Auth
-	// Proxy is the validating proxy whose findings GET /_mock/contract…
-	// lists; nil when the server is no proxy.
-	Proxy *proxy.Proxy
 	// KeepAlive is how often an idle stream says so; zero is
 	// StreamKeepAlive.
 	KeepAlive time.Duration
-	Logger    *slog.Logger
 }
 
 // Handler serves the admin API. It is safe for concurrent use.
 type Handler struct {
 	c   Config
-	mux *http.ServeMux
+	svc *service.Service
+	// keys are the service's keys as GET /_mock/accounts shows them, their
+	// tokens masked.
+	keys []keyJSON
+	mux  *http.ServeMux
 }
 
-// New returns the admin API over cfg's parts.
+// New returns the admin API over cfg's service.
 func New(cfg Config) *Handler {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = StreamKeepAlive
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+	h := &Handler{c: cfg, svc: cfg.Service, mux: http.NewServeMux()}
+	for _, k := range cfg.Service.Keys.All() {
+		h.keys = append(h.keys, newKeyJSON(k))
 	}
-	keys := make([]Key, len(cfg.Keys))
-	for i, k := range cfg.Keys {
-		k.Token = MaskToken(k.Token)
-		keys[i] = k
-	}
-	cfg.Keys = keys
-	h := &Handler{c: cfg, mux: http.NewServeMux()}
 	h.routes()
 	h.mux.HandleFunc("/", httpapi.NoSuchPath)
 	return h

@@ -27,8 +27,8 @@ type clockJSON struct {
 // clockState is the clock now, and when the next delivery attempt is
 // due.
 func (h *Handler) clockState() clockJSON {
-	c := clockJSON{Now: jsonwire.FormatTime(h.c.Clock.Now()), Fake: h.c.Advancer != nil}
-	if at, ok := h.c.Deliveries.NextDue(); ok {
+	c := clockJSON{Now: jsonwire.FormatTime(h.svc.Engine.Now()), Fake: h.c.Advancer != nil}
+	if at, ok := h.svc.Deliveries.NextDue(); ok {
 		c.NextDueAt = jsonwire.FormatTime(at)
 	}
 	return c
@@ -123,7 +123,7 @@ func (h *Handler) advanceClock(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		// The client went away: the advance stopped at a due time, and
 		// there is no one to answer.
-		h.c.Logger.Info("clock advance stopped: its request ended", "now", jsonwire.FormatTime(h.c.Clock.Now()), "attempts", res.Attempts)
+		h.svc.Logger.Info("clock advance stopped: its request ended", "now", jsonwire.FormatTime(h.svc.Engine.Now()), "attempts", res.Attempts)
 	default:
 		httpapi.WriteValue(w, http.StatusOK, res)
 	}
@@ -154,21 +154,21 @@ func (h *Handler) advance(ctx context.Context, d time.Duration, toNextDue bool) 
 		return clockAdvanceJSON{}, nil, err
 	}
 	defer adv.GiveTurn()
-	before := h.c.Deliveries.AttemptsStarted()
+	before := h.svc.Deliveries.AttemptsStarted()
 	// What is due now runs first: the next due time is the one after.
 	adv.RunDue()
 	if toNextDue {
-		at, waiting := h.c.Deliveries.NextDue()
+		at, waiting := h.svc.Deliveries.NextDue()
 		if !waiting {
 			return clockAdvanceJSON{}, &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict,
 				Message: "no delivery attempt is waiting, so there is no next due time to advance to"}, nil
 		}
-		d = max(at.Sub(h.c.Clock.Now()), 0)
+		d = max(at.Sub(h.svc.Engine.Now()), 0)
 	}
-	err := adv.RunTo(ctx, h.c.Clock.Now().Add(d))
+	err := adv.RunTo(ctx, h.svc.Engine.Now().Add(d))
 	if !h.c.ClockTellsChanges {
 		// A FakeClock tells the dashboards itself, at each time it reaches.
-		h.c.Changes.Publish(changes.Change{Kind: changes.KindClock, Now: jsonwire.FormatTime(h.c.Clock.Now())})
+		h.svc.Changes.Publish(changes.Change{Kind: changes.KindClock, Now: jsonwire.FormatTime(h.svc.Engine.Now())})
 	}
-	return clockAdvanceJSON{clockJSON: h.clockState(), Attempts: int(h.c.Deliveries.AttemptsStarted() - before)}, nil, err
+	return clockAdvanceJSON{clockJSON: h.clockState(), Attempts: int(h.svc.Deliveries.AttemptsStarted() - before)}, nil, err
 }

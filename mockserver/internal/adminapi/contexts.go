@@ -51,21 +51,21 @@ func (h *Handler) listContexts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope := httpapi.ListScope(account)
-	limit, start, scope, e := h.c.Cursors.ListParams(q, httpapi.CursorAdminContexts, scope)
+	limit, start, scope, e := h.svc.Cursors.ListParams(q, httpapi.CursorAdminContexts, scope)
 	if e != nil {
 		httpapi.WriteError(w, e)
 		return
 	}
-	sums, next := h.c.Store.ContextsPage(account, start, limit)
+	sums, next := h.svc.Store.ContextsPage(account, start, limit)
 	items := make([]contextJSON, len(sums))
 	for i, c := range sums {
 		items[i] = toContextJSON(c)
 	}
-	httpapi.WritePage(w, h.c.Cursors, httpapi.CursorAdminContexts, scope, items, next)
+	httpapi.WritePage(w, h.svc.Cursors, httpapi.CursorAdminContexts, scope, items, next)
 }
 
 func (h *Handler) getContext(w http.ResponseWriter, r *http.Request) {
-	c, ok := h.c.Store.Find(r.PathValue("id"))
+	c, ok := h.svc.Store.Find(r.PathValue("id"))
 	if !ok {
 		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(r.PathValue("id"))))
 		return
@@ -105,14 +105,14 @@ func (v versionJSON) MarshalJSON() ([]byte, error) {
 // context, without their content; newest first with order=desc.
 func (h *Handler) listContextVersions(w http.ResponseWriter, r *http.Request) {
 	scope := httpapi.ListScope(r.PathValue("id"))
-	limit, start, scope, e := h.c.Cursors.ListParams(r.URL.Query(), httpapi.CursorContextVersions, scope)
+	limit, start, scope, e := h.svc.Cursors.ListParams(r.URL.Query(), httpapi.CursorContextVersions, scope)
 	if e != nil {
 		httpapi.WriteError(w, e)
 		return
 	}
 	id := r.PathValue("id")
 	var items []versionJSON
-	next, ok := h.c.Store.VersionsPage(id, start, limit, func(v *store.Version) {
+	next, ok := h.svc.Store.VersionsPage(id, start, limit, func(v *store.Version) {
 		items = append(items, versionJSON{ContextID: id, Version: v.Version, Name: v.Name, Tags: v.Tags,
 			SizeBytes: len(v.Content), CreatedAt: jsonwire.FormatTime(v.CreatedAt), CreatedBy: v.CreatedBy, Changes: v.Changes})
 	})
@@ -123,11 +123,11 @@ func (h *Handler) listContextVersions(w http.ResponseWriter, r *http.Request) {
 	if items == nil {
 		items = []versionJSON{}
 	}
-	httpapi.WritePage(w, h.c.Cursors, httpapi.CursorContextVersions, scope, items, next)
+	httpapi.WritePage(w, h.svc.Cursors, httpapi.CursorContextVersions, scope, items, next)
 }
 
 func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
-	ev, err := h.c.Backend.Publish(r.Context(), r.PathValue("id"))
+	ev, err := h.svc.Publish(r.Context(), r.PathValue("id"))
 	if err != nil {
 		httpapi.WriteError(w, httpapi.NotFound("no context with id "+r.PathValue("id")))
 		return

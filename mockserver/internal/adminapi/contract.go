@@ -12,25 +12,42 @@ import (
 // contractJSON is GET /_mock/contract (components/schemas/MockContract):
 // whether the server is a validating proxy, to what, and what it saw.
 type contractJSON struct {
-	Proxy            bool          `json:"proxy"`
-	Upstream         *string       `json:"upstream"`
-	MaxValidatedBody int           `json:"maxValidatedBody"`
-	Operations       []proxy.Count `json:"operations"`
-	Total            proxy.Count   `json:"total"`
-	Kept             int           `json:"kept"`
-	KeptBytes        int           `json:"keptBytes"`
-	Limit            int           `json:"limit"`
-	MaxBytes         int           `json:"maxBytes"`
+	Proxy            bool        `json:"proxy"`
+	Upstream         *string     `json:"upstream"`
+	MaxValidatedBody int         `json:"maxValidatedBody"`
+	Operations       []countJSON `json:"operations"`
+	Total            countJSON   `json:"total"`
+	Kept             int         `json:"kept"`
+	KeptBytes        int         `json:"keptBytes"`
+	Limit            int         `json:"limit"`
+	MaxBytes         int         `json:"maxBytes"`
+}
+
+// countJSON is what the proxy saw of an operation (proxy.Count) on the
+// wire.
+type countJSON struct {
+	Operation        string `json:"operation"`
+	Exchanges        int    `json:"exchanges"`
+	Mismatched       int    `json:"mismatched"`
+	Mismatches       int    `json:"mismatches"`
+	NotTolerated     int    `json:"notTolerated"`
+	Unvalidated      int    `json:"unvalidated"`
+	Refused          int    `json:"refused"`
+	UpstreamFailures int    `json:"upstreamFailures"`
 }
 
 // getContract answers what the validating proxy saw, per operation and in
 // all; a server that is no proxy says so, with nothing seen.
 func (h *Handler) getContract(w http.ResponseWriter, r *http.Request) {
-	out := contractJSON{MaxValidatedBody: proxy.MaxValidatedBody, Operations: []proxy.Count{}, Total: proxy.Count{Operation: "all"}}
-	if p := h.c.Proxy; p != nil {
+	out := contractJSON{MaxValidatedBody: proxy.MaxValidatedBody, Operations: []countJSON{}, Total: countJSON{Operation: "all"}}
+	if p := h.svc.Proxy; p != nil {
 		up := redact.URL(p.Upstream())
 		out.Proxy, out.Upstream = true, &up
-		out.Operations = p.Log().Counts()
+		for _, c := range p.Log().Counts() {
+			out.Operations = append(out.Operations, countJSON{Operation: c.Operation, Exchanges: c.Exchanges, Mismatched: c.Mismatched,
+				Mismatches: c.Mismatches, NotTolerated: c.NotTolerated, Unvalidated: c.Unvalidated, Refused: c.Refused,
+				UpstreamFailures: c.UpstreamFailures})
+		}
 		for _, c := range out.Operations {
 			out.Total.Exchanges += c.Exchanges
 			out.Total.Mismatched += c.Mismatched
@@ -57,24 +74,24 @@ func (h *Handler) listMismatches(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, e)
 		return
 	}
-	limit, start, scope, e := h.c.Cursors.ListParams(q, httpapi.CursorContract, httpapi.ListScope(op))
+	limit, start, scope, e := h.svc.Cursors.ListParams(q, httpapi.CursorContract, httpapi.ListScope(op))
 	if e != nil {
 		httpapi.WriteError(w, e)
 		return
 	}
 	var items []*proxy.Finding
 	var next uint64
-	if h.c.Proxy != nil {
-		items, next = h.c.Proxy.Log().Page(start, limit, op)
+	if h.svc.Proxy != nil {
+		items, next = h.svc.Proxy.Log().Page(start, limit, op)
 	}
-	httpapi.WritePage(w, h.c.Cursors, httpapi.CursorContract, scope, items, next)
+	httpapi.WritePage(w, h.svc.Cursors, httpapi.CursorContract, scope, items, next)
 }
 
 func (h *Handler) getMismatch(w http.ResponseWriter, r *http.Request) {
 	var f *proxy.Finding
 	ok := false
-	if h.c.Proxy != nil {
-		f, ok = h.c.Proxy.Log().Get(r.PathValue("id"))
+	if h.svc.Proxy != nil {
+		f, ok = h.svc.Proxy.Log().Get(r.PathValue("id"))
 	}
 	if !ok {
 		httpapi.WriteError(w, httpapi.NotFound("no kept finding with id "+strconv.Quote(r.PathValue("id"))))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // listDeliveries pages through the kept deliveries in creation order,
@@ -42,17 +43,17 @@ func (h *Handler) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope := httpapi.ListScope(f.EventID, f.WebhookID, state, f.Account, string(f.EventType))
-	limit, start, scope, e := h.c.Cursors.ListParams(q, httpapi.CursorDeliveries, scope)
+	limit, start, scope, e := h.svc.Cursors.ListParams(q, httpapi.CursorDeliveries, scope)
 	if e != nil {
 		httpapi.WriteError(w, e)
 		return
 	}
-	items, next := h.c.Deliveries.Page(start, limit, f)
-	httpapi.WritePage(w, h.c.Cursors, httpapi.CursorDeliveries, scope, items, next)
+	items, next := h.svc.Deliveries.Page(start, limit, f)
+	httpapi.WritePage(w, h.svc.Cursors, httpapi.CursorDeliveries, scope, items, next)
 }
 
 func (h *Handler) getDelivery(w http.ResponseWriter, r *http.Request) {
-	d, ok := h.c.Deliveries.Get(r.PathValue("id"))
+	d, ok := h.svc.Deliveries.Get(r.PathValue("id"))
 	if !ok {
 		httpapi.WriteError(w, httpapi.NotFound("no delivery with id "+r.PathValue("id")))
 		return
@@ -61,18 +62,18 @@ func (h *Handler) getDelivery(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) redeliver(w http.ResponseWriter, r *http.Request) {
-	d, err := h.c.Deliveries.Redeliver(r.PathValue("id"))
+	d, err := h.svc.Deliveries.Redeliver(r.PathValue("id"))
 	switch {
-	case errors.Is(err, h.c.Errors.Delivery.NotFound):
+	case errors.Is(err, model.ErrDeliveryNotFound):
 		httpapi.WriteError(w, httpapi.NotFound("no delivery with id "+r.PathValue("id")))
-	case errors.Is(err, h.c.Errors.Delivery.InFlight):
+	case errors.Is(err, model.ErrDeliveryInFlight):
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict,
 			Message: "an attempt of this delivery is running; redeliver it once it has finished"})
-	case errors.Is(err, h.c.Errors.Delivery.Inactive):
+	case errors.Is(err, model.ErrWebhookInactive):
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict,
 			Message: strings.TrimPrefix(err.Error(), "mockserver: ") +
 				" (an inactive webhook takes deliveries again once reactivated: PATCH /_mock/webhooks/{id} {\"active\":true})"})
-	case errors.Is(err, h.c.Errors.Delivery.Closed):
+	case errors.Is(err, model.ErrDeliveriesClosed):
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Type: httpapi.TypeUnavailable,
 			Message: "the mock server is shutting down and makes no new delivery attempts"})
 	case err != nil:

@@ -101,7 +101,7 @@ func (h *Handler) diffContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	fv, tv, from, to, n, ok, found := h.c.Store.TwoVersions(id, from, to)
+	fv, tv, from, to, n, ok, found := h.svc.Store.TwoVersions(id, from, to)
 	switch {
 	case !found:
 		httpapi.WriteError(w, httpapi.NotFound("no context with id "+strconv.Quote(id)))

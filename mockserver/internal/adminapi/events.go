@@ -9,6 +9,8 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/service"
 )
 
 // listEvents pages through the kept events, oldest first, like the
@@ -26,17 +28,17 @@ func (h *Handler) listEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope := httpapi.ListScope(string(typ), account)
-	limit, start, scope, e := h.c.Cursors.ListParams(q, httpapi.CursorEvents, scope)
+	limit, start, scope, e := h.svc.Cursors.ListParams(q, httpapi.CursorEvents, scope)
 	if e != nil {
 		httpapi.WriteError(w, e)
 		return
 	}
-	recs, next := h.c.Events.Page(start, limit, typ, account)
+	recs, next := h.svc.Events.Page(start, limit, typ, account)
 	items := make([]events.Event, len(recs))
 	for i, rec := range recs {
 		items[i] = rec.Event
 	}
-	httpapi.WritePage(w, h.c.Cursors, httpapi.CursorEvents, scope, items, next)
+	httpapi.WritePage(w, h.svc.Cursors, httpapi.CursorEvents, scope, items, next)
 }
 
 func (h *Handler) emitEvent(w http.ResponseWriter, r *http.Request) {
@@ -67,13 +69,13 @@ func (h *Handler) emitEvent(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, httpapi.BadRequest("data", "data is required (a JSON object)"))
 		return
 	}
-	if err := h.c.Backend.ValidEventType(typ); err != nil {
+	if err := service.ValidEventType(typ); err != nil {
 		httpapi.WriteError(w, httpapi.BadRequest("type", err.Error()))
 		return
 	}
-	ev, err := h.c.Backend.EmitEvent(r.Context(), account, contextsvc.EventType(typ), data)
+	ev, err := h.svc.EmitEvent(r.Context(), account, contextsvc.EventType(typ), data)
 	switch {
-	case errors.Is(err, h.c.Errors.UnknownAccount):
+	case errors.Is(err, model.ErrUnknownAccount):
 		httpapi.WriteError(w, httpapi.BadRequest("account", fmt.Sprintf("no key belongs to account %q", account)))
 		return
 	case err != nil:
@@ -84,7 +86,7 @@ func (h *Handler) emitEvent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) getEvent(w http.ResponseWriter, r *http.Request) {
-	ev, ok := h.c.Events.Get(r.PathValue("id"))
+	ev, ok := h.svc.Events.Get(r.PathValue("id"))
 	if !ok {
 		httpapi.WriteError(w, httpapi.NotFound("no kept event with id "+strconv.Quote(r.PathValue("id"))))
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // faultJSON is a Fault on the wire; latency in milliseconds, retryAfter
@@ -37,17 +38,17 @@ func toFaultJSON(f faults.Fault) faultJSON {
 // listFaults pages through the active faults, oldest first, like the
 // /v1 lists (limit, cursor).
 func (h *Handler) listFaults(w http.ResponseWriter, r *http.Request) {
-	limit, after, e := h.c.Cursors.PageParams(r.URL.Query(), httpapi.CursorFaults, "")
+	limit, after, e := h.svc.Cursors.PageParams(r.URL.Query(), httpapi.CursorFaults, "")
 	if e != nil {
 		httpapi.WriteError(w, e)
 		return
 	}
-	fs, next := h.c.Faults.Page(after, limit)
+	fs, next := h.svc.Faults.Page(after, limit)
 	items := make([]faultJSON, len(fs))
 	for i, f := range fs {
 		items[i] = toFaultJSON(f)
 	}
-	httpapi.WritePage(w, h.c.Cursors, httpapi.CursorFaults, "", items, next)
+	httpapi.WritePage(w, h.svc.Cursors, httpapi.CursorFaults, "", items, next)
 }
 
 func (h *Handler) addFault(w http.ResponseWriter, r *http.Request) {
@@ -102,18 +103,19 @@ func (h *Handler) addFault(w http.ResponseWriter, r *http.Request) {
 	}
 	ft.Latency = time.Duration(latencyMs) * time.Millisecond
 	ft.RetryAfter = time.Duration(retryAfter) * time.Second
-	if err := h.c.Backend.AddFault(ft); errors.Is(err, h.c.Errors.TooManyFaults) {
+	added, err := h.svc.Faults.Add(ft)
+	if errors.Is(err, model.ErrTooManyFaults) {
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict, Message: err.Error()})
 		return
 	} else if err != nil {
-		param, _ := ft.Validate()
+		param, _ := faults.Validate(ft)
 		httpapi.WriteError(w, httpapi.BadRequest(param, err.Error()))
 		return
 	}
-	httpapi.WriteValue(w, http.StatusCreated, toFaultJSON(ft.Normalized()))
+	httpapi.WriteValue(w, http.StatusCreated, toFaultJSON(added))
 }
 
 func (h *Handler) clearFaults(w http.ResponseWriter, r *http.Request) {
-	h.c.Faults.Clear(true)
+	h.svc.Faults.Clear(true)
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -4,14 +4,15 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // reset empties the server (Backend.Reset).
 func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
-	h.c.Backend.Reset()
+	h.svc.Reset()
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -27,7 +28,17 @@ func (h *Handler) getState(w http.ResponseWriter, r *http.Request) {
 	w.Header()["Content-Type"] = []string{"application/json"}
 	w.WriteHeader(http.StatusOK)
 	// A write error means the client went away; there is no one to tell.
-	_ = h.c.Backend.SaveState(w)
+	_ = h.svc.SaveState(w)
+}
+
+// TopField is the state document's top-level field a path in it is in
+// ("accounts" for "accounts[0].contexts[3].name"), the param of PUT
+// /_mock/state's 400.
+func TopField(path string) string {
+	if i := strings.IndexAny(path, "[."); i >= 0 {
+		return path[:i]
+	}
+	return path
 }
 
 // putState replaces the state with the document in the body
@@ -41,8 +52,8 @@ func (h *Handler) putState(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, tooBig)
 		return
 	}
-	err := h.c.Backend.LoadState(http.MaxBytesReader(w, r.Body, MaxStateBody))
-	var se *state.Error
+	err := h.svc.LoadState(http.MaxBytesReader(w, r.Body, MaxStateBody))
+	var se *model.StateError
 	var mbe *http.MaxBytesError
 	var ne net.Error
 	switch {
@@ -53,7 +64,7 @@ func (h *Handler) putState(w http.ResponseWriter, r *http.Request) {
 		if se.Path != "" {
 			msg = se.Path + ": " + msg
 		}
-		httpapi.WriteError(w, httpapi.BadRequest(se.Field(), msg))
+		httpapi.WriteError(w, httpapi.BadRequest(TopField(se.Path), msg))
 	case errors.As(err, &mbe):
 		httpapi.WriteError(w, tooBig)
 	case errors.As(err, &ne) && ne.Timeout():

@@ -36,7 +36,7 @@ const streamRetryMs = 2000
 // stream waits for changes, and writes a comment every Config.KeepAlive
 // when there are none.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
-	sub, closed := h.c.Changes.Subscribe()
+	sub, closed := h.svc.Changes.Subscribe()
 	switch {
 	case closed:
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Type: httpapi.TypeUnavailable,
@@ -48,7 +48,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 			Message: "too many event streams: " + strconv.Itoa(changes.MaxSubscribers) + " dashboards are open on this mock server; close one (a tab in the background closes its own)"})
 		return
 	}
-	defer h.c.Changes.Unsubscribe(sub)
+	defer h.svc.Changes.Unsubscribe(sub)
 	hd := w.Header()
 	hd["Content-Type"] = []string{"text/event-stream; charset=utf-8"}
 	hd["Cache-Control"] = []string{"no-store"}
@@ -86,7 +86,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 			buf = append(buf, ": keep-alive\n\n"...)
 		case <-sub.Ready():
 			var resync bool
-			changes, resync = h.c.Changes.Take(sub, changes[:0])
+			changes, resync = h.svc.Changes.Take(sub, changes[:0])
 			if resync {
 				buf = appendStreamEvent(buf, "resync", []byte("{}"))
 			}

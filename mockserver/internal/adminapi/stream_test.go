@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/keys"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/service"
 )
 
 // TestStreamKeepAlive: an idle stream sends a comment line every
@@ -17,11 +17,14 @@ import (
 // that went is noticed.
 func TestStreamKeepAlive(t *testing.T) {
 	t.Parallel()
-	hub := new(changes.Hub)
-	h := New(Config{Changes: hub, Clock: clock.Real{}, Deliveries: delivery.New(delivery.Config{Clock: clock.Real{}}),
-		KeepAlive: 10 * time.Millisecond})
+	ks, err := keys.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(service.Config{Clock: clock.Real{}, Engine: clock.Real{}, Keys: ks})
+	h := New(Config{Service: svc, KeepAlive: 10 * time.Millisecond})
 	hs := httptest.NewServer(h)
-	t.Cleanup(func() { hub.CloseAll(); hs.Close() })
+	t.Cleanup(func() { svc.Changes.CloseAll(); hs.Close() })
 	// Without keep-alive comments the read would wait (until go test's
 	// -timeout).
 	req, _ := http.NewRequestWithContext(t.Context(), "GET", hs.URL+"/_mock/stream", nil)

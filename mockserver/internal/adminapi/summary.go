@@ -21,9 +21,9 @@ type summaryJSON struct {
 // summary counts what the server holds: a lock and a length per
 // store, whatever they hold.
 func (h *Handler) summary(w http.ResponseWriter, r *http.Request) {
-	sum := summaryJSON{Accounts: len(h.c.Store.Accounts()), Deliveries: h.c.Deliveries.Counts(), Clock: h.clockState()}
-	sum.Contexts, sum.Webhooks = h.c.Store.Counts()
-	sum.Events, _ = h.c.Events.Stats()
-	sum.Faults = h.c.Faults.Len()
+	sum := summaryJSON{Accounts: len(h.svc.Store.Accounts()), Deliveries: h.svc.Deliveries.Counts(), Clock: h.clockState()}
+	sum.Contexts, sum.Webhooks = h.svc.Store.Counts()
+	sum.Events, _ = h.svc.Events.Stats()
+	sum.Faults = h.svc.Faults.Len()
 	httpapi.WriteValue(w, http.StatusOK, sum)
 }

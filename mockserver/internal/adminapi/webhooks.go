@@ -2,11 +2,12 @@ package adminapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
 // listWebhooks pages through the webhooks in registration order, like
@@ -19,21 +20,21 @@ func (h *Handler) listWebhooks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope := httpapi.ListScope(account)
-	limit, after, e := h.c.Cursors.PageParams(q, httpapi.CursorWebhooks, scope)
+	limit, after, e := h.svc.Cursors.PageParams(q, httpapi.CursorWebhooks, scope)
 	if e != nil {
 		httpapi.WriteError(w, e)
 		return
 	}
-	hooks, next := h.c.Store.WebhookPage(after, limit, account)
-	items := make([]store.Info, len(hooks))
+	hooks, next := h.svc.Store.WebhookPage(after, limit, account)
+	items := make([]model.Webhook, len(hooks))
 	for i, wh := range hooks {
 		items[i] = wh.Info()
 	}
-	httpapi.WritePage(w, h.c.Cursors, httpapi.CursorWebhooks, scope, items, next)
+	httpapi.WritePage(w, h.svc.Cursors, httpapi.CursorWebhooks, scope, items, next)
 }
 
 func (h *Handler) getWebhook(w http.ResponseWriter, r *http.Request) {
-	wh, ok := h.c.Store.Webhook(r.PathValue("id"))
+	wh, ok := h.svc.Store.Webhook(r.PathValue("id"))
 	if !ok {
 		httpapi.WriteError(w, rules.WebhookNotFound(r.PathValue("id")))
 		return
@@ -53,9 +54,9 @@ func (h *Handler) updateWebhook(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, httpapi.BadRequest("", "the body must carry at least one of url, events, active, secret"))
 		return
 	}
-	var u WebhookUpdate
+	var u model.WebhookUpdate
 	if raw, ok := f["url"]; ok {
-		v, e := rules.DecodeWebhookURL(raw, h.c.HTTPSOnly)
+		v, e := rules.DecodeWebhookURL(raw, h.svc.HTTPSOnly)
 		if e != nil {
 			httpapi.WriteError(w, e)
 			return
@@ -85,9 +86,9 @@ func (h *Handler) updateWebhook(w http.ResponseWriter, r *http.Request) {
 		}
 		u.Secret = &v
 	}
-	wh, e := h.c.Backend.UpdateWebhook(r.PathValue("id"), u)
-	if e != nil {
-		httpapi.WriteError(w, e)
+	wh, err := h.svc.UpdateWebhook(r.PathValue("id"), u)
+	if err != nil {
+		httpapi.WriteError(w, apiError(err))
 		return
 	}
 	httpapi.WriteValue(w, http.StatusOK, wh)
@@ -102,9 +103,18 @@ type webhookDeleted struct {
 
 func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if e := h.c.Backend.DeleteWebhook(id); e != nil {
-		httpapi.WriteError(w, e)
+	if err := h.svc.DeleteWebhook(id); err != nil {
+		httpapi.WriteError(w, apiError(err))
 		return
 	}
 	httpapi.WriteValue(w, http.StatusOK, webhookDeleted{ID: id, Deleted: true})
+}
+
+// apiError is the answer a service's error carries (a webhook change's),
+// or a 500 saying what went wrong.
+func apiError(err error) *httpapi.Error {
+	if e, ok := errors.AsType[*httpapi.Error](err); ok {
+		return e
+	}
+	return &httpapi.Error{Status: http.StatusInternalServerError, Type: httpapi.TypeInternal, Message: err.Error()}
 }

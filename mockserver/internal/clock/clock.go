@@ -8,8 +8,8 @@
 // work a due time starts, it does not know: the delivery engine and the
 // dashboards take part only as [Watcher]s, told of each time an advance
 // reaches and waited for before it moves on. It imports nothing of the
-// mock server; mockserver.FakeClock is the public face that holds a [Fake],
-// and mockserver.Clock the public form of [Clock].
+// mock server but model, whose Clock it is; mockserver.FakeClock is the
+// public face that holds a [Fake].
 package clock
 
 import (
@@ -18,24 +18,16 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
-// Clock is a source of time: the server's internal form of
-// mockserver.Clock.
-type Clock interface {
-	// Now returns the current time on this clock.
-	Now() time.Time
-	// AfterFunc arranges for f to be called once d has elapsed on this
-	// clock. f must not block for long.
-	AfterFunc(d time.Duration, f func()) Timer
-}
-
-// Timer is a pending call made by [Clock.AfterFunc].
-type Timer interface {
-	// Stop prevents the call from happening. It reports whether the call
-	// was stopped before it happened.
-	Stop() bool
-}
+// Clock is a source of time (model.Clock, the server's public
+// mockserver.Clock), and Timer a pending call made by its AfterFunc.
+type (
+	Clock = model.Clock
+	Timer = model.Timer
+)
 
 // Absolute is a Clock that can arm a timer for a point in time (Fake
 // can). With it, a timer is due exactly at its time even when another
@@ -44,14 +36,8 @@ type Absolute interface {
 	AfterFuncAt(at time.Time, f func()) Timer
 }
 
-// Real is the wall clock.
-type Real struct{}
-
-// Now returns time.Now().
-func (Real) Now() time.Time { return time.Now() }
-
-// AfterFunc is time.AfterFunc.
-func (Real) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+// Real is the wall clock (model.RealClock, mockserver.RealClock).
+type Real = model.RealClock
 
 // Fake is a clock that moves only when told to. It is safe for concurrent
 // use: advances run one at a time, each from where the one before ended,

@@ -20,6 +20,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/queue"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/telemetry"
 	"go.opentelemetry.io/otel/trace"
@@ -42,9 +43,8 @@ const (
 	deliveryUserAgent = "contextsvc-mock-webhooks/1"
 )
 
-// The defaults of a zero Config: the mock server's documented ones
-// (mockserver.DefaultDeliveryTimeout and its neighbours, which a test
-// there holds equal to these).
+// The defaults of a zero Config, which mockserver re-exports
+// (DefaultDeliveryTimeout and its neighbours).
 const (
 	DefaultTimeout    = 10 * time.Second
 	DefaultHistory    = 10_000
@@ -63,19 +63,6 @@ func DefaultSchedule() []time.Duration {
 		2 * time.Hour,
 		24 * time.Hour,
 	}
-}
-
-// Errors are the errors the engine's actions wrap (mockserver's, so that
-// its callers test them with errors.Is); a nil one is the engine's own.
-type Errors struct {
-	// NotFound: no delivery has the given id.
-	NotFound error
-	// InFlight: an attempt of the delivery is running.
-	InFlight error
-	// Closed: the engine is closed and makes no new attempt.
-	Closed error
-	// Inactive: the delivery's webhook is inactive or deleted.
-	Inactive error
 }
 
 // Config configures an Engine. Zero fields take their defaults.
@@ -109,8 +96,6 @@ type Config struct {
 	// failed attempt schedules none and its delivery ends failed. <= 0
 	// means DefaultRetryLimit.
 	RetryLimit int
-	// Errors are the errors the actions wrap.
-	Errors Errors
 	// OnChange, when set, is told of every change of a delivery (the
 	// server's change notifications and its state file). It is called
 	// with the engine's lock held and must not block.
@@ -202,7 +187,6 @@ type Engine struct {
 	cancelAttempt context.CancelFunc
 	waiters       []*deliveryWaiter
 
-	errs     Errors
 	onChange func(changes.Change) // Config.OnChange
 	tel      *telemetry.Telemetry // Config.Telemetry
 }
@@ -389,7 +373,6 @@ type deliveryWaiter struct {
 // goroutine until an attempt is due. Call close to stop it.
 func New(cfg Config) *Engine {
 	d := &Engine{
-		errs:       cfg.Errors,
 		onChange:   cfg.OnChange,
 		tel:        cfg.Telemetry,
 		clock:      cfg.Clock,
@@ -428,19 +411,6 @@ func New(cfg Config) *Engine {
 	}
 	if d.timeout <= 0 {
 		d.timeout = DefaultTimeout
-	}
-	for _, e := range []struct {
-		dst *error
-		msg string
-	}{
-		{&d.errs.NotFound, "delivery not found"},
-		{&d.errs.InFlight, "delivery attempt in flight"},
-		{&d.errs.Closed, "deliveries are closed"},
-		{&d.errs.Inactive, "webhook inactive or deleted"},
-	} {
-		if *e.dst == nil {
-			*e.dst = errors.New(e.msg)
-		}
 	}
 	if d.workers <= 0 {
 		d.workers = defaultDeliveryWorkers
@@ -694,7 +664,7 @@ func (d *Engine) List(f Filter) []Delivery {
 	defer d.mu.Unlock()
 	out := make([]Delivery, 0)
 	for _, rec := range d.candidatesLocked(f) {
-		if !rec.dropped && f.matchRec(rec) {
+		if !rec.dropped && matchRec(f, rec) {
 			out = append(out, d.snapshotLocked(rec))
 		}
 	}
@@ -716,24 +686,24 @@ func (d *Engine) Get(id string) (Delivery, bool) {
 // the pending state. Attempt numbers continue from the last attempt, and the
 // retry schedule starts over: if the new attempt fails, the retries follow
 // the whole schedule again. A pending delivery waiting for a retry has that
-// retry moved to now. It fails with d.errs.NotFound for an unknown id,
-// d.errs.InFlight while an attempt of the delivery is running,
-// d.errs.Inactive when its webhook is inactive or deleted, and
-// d.errs.Closed after close.
+// retry moved to now. It fails with model.ErrDeliveryNotFound for an
+// unknown id, model.ErrDeliveryInFlight while an attempt of the delivery
+// is running, model.ErrWebhookInactive when its webhook is inactive or
+// deleted, and model.ErrDeliveriesClosed after close.
 func (d *Engine) Redeliver(id string) (Delivery, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	rec, ok := d.recs[id]
 	switch {
 	case !ok:
-		return Delivery{}, fmt.Errorf("%w: %q", d.errs.NotFound, id)
+		return Delivery{}, fmt.Errorf("%w: %q", model.ErrDeliveryNotFound, id)
 	case d.closed:
-		return Delivery{}, d.errs.Closed
+		return Delivery{}, model.ErrDeliveriesClosed
 	case rec.inFlight:
-		return Delivery{}, fmt.Errorf("%w: %s", d.errs.InFlight, id)
+		return Delivery{}, fmt.Errorf("%w: %s", model.ErrDeliveryInFlight, id)
 	}
 	if _, _, deliverable, deleted := rec.hook.t.Target(); !deliverable {
-		return Delivery{}, fmt.Errorf("%w: %s", d.errs.Inactive, failureFor(deleted).text(rec.hook.id))
+		return Delivery{}, fmt.Errorf("%w: %s", model.ErrWebhookInactive, failureFor(deleted).text(rec.hook.id))
 	}
 	now := d.clock.Now()
 	if rec.status != statusPending {
@@ -1125,7 +1095,7 @@ func (d *Engine) finishLocked(rec *deliveryRecord, a Attempt) string {
 		// Only the latest attempt keeps a long answer: the earlier ones
 		// keep olderSnippetLimit, so a delivery holds at most
 		// responseSnippetLimit + olderSnippetLimit per earlier attempt
-		// of answers (doc.go, "What is kept").
+		// of answers (docs/mockserver.md, "Bounds").
 		prev := &rec.attempts[n-1]
 		if len(prev.ResponseSnippet) > olderSnippetLimit {
 			prev.ResponseSnippet = jsonwire.CutUTF8(prev.ResponseSnippet, olderSnippetLimit)

@@ -25,6 +25,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // newTestDeliverer returns an engine on a fake clock (unless cfg has a
@@ -294,8 +295,8 @@ func TestDeliveryRedeliver(t *testing.T) {
 		}
 	}
 
-	if _, err := d.Redeliver("dlv_nosuchdelivery0000000000"); !errors.Is(err, d.errs.NotFound) {
-		t.Errorf("redeliver of an unknown id: %v, want d.errs.NotFound", err)
+	if _, err := d.Redeliver("dlv_nosuchdelivery0000000000"); !errors.Is(err, model.ErrDeliveryNotFound) {
+		t.Errorf("redeliver of an unknown id: %v, want model.ErrDeliveryNotFound", err)
 	}
 }
 
@@ -809,8 +810,8 @@ func TestDeliveryClose(t *testing.T) {
 	if got, _ := d.Get(late.ID); got.State != Pending || len(got.Attempts) != 0 {
 		t.Errorf("a delivery enqueued after close: state %s, %d attempts; want pending, 0", got.State, len(got.Attempts))
 	}
-	if _, err := d.Redeliver(dl.ID); !errors.Is(err, d.errs.Closed) {
-		t.Errorf("redeliver after close: %v, want d.errs.Closed", err)
+	if _, err := d.Redeliver(dl.ID); !errors.Is(err, model.ErrDeliveriesClosed) {
+		t.Errorf("redeliver after close: %v, want model.ErrDeliveriesClosed", err)
 	}
 	if n := len(rc.Got()); n != 1 {
 		t.Errorf("receiver got %d requests, want 1", n)

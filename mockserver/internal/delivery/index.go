@@ -4,6 +4,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/queue"
 )
@@ -123,8 +124,8 @@ func (d *Engine) candidatesLocked(f Filter) []*deliveryRecord {
 }
 
 // matchRec reports whether rec passes f, without copying it.
-func (f Filter) matchRec(rec *deliveryRecord) bool {
-	return f.MatchFields(rec.event.ID, rec.hook.id, rec.status.state(), rec.hook.account, rec.event.Type)
+func matchRec(f Filter, rec *deliveryRecord) bool {
+	return model.MatchDelivery(f, rec.event.ID, rec.hook.id, rec.status.state(), rec.hook.account, rec.event.Type)
 }
 
 // Page returns copies of up to limit kept deliveries that match f, in
@@ -137,7 +138,7 @@ func (d *Engine) Page(start page.Start, limit int, f Filter) (out []Delivery, ne
 	src := d.candidatesLocked(f)
 	out = make([]Delivery, 0, min(limit, len(src)))
 	next = page.Walk(src, func(r *deliveryRecord) uint64 { return r.created }, start, limit, page.MaxScan,
-		func(r *deliveryRecord) bool { return !r.dropped && f.matchRec(r) },
+		func(r *deliveryRecord) bool { return !r.dropped && matchRec(f, r) },
 		func(r *deliveryRecord) { out = append(out, d.snapshotLocked(r)) })
 	return out, next
 }

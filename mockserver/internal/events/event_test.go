@@ -24,12 +24,12 @@ func TestNewEvent(t *testing.T) {
 	if string(ev.Body) != string(want) {
 		t.Errorf("body %s, want %s", ev.Body, want)
 	}
-	for _, e := range []Event{ev, ev.Clone()} {
+	for _, e := range []Event{ev, Clone(ev)} {
 		if string(e.Data) != string(data) || &e.Data[0] != &e.Body[len(e.Body)-1-len(data)] {
 			t.Errorf("data %s is not the tail of the body %s", e.Data, e.Body)
 		}
 	}
-	c := ev.Clone()
+	c := Clone(ev)
 	c.Body[1] = 'X'
 	if ev.Body[1] == 'X' {
 		t.Error("a clone shares its body with the event")

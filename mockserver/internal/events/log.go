@@ -154,14 +154,13 @@ func (l *Log) Page(start page.Start, limit int, typ contextsvc.EventType, accoun
 	return out, next
 }
 
-// All returns copies of every kept event, oldest first, each made into a
-// T by conv (an Event as another package names it), in one slice.
-func All[T any](l *Log, conv func(Event) T) []T {
+// All returns copies of every kept event, oldest first, in one slice.
+func (l *Log) All() []Event {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	out := make([]T, 0, l.all.Len())
+	out := make([]Event, 0, l.all.Len())
 	for _, rec := range l.all.All() {
-		out = append(out, conv(rec.Event.Clone()))
+		out = append(out, Clone(rec.Event))
 	}
 	return out
 }

@@ -58,7 +58,7 @@ func TestEventHistoryBytes(t *testing.T) {
 				want = append(want, e.ID)
 				wantBytes += size(&e)
 			}
-			for _, e := range All(l, func(e Event) Event { return e }) {
+			for _, e := range l.All() {
 				got = append(got, e.ID)
 			}
 			if diff := cmp.Diff(want, got); diff != "" {

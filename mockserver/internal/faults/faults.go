@@ -1,13 +1,15 @@
 // Package faults holds the faults injected into the mock server's /v1
-// requests: what a fault is ([Fault], its rules and its match), the active
-// ones in the order they were added ([Set], counted down as they apply),
-// and the contract's error an injected status answers ([ErrorFor]).
+// requests: their rules ([Validate]) and their match ([Matches]), the
+// active ones in the order they were added ([Set], bounded, counted down
+// as they apply), and the contract's error an injected status answers
+// ([ErrorFor]).
 //
 // It owns the list and its bound. Where a fault is applied (the /v1
-// request path: its latency, its answer, a lost answer) is the server's;
-// the admin API and the Go API add and list faults through it. It imports
-// changes and httpapi, nothing else of the mock server; mockserver.Fault is
-// the public form of [Fault].
+// request path: its latency, its answer, a lost answer) is the /v1 API's;
+// the admin API and the Go API add and list faults through the Set. A
+// fault is model's (mockserver.Fault), and so are the errors of adding
+// one. It imports model, changes and httpapi, nothing else of the mock
+// server.
 package faults
 
 import (
@@ -23,47 +25,32 @@ import (
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
-// Mode says what a fault does with the request it matches:
-// mockserver.FaultMode.
-type Mode string
+// Fault is a fault (model.Fault, mockserver.Fault), and Mode what it does
+// with the request it matches.
+type (
+	Fault = model.Fault
+	Mode  = model.FaultMode
+)
 
 // The fault modes.
 const (
-	// Instead answers Status instead of running the request (after
-	// Latency, when given); with only a Latency, the request runs late.
-	Instead Mode = "instead"
-	// After runs the request (after Latency), then throws its answer away
-	// and answers Status, a 5xx, instead.
-	After Mode = "after"
-	// Drop runs the request (after Latency), then closes the connection
-	// without any answer.
-	Drop Mode = "drop"
+	Instead = model.FaultInstead
+	After   = model.FaultAfter
+	Drop    = model.FaultDrop
 )
 
 // MaxLatency keeps a typo from hanging a client for hours.
 const MaxLatency = 5 * time.Minute
 
-// Fault makes matching /v1 requests fail or slow down: the fields of
-// mockserver.Fault, which documents them and converts to and from it.
-type Fault struct {
-	Method     string
-	Path       string
-	Status     int
-	RetryAfter time.Duration
-	Latency    time.Duration
-	Times      int
-	Mode       Mode
-}
-
-// LosesAnswer reports whether the fault runs the request and loses its
-// answer.
-func (f Fault) LosesAnswer() bool { return f.Mode == After || f.Mode == Drop }
+// LosesAnswer reports whether f runs the request and loses its answer.
+func LosesAnswer(f Fault) bool { return f.Mode == After || f.Mode == Drop }
 
 // Validate says what is wrong with f ("" when nothing is), and the admin
 // API's name of the field at fault.
-func (f Fault) Validate() (field, problem string) {
+func Validate(f Fault) (field, problem string) {
 	switch {
 	case f.Mode != "" && f.Mode != Instead && f.Mode != After && f.Mode != Drop:
 		return "mode", fmt.Sprintf("mode %q is not instead, after or drop", f.Mode)
@@ -102,10 +89,10 @@ func (f Fault) Validate() (field, problem string) {
 	return "", ""
 }
 
-// Normalized fills the defaults: Times 1, the method in upper case. An
-// empty Mode stays empty (it means Instead), so faults made before modes
-// existed compare as they did.
-func (f Fault) Normalized() Fault {
+// Normalized returns f with the defaults filled: Times 1, the method in
+// upper case. An empty Mode stays empty (it means Instead), so faults made
+// before modes existed compare as they did.
+func Normalized(f Fault) Fault {
 	if f.Times == 0 {
 		f.Times = 1
 	}
@@ -117,7 +104,7 @@ func (f Fault) Normalized() Fault {
 }
 
 // Matches reports whether f applies to r.
-func (f Fault) Matches(r *http.Request) bool {
+func Matches(f Fault, r *http.Request) bool {
 	if f.Method != "" && !strings.EqualFold(f.Method, r.Method) {
 		return false
 	}
@@ -134,32 +121,41 @@ type rule struct {
 	seq uint64
 }
 
-// Set is the active faults, oldest first. It tells hub of each fault
-// added, used and cleared. It is safe for concurrent use.
+// Set is the active faults, oldest first, at most max of them. It tells
+// hub of each fault added, used and cleared. It is safe for concurrent
+// use.
 type Set struct {
 	hub    *changes.Hub
+	max    int
 	mu     sync.Mutex
 	faults []*rule // oldest first (ascending seq)
 	seq    uint64
 	any    atomic.Bool // len(faults) > 0, read without mu
 }
 
-// NewSet returns an empty set that tells hub of its changes.
-func NewSet(hub *changes.Hub) *Set { return &Set{hub: hub} }
+// NewSet returns an empty set of at most max faults that tells hub of its
+// changes.
+func NewSet(hub *changes.Hub, max int) *Set { return &Set{hub: hub, max: max} }
 
-// Add adds f, a valid and normalized fault, unless max faults are active
-// already; it returns how many are active, and whether it added f.
-func (s *Set) Add(f Fault, max int) (active int, added bool) {
+// Add adds f, with its defaults filled (Normalized), and returns it as
+// added. It fails with an error wrapping model.ErrInvalidFault when f
+// could never apply (Validate says why), and with one wrapping
+// model.ErrTooManyFaults when the set holds its most already.
+func (s *Set) Add(f Fault) (Fault, error) {
+	if _, problem := Validate(f); problem != "" {
+		return Fault{}, fmt.Errorf("%w: %s", model.ErrInvalidFault, problem)
+	}
+	f = Normalized(f)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.faults) >= max {
-		return len(s.faults), false
+	if len(s.faults) >= s.max {
+		return Fault{}, fmt.Errorf("%w: %d are active; clear them first", model.ErrTooManyFaults, len(s.faults))
 	}
 	s.seq++
 	s.faults = append(s.faults, &rule{Fault: f, seq: s.seq})
 	s.any.Store(true)
 	s.hub.Publish(changes.Change{Kind: changes.KindFaults, Action: "added"})
-	return len(s.faults), true
+	return f, nil
 }
 
 // Page returns up to limit active faults added after position after,
@@ -220,7 +216,7 @@ func (s *Set) Take(r *http.Request) (Fault, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, f := range s.faults {
-		if !f.Matches(r) {
+		if !Matches(f.Fault, r) {
 			continue
 		}
 		got := f.Fault

@@ -1,12 +1,15 @@
 package faults
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // TestValidate: a fault that could never apply names the field at fault.
@@ -37,7 +40,7 @@ func TestValidate(t *testing.T) {
 		{"relative path", Fault{Status: 500, Path: "v1"}, "path"},
 		{"star inside", Fault{Status: 500, Path: "/v1/*/x"}, "path"},
 	} {
-		field, problem := tc.f.Validate()
+		field, problem := Validate(tc.f)
 		if field != tc.field || (field == "") != (problem == "") {
 			t.Errorf("%s: %q %q, want the field %q", tc.name, field, problem, tc.field)
 		}
@@ -51,14 +54,21 @@ func TestSetTake(t *testing.T) {
 	var hub changes.Hub
 	sub, _ := hub.Subscribe()
 	defer hub.Unsubscribe(sub)
-	s := NewSet(&hub)
+	s := NewSet(&hub, 2)
 	if _, ok := s.Take(httptest.NewRequest("GET", "/v1/contexts", nil)); ok {
 		t.Fatal("a fault taken from an empty set")
 	}
-	s.Add(Fault{Method: "POST", Status: 503}.Normalized(), 10)
-	s.Add(Fault{Path: "/v1/contexts/*", Status: 500, Times: 2}.Normalized(), 10)
-	if n, added := s.Add(Fault{Status: 500}.Normalized(), 2); added || n != 2 {
-		t.Errorf("past the bound: %d active, added %t", n, added)
+	if f, err := s.Add(Fault{Method: "post", Status: 503}); err != nil || f.Method != "POST" || f.Times != 1 {
+		t.Errorf("added %+v, %v: want the method in upper case, times 1", f, err)
+	}
+	if _, err := s.Add(Fault{Path: "/v1/contexts/*", Status: 500, Times: 2}); err != nil {
+		t.Error(err)
+	}
+	if _, err := s.Add(Fault{Status: 500}); !errors.Is(err, model.ErrTooManyFaults) || !strings.Contains(err.Error(), "2 are active") {
+		t.Errorf("past the bound: %v", err)
+	}
+	if _, err := s.Add(Fault{Status: 302}); !errors.Is(err, model.ErrInvalidFault) || !strings.Contains(err.Error(), "302") {
+		t.Errorf("a fault that could never apply: %v", err)
 	}
 	for i, tc := range []struct {
 		method, path string

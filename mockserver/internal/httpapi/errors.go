@@ -84,7 +84,7 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	h := w.Header()
 	rid := h.Get("X-Request-Id")
 	b, _ := jsonwire.MarshalText(ErrorBody{Error: ErrorDetail{Type: e.Type, Message: e.Message, Param: e.Param, RequestID: rid}})
-	h["Content-Type"] = []string{"application/json"}
+	h["Content-Type"] = jsonType
 	h.Del("Content-Length")
 	if e.CloseConn {
 		h["Connection"] = []string{"close"}

@@ -22,9 +22,15 @@ func (rt Route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			allow = append(allow, m)
 		}
 	}
-	w.Header().Set("Allow", strings.Join(allow, ", "))
+	MethodNotAllowed(w, r, strings.Join(allow, ", "))
+}
+
+// MethodNotAllowed answers the 405 of a path that takes the methods in
+// allow ("GET, POST"), with the Allow header.
+func MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
 	WriteError(w, &Error{Status: http.StatusMethodNotAllowed, Type: TypeMethodNotAllowed,
-		Message: fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, strings.Join(allow, ", "))})
+		Message: fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, allow)})
 }
 
 // UncleanPath reports whether p has empty, "." or ".." segments: the APIs

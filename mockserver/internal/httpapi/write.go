@@ -8,10 +8,16 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 )
 
+// jsonType is the Content-Type of every JSON answer, one slice for all of
+// them: a header's values are replaced or appended to (which copies a
+// full slice), never changed in place, so sharing it saves every answer
+// an allocation.
+var jsonType = []string{"application/json"}
+
 // WriteJSON writes pre-encoded JSON with status.
 func WriteJSON(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
+	h["Content-Type"] = jsonType
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

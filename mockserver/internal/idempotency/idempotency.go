@@ -24,8 +24,8 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
-// Limits of the store: mockserver.IdempotencyTTL and its neighbours, which
-// a test there holds equal to these. Every key expires TTL after its first
+// Limits of the store, which mockserver re-exports (IdempotencyTTL and its
+// neighbours). Every key expires TTL after its first
 // request; besides, the store holds at most MaxKeys keys and MaxBytes of
 // stored answers (over all accounts) and forgets the oldest finished key
 // first when a new one would pass either limit (a key whose request is

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/contextsvc/contextsvc-go/internal/contract"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/queue"
 )
@@ -94,28 +96,32 @@ func (f *Finding) size() int {
 	return n
 }
 
-// Count is what the proxy saw of one operation.
-type Count struct {
-	Operation string `json:"operation"`
-	// Exchanges counts the requests forwarded (and those the upstream did
-	// not answer).
-	Exchanges int `json:"exchanges"`
-	// Mismatched counts the exchanges that broke the document, and
-	// Mismatches their mismatches, request and answer.
-	Mismatched int `json:"mismatched"`
-	Mismatches int `json:"mismatches"`
-	// NotTolerated counts the answers the SDK does not tolerate.
-	NotTolerated int `json:"notTolerated"`
-	// Unvalidated counts the exchanges with a body over MaxValidatedBody
-	// or cut short, held to the document in part or not at all.
-	Unvalidated int `json:"unvalidated"`
-	// Refused counts the requests that broke the document and that the
-	// upstream refused with a 4xx, as the contract says it must: not a
-	// mismatch.
-	Refused int `json:"refused"`
-	// UpstreamFailures counts the requests the upstream did not answer
-	// (the proxy answered 502), or did not begin to in time (504).
-	UpstreamFailures int `json:"upstreamFailures"`
+// Count is what the proxy saw of one operation: model.ContractCount, the
+// server's public mockserver.ContractCount.
+type Count = model.ContractCount
+
+// Public is the finding as the server's Go API shows it
+// (model.ContractFinding, mockserver.ContractFinding): its time parsed,
+// the SDK's verdict split in two, a copy that shares nothing with the log.
+func (f *Finding) Public() model.ContractFinding {
+	cf := model.ContractFinding{ID: f.ID, Method: f.Method, Target: f.Target, Operation: f.Operation, Status: f.Status,
+		RequestID: f.RequestID, Request: mismatches(f.Request), Answer: mismatches(f.Answer), Dropped: f.Dropped,
+		Unvalidated: f.Unvalidated}
+	cf.Time, _ = time.Parse(time.RFC3339Nano, f.Time)
+	if f.SDK != nil {
+		tolerated := f.SDK.Tolerated
+		cf.SDKTolerates, cf.SDK = &tolerated, f.SDK.SDK
+	}
+	return cf
+}
+
+// mismatches copies the contract's mismatches as the Go API shows them.
+func mismatches(ms []contract.Mismatch) []model.ContractMismatch {
+	out := make([]model.ContractMismatch, len(ms))
+	for i, m := range ms {
+		out[i] = model.ContractMismatch(m)
+	}
+	return out
 }
 
 // Log keeps the findings, oldest first, bounded in entries and bytes, and
@@ -211,12 +217,16 @@ func (l *Log) Page(start page.Start, limit int, op string) (out []*Finding, next
 	return out, next
 }
 
-// All returns the kept findings, oldest first, shared with the log
-// (which never changes them).
-func (l *Log) All() []*Finding {
+// All returns the kept findings, oldest first, as the Go API shows them
+// (Finding.Public); nil when none is kept.
+func (l *Log) All() []model.ContractFinding {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return slices.Clone(l.all.All())
+	var out []model.ContractFinding
+	for _, f := range l.all.All() {
+		out = append(out, f.Public())
+	}
+	return out
 }
 
 // Counts returns the counts per operation, in the order of the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/contextsvc/contextsvc-go/internal/contract"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // loadSpec reads the mock's document (the proxy's tests cannot import
@@ -177,10 +178,10 @@ func TestUpstreamTimeLimits(t *testing.T) {
 				} else if rec.Body.String() != tt.wantBody {
 					t.Errorf("the caller got %q, want %q", rec.Body, tt.wantBody)
 				}
-				var found *Finding
+				var found *model.ContractFinding
 				for _, f := range p.Log().All() {
 					if strings.Contains(f.Unvalidated, "time-out") {
-						found = f
+						found = &f
 					}
 				}
 				logged := log.String()

@@ -7,8 +7,9 @@
 // input to them, so a state file can hold nothing a request could not
 // store.
 //
-// It owns the rules and their messages; it stores nothing and imports
-// httpapi alone of the mock server.
+// It owns the rules and their messages (an account's name is mockrules',
+// which the command shares); it stores nothing and imports httpapi alone
+// of the mock server.
 package rules
 
 import (
@@ -23,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
 
@@ -194,28 +196,15 @@ func IsLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// MaxAccountLen bounds an account name.
-const MaxAccountLen = 64
+// MaxAccountLen bounds an account name; AccountPattern is its grammar,
+// as openapi.yaml states it (TestDocumentPatternsAreTheServers).
+const (
+	MaxAccountLen  = mockrules.MaxAccountLen
+	AccountPattern = mockrules.AccountPattern
+)
 
-// AccountPattern is the grammar of an account name, as openapi.yaml states
-// it (TestDocumentPatternsAreTheServers).
-const AccountPattern = `^[A-Za-z0-9_.-]{1,64}$`
-
-// Account checks an account name: 1 to 64 characters of A-Z, a-z, 0-9,
-// '_', '.' and '-' (AccountPattern). The error never repeats the name: in
-// a -key flag it sits beside the token.
-func Account(name string) error {
-	if name == "" || len(name) > MaxAccountLen {
-		return fmt.Errorf("an account must be 1 to %d characters, got %d", MaxAccountLen, len(name))
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return fmt.Errorf("an account may hold only A-Z, a-z, 0-9, '_', '.' and '-'; character %d (%q) is not one", i+1, name[i:i+1])
-		}
-	}
-	return nil
-}
+// Account checks an account name (mockrules.Account).
+func Account(name string) error { return mockrules.Account(name) }
 
 // MaxEventTypeLen bounds an emitted event type; it travels in a header.
 const MaxEventTypeLen = 100

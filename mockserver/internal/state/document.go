@@ -11,14 +11,15 @@
 // delivery.Saved) and builds what they install (store.Loaded); what the
 // server holds, and when it is copied or installed, is the server's, and
 // the file that holds the document is the statefile package's. It imports
-// delivery, httpapi, jsonwire, rules and store, nothing else of the mock
-// server.
+// delivery, httpapi, jsonwire, model, rules and store, nothing else of the
+// mock server.
 package state
 
 import (
 	"time"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
@@ -72,36 +73,12 @@ type Loaded struct {
 }
 
 // Version is the version of the document this reader and writer
-// know: mockserver.StateFormatVersion, which a test there holds equal to it.
+// know, which mockserver re-exports (StateFormatVersion).
 const Version = 1
 
-// Error is why a state document was refused (mockserver.StateError is
-// what the server makes of it).
-type Error struct {
-	Path    string
-	Message string
-	TooNew  bool
-}
-
-// Error returns "PATH: MESSAGE".
-func (e *Error) Error() string {
-	if e.Path == "" {
-		return e.Message
-	}
-	return e.Path + ": " + e.Message
-}
-
-// Field returns the document's top-level field that Path is in
-// ("accounts" for "accounts[0].contexts[3].name"), the param of the admin
-// API's 400.
-func (e *Error) Field() string {
-	for i, c := range e.Path {
-		if c == '[' || c == '.' {
-			return e.Path[:i]
-		}
-	}
-	return e.Path
-}
+// Error is why a state document was refused: model.StateError, the
+// server's public mockserver.StateError.
+type Error = model.StateError
 
 // ReadConfig is what the reader needs of the server.
 type ReadConfig struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
@@ -563,9 +564,9 @@ func (v *formatVersion) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return err
 	}
 	if v.v > Version {
-		return &Error{Path: "version", TooNew: true, Message: fmt.Sprintf(
+		return model.StateTooNew("version", fmt.Sprintf(
 			"format version %d is newer than this mock server reads (%d): the document was written by a newer contextsvc-mock; run that one, or start without this state",
-			v.v, Version)}
+			v.v, Version))
 	}
 	return nil
 }

@@ -8,7 +8,7 @@
 // It owns the file's bytes on disk and when they are written, nothing of
 // what they mean: the state document is copied and written by its callers
 // ([Doc]), through the io.Writer they are given, and read by them. It
-// imports nothing of the mock server.
+// imports nothing of the mock server but model, whose errors it returns.
 package statefile
 
 import (

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // Doc is a copy of a document, taken when a save begins and written
@@ -54,20 +55,9 @@ type Config struct {
 	Hooks Hooks
 }
 
-// FileError is a failure to write the file (or to take its lock again).
-type FileError struct {
-	Path string
-	Err  error
-}
-
-// Error returns "mockserver: state file PATH: what is wrong", as
-// mockserver.StateFileError does.
-func (e *FileError) Error() string {
-	return "mockserver: state file " + e.Path + ": " + strings.TrimPrefix(e.Err.Error(), "mockserver: ")
-}
-
-// Unwrap returns the cause.
-func (e *FileError) Unwrap() error { return e.Err }
+// FileError is a failure to write the file (or to take its lock again):
+// model.StateFileError, the server's public mockserver.StateFileError.
+type FileError = model.StateFileError
 
 // Keeper keeps a document in its file: it writes it after a change, once
 // the interval has passed, and at Close. Between changes no timer is armed

@@ -5,20 +5,30 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
+
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // errBusy is what tryLock returns for a lock another holder has.
 var errBusy = errors.New("lock held")
 
-// LockedError is the error of [Lock] when another holder has the lock.
+// LockedError is the error of [Lock] when another holder has the lock:
+// the file is in use by another server (model.ErrStateFileInUse, which it
+// unwraps to).
 type LockedError struct {
 	// Name is the lock file.
 	Name string
 }
 
-// Error returns "NAME is locked".
-func (e *LockedError) Error() string { return e.Name + " is locked" }
+// Error returns "in use by another server: NAME is locked".
+func (e *LockedError) Error() string {
+	return strings.TrimPrefix(model.ErrStateFileInUse.Error(), "mockserver: ") + ": " + e.Name + " is locked"
+}
+
+// Unwrap returns model.ErrStateFileInUse.
+func (e *LockedError) Unwrap() error { return model.ErrStateFileInUse }
 
 // Held is a lock [Lock] took; [Held.Unlock] lets it go.
 type Held struct {

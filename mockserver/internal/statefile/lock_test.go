@@ -111,7 +111,7 @@ func TestLockInProcess(t *testing.T) {
 	}
 	// Another process sees it held too.
 	c := startChild(t, lockHelperEnv+"="+path)
-	if !c.out.Scan() || c.out.Text() != "error: "+path+".lock is locked" {
+	if !c.out.Scan() || c.out.Text() != "error: in use by another server: "+path+".lock is locked" {
 		t.Errorf("another process's Lock: %q, want it refused", c.out.Text())
 	}
 	c.stop(t)
@@ -262,7 +262,7 @@ func TestDroppedHolderKeepsLock(t *testing.T) {
 	runtime.GC()
 	runtime.GC()
 	c := startChild(t, lockHelperEnv+"="+path)
-	if !c.out.Scan() || c.out.Text() != "error: "+path+".lock is locked" {
+	if !c.out.Scan() || c.out.Text() != "error: in use by another server: "+path+".lock is locked" {
 		t.Errorf("another process's Lock once the holder was dropped: %q, want it refused", c.out.Text())
 	}
 	c.stop(t)

@@ -8,6 +8,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // Account holds one account's contexts and webhooks behind its own lock,
@@ -344,14 +345,14 @@ func (a *Account) AsOf(id string, want int) (doc AsOf, has bool, current int, fo
 
 // Snapshot returns copies of the account's live contexts, in creation
 // order, and of its webhooks, in registration order, taken under one lock.
-func (a *Account) Snapshot() ([]Copy, []Info) {
+func (a *Account) Snapshot() ([]model.StoredContext, []model.Webhook) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	cs := make([]Copy, 0, len(a.order))
+	cs := make([]model.StoredContext, 0, len(a.order))
 	for _, c := range a.order {
 		cs = append(cs, c.copy(a.id))
 	}
-	ws := make([]Info, 0, len(a.webhooks))
+	ws := make([]model.Webhook, 0, len(a.webhooks))
 	for _, w := range a.webhooks {
 		ws = append(ws, w.Info())
 	}

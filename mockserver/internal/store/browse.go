@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
 )
 
@@ -120,10 +121,10 @@ func (s *Store) Find(id string) (Summary, bool) {
 
 // Copy returns a deep copy of the live context id, whatever its account,
 // and whether there is one.
-func (s *Store) Copy(id string) (Copy, bool) {
+func (s *Store) Copy(id string) (model.StoredContext, bool) {
 	a, c := s.find(id)
 	if c == nil {
-		return Copy{}, false
+		return model.StoredContext{}, false
 	}
 	defer a.mu.RUnlock()
 	return c.copy(a.id), true
@@ -190,4 +191,60 @@ func (s *Store) Publish(id string) (Published, bool) {
 		by = a.users[0]
 	}
 	return Published{Account: a.id, Name: c.name, Version: c.version, By: by}, true
+}
+
+// Snapshot returns deep copies of everything stored: every account's
+// contexts, by account in the order they were added then in creation
+// order, and their webhooks, likewise, each account's taken under its
+// lock.
+func (s *Store) Snapshot() model.Snapshot {
+	var snap model.Snapshot
+	for _, a := range s.list {
+		cs, ws := a.Snapshot()
+		snap.Contexts = append(snap.Contexts, cs...)
+		snap.Webhooks = append(snap.Webhooks, ws...)
+	}
+	return snap
+}
+
+// Contexts returns deep copies of the live contexts of the account, in
+// creation order; nil for an account the store does not have.
+func (s *Store) Contexts(account string) []model.StoredContext {
+	a := s.accounts[account]
+	if a == nil {
+		return nil
+	}
+	cs, _ := a.Snapshot()
+	return cs
+}
+
+// Webhooks returns copies of every webhook, by account in the order they
+// were added then in registration order. It copies the webhooks alone:
+// its cost does not grow with the contexts stored.
+func (s *Store) Webhooks() []model.Webhook {
+	var out []model.Webhook
+	for _, a := range s.list {
+		out = a.AccountWebhooks(out)
+	}
+	return out
+}
+
+// AccountWebhooks returns copies of the account's webhooks, in
+// registration order; nil for an account the store does not have.
+func (s *Store) AccountWebhooks(account string) []model.Webhook {
+	a := s.accounts[account]
+	if a == nil {
+		return nil
+	}
+	return a.AccountWebhooks([]model.Webhook{})
+}
+
+// WebhookInfo returns a copy of the webhook id, whatever its account, and
+// whether there is one (a deleted webhook is not).
+func (s *Store) WebhookInfo(id string) (model.Webhook, bool) {
+	w, ok := s.Webhook(id)
+	if !ok {
+		return model.Webhook{}, false
+	}
+	return w.Info(), true
 }

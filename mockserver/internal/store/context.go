@@ -9,6 +9,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // Context is a stored context. Its fields change only under its account's
@@ -38,18 +39,10 @@ type Context struct {
 	md markdown.Info
 }
 
-// Version is a recorded version: the fields of mockserver.StoredVersion,
-// which converts from it. It never changes once recorded (but for its
+// Version is a recorded version (model.StoredVersion, the server's public
+// mockserver.StoredVersion). It never changes once recorded (but for its
 // Changes, worked out before a loaded state is installed).
-type Version struct {
-	Version   int
-	Name      string
-	Content   string
-	Tags      []string
-	CreatedAt time.Time
-	CreatedBy string
-	Changes   contextsvc.Changes
-}
+type Version = model.StoredVersion
 
 // The wire shapes of contexts and versions are written into a reused
 // buffer: a context's text is held once, in its version, and encoded on
@@ -157,24 +150,10 @@ func (c *Context) asOfVersion(v *Version) []byte {
 	return cv.AppendJSON(make([]byte, 0, len(cv.head)+len(cv.content)+len(cv.tail)+16))
 }
 
-// Copy is a deep copy of a context: the fields of mockserver.StoredContext,
-// which converts from it.
-type Copy struct {
-	Account   string
-	ID        string
-	Name      string
-	Content   string
-	Tags      []string
-	Version   int
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	Versions  []Version
-}
-
 // copy returns a deep copy of c, a context of account acct; call it under
 // the account's lock.
-func (c *Context) copy(acct string) Copy {
-	sc := Copy{
+func (c *Context) copy(acct string) model.StoredContext {
+	sc := model.StoredContext{
 		Account: acct, ID: c.id, Name: c.name, Content: c.content, Tags: slices.Clone(c.tags),
 		Version: c.version, CreatedAt: c.createdAt, UpdatedAt: c.updatedAt,
 	}

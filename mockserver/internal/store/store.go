@@ -10,8 +10,10 @@
 // any account's. Callers get copies or views, never a record to change. It
 // does not check requests (the rules package does, before), fire events or
 // deliver anything: a webhook is handed to the delivery engine as what the
-// engine needs of it (ID, Account, Target). It imports markdown, jsonwire
-// and page, nothing else of the mock server.
+// engine needs of it (ID, Account, Target). What it hands out is model's
+// (a StoredContext, a Webhook without its secret: mockserver's types). It
+// imports model, markdown, jsonwire and page, nothing else of the mock
+// server.
 package store
 
 import (

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"slices"
 	"sort"
 	"sync"
@@ -9,7 +8,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // Webhook is a stored registration. What can change (url, events, secret,
@@ -70,21 +69,11 @@ func (w *Webhook) Seq() uint64 { return w.seq }
 // CreatedAt returns when the webhook was registered.
 func (w *Webhook) CreatedAt() time.Time { return w.createdAt }
 
-// Info is a copy of a webhook as the Go API shows it, without its secret:
-// the fields of mockserver.Webhook, which converts from it.
-type Info struct {
-	ID        string
-	Account   string
-	URL       string
-	Events    []contextsvc.EventType
-	CreatedAt time.Time
-	Active    bool
-}
-
-// Info returns a copy of w as the Go API shows it.
-func (w *Webhook) Info() Info {
+// Info returns a copy of w as the Go API and the admin API show it,
+// without its secret (model.Webhook, mockserver.Webhook).
+func (w *Webhook) Info() model.Webhook {
 	st := w.state.Load()
-	return Info{ID: w.id, Account: w.account, URL: st.URL, Events: slices.Clone(st.Events), CreatedAt: w.createdAt, Active: st.Active}
+	return model.Webhook{ID: w.id, Account: w.account, URL: st.URL, Events: slices.Clone(st.Events), CreatedAt: w.createdAt, Active: st.Active}
 }
 
 // hookIndex holds every account's webhooks by id and in registration
@@ -139,7 +128,7 @@ func (s *Store) Webhook(id string) (*Webhook, bool) {
 
 // AccountWebhooks appends copies of a's webhooks to out, in registration
 // order.
-func (a *Account) AccountWebhooks(out []Info) []Info {
+func (a *Account) AccountWebhooks(out []model.Webhook) []model.Webhook {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	out = slices.Grow(out, len(a.webhooks))
@@ -211,28 +200,4 @@ func (s *Store) DeleteWebhook(id string) (*Webhook, bool) {
 	st.Deleted = true
 	w.state.Store(&st)
 	return w, true
-}
-
-// mockWebhookJSON is a webhook as the admin API shows it: the /v1 shape
-// plus its account.
-type mockWebhookJSON struct {
-	ID        string                 `json:"id"`
-	Account   string                 `json:"account"`
-	URL       string                 `json:"url"`
-	Events    []contextsvc.EventType `json:"events"`
-	CreatedAt string                 `json:"createdAt"`
-	Active    bool                   `json:"active"`
-}
-
-// MarshalJSON encodes the webhook as the admin API shows it:
-// {"id","account","url","events","createdAt","active"}, the time in RFC
-// 3339 UTC with millisecond precision; never a secret (a Webhook has
-// none). The default decoding reads it back.
-func (w Info) MarshalJSON() ([]byte, error) {
-	events := w.Events
-	if events == nil {
-		events = []contextsvc.EventType{}
-	}
-	return json.Marshal(mockWebhookJSON{ID: w.ID, Account: w.Account, URL: w.URL, Events: events,
-		CreatedAt: jsonwire.FormatTime(w.CreatedAt), Active: w.Active})
 }

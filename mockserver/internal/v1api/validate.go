@@ -1,4 +1,4 @@
-package mockserver
+package v1api
 
 import (
 	"net/http"

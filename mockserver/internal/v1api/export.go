@@ -1,4 +1,4 @@
-package mockserver
+package v1api
 
 import (
 	"fmt"
@@ -9,9 +9,12 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/export"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/keys"
 )
 
-func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey) {
+// exportContext answers GET /v1/contexts/{id}/export: the context (or one
+// of its versions) in a format, and export.completed fired.
+func (h *Handler) exportContext(w http.ResponseWriter, r *http.Request, k *keys.Key, id string) {
 	q := r.URL.Query()
 	fname := "markdown"
 	if vs, ok := q["format"]; ok {
@@ -32,8 +35,7 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		// The number as given: one past an int is read as the largest.
 		want, given = n, vs[0]
 	}
-	a := k.acct
-	id := r.PathValue("id")
+	a := k.Data
 	doc, has, current, found := a.AsOf(id, want)
 	switch {
 	case !found:
@@ -49,11 +51,11 @@ func (s *Server) exportContext(w http.ResponseWriter, r *http.Request, k *apiKey
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusInternalServerError, Type: httpapi.TypeInternal, Message: "export failed"})
 		return
 	}
-	h := w.Header()
-	h["Content-Type"] = []string{f.ContentType}
-	h["Content-Disposition"] = []string{export.ContentDisposition(d.Name, version, f.Ext)}
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	s.emit(r.Context(), a.ID(), contextsvc.EventExportCompleted, exportCompletedData{
+	hdr := w.Header()
+	hdr["Content-Type"] = []string{f.ContentType}
+	hdr["Content-Disposition"] = []string{export.ContentDisposition(d.Name, version, f.Ext)}
+	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h.svc.Emit(r.Context(), a.ID(), contextsvc.EventExportCompleted, id, exportCompletedData{
 		ExportID: ids.New("exp_"), ContextID: id, Version: version, Format: f.Name, SizeBytes: len(body),
 	})
 	w.WriteHeader(http.StatusOK)

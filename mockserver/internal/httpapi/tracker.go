@@ -1,0 +1,49 @@
+package httpapi
+
+import "net/http"
+
+// Tracker is the writer every request of the server is answered through:
+// it remembers whether the header was written and with what status, so
+// that a panic's handler knows whether it can still answer, and the
+// request's log and span say how it was answered.
+type Tracker struct {
+	http.ResponseWriter
+	wrote  bool
+	status int
+}
+
+// WriteHeader writes the header once, remembering its status.
+func (t *Tracker) WriteHeader(code int) {
+	if !t.wrote {
+		t.wrote, t.status = true, code
+	}
+	t.ResponseWriter.WriteHeader(code)
+}
+
+// Write writes the body, a 200 unless a status was written.
+func (t *Tracker) Write(b []byte) (int, error) {
+	if !t.wrote {
+		t.wrote, t.status = true, http.StatusOK
+	}
+	return t.ResponseWriter.Write(b)
+}
+
+// Wrote reports whether the header was written (or the connection closed
+// unanswered).
+func (t *Tracker) Wrote() bool { return t.wrote }
+
+// Answered is the status the request was answered with: 200 when the
+// handler wrote nothing, 0 when its connection was closed unanswered.
+func (t *Tracker) Answered() int {
+	if !t.wrote {
+		return http.StatusOK
+	}
+	return t.status
+}
+
+// Unanswered notes that the connection was closed without an answer (an
+// injected fault that drops it): the log shows status 0.
+func (t *Tracker) Unanswered() { t.wrote, t.status = true, 0 }
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (t *Tracker) Unwrap() http.ResponseWriter { return t.ResponseWriter }

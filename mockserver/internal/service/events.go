@@ -1,0 +1,105 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Emit fires an event: it records an event of typ for account with data
+// (any value that encodes to a JSON object, or a compact json.RawMessage)
+// at the clock's now, tells the dashboards (of contextID too, when the
+// event is about a context), and hands it to the delivery engine once for
+// each of the account's active webhooks subscribed to typ, in a span of
+// its own when the server is traced (the parent of its deliveries'
+// attempts). ctx is the request's (or the Go call's): it bounds the wait
+// for room when the delivery backlog is full. Call it without holding
+// any lock.
+func (s *Service) Emit(ctx context.Context, account string, typ contextsvc.EventType, contextID string, data any) model.Event {
+	raw, ok := data.(json.RawMessage)
+	if !ok {
+		raw, _ = json.Marshal(data)
+	}
+	now := s.Now()
+	id := ids.New("evt_")
+	var span trace.Span
+	if s.Tel != nil {
+		ctx, span = s.Tel.StartEvent(ctx, id, typ, account)
+	}
+	ev := events.New(id, typ, now, account, raw)
+	s.Events.Add(ev)
+	s.Changes.Publish(changes.Change{Kind: changes.KindEvent, ID: ev.ID, Action: "created", Account: account, Type: string(typ),
+		ContextID: contextID})
+	targets := s.Store.Targets(account, typ)
+	for _, w := range targets {
+		// The event's Body is never changed, so the deliveries share it
+		// with the event log instead of copying it.
+		s.Deliveries.Enqueue(ctx, ev.ID, ev.Type, ev.Body, w)
+	}
+	if span != nil {
+		s.Tel.EndEvent(span, len(targets))
+	}
+	return ev
+}
+
+// ValidEventType checks an event type as EmitEvent does: its error wraps
+// model.ErrInvalidEvent.
+func ValidEventType(typ string) error {
+	if err := rules.EventType(typ); err != nil {
+		return fmt.Errorf("%w: %w", model.ErrInvalidEvent, err)
+	}
+	return nil
+}
+
+// EmitEvent fires an event of any type with the given data for an account
+// ("" is the first key's), as mockserver.Server.EmitEvent documents: its
+// error wraps model.ErrUnknownAccount for an account no key belongs to,
+// and model.ErrInvalidEvent for a type or data it cannot send.
+func (s *Service) EmitEvent(ctx context.Context, account string, typ contextsvc.EventType, data json.RawMessage) (model.Event, error) {
+	if account == "" {
+		account = s.Keys.Default().Account
+	}
+	if s.Store.Account(account) == nil {
+		return model.Event{}, fmt.Errorf("%w: %q", model.ErrUnknownAccount, account)
+	}
+	if err := ValidEventType(string(typ)); err != nil {
+		return model.Event{}, err
+	}
+	var buf bytes.Buffer
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '{' || json.Compact(&buf, trimmed) != nil {
+		return model.Event{}, fmt.Errorf("%w: data must be a JSON object", model.ErrInvalidEvent)
+	}
+	return s.Emit(ctx, account, typ, "", json.RawMessage(buf.Bytes())), nil
+}
+
+// contextPublishedData is the data of context.published, as the
+// contract's event table gives it.
+type contextPublishedData struct {
+	ContextID   string `json:"contextId"`
+	Name        string `json:"name"`
+	Version     int    `json:"version"`
+	PublishedBy string `json:"publishedBy"`
+}
+
+// Publish fires context.published for the live context contextID of any
+// account (the mock's stand-in for the dashboard action, which has no
+// public endpoint), as published by the first user of its account. Its
+// error wraps model.ErrContextNotFound when there is no such context.
+func (s *Service) Publish(ctx context.Context, contextID string) (model.Event, error) {
+	p, ok := s.Store.Publish(contextID)
+	if !ok {
+		return model.Event{}, fmt.Errorf("%w: %q", model.ErrContextNotFound, contextID)
+	}
+	d := contextPublishedData{ContextID: contextID, Name: p.Name, Version: p.Version, PublishedBy: p.By}
+	return s.Emit(ctx, p.Account, contextsvc.EventContextPublished, contextID, d), nil
+}
