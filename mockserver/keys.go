@@ -34,10 +34,11 @@ const (
 // Key is an API key the mock server accepts ([WithKey]): its Token, sent
 // as "Authorization: Bearer <Token>" (no spaces or control characters,
 // and never in String output or logs); its Account (1 to 64 characters of
-// A-Z, a-z, 0-9, '_', '.' and '-'; generated, "acct_…", when empty): keys
-// with the same Account see the same contexts and webhooks; its User, the
-// user id recorded as createdBy/updatedBy (when empty, derived from the
-// Account alone, so it is the same at every start); its Plan (empty means
+// A-Z, a-z, 0-9, '_', '.' and '-'; when empty, one of the key's own,
+// "acct_…", generated at each start): keys with the same Account see the
+// same contexts and webhooks; its User, the user id recorded as
+// createdBy/updatedBy (when empty, derived from the Account alone, so a
+// named account's is the same at every start); its Plan (empty means
 // [PlanPro]) and Scope (empty means [ScopeWrite]); and the Enterprise
 // plan's own PerMinute and Burst, which other plans ignore. Its fields are
 // documented with its definition, [model.Key].
@@ -45,7 +46,8 @@ type Key = model.Key
 
 // DefaultAccount ("default") is the account of a key whose command-line
 // form names none (see [ParseKey]): the command's keys without an account
-// share it.
+// share it, and so does the key it makes without -key. A [Key] given to
+// [WithKey] without an Account gets one of its own instead ("acct_…").
 const DefaultAccount = keys.DefaultAccount
 
 // ValidAccount reports whether name is a valid account name: 1 to 64

@@ -99,8 +99,12 @@ func WithClock(c Clock) Option {
 
 // WithKey adds an API key the server accepts. It may be given many times.
 // Empty fields get defaults: Plan pro, Scope write, a generated Account
-// ("acct_…"), and the User derived from the Account alone (so it is the
-// same at every start). An invalid key (an Account that is not 1 to 64
+// ("acct_…", the key's alone and new at each start: keys share an account
+// only by naming it, unlike the command's -key, whose default is
+// [DefaultAccount]), and the User derived from the Account alone (so a
+// named account has the same user at every start). With [WithStateFile],
+// name the Account: the file's accounts are reached only through keys
+// that name them. An invalid key (an Account that is not 1 to 64
 // characters of A-Z, a-z, 0-9, '_', '.' and '-', say), or a token given
 // twice, makes Open return an error wrapping [ErrInvalidOption] that
 // names the key by position, never by its token. When no key is given,

@@ -81,7 +81,8 @@ func New(opts ...Option) *Server {
 }
 
 // Open returns a Server configured by opts. Without a [WithKey] option it
-// creates one key (plan business, scope write), see [Server.DefaultKey].
+// creates one key (plan business, scope write, in an account of its own,
+// "acct_…"), see [Server.DefaultKey].
 //
 // An option given a value it cannot use, an invalid key or two keys with
 // one token is an error wrapping [ErrInvalidOption]; it names a key by

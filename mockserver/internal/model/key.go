@@ -33,7 +33,8 @@ type Key struct {
 	// It never appears in String output or logs.
 	Token string
 	// Account groups keys: 1 to 64 characters of A-Z, a-z, 0-9, '_', '.'
-	// and '-'. It is generated ("acct_…") when empty.
+	// and '-'. When empty, the key gets an account of its own ("acct_…"),
+	// generated at each start.
 	Account string
 	// User is the user id (user_…) recorded as createdBy/updatedBy. When
 	// empty it is derived from Account: every key of an account given
