@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 
+	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -70,4 +72,39 @@ func ExampleWithStateFile() {
 	fi, _ := os.Stat(path)
 	fmt.Println(again.Contexts(mockserver.DefaultAccount)[0].Name, fi.Mode().Perm())
 	// Output: Kept -rw-------
+}
+
+// TestWithStateFileInATest is a state file as a test uses one, whole as
+// the guide shows it: the key names its account, so the second start
+// reaches what the first one wrote.
+func TestWithStateFileInATest(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "state.json")
+	key := mockserver.WithKey(mockserver.Key{Token: "sk_test", Account: mockserver.DefaultAccount}) // the same account at every start
+	srv, err := mockserver.Open(key, mockserver.WithStateFile(path))
+	if err != nil {
+		t.Fatal(err) // the file exists but cannot be loaded: the error says why
+	}
+	hs := httptest.NewServer(srv)
+	client, err := contextsvc.NewClient("sk_test", contextsvc.WithBaseURL(hs.URL+"/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := client.Contexts.Create(t.Context(), &contextsvc.CreateContextRequest{Name: "Kept"})
+	hs.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(t.Context()); err != nil { // the last write
+		t.Fatal(err)
+	}
+
+	again, err := mockserver.Open(key, mockserver.WithStateFile(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close(context.Background())
+	if c, ok := again.Context(created.ID); !ok || c.Name != "Kept" || c.Account != mockserver.DefaultAccount {
+		t.Errorf("after a restart, %s is %+v (found: %v); want the context Kept in the account %s", created.ID, c, ok, mockserver.DefaultAccount)
+	}
 }
