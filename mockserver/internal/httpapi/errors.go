@@ -19,7 +19,9 @@ import (
 
 // The error types of the contract, one per status, plus two of the mock's
 // own: conflict (409, an admin action that cannot apply now) and
-// unavailable (503, the server is shutting down, or an injected fault).
+// unavailable (503: the server is shutting down, the event streams are
+// all taken, or an injected fault; and a validating proxy's 502 and 504,
+// whose upstream did not answer, or not in time).
 const (
 	TypeInvalidRequest   = "invalid_request"
 	TypeUnauthorized     = "unauthorized"
