@@ -169,8 +169,7 @@ func TestDocsAdminRouteTable(t *testing.T) {
 // that calls the admin API: the test below runs it against the server the
 // guide starts.
 type curlSession struct {
-	guide string
-	text  string
+	text string
 	// stream is a lone "curl -N URL" that follows a stream: it never ends
 	// by itself.
 	stream bool
@@ -193,7 +192,7 @@ func curlSessions(t *testing.T, guide string) []curlSession {
 		}
 		if runnable && admin {
 			stream := len(cmds) == 1 && slices.Contains(shellWords(cmds[0]), "-N")
-			sessions = append(sessions, curlSession{guide: guide, text: m[1], stream: stream})
+			sessions = append(sessions, curlSession{text: m[1], stream: stream})
 		}
 	}
 	return sessions
@@ -480,8 +479,10 @@ func TestDocsAdminCurl(t *testing.T) {
 					runCurlStream(t, script)
 					continue
 				}
+				// The user's ~/.curlrc and proxy settings are left out (-q,
+				// --noproxy): the session talks to the mock on loopback.
 				cmd := exec.Command("bash", "-c", "set -euxo pipefail\n"+
-					`curl() { command curl --fail-with-body "$@"; }`+"\n"+script)
+					`curl() { command curl -q --noproxy '*' --fail-with-body "$@"; }`+"\n"+script)
 				cmd.Dir = t.TempDir()
 				cmd.Env = append(os.Environ(), "CONTEXTSVC_API_KEY=sk_test_proxied")
 				if out, err := cmd.CombinedOutput(); err != nil {
@@ -529,7 +530,7 @@ func startMockCommand(t *testing.T, args []string) string {
 // process id).
 func runCurlStream(t *testing.T, script string) {
 	t.Helper()
-	cmd := exec.Command("bash", "-c", "exec "+strings.TrimSpace(script))
+	cmd := exec.Command("bash", "-c", "exec curl -q --noproxy '*' "+strings.TrimPrefix(strings.TrimSpace(script), "curl "))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
