@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -94,7 +95,7 @@ func TestWriteStateDocumentAccounts(t *testing.T) {
 	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	ctx := func(account, id, name string) mockserver.StoredContext {
 		return mockserver.StoredContext{Account: account, ID: id, Versions: []mockserver.StoredVersion{
-			{Version: 1, Name: name, Content: "# " + name, CreatedAt: at, CreatedBy: mockserver.AccountUser(account),
+			{Version: 1, Name: name, Content: "# " + name, CreatedAt: at, CreatedBy: mockrules.AccountUser(account),
 				Changes: contextsvc.Changes{SectionsModified: []string{name}, WordCountDelta: 1}}}}
 	}
 	var doc bytes.Buffer

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -51,7 +52,7 @@ at all). Progress shows on stderr when it is a terminal.`,
 		if output == "" || output == "-" {
 			return usagef("-o needs a file (the mock reads its state from a file)")
 		}
-		if err := mockserver.ValidAccount(account); err != nil {
+		if err := mockrules.Account(account); err != nil {
 			return usagef("--account: %s", strings.TrimPrefix(err.Error(), "mockserver: "))
 		}
 		c, err := api.client()
