@@ -241,6 +241,10 @@ func TestWebhookHandlerRefusesUnread(t *testing.T) {
 				if got := hr.last(t); got.StatusCode != tc.want {
 					t.Errorf("hook heard %+v", got)
 				}
+				// The server may still be waiting on the connection (for
+				// the body it will not read): closed here, it ends inside
+				// the bubble.
+				conn.Close()
 				lingerClose()
 			})
 		})
