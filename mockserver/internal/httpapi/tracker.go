@@ -8,6 +8,10 @@ import "net/http"
 // request's log and span say how it was answered.
 type Tracker struct {
 	http.ResponseWriter
+	// Chaos is what the chaos mode did to the request ("api-error"), set
+	// by the handler that did it, for the request's log line and span;
+	// "" when nothing.
+	Chaos  string
 	wrote  bool
 	status int
 }
