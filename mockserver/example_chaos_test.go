@@ -24,16 +24,13 @@ func ExampleWithChaos() {
 	clock := mockserver.NewFakeClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 	srv := mockserver.New(mockserver.WithClock(clock),
 		mockserver.WithChaos(mockserver.Chaos{Seed: 42, Duplicate: 0.5, Reorder: 0.5}),
-		// One sender, so that even the deliveries chaos leaves alone
-		// arrive in the same order each run, and so does the output.
-		mockserver.WithDeliveryWorkers(1))
+		mockserver.WithDeliveryWorkers(1)) // one sender: the same order, and output, each run
 	defer srv.Close(context.Background())
 
 	var mu sync.Mutex
 	handled := map[string]int{}  // times each event was handled
 	first := map[string]string{} // the type of each context's first event handled
-	deduper, _ := contextsvc.NewMemoryDeduper(1000, contextsvc.WithDeduperClock(clock.Now))
-	h, err := contextsvc.NewWebhookHandler("whsec_chaos", func(_ context.Context, ev *contextsvc.Event) error {
+	handle := func(_ context.Context, ev *contextsvc.Event) error {
 		var d struct{ ContextID string }
 		_ = json.Unmarshal(ev.Data, &d)
 		mu.Lock()
@@ -43,7 +40,10 @@ func ExampleWithChaos() {
 			first[d.ContextID] = string(ev.Type)
 		}
 		return nil
-	}, contextsvc.WithDeduper(deduper), contextsvc.WithWebhookClock(clock.Now)) // the replay window on the mock's clock
+	}
+	deduper, _ := contextsvc.NewMemoryDeduper(1000, contextsvc.WithDeduperClock(clock.Now))
+	h, err := contextsvc.NewWebhookHandler("whsec_chaos", handle,
+		contextsvc.WithDeduper(deduper), contextsvc.WithWebhookClock(clock.Now)) // the replay window on the mock's clock
 	if err != nil {
 		panic(err)
 	}
