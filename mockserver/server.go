@@ -224,7 +224,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		// as routed (its Pattern names the span).
 		var q *telemetry.Request
 		r, q = tel.StartRequest(r, rid)
-		defer func() { tel.End(q, r, rw.Answered(), rw.Chaos) }()
+		defer func() { tel.End(q, r, rw.Answered(), chaosOf(rw)) }()
 	}
 	// Only the method and path are logged: never a header (the
 	// Authorization header carries the key) nor the query.
@@ -275,17 +275,26 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.svc.StateChanged()
 	}
 	if logged {
-		if rw.Chaos != "" {
+		if rw.ChaosFailed() {
 			// An injected failure is told from a real one.
 			s.logger.LogAttrs(r.Context(), level, "request",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rw.Answered()),
-				slog.Duration("duration", time.Since(start)), slog.String("requestId", rid), slog.String("chaos", rw.Chaos))
+				slog.Duration("duration", time.Since(start)), slog.String("requestId", rid), slog.String("chaos", chaosOf(rw)))
 			return
 		}
 		s.logger.LogAttrs(r.Context(), level, "request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rw.Answered()),
 			slog.Duration("duration", time.Since(start)), slog.String("requestId", rid))
 	}
+}
+
+// chaosOf is what the chaos mode did to the request rw answered, for its
+// log line and span: "api-error", or "".
+func chaosOf(rw *httpapi.Tracker) string {
+	if rw.ChaosFailed() {
+		return string(ChaosAPIError)
+	}
+	return ""
 }
 
 // Clock returns the clock the server reads all its time from (see

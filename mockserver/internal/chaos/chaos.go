@@ -38,6 +38,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -270,7 +271,8 @@ func (d RequestDraw) Seed() uint64 { return d.run.c.Seed }
 // server clock's at.
 func (d RequestDraw) Failed(at time.Time, method, path, requestID string) {
 	if len(path) > maxPath {
-		path = path[:maxPath]
+		// Cut on a character's boundary: the record is JSON's.
+		path = strings.ToValidUTF8(path[:maxPath], "")
 	}
 	d.run.apiErrors.Add(1)
 	d.run.record(model.ChaosDecision{Action: model.ChaosAPIError, At: at, Request: d.N, Method: method, Path: path,

@@ -5,9 +5,9 @@
 // file) and every action that spans them: an event fired ([Service.Emit]),
 // a context published, a webhook changed or deleted, the chaos mode set or
 // stopped, a reset, the state copied, loaded and kept in its file, a
-// close. The server's three faces are thin
-// layers over it: the /v1 API (v1api), the admin API (adminapi) and the
-// Go API (mockserver), so each action is done one way whichever asks.
+// close. The server's three faces are thin layers over it: the /v1 API
+// (v1api), the admin API (adminapi) and the Go API (mockserver), so each
+// action is done one way whichever asks.
 //
 // It owns the parts and the lock that makes each change of the whole
 // state (a load, a reset) and each copy of it one whole change. Its

@@ -7,7 +7,6 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/chaos"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
-	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // injectChaos answers a request the chaos mode fails, instead of running
@@ -19,7 +18,7 @@ func (h *Handler) injectChaos(w http.ResponseWriter, r *http.Request, draw chaos
 	e.Message = fmt.Sprintf("chaos: request %d failed with %d %s (seed %d); the request did not run",
 		draw.N, draw.Status, http.StatusText(draw.Status), draw.Seed())
 	if t, ok := w.(*httpapi.Tracker); ok {
-		t.Chaos = string(model.ChaosAPIError)
+		t.FailedByChaos()
 	}
 	httpapi.WriteError(w, e)
 	var rid string

@@ -7,10 +7,10 @@
 //
 // It owns the /v1 routes, the order of the checks and the answers' shapes.
 // What it reads and changes is the service's (the store, the keys, the
-// faults, the chaos mode, the idempotency keys), and the events it fires go through
-// service.Service.Emit, as every event does. It imports service, the
-// parts it reads, and what the APIs share (httpapi, rules, jsonwire);
-// nothing imports it but mockserver.
+// faults, the chaos mode, the idempotency keys), and the events it fires
+// go through service.Service.Emit, as every event does. It imports
+// service, the parts it reads, and what the APIs share (httpapi, rules,
+// jsonwire); nothing imports it but mockserver.
 package v1api
 
 import (
