@@ -34,12 +34,13 @@ func (st serverTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // the requests (api-error=0.3), completes 100 of 100 calls of every kind
 // with its retries (Retry-After and back-off waited on the bubble's
 // clock, so in no time); the mock's metrics count the injected failures
-// apart from its real ones (the 404s of a missing context).
+// apart from its real ones (the 404s of a missing context), and the
+// failed requests' spans say so.
 func TestChaosClientRetries(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		rig := newOtelRig(t)
-		s := New(WithKey(chaosKey), WithChaos(Chaos{Seed: 30, APIError: 0.3}), WithMeterProvider(rig.mp))
+		s := New(WithKey(chaosKey), WithChaos(Chaos{Seed: 30, APIError: 0.3}), WithMeterProvider(rig.mp), WithTracerProvider(rig.tp))
 		defer s.Close(context.Background())
 		// Eight retries: a call fails nine times in a row once in 50,000
 		// at 0.3 (the default three, once in 120: about once in 100 calls).
@@ -99,6 +100,17 @@ func TestChaosClientRetries(t *testing.T) {
 			default:
 				successes += p.Count
 			}
+		}
+		var chaosSpans uint64
+		for _, sp := range rig.spans.GetSpans() {
+			for _, kv := range sp.Attributes {
+				if kv.Key == "contextsvc.mock.chaos" && kv.Value.AsString() == "api-error" {
+					chaosSpans++
+				}
+			}
+		}
+		if chaosSpans != injected {
+			t.Errorf("%d request spans say contextsvc.mock.chaos=api-error; chaos failed %d", chaosSpans, injected)
 		}
 		if chaosCount != injected || realFailures != uint64(missing) || successes != 100 {
 			t.Errorf("the metrics count %d injected failures (the mode made %d), %d real ones (want %d) and %d successes (want 100)",

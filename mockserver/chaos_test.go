@@ -22,7 +22,7 @@ import (
 )
 
 // chaosKey is an unlimited key: the chaos tests' 429s are chaos's alone.
-var chaosKey = Key{Token: "sk_chaos", Plan: PlanUnlimited}
+var chaosKey = Key{Token: "sk_chaos", Plan: PlanUnlimited, Account: "chaos"}
 
 // serveStatus sends one /v1 request to s without a network and returns
 // its answer.
@@ -512,3 +512,44 @@ func histogramPoints(t *testing.T, rig *otelRig, name string) []metricdata.Histo
 
 // telemetryScope is the mock's instrumentation scope.
 const telemetryScope = "github.com/contextsvc/contextsvc-go/mockserver"
+
+// TestChaosEffectsKeptInTheState: what chaos did to the attempts of a
+// pending delivery is in the state document, and comes back with it.
+func TestChaosEffectsKeptInTheState(t *testing.T) {
+	t.Parallel()
+	clock := NewFakeClock(dlvT0)
+	ts := NewTestServer(t, WithClock(clock), WithKey(chaosKey), WithChaos(Chaos{Seed: 5, Reorder: 1}))
+	down := deliverytest.NewReceiver(t, clock, "whsec_state", func(w http.ResponseWriter, _ *http.Request, _ deliverytest.Hit) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	registerHook(t, ts, down.URL, "whsec_state", contextsvc.EventContextCreated)
+	create(t, ts, `{"name":"Held, then failed"}`)
+	due, _ := ts.NextAttemptAt()
+	clock.Set(due) // the held first attempt fails; its retry waits a minute
+	before := ts.Deliveries(DeliveryFilter{})[0]
+	if len(before.Attempts) != 1 || before.Attempts[0].Chaos.Action != ChaosHeld || before.State != DeliveryPending {
+		t.Fatalf("before the save: %+v", before)
+	}
+	var doc strings.Builder
+	if err := ts.SaveState(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(doc.String(), `"chaos":{"action":"held","delayNs":`) {
+		t.Errorf("the state document lacks the attempt's chaos:\n%s", doc.String())
+	}
+	other := New(WithClock(NewFakeClock(dlvT0)), WithKey(chaosKey))
+	defer other.Close(context.Background())
+	if err := other.LoadState(strings.NewReader(doc.String())); err != nil {
+		t.Fatal(err)
+	}
+	after := other.Deliveries(DeliveryFilter{})[0]
+	if diff := cmp.Diff(before.Attempts, after.Attempts); diff != "" {
+		t.Errorf("the attempts loaded (-saved +loaded):\n%s", diff)
+	}
+	for _, bad := range []string{`"chaos":{"action":"lost","delayNs":1}`, `"chaos":{"action":"held"}`, `"chaos":{"action":"held","delayNs":-1}`} {
+		broken := strings.Replace(doc.String(), `"chaos":{"action":"held","delayNs":`+fmt.Sprint(int64(before.Attempts[0].Chaos.Delay))+`}`, bad, 1)
+		if err := other.LoadState(strings.NewReader(broken)); !errors.Is(err, ErrInvalidState) || !strings.Contains(err.Error(), "chaos") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
