@@ -76,6 +76,9 @@ type config struct {
 	meterProvider  metric.MeterProvider
 	propagator     propagation.TextMapPropagator
 
+	// chaos, when set, is the chaos mode from the start (chaos.go).
+	chaos *Chaos
+
 	// upstream, when set, makes the server a validating proxy to it.
 	upstream          string
 	upstreamTransport http.RoundTripper

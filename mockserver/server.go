@@ -157,6 +157,11 @@ func Open(opts ...Option) (*Server, error) {
 	if testHandler != nil {
 		s.handler = testHandler(s, s.handler)
 	}
+	if cf.chaos != nil {
+		if _, err := svc.SetChaos(*cf.chaos); err != nil {
+			return nil, invalidOption("WithChaos: %w", err)
+		}
+	}
 	if cf.stateFile != "" {
 		err := svc.OpenStateFile(service.StateFile{Path: cf.stateFile, Interval: orDefault(cf.stateInterval, DefaultStateInterval),
 			Hooks: cf.stateHooks})
@@ -220,7 +225,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		// as routed (its Pattern names the span).
 		var q *telemetry.Request
 		r, q = tel.StartRequest(r, rid)
-		defer func() { tel.End(q, r, rw.Answered()) }()
+		defer func() { tel.End(q, r, rw.Answered(), chaosOf(rw)) }()
 	}
 	// Only the method and path are logged: never a header (the
 	// Authorization header carries the key) nor the query.
@@ -271,10 +276,26 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.svc.StateChanged()
 	}
 	if logged {
+		if rw.ChaosFailed() {
+			// An injected failure is told from a real one.
+			s.logger.LogAttrs(r.Context(), level, "request",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rw.Answered()),
+				slog.Duration("duration", time.Since(start)), slog.String("requestId", rid), slog.String("chaos", chaosOf(rw)))
+			return
+		}
 		s.logger.LogAttrs(r.Context(), level, "request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rw.Answered()),
 			slog.Duration("duration", time.Since(start)), slog.String("requestId", rid))
 	}
+}
+
+// chaosOf is what the chaos mode did to the request rw answered, for its
+// log line and span: "api-error", or "".
+func chaosOf(rw *httpapi.Tracker) string {
+	if rw.ChaosFailed() {
+		return string(ChaosAPIError)
+	}
+	return ""
 }
 
 // Clock returns the clock the server reads all its time from (see
@@ -318,8 +339,10 @@ func (s *Server) Close(ctx context.Context) error {
 // Reset empties the server as if it were new: contexts, webhooks, events,
 // deliveries (running attempts are canceled and forgotten), faults,
 // idempotency keys, the validating proxy's findings, and every key's
-// rate-limit bucket (full again). Keys, options and the clock stay. It is
-// one change: a copy of the state ([Server.SaveState]) or a load
+// rate-limit bucket (full again). A chaos mode starts over: the same
+// settings and seed, its ordinals from 1 and no decision yet, so that each
+// test after a reset is replayed alike. Keys, options and the clock stay.
+// It is one change: a copy of the state ([Server.SaveState]) or a load
 // ([Server.LoadState]) happens wholly before it or wholly after.
 func (s *Server) Reset() { s.svc.Reset() }
 
@@ -470,6 +493,25 @@ func (s *Server) Faults() []Fault { return s.svc.Faults.All() }
 
 // ClearFaults removes every fault.
 func (s *Server) ClearFaults() { s.svc.Faults.Clear(true) }
+
+// SetChaos puts the chaos mode c in force from now (see [Chaos]),
+// replacing any, its ordinals from 1, and returns it as it stands: its
+// seed chosen (and logged) when c gives none, its delay filled in. It
+// fails with a [*ChaosError] (matching [ErrInvalidChaos]) for settings
+// that cannot be used and on a validating proxy ([WithUpstream]), and the
+// mode is then left as it was. PUT /_mock/chaos does the same.
+func (s *Server) SetChaos(c Chaos) (ChaosReport, error) { return s.svc.SetChaos(c) }
+
+// Chaos returns the chaos mode as it stands: its settings and seed, its
+// counts and its newest decisions; On is false when it is off (GET
+// /_mock/chaos).
+func (s *Server) Chaos() ChaosReport { return s.svc.Chaos.Report() }
+
+// StopChaos turns the chaos mode off (DELETE /_mock/chaos): it decides
+// nothing more, though a delivery it already held back, or a duplicate it
+// already made due, still goes at its time. It reports whether the mode
+// was on.
+func (s *Server) StopChaos() bool { return s.svc.StopChaos() }
 
 // SaveState writes the server's state document to w: every account's
 // contexts with all their versions, its webhooks with their secrets, and

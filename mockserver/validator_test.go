@@ -277,9 +277,10 @@ func checkExchange(s *Server, ex *exchange) []string {
 		fail("X-Request-Id = %q", ex.header.Get("X-Request-Id"))
 	}
 	detail, isError := ex.errorDetail()
-	injected := isError && strings.HasPrefix(detail.Message, "injected fault: ")
+	// A fault's answer, or the chaos mode's (api-error).
+	injected := isError && (strings.HasPrefix(detail.Message, "injected fault: ") || strings.HasPrefix(detail.Message, "chaos: "))
 	if ex.status == http.StatusInternalServerError && !injected {
-		fail("a 500 that no fault injected")
+		fail("a 500 that no fault or chaos injected")
 	}
 	router, err := specRouter()
 	if err != nil {
@@ -385,6 +386,9 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		return "a time that is no real date"
 	case op == "mockReplaceState" && strings.HasSuffix(errorMessage(ex), ": the field appears twice"):
 		return "a field given twice in one object"
+	case op == "mockSetChaos" && param == "spec":
+		// Its grammar (each key once, its value's range) is in words.
+		return "a SPEC the chaos mode cannot use"
 	case param == "" && op == "registerWebhook" && webhookLimitReached(ex):
 		return "an account that already has MaxWebhooksPerAccount webhooks"
 	}

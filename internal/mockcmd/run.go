@@ -59,6 +59,7 @@ type settings struct {
 	upstream        string // -upstream: a validating proxy to this base URL
 	upstreamTimeout time.Duration
 	upstreamIdle    time.Duration
+	chaos           *mockserver.Chaos // -chaos; nil without it (or with an empty SPEC)
 }
 
 // keyFlags collects the repeatable -key flag. The specs are parsed after
@@ -138,6 +139,29 @@ func (s *scheduleFlag) Set(v string) error {
 	return nil
 }
 
+// chaosFlag is the -chaos flag: a SPEC, read by mockserver.ParseChaos.
+type chaosFlag struct{ c *mockserver.Chaos }
+
+// String and Set make chaosFlag a flag.Value; an empty SPEC is no chaos.
+func (f *chaosFlag) String() string {
+	if f.c == nil {
+		return ""
+	}
+	return f.c.String()
+}
+
+func (f *chaosFlag) Set(spec string) error {
+	c, err := mockserver.ParseChaos(spec)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "mockserver: chaos: "))
+	}
+	f.c = nil
+	if strings.TrimSpace(spec) != "" {
+		f.c = &c
+	}
+	return nil
+}
+
 // levelFlag is the -log-level flag.
 type levelFlag struct{ level slog.Level }
 
@@ -171,6 +195,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		hosts    hostFlags
 		schedule = scheduleFlag{delays: mockserver.DefaultRetrySchedule()}
 		level    = levelFlag{level: slog.LevelInfo}
+		chaos    chaosFlag
 	)
 	fs.StringVar(&st.addr, "addr", "127.0.0.1:8080", "`address` to listen on (port 0 picks a free port; the actual address is printed). Beyond loopback (0.0.0.0, :PORT, a LAN address) the admin routes need -admin-auth-file, -admin-insecure or -admin=false")
 	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope[:account]]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read; account 1 to 64 characters of A-Z a-z 0-9 _ . - (default \""+mockserver.DefaultAccount+"\"). Keys naming one account share its contexts and webhooks, and are one user (user_… derived from the account name); another account's contexts are 404s. Without -key a random key is made (plan business, account \""+mockserver.DefaultAccount+"\"). The first key is printed.")
@@ -216,6 +241,14 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		"past it the caller gets a 504 with the contract's error body, and a finding and a warning say so")
 	fs.DurationVar(&st.upstreamIdle, "upstream-idle-timeout", mockserver.DefaultUpstreamIdleTimeout, "with -upstream, how long the upstream's answer body may pause once it has begun; "+
 		"past it the answer is cut short (the caller sees it end early), and a finding and a warning say so")
+	fs.Var(&chaos, "chaos", "play the service's failures, reproducibly: `SPEC` is comma-separated KEY=VALUE among seed=N (the source of every decision, 1 to 2^53-1; "+
+		"without it one is chosen and logged, so that a run can be replayed), duplicate=P (a delivery attempt the receiver acknowledged is sent again: "+
+		"the same event id and body, a new attempt), reorder=P (a delivery is held back up to the delay, so that a later event of the same context overtakes it), "+
+		"delay=D (the longest hold, and wait before a duplicate: default 2s, at most 5m) and api-error=P (a /v1 request fails, instead of running, "+
+		"with 429, 500, 502 or 503 and the contract's error body), P a probability from 0 to 1; e.g. seed=42,duplicate=0.2,reorder=0.3,api-error=0.1. "+
+		"The same seed and the same requests, sent one after another, give the same decisions; each shows on its delivery's attempts, at GET /_mock/chaos "+
+		"(PUT changes it, DELETE stops it), on the dashboard and in the log at debug level. A receiver must then handle each event once, in any order "+
+		"(contextsvc.NewWebhookHandler deduplicates by event id): docs/mockserver.md, \"Chaos\", has a test of one")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key;\nwith -upstream URL, a validating proxy to a deployment instead (it prints its base URL alone).\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -244,6 +277,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
+	if st.upstream != "" && chaos.c != nil {
+		err := errors.New("-upstream forwards every /v1 request to a deployment and makes no delivery: -chaos plays the in-memory service, so it does not go with it")
+		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+		return nil, err
+	}
 	if st.upstream != "" && (len(keys) > 0 || st.stateFile != "") {
 		err := errors.New("-upstream forwards every /v1 request with the caller's own Authorization, and keeps no state: -key and -state-file do not go with it")
 		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
@@ -260,7 +298,7 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		parsed = []mockserver.Key{{Token: "sk_test_" + strings.ToLower(rand.Text()), Plan: mockserver.PlanBusiness,
 			Scope: mockserver.ScopeWrite, Account: mockserver.DefaultAccount}}
 	}
-	st.keys, st.schedule, st.logLevel, st.adminHosts = parsed, schedule.delays, level.level, hosts
+	st.keys, st.schedule, st.logLevel, st.adminHosts, st.chaos = parsed, schedule.delays, level.level, hosts, chaos.c
 	if st.adminAuthFile != "" {
 		if st.adminAuth, err = readAdminAuth(st.adminAuthFile); err != nil {
 			fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
@@ -397,6 +435,9 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 	if st.upstream != "" {
 		opts = append(opts, mockserver.WithUpstream(st.upstream), mockserver.WithUpstreamTimeout(st.upstreamTimeout),
 			mockserver.WithUpstreamIdleTimeout(st.upstreamIdle))
+	}
+	if st.chaos != nil {
+		opts = append(opts, mockserver.WithChaos(*st.chaos))
 	}
 	return opts
 }

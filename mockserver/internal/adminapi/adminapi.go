@@ -1,15 +1,15 @@
 // Package adminapi is the mock server's admin API, every path under
-// /_mock/: the events, deliveries, webhooks, faults, clock and state as a
-// test or the dashboard reads and changes them, the dashboard's page
-// (served from the dashboard package) and its stream of changes
-// (GET /_mock/stream). Its [Handler] admits a request (the access
+// /_mock/: the events, deliveries, webhooks, faults, chaos mode, clock and
+// state as a test or the dashboard reads and changes them, the
+// dashboard's page (served from the dashboard package) and its stream of
+// changes (GET /_mock/stream). Its [Handler] admits a request (the access
 // package's Host, cross-site and credentials checks), routes it and
 // answers it.
 //
 // It owns the admin API's routes, its answers' shapes and bounds, and the
 // stream's subscribers' connections. It reads the service's parts
 // directly (the store, the event log, the delivery engine, the faults,
-// the change hub), and asks the service for every action that spans
+// the chaos mode, the change hub), and asks the service for every action that spans
 // parts (an event fired, a webhook changed, a reset, a state loaded), so
 // that one is done one way whether a Go method or a request asks. It
 // answers the errors the service names (model's) with statuses of their
@@ -151,6 +151,7 @@ func (h *Handler) routes() {
 	h.handle("/_mock/clock/advance", route{http.MethodPost: h.advanceClock})
 	h.handle("/_mock/reset", route{http.MethodPost: h.reset})
 	h.handle("/_mock/faults", route{http.MethodGet: h.listFaults, http.MethodPost: h.addFault, http.MethodDelete: h.clearFaults})
+	h.handle("/_mock/chaos", route{http.MethodGet: h.getChaos, http.MethodPut: h.putChaos, http.MethodDelete: h.stopChaos})
 	h.handle("/_mock/state", route{http.MethodGet: h.getState, http.MethodPut: h.putState})
 	h.handle("/_mock/summary", route{http.MethodGet: h.summary})
 	h.handle("/_mock/contract", route{http.MethodGet: h.getContract})

@@ -15,7 +15,14 @@ type summaryJSON struct {
 	Events     int             `json:"events"`
 	Deliveries delivery.Counts `json:"deliveries"`
 	Faults     int             `json:"faults"`
+	Chaos      summaryChaos    `json:"chaos"`
 	Clock      clockJSON       `json:"clock"`
+}
+
+// summaryChaos says whether the chaos mode is on, and its SPEC.
+type summaryChaos struct {
+	On   bool   `json:"on"`
+	Spec string `json:"spec,omitempty"`
 }
 
 // summary counts what the server holds: a lock and a length per
@@ -25,5 +32,8 @@ func (h *Handler) summary(w http.ResponseWriter, r *http.Request) {
 	sum.Contexts, sum.Webhooks = h.svc.Store.Counts()
 	sum.Events, _ = h.svc.Events.Stats()
 	sum.Faults = h.svc.Faults.Len()
+	if run := h.svc.Chaos.Current(); run != nil {
+		sum.Chaos = summaryChaos{On: true, Spec: run.Settings().String()}
+	}
 	httpapi.WriteValue(w, http.StatusOK, sum)
 }

@@ -24,6 +24,7 @@ const (
 	KindReset    = "reset"    // everything was forgotten
 	KindFaults   = "faults"   // a fault was added, used up or cleared
 	KindContract = "contract" // the validating proxy kept a finding
+	KindChaos    = "chaos"    // the chaos mode was set, stopped or started over, or decided something
 )
 
 // Change is one notification, as the stream sends it (components/schemas/

@@ -17,6 +17,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/redact"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/chaos"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
@@ -278,6 +279,25 @@ type deliveryRecord struct {
 	inBacklog          bool           // its first attempt has not started
 	inRetry            bool           // its waiting attempt is a scheduled retry
 	linked             bool           // in hook's pending list
+	// dup says its waiting attempt is chaos's duplicate of the attempt
+	// before it, which the receiver acknowledged: whatever it gets, the
+	// delivery then ends succeeded.
+	dup bool
+	// chaos is what chaos decided of it; nil when chaos was off (or
+	// decided nothing of deliveries) when it was made.
+	chaos *chaosState
+}
+
+// chaosState is what chaos decided of a delivery, and keys what it
+// decides later.
+type chaosState struct {
+	t chaos.Ticket
+	// hold is how long its first attempt was held back (0: not held),
+	// until that attempt is made or redelivered by hand.
+	hold time.Duration
+	// dupDelay is how long after the acknowledged attempt the waiting
+	// duplicate is due (while dup).
+	dupDelay time.Duration
 }
 
 // failureReason says why a delivery is failed, in one byte.
@@ -457,13 +477,29 @@ func newDeliveryHTTPClient(workers int, timeout time.Duration) *http.Client {
 // fired the event) is done; then the delivery is recorded failed, with no
 // attempt and the reason, so a client that gives up frees its request at
 // once, and memory stays bounded.
-func (d *Engine) Enqueue(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, hook Hook) (Delivery, bool) {
-	return d.enqueueBody(ctx, eventID, eventType, body, false, hook)
+//
+// t is the delivery's chaos ticket (the zero Ticket without chaos): it may
+// hold the first attempt back, and send an acknowledged attempt again.
+func (d *Engine) Enqueue(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, hook Hook, t chaos.Ticket) (Delivery, bool) {
+	return d.enqueueBody(ctx, eventID, eventType, body, false, hook, t)
 }
 
-// enqueueBody is enqueueShared, copying body once per event id when
-// copyBody is set.
-func (d *Engine) enqueueBody(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook Hook) (Delivery, bool) {
+// enqueueBody is Enqueue, copying body once per event id when copyBody is
+// set. A hold chaos decides is recorded once the lock is let go.
+func (d *Engine) enqueueBody(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook Hook,
+	t chaos.Ticket) (Delivery, bool) {
+	hold := t.Hold()
+	dl, ok, held := d.enqueueLocked(ctx, eventID, eventType, body, copyBody, hook, t, hold)
+	if held {
+		t.Held(dl.CreatedAt, eventID, dl.ID, hold)
+	}
+	return dl, ok
+}
+
+// enqueueLocked records the delivery under the lock; held reports that
+// its first attempt was held back by hold.
+func (d *Engine) enqueueLocked(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, copyBody bool, hook Hook,
+	t chaos.Ticket, hold time.Duration) (dl Delivery, ok, held bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	room := d.waitForRoomLocked(ctx)
@@ -472,7 +508,7 @@ func (d *Engine) enqueueBody(ctx context.Context, eventID string, eventType cont
 	// by retire, which takes the same lock.
 	url, _, deliverable, _ := hook.Target()
 	if !deliverable {
-		return Delivery{}, false
+		return Delivery{}, false, false
 	}
 	ev := d.events[eventID]
 	if ev == nil || ev.Type != eventType || !bytes.Equal(ev.Bytes, body) {
@@ -501,15 +537,20 @@ func (d *Engine) enqueueBody(ctx context.Context, eventID string, eventType cont
 	d.byEvent[eventID] = append(d.byEvent[eventID], rec)
 	if !room {
 		d.failLocked(rec, failNoRoom)
-		return d.snapshotLocked(rec), true
+		return d.snapshotLocked(rec), true, false
 	}
 	d.linkLocked(rec)
 	rec.inBacklog = true
 	d.backlog++
-	d.pushLocked(rec, now)
+	if t.Active() {
+		rec.chaos = &chaosState{t: t, hold: hold}
+	}
+	// A held attempt waits on the server's clock, as a retry does: a
+	// later event's deliveries, due now, overtake it.
+	d.pushLocked(rec, now.Add(hold))
 	d.notifyLocked(rec, "created")
 	d.pumpLocked()
-	return d.snapshotLocked(rec), true
+	return d.snapshotLocked(rec), true, hold > 0
 }
 
 // linkLocked adds rec, which has just become pending, to its webhook's
@@ -575,7 +616,11 @@ func (d *Engine) Retire(hook Hook) int {
 				d.backlog-- // room for a waiting enqueue (notifyLocked wakes it)
 			}
 			d.leaveRetryLocked(rec)
-			d.failLocked(rec, reason)
+			if rec.dup {
+				d.succeedLocked(rec)
+			} else {
+				d.failLocked(rec, reason)
+			}
 			n++
 		}
 		rec = next
@@ -591,6 +636,17 @@ func (d *Engine) leaveRetryLocked(rec *deliveryRecord) {
 		rec.inRetry = false
 		d.retrying--
 	}
+}
+
+// succeedLocked ends rec, which waits for chaos's duplicate of an
+// acknowledged attempt that is not to be made (its webhook no longer
+// takes deliveries), as succeeded: the receiver acknowledged it.
+func (d *Engine) succeedLocked(rec *deliveryRecord) {
+	rec.dup = false
+	rec.status = statusSucceeded
+	d.unlinkLocked(rec)
+	d.finishedLocked(rec)
+	d.notifyLocked(rec, "ended")
 }
 
 // failLocked ends rec, which has no attempt waiting or running, as failed
@@ -719,6 +775,11 @@ func (d *Engine) Redeliver(id string) (Delivery, error) {
 	rec.failure = failNone
 	d.linkLocked(rec)
 	rec.retries = 0
+	// An attempt made by hand is neither held back nor a duplicate.
+	rec.dup = false
+	if rec.chaos != nil {
+		rec.chaos.hold = 0
+	}
 	if rec.heapIndex >= 0 {
 		rec.dueAt = now
 		d.seq++
@@ -1013,6 +1074,7 @@ type attemptJob struct {
 	secret      string // the webhook's secret when the attempt starts
 	number      int
 	scheduledAt time.Time
+	chaos       model.ChaosEffect // what chaos did to the attempt
 }
 
 // work is a worker goroutine: it sends due attempts until none is due, then
@@ -1043,7 +1105,11 @@ func (d *Engine) work() {
 		// no attempt (retire normally got there first).
 		url, secret, deliverable, deleted := rec.hook.t.Target()
 		if !deliverable {
-			d.failLocked(rec, failureFor(deleted))
+			if rec.dup {
+				d.succeedLocked(rec)
+			} else {
+				d.failLocked(rec, failureFor(deleted))
+			}
 			continue
 		}
 		// More is due: let another worker take it while this one sends.
@@ -1064,6 +1130,7 @@ func (d *Engine) work() {
 			secret:      secret,
 			number:      len(rec.attempts) + 1,
 			scheduledAt: rec.dueAt,
+			chaos:       takeChaosEffect(rec),
 		}
 		d.notifyLocked(rec, "attemptStarted")
 		d.mu.Unlock()
@@ -1071,10 +1138,15 @@ func (d *Engine) work() {
 		a := d.attempt(job)
 
 		d.mu.Lock()
-		outcome := d.finishLocked(job.rec, a)
-		if outcome != "" && d.log.Enabled(context.Background(), slog.LevelInfo) {
+		outcome, dup := d.finishLocked(job.rec, a)
+		if dup > 0 || (outcome != "" && d.log.Enabled(context.Background(), slog.LevelInfo)) {
 			d.mu.Unlock()
-			d.logAttempt(job, a, outcome)
+			if dup > 0 {
+				job.rec.chaos.t.Duplicated(d.clock.Now(), job.event.ID, job.id, a.Number, dup)
+			}
+			if outcome != "" && d.log.Enabled(context.Background(), slog.LevelInfo) {
+				d.logAttempt(job, a, outcome)
+			}
 			d.mu.Lock()
 		}
 	}
@@ -1082,14 +1154,35 @@ func (d *Engine) work() {
 	d.changed.Broadcast()
 }
 
+// takeChaosEffect is what chaos did to the attempt of rec that is being
+// made: it is the duplicate rec waited for, or its first attempt, held
+// back. rec no longer waits for a duplicate.
+func takeChaosEffect(rec *deliveryRecord) model.ChaosEffect {
+	switch {
+	case rec.dup:
+		rec.dup = false
+		e := model.ChaosEffect{Action: model.ChaosDuplicate}
+		if rec.chaos != nil {
+			e.Delay = rec.chaos.dupDelay
+		}
+		return e
+	case len(rec.attempts) == 0 && rec.chaos != nil && rec.chaos.hold > 0:
+		return model.ChaosEffect{Action: model.ChaosHeld, Delay: rec.chaos.hold}
+	}
+	return model.ChaosEffect{}
+}
+
 // finishLocked records attempt a of rec and decides what follows: the
-// delivery succeeds, a retry is scheduled, or it has failed for good. It
-// returns that outcome for the log, or "" if rec was dropped by reset.
-func (d *Engine) finishLocked(rec *deliveryRecord, a Attempt) string {
+// delivery succeeds, chaos sends the acknowledged attempt again, a retry
+// is scheduled, or it has failed for good. It returns that outcome for the
+// log ("" if rec was dropped by reset), and how long after now the
+// duplicate chaos decided is due (0: none), which the caller records once
+// the lock is let go.
+func (d *Engine) finishLocked(rec *deliveryRecord, a Attempt) (outcome string, dup time.Duration) {
 	rec.inFlight = false
 	if d.recs[rec.id] != rec {
 		d.changed.Broadcast()
-		return ""
+		return "", 0
 	}
 	if n := len(rec.attempts); n > 0 {
 		// Only the latest attempt keeps a long answer: the earlier ones
@@ -1102,10 +1195,15 @@ func (d *Engine) finishLocked(rec *deliveryRecord, a Attempt) string {
 		}
 	}
 	rec.attempts = append(rec.attempts, a)
-	var outcome string
 	_, _, deliverable, deleted := rec.hook.t.Target()
+	duplicate := a.Chaos.Action == model.ChaosDuplicate
 	switch {
-	case a.Succeeded():
+	case a.Succeeded() && !duplicate && deliverable && d.duplicateLocked(rec, a.Number):
+		dup = rec.chaos.dupDelay
+		outcome = string(Succeeded) + "; chaos sends it again in " + dup.String()
+	case a.Succeeded() || duplicate:
+		// A duplicate ends its delivery succeeded whatever it got: the
+		// receiver acknowledged the attempt before it.
 		rec.status = statusSucceeded
 		d.unlinkLocked(rec)
 		d.finishedLocked(rec)
@@ -1140,7 +1238,28 @@ func (d *Engine) finishLocked(rec *deliveryRecord, a Attempt) string {
 		outcome = string(Failed)
 	}
 	d.notifyLocked(rec, "attemptFinished")
-	return outcome
+	return outcome, dup
+}
+
+// duplicateLocked asks chaos whether the acknowledged attempt number n of
+// rec is sent again, and if so makes the duplicate due, and reports true.
+// A duplicate waits as a retry does, and counts against the retry limit:
+// none is made past it.
+func (d *Engine) duplicateLocked(rec *deliveryRecord, n int) bool {
+	if rec.chaos == nil || d.retrying >= d.retryLimit {
+		return false
+	}
+	delay := rec.chaos.t.Duplicate(n)
+	if delay == 0 {
+		return false
+	}
+	rec.dup = true
+	rec.chaos.dupDelay = delay
+	rec.inRetry = true
+	d.retrying++
+	d.pushLocked(rec, d.clock.Now().Add(delay))
+	d.pumpLocked()
+	return true
 }
 
 // finishedLocked counts rec, which has just succeeded or failed, in the
@@ -1204,6 +1323,7 @@ func (d *Engine) attempt(job attemptJob) (a Attempt) {
 		Number:      job.number,
 		ScheduledAt: job.scheduledAt,
 		StartedAt:   d.clock.Now(),
+		Chaos:       job.chaos,
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(job.ctx, d.timeout)
@@ -1229,6 +1349,7 @@ func (d *Engine) attempt(job attemptJob) (a Attempt) {
 		var span *telemetry.Attempt
 		span, a.TraceID = d.tel.StartAttempt(job.event.Parent, req, telemetry.AttemptInfo{
 			DeliveryID: job.id, EventID: job.event.ID, EventType: job.event.Type, WebhookID: job.webhookID, Number: job.number,
+			Chaos: string(job.chaos.Action),
 		})
 		defer func() { d.tel.EndAttempt(span, a.StatusCode, err, a.Error) }()
 	}
@@ -1299,6 +1420,9 @@ func (d *Engine) logAttempt(job attemptJob, a Attempt, outcome string) {
 	}
 	if a.Error != "" {
 		attrs = append(attrs, slog.String("error", a.Error))
+	}
+	if a.Chaos.Action != "" {
+		attrs = append(attrs, slog.String("chaos", string(a.Chaos.Action)), slog.Duration("chaosDelay", a.Chaos.Delay))
 	}
 	attrs = append(attrs, slog.Duration("duration", a.Duration), slog.String("outcome", outcome))
 	d.log.LogAttrs(context.Background(), slog.LevelInfo, "webhook delivery attempt", attrs...)

@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/chaos"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
@@ -93,7 +94,7 @@ func (d *Engine) enqueue(eventID string, eventType contextsvc.EventType, body []
 
 // enqueueCtx is enqueue whose wait for room in the backlog ends with ctx.
 func (d *Engine) enqueueCtx(ctx context.Context, eventID string, eventType contextsvc.EventType, body []byte, webhookID, url, secret string) Delivery {
-	dl, _ := d.enqueueBody(ctx, eventID, eventType, body, true, engineHook(d, webhookID, url, secret))
+	dl, _ := d.enqueueBody(ctx, eventID, eventType, body, true, engineHook(d, webhookID, url, secret), chaos.Ticket{})
 	return dl
 }
 

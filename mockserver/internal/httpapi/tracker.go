@@ -8,7 +8,10 @@ import "net/http"
 // request's log and span say how it was answered.
 type Tracker struct {
 	http.ResponseWriter
-	wrote  bool
+	wrote bool
+	// chaos is set when the chaos mode failed the request. A bool beside
+	// wrote keeps the Tracker, allocated for every request, at 32 bytes.
+	chaos  bool
 	status int
 }
 
@@ -27,6 +30,13 @@ func (t *Tracker) Write(b []byte) (int, error) {
 	}
 	return t.ResponseWriter.Write(b)
 }
+
+// FailedByChaos notes that the chaos mode failed the request (its
+// api-error), for the request's log line and span.
+func (t *Tracker) FailedByChaos() { t.chaos = true }
+
+// ChaosFailed reports whether the chaos mode failed the request.
+func (t *Tracker) ChaosFailed() bool { return t.chaos }
 
 // Wrote reports whether the header was written (or the connection closed
 // unanswered).

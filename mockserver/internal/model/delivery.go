@@ -132,6 +132,10 @@ type DeliveryAttempt struct {
 	// empty unless the server is traced (mockserver.WithTracerProvider).
 	// The dashboard shows it.
 	TraceID string `json:"traceId,omitempty"`
+	// Chaos is what the server's chaos mode did to this attempt
+	// (mockserver.WithChaos): held it back, or sent it as a duplicate of
+	// the acknowledged attempt before it; zero when nothing.
+	Chaos ChaosEffect `json:"chaos,omitzero"`
 }
 
 // Succeeded reports whether the receiver acknowledged this attempt with a
@@ -141,23 +145,26 @@ func (a DeliveryAttempt) Succeeded() bool {
 }
 
 type attemptJSON struct {
-	Number          int    `json:"number"`
-	ScheduledAt     string `json:"scheduledAt"`
-	StartedAt       string `json:"startedAt"`
-	Duration        int64  `json:"durationNs"`
-	StatusCode      int    `json:"statusCode,omitempty"`
-	Error           string `json:"error,omitempty"`
-	ResponseSnippet string `json:"responseSnippet,omitempty"`
-	TraceID         string `json:"traceId,omitempty"`
+	Number          int         `json:"number"`
+	ScheduledAt     string      `json:"scheduledAt"`
+	StartedAt       string      `json:"startedAt"`
+	Duration        int64       `json:"durationNs"`
+	StatusCode      int         `json:"statusCode,omitempty"`
+	Error           string      `json:"error,omitempty"`
+	ResponseSnippet string      `json:"responseSnippet,omitempty"`
+	TraceID         string      `json:"traceId,omitempty"`
+	Chaos           ChaosEffect `json:"chaos,omitzero"`
 }
 
 // MarshalJSON encodes the attempt as the admin API shows it, its times in
-// RFC 3339 UTC with millisecond precision and its duration in nanoseconds.
+// RFC 3339 UTC with millisecond precision, its duration in nanoseconds,
+// and what chaos did to it (chaos, left out when nothing) with its delay in
+// nanoseconds.
 func (a DeliveryAttempt) MarshalJSON() ([]byte, error) {
 	return json.Marshal(attemptJSON{
 		Number: a.Number, ScheduledAt: formatTime(a.ScheduledAt), StartedAt: formatTime(a.StartedAt),
 		Duration: int64(a.Duration), StatusCode: a.StatusCode, Error: a.Error, ResponseSnippet: a.ResponseSnippet,
-		TraceID: a.TraceID,
+		TraceID: a.TraceID, Chaos: a.Chaos,
 	})
 }
 

@@ -1,6 +1,6 @@
 // Package model is what the mock server's public package and its internal
 // packages share: the types a user of mockserver sees (a [Delivery] and
-// its attempts, an [Event], a [Webhook], a [Fault], a [Key], a stored
+// its attempts, an [Event], a [Webhook], a [Fault], the [Chaos] mode, a [Key], a stored
 // context, the errors of a state document or file, what the validating
 // proxy found) and the errors its methods return. Each is defined here
 // once; package mockserver re-exports it under the same name, a type by
@@ -18,9 +18,9 @@
 // methods (those of the public API only: a method here is a method of
 // mockserver's type) and its errors. A new subject the server shows its
 // users gets a file of its own and its aliases in mockserver: the settings
-// of a chaos mode and what chaos did to a delivery attempt would be
-// chaos.go here, a field of DeliveryAttempt saying what chaos did there
-// delivery.go's, and mockserver's chaos.go would re-export them. Behaviour
+// of the chaos mode and what chaos did to a delivery attempt are chaos.go
+// here, the field of DeliveryAttempt saying what chaos did there is
+// delivery.go's, and mockserver's chaos.go re-exports them. Behaviour
 // that is no part of the public API (matching a fault to a request,
 // validating one, copying a record) is the owning package's, as functions.
 package model

@@ -24,6 +24,10 @@ type Event struct {
 	Data json.RawMessage
 	// Body is the whole envelope {"id","type","timestamp","data"}.
 	Body []byte
+	// ChaosOrdinal is the event's place among those fired since the
+	// server's chaos mode was set (1 for the first), which its
+	// deliveries' chaos decisions are keyed on; 0 when chaos was off.
+	ChaosOrdinal uint64
 }
 
 // eventJSON is an event as the admin API shows it: the envelope's fields
@@ -34,17 +38,19 @@ type eventJSON struct {
 	Timestamp string               `json:"timestamp"`
 	Account   string               `json:"account"`
 	Data      json.RawMessage      `json:"data"`
+	Chaos     uint64               `json:"chaosOrdinal,omitempty"`
 }
 
 // MarshalJSON encodes the event as the admin API shows it:
 // {"id","type","timestamp","account","data"}, the time in RFC 3339 UTC with
-// millisecond precision.
+// millisecond precision, and chaosOrdinal when chaos counted it.
 func (e Event) MarshalJSON() ([]byte, error) {
 	data := e.Data
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
 	}
-	return json.Marshal(eventJSON{ID: e.ID, Type: e.Type, Timestamp: formatTime(e.Timestamp), Account: e.Account, Data: data})
+	return json.Marshal(eventJSON{ID: e.ID, Type: e.Type, Timestamp: formatTime(e.Timestamp), Account: e.Account, Data: data,
+		Chaos: e.ChaosOrdinal})
 }
 
 // Errors of the events fired by hand (mockserver.Server.EmitEvent and

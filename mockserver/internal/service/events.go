@@ -8,6 +8,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/chaos"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
@@ -21,9 +22,11 @@ import (
 // event is about a context), and hands it to the delivery engine once for
 // each of the account's active webhooks subscribed to typ, in a span of
 // its own when the server is traced (the parent of its deliveries'
-// attempts). ctx is the request's (or the Go call's): it bounds the wait
-// for room when the delivery backlog is full. Call it without holding
-// any lock.
+// attempts). With a chaos mode, the event takes the next ordinal, and its
+// deliveries (by their place among its webhooks, in registration order)
+// the chaos tickets their decisions are keyed on. ctx is the request's (or
+// the Go call's): it bounds the wait for room when the delivery backlog is
+// full. Call it without holding any lock.
 func (s *Service) Emit(ctx context.Context, account string, typ contextsvc.EventType, contextID string, data any) model.Event {
 	raw, ok := data.(json.RawMessage)
 	if !ok {
@@ -36,14 +39,22 @@ func (s *Service) Emit(ctx context.Context, account string, typ contextsvc.Event
 		ctx, span = s.Tel.StartEvent(ctx, id, typ, account)
 	}
 	ev := events.New(id, typ, now, account, raw)
+	run := s.Chaos.Current()
+	if run != nil {
+		ev.ChaosOrdinal = run.NextEvent()
+	}
 	s.Events.Add(ev)
 	s.Changes.Publish(changes.Change{Kind: changes.KindEvent, ID: ev.ID, Action: "created", Account: account, Type: string(typ),
 		ContextID: contextID})
 	targets := s.Store.Targets(account, typ)
-	for _, w := range targets {
+	for i, w := range targets {
+		var t chaos.Ticket
+		if run != nil {
+			t = run.Ticket(ev.ChaosOrdinal, i)
+		}
 		// The event's Body is never changed, so the deliveries share it
 		// with the event log instead of copying it.
-		s.Deliveries.Enqueue(ctx, ev.ID, ev.Type, ev.Body, w)
+		s.Deliveries.Enqueue(ctx, ev.ID, ev.Type, ev.Body, w, t)
 	}
 	if span != nil {
 		s.Tel.EndEvent(span, len(targets))

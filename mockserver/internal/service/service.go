@@ -1,12 +1,13 @@
 // Package service is the in-memory Context Management Service the mock
 // server plays: its parts wired together (the store, the event log, the
-// delivery engine, the faults, the idempotency keys, the API keys, the
-// lists' cursors, the change hub, telemetry and the state file) and every
-// action that spans them: an event fired ([Service.Emit]), a context
-// published, a webhook changed or deleted, a reset, the state copied,
-// loaded and kept in its file, a close. The server's three faces are thin
-// layers over it: the /v1 API (v1api), the admin API (adminapi) and the
-// Go API (mockserver), so each action is done one way whichever asks.
+// delivery engine, the faults, the chaos mode, the idempotency keys, the
+// API keys, the lists' cursors, the change hub, telemetry and the state
+// file) and every action that spans them: an event fired ([Service.Emit]),
+// a context published, a webhook changed or deleted, the chaos mode set or
+// stopped, a reset, the state copied, loaded and kept in its file, a
+// close. The server's three faces are thin layers over it: the /v1 API
+// (v1api), the admin API (adminapi) and the Go API (mockserver), so each
+// action is done one way whichever asks.
 //
 // It owns the parts and the lock that makes each change of the whole
 // state (a load, a reset) and each copy of it one whole change. Its
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/chaos"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
@@ -95,6 +97,9 @@ type Service struct {
 	Deliveries *delivery.Engine
 	// Faults are the faults injected into /v1 requests.
 	Faults *faults.Set
+	// Chaos is the chaos mode: the /v1 requests it fails, the deliveries
+	// it holds back and repeats. Off until set (SetChaos).
+	Chaos *chaos.Mode
 	// Idem holds the POSTs' idempotency keys.
 	Idem *idempotency.Store
 	// Keys are the API keys.
@@ -146,6 +151,9 @@ func New(cfg Config) *Service {
 		Tel:     cfg.Telemetry,
 		Proxy:   cfg.Proxy,
 	}
+	s.Chaos = chaos.New(chaos.Config{Logger: cfg.Logger, OnChange: func() {
+		s.Changes.Publish(changes.Change{Kind: changes.KindChaos})
+	}})
 	dc := cfg.Delivery
 	dc.Clock, dc.Logger, dc.History, dc.Telemetry = cfg.Engine, cfg.Logger, cfg.HistoryLimit, cfg.Telemetry
 	dc.OnChange = s.deliveryChanged
@@ -182,8 +190,9 @@ func (s *Service) Settle() { s.Deliveries.Settle() }
 // Reset empties the service as if it were new: contexts, webhooks,
 // events, deliveries (running attempts are canceled and forgotten),
 // faults, idempotency keys, the proxy's findings, and every key's bucket
-// (full again). Keys, options and the clock stay. It is one change of the
-// whole state.
+// (full again); a chaos mode starts over (its ordinals from 1, the same
+// settings and seed). Keys, options and the clock stay. It is one change
+// of the whole state.
 func (s *Service) Reset() {
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
@@ -198,6 +207,7 @@ func (s *Service) Reset() {
 		s.Proxy.Log().Reset()
 	}
 	s.Keys.Refill()
+	s.Chaos.Restart(s.Now())
 	s.StateChanged()
 	s.Changes.Publish(changes.Change{Kind: changes.KindReset})
 }

@@ -247,6 +247,9 @@ type (
 	deltaRange   struct{} // word count deltas
 	statusRange  struct{} // an attempt's HTTP status, 0 when none came
 	retriesRange struct{}
+	// chaosDelayRange is a chaos delay in nanoseconds: 0 to
+	// model.MaxChaosDelay.
+	chaosDelayRange struct{}
 )
 
 func (seqRange) bounds() (int, int)     { return 1, maxStateSeq }
@@ -254,6 +257,9 @@ func (countRange) bounds() (int, int)   { return 0, maxStateSeq }
 func (deltaRange) bounds() (int, int)   { return -maxStateSeq, maxStateSeq }
 func (statusRange) bounds() (int, int)  { return 0, 999 }
 func (retriesRange) bounds() (int, int) { return 0, 1_000_000 }
+func (chaosDelayRange) bounds() (int, int) {
+	return 0, int(model.MaxChaosDelay)
+}
 
 // UnmarshalJSONFrom reads the number, with the API's message.
 func (n *wholeNumber[R]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
@@ -1102,6 +1108,41 @@ type attemptDoc struct {
 	Error           lenientStr               `json:"error"`
 	ResponseSnippet lenientStr               `json:"responseSnippet"`
 	TraceID         plainStr                 `json:"traceId"`
+	Chaos           chaosField               `json:"chaos"`
+}
+
+// chaosField is what the chaos mode did to an attempt.
+type chaosField struct{ v model.ChaosEffect }
+
+// chaosDoc is the object of chaosField.
+type chaosDoc struct {
+	Action  plainStr                     `json:"action"`
+	DelayNs wholeNumber[chaosDelayRange] `json:"delayNs"`
+}
+
+// UnmarshalJSONFrom reads what chaos did.
+func (cf *chaosField) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if k, err := peek(dec); err != nil || k != '{' {
+		if err != nil {
+			return err
+		}
+		path, _ := jsonwire.ReadingPlace(dec, false)
+		return stateErr(path, "must be a JSON object")
+	}
+	var doc chaosDoc
+	if err := json.UnmarshalDecode(dec, &doc); err != nil {
+		return err
+	}
+	if err := required(dec, given{"action", doc.Action.ok}, given{"delayNs", doc.DelayNs.ok}); err != nil {
+		return err
+	}
+	switch a := model.ChaosAction(doc.Action.v); a {
+	case model.ChaosHeld, model.ChaosDuplicate:
+		cf.v = model.ChaosEffect{Action: a, Delay: time.Duration(doc.DelayNs.v)}
+	default:
+		return fault(dec, "action", "%q is not held or duplicate", doc.Action.v)
+	}
+	return nil
 }
 
 // attempt reads attempt number i+1 of the delivery being read.
@@ -1125,6 +1166,7 @@ func (rd *stateReader) attempt(dec *jsontext.Decoder, i int) error {
 	rd.attempts = append(rd.attempts, delivery.Attempt{
 		Number: doc.Number.v, ScheduledAt: doc.ScheduledAt.v, StartedAt: doc.StartedAt.v, Duration: time.Duration(doc.DurationNs.v),
 		StatusCode: doc.StatusCode.v, Error: doc.Error.v, ResponseSnippet: doc.ResponseSnippet.v, TraceID: doc.TraceID.v,
+		Chaos: doc.Chaos.v,
 	})
 	return nil
 }

@@ -332,6 +332,13 @@ func (sw *stateWriter) delivery(d *delivery.Saved) {
 		if a.TraceID != "" {
 			sw.str("traceId", a.TraceID)
 		}
+		if a.Chaos.Action != "" {
+			sw.tok(jsontext.String("chaos"))
+			sw.tok(jsontext.BeginObject)
+			sw.str("action", string(a.Chaos.Action))
+			sw.int("delayNs", int64(a.Chaos.Delay))
+			sw.tok(jsontext.EndObject)
+		}
 		sw.tok(jsontext.EndObject)
 	}
 	sw.tok(jsontext.EndArray)

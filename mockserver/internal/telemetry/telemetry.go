@@ -65,6 +65,12 @@ const (
 	// DeliveriesKey is how many deliveries an event was given (the
 	// account's webhooks subscribed to its type): on the event spans.
 	DeliveriesKey = attribute.Key("contextsvc.event.deliveries")
+	// ChaosKey is what the server's chaos mode did: "api-error" on a /v1
+	// request it failed (its span and http.server.request.duration, so
+	// that injected failures are counted apart from real ones), "held" or
+	// "duplicate" on a delivery attempt (its span and
+	// http.client.request.duration). Absent where chaos did nothing.
+	ChaosKey = attribute.Key("contextsvc.mock.chaos")
 )
 
 // EventsMetric is the name of the counter of events fired, by type.
@@ -110,6 +116,7 @@ type nameKey struct{ method, route string }
 type resultKey struct {
 	method, route, scheme string
 	status                int
+	chaos                 string
 }
 
 // hostAttrs are server.address and server.port of a Host; n of them hold
@@ -223,13 +230,14 @@ func protocolVersion(r *http.Request) string {
 
 // End ends the request's span, named by method and route, and records its
 // duration. r is the request as routed (its Pattern is the route
-// template); status is the answer's.
-func (t *Telemetry) End(q *Request, r *http.Request, status int) {
+// template); status is the answer's; chaos is what the chaos mode did to
+// the request ("api-error"), "" when nothing.
+func (t *Telemetry) End(q *Request, r *http.Request, status int, chaos string) {
 	elapsed := time.Since(q.start)
 	route := Route(r)
 	if q.span.IsRecording() {
 		q.span.SetName(t.spanName(q.method, route))
-		buf := otelkit.Attrs() // at most 14
+		buf := otelkit.Attrs() // at most 15
 		attrs := buf[:0]
 		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(q.method))
 		if q.method == "_OTHER" {
@@ -252,12 +260,15 @@ func (t *Telemetry) End(q *Request, r *http.Request, status int) {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(strconv.Itoa(status)))
 			q.span.SetStatus(codes.Error, http.StatusText(status))
 		}
+		if chaos != "" {
+			attrs = append(attrs, ChaosKey.String(chaos))
+		}
 		q.span.SetAttributes(attrs...)
 		otelkit.Release(buf)
 	}
 	q.span.End()
 	if t.metrics && t.server.Enabled(r.Context()) {
-		t.server.Inst().Record(r.Context(), elapsed.Seconds(), t.resultOptions(q.method, route, q.scheme, status)...)
+		t.server.Inst().Record(r.Context(), elapsed.Seconds(), t.resultOptions(resultKey{q.method, route, q.scheme, status, chaos})...)
 	}
 }
 
@@ -276,15 +287,18 @@ func (t *Telemetry) spanName(method, route string) string {
 
 // resultOptions returns the request metric's attributes for a request's
 // outcome.
-func (t *Telemetry) resultOptions(method, route, scheme string, status int) []metric.RecordOption {
-	return t.results.Get(resultKey{method, route, scheme, status}, func() []metric.RecordOption {
-		attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(method), semconv.URLScheme(scheme),
-			semconv.HTTPResponseStatusCode(status)}
-		if route != "" {
-			attrs = append(attrs, semconv.HTTPRoute(route))
+func (t *Telemetry) resultOptions(k resultKey) []metric.RecordOption {
+	return t.results.Get(k, func() []metric.RecordOption {
+		attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method), semconv.URLScheme(k.scheme),
+			semconv.HTTPResponseStatusCode(k.status)}
+		if k.route != "" {
+			attrs = append(attrs, semconv.HTTPRoute(k.route))
 		}
-		if status >= 500 {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(strconv.Itoa(status)))
+		if k.status >= 500 {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(strconv.Itoa(k.status)))
+		}
+		if k.chaos != "" {
+			attrs = append(attrs, ChaosKey.String(k.chaos))
 		}
 		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
 	})
@@ -403,6 +417,9 @@ type AttemptInfo struct {
 	EventType  contextsvc.EventType
 	WebhookID  string
 	Number     int
+	// Chaos is what the chaos mode did to the attempt ("held",
+	// "duplicate"), "" when nothing.
+	Chaos string
 }
 
 // Attempt is a delivery attempt being traced.
@@ -428,6 +445,7 @@ type attemptKey struct {
 	server  serverKey
 	status  int
 	errType string
+	chaos   string
 }
 
 // clientStart starts every attempt's span: its attributes are set once,
@@ -476,7 +494,7 @@ func (t *Telemetry) EndAttempt(a *Attempt, status int, err error, failure string
 		errType = strconv.Itoa(status)
 	}
 	if a.span.IsRecording() {
-		buf := otelkit.Attrs() // at most 13
+		buf := otelkit.Attrs() // at most 14
 		attrs := append(buf[:0],
 			semconv.HTTPRequestMethodKey.String(a.method),
 			semconv.ServerAddress(a.server.host),
@@ -498,12 +516,15 @@ func (t *Telemetry) EndAttempt(a *Attempt, status int, err error, failure string
 			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
 			a.span.SetStatus(codes.Error, failure)
 		}
+		if a.info.Chaos != "" {
+			attrs = append(attrs, ChaosKey.String(a.info.Chaos))
+		}
 		a.span.SetAttributes(attrs...)
 		otelkit.Release(buf)
 	}
 	a.span.End()
 	if t.metrics && t.client.Enabled(a.ctx) {
-		k := attemptKey{method: a.method, server: a.server, status: status, errType: errType}
+		k := attemptKey{method: a.method, server: a.server, status: status, errType: errType, chaos: a.info.Chaos}
 		t.client.Inst().Record(a.ctx, elapsed.Seconds(), t.attempts.Get(k, func() []metric.RecordOption {
 			attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method), semconv.ServerAddress(k.server.host),
 				semconv.ServerPort(k.server.port)}
@@ -512,6 +533,9 @@ func (t *Telemetry) EndAttempt(a *Attempt, status int, err error, failure string
 			}
 			if k.errType != "" {
 				attrs = append(attrs, semconv.ErrorTypeKey.String(k.errType))
+			}
+			if k.chaos != "" {
+				attrs = append(attrs, ChaosKey.String(k.chaos))
 			}
 			return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
 		})...)

@@ -1,16 +1,16 @@
 // Package v1api is the mock server's /v1 API, the service's own endpoints
 // as the contract states them: contexts, their versions and exports, and
 // webhook registration. Its [Handler] routes a request, admits it (the
-// bearer key, the key's rate limit, an injected fault, the query, the
-// write scope, the body limit, the idempotency key of a POST) and answers
-// it.
+// bearer key, the key's rate limit, an injected fault or the chaos mode's
+// failure, the query, the write scope, the body limit, the idempotency key
+// of a POST) and answers it.
 //
 // It owns the /v1 routes, the order of the checks and the answers' shapes.
 // What it reads and changes is the service's (the store, the keys, the
-// faults, the idempotency keys), and the events it fires go through
-// service.Service.Emit, as every event does. It imports service, the
-// parts it reads, and what the APIs share (httpapi, rules, jsonwire);
-// nothing imports it but mockserver.
+// faults, the chaos mode, the idempotency keys), and the events it fires
+// go through service.Service.Emit, as every event does. It imports
+// service, the parts it reads, and what the APIs share (httpapi, rules,
+// jsonwire); nothing imports it but mockserver.
 package v1api
 
 import (
@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/chaos"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/faults"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/keys"
@@ -141,8 +142,10 @@ func match(r *http.Request) (*route, string, bool) {
 }
 
 // ServeHTTP routes a /v1 request: a path of no route is a 404, a method
-// its route has not a 405 with Allow; the request is then admitted and
-// served (authenticated).
+// its route has not a 405 with Allow; the request is then counted by the
+// chaos mode, when one is set, which draws its decision (its ordinal is
+// its place among the requests routed, whatever its key, rate limit and
+// faults make of it), and admitted and served (authenticated).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, id, ok := match(r)
 	if !ok {
@@ -155,12 +158,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpapi.MethodNotAllowed(w, r, rt.allow)
 		return
 	}
-	h.authenticated(w, r, op, write, id)
+	var draw chaos.RequestDraw
+	if run := h.svc.Chaos.Current(); run != nil {
+		draw = run.NextRequest()
+	}
+	h.authenticated(w, r, op, write, id, draw)
 }
 
 // authenticated admits a request: bearer authentication (401), the key's
-// rate limit (429), then an injected fault, then serveAuthenticated.
-func (h *Handler) authenticated(w http.ResponseWriter, r *http.Request, op operation, write bool, id string) {
+// rate limit (429), then an injected fault, or else the chaos mode's
+// failure when draw is one, then serveAuthenticated.
+func (h *Handler) authenticated(w http.ResponseWriter, r *http.Request, op operation, write bool, id string, draw chaos.RequestDraw) {
 	k := h.authenticate(r)
 	if k == nil {
 		w.Header()["Www-Authenticate"] = []string{"Bearer"}
@@ -176,6 +184,11 @@ func (h *Handler) authenticated(w http.ResponseWriter, r *http.Request, op opera
 	// gets its 401, and a faulted request has used a token.
 	f, done := h.injectFault(w, r)
 	if done {
+		return
+	}
+	// A request a fault matched is the fault's: the test placed it.
+	if draw.Status != 0 && f == (faults.Fault{}) {
+		h.injectChaos(w, r, draw)
 		return
 	}
 	if faults.LosesAnswer(f) {

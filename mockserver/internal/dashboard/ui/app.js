@@ -80,6 +80,7 @@ async function loadSummary() {
   const counts = { deliveries: d.pending + d.succeeded + d.failed, events: s.events, webhooks: s.webhooks,
     contexts: s.contexts, accounts: s.accounts, faults: s.faults };
   for (const [k, v] of Object.entries(counts)) $('#count-' + k).textContent = fmtCount(v);
+  renderChaosBadge(s.chaos);
   if (app.view && app.view.onSummary) app.view.onSummary(s);
 }
 const refreshSummary = throttle(() => loadSummary().catch(showError), 250);
@@ -88,6 +89,16 @@ function setLive(live) {
   const el = $('#live');
   el.textContent = live ? 'live' : 'reconnecting…';
   el.className = 'live ' + (live ? 'live-on' : 'live-off');
+}
+
+// renderChaosBadge shows, in the top bar and the sidebar, whether the
+// chaos mode is on: every test against the mock meets its failures then,
+// so the page never lets it go unnoticed.
+function renderChaosBadge(ch) {
+  const badge = $('#chaos-badge');
+  badge.hidden = !ch.on;
+  badge.title = ch.on ? 'Chaos mode on: ' + ch.spec : '';
+  $('#count-chaos').textContent = ch.on ? 'on' : '';
 }
 
 // ---- Toasts and dialogs ----
@@ -296,7 +307,7 @@ class ListView {
   async load() {
     let res;
     try {
-      res = await page(this.def.path, this.def.params(this.q), PAGE_SIZE, this.cursors[this.index]);
+      res = this.def.load ? await this.def.load() : await page(this.def.path, this.def.params(this.q), PAGE_SIZE, this.cursors[this.index]);
     } catch (e) {
       replace(this.status, h('p', { class: 'error', role: 'alert' }, 'Cannot load the list: ' + e.message));
       return;
@@ -324,6 +335,7 @@ class ListView {
   // renderPager: every list's pager says the same, "‹ Previous · page N ·
   // Next ›"; its titles say which way that is (newer or older first).
   renderPager() {
+    if (this.def.load) return; // one list, whole
     const [before, after] = this.def.desc ? ['newer', 'older'] : ['earlier', 'later'];
     replace(this.pager,
       h('button', { type: 'button', class: 'page-prev', title: `The previous page (${before} items)`, disabled: this.index === 0, onclick: () => this.turn(-1) }, '‹ Previous'),
@@ -485,7 +497,7 @@ const VIEWS = {
       { title: 'Created', cell: d => time(d.createdAt) },
       { title: 'Event', cell: d => [h('span', { class: 'type' }, d.eventType), ' ', mono(shortId(d.eventId), d.eventId)] },
       { title: 'Webhook', class: 'clip', cell: d => h('span', { title: d.url }, urlLabel(d.url)) },
-      { title: 'Tries', class: 'num', cell: d => String(d.attempts.length) },
+      { title: 'Tries', class: 'num', cell: d => [chaosMarks(d), String(d.attempts.length)] },
       { title: 'Last answer', class: 'clip', cell: d => lastAnswer(d) },
       { title: 'Next attempt', cell: d => (d.nextAttemptAt ? rel(d.nextAttemptAt) : d.state === 'pending' ? h('span', { class: 'muted' }, 'running') : '–') },
     ],
@@ -588,6 +600,29 @@ const VIEWS = {
     relevant: c => c.kind === 'faults',
     aside: () => faultForm(),
   },
+  chaos: {
+    title: 'Chaos',
+    path: '/_mock/chaos',
+    empty: 'No decision yet: set a chaos mode (beside), or start the mock with -chaos SPEC.',
+    // One read gives the decisions (newest first, the last 100) and the
+    // counts beside them.
+    load: async () => {
+      const c = await api('/_mock/chaos');
+      const info = document.getElementById('chaos-info');
+      if (info) replace(info, chaosInfo(c));
+      return { items: c.decisions, nextCursor: null };
+    },
+    params: () => ({}),
+    id: () => null,
+    columns: [
+      { title: 'Time', cell: d => time(d.at) },
+      { title: 'Action', cell: d => chaosBadge(d.action) },
+      { title: 'Of', cell: d => (d.action === 'api-error' ? `request ${fmtCount(d.request)}` : `event ${fmtCount(d.event)}`) },
+      { title: 'What it did', class: 'clip', cell: d => decisionText(d) },
+    ],
+    relevant: c => c.kind === 'chaos',
+    aside: () => chaosPanel(),
+  },
   contract: {
     title: 'Contract',
     path: '/_mock/contract/mismatches',
@@ -615,6 +650,89 @@ const VIEWS = {
 function sdkBadge(f) {
   if (f.sdk) return h('span', { class: 'badge ' + (f.sdk.tolerated ? 'state-succeeded' : 'state-failed'), title: f.sdk.sdk }, f.sdk.tolerated ? 'tolerates' : 'breaks');
   return h('span', { class: 'muted', title: f.unvalidated || null }, f.unvalidated ? 'not checked' : '–');
+}
+
+// chaosBadge names a chaos action.
+function chaosBadge(action) {
+  return h('span', { class: 'badge badge-chaos chaos-' + action }, action);
+}
+
+// chaosMarks marks a delivery chaos held back or repeated, in a list.
+function chaosMarks(d) {
+  const actions = [...new Set(d.attempts.filter(a => a.chaos).map(a => a.chaos.action))];
+  return actions.map(a => [h('span', { class: 'badge badge-chaos chaos-' + a, title: a === 'held' ? 'its first attempt was held back by the chaos mode' : 'an acknowledged attempt was sent again by the chaos mode' }, a === 'held' ? 'held' : 'dup'), ' ']);
+}
+
+// chaosEffect says what chaos did to an attempt.
+function chaosEffect(a) {
+  if (!a.chaos) return null;
+  if (a.chaos.action === 'held') {
+    return h('span', { class: 'badge badge-chaos chaos-held', title: 'The chaos mode held this first attempt back, so that later events could overtake it (reorder)' },
+      'held ' + fmtDuration(a.chaos.delayNs));
+  }
+  return h('span', { class: 'badge badge-chaos chaos-duplicate', title: 'The chaos mode sent the acknowledged attempt before this one again (duplicate): the same event id and body' },
+    `duplicate of #${a.number - 1}, ${fmtDuration(a.chaos.delayNs)} after`);
+}
+
+// decisionText says what a decision did, linking what it did it to.
+function decisionText(d) {
+  const delivery = () => link('#/deliveries' + qs({ id: d.deliveryId }), shortId(d.deliveryId), d.deliveryId);
+  if (d.action === 'api-error') {
+    return h('span', { title: `${d.method} ${d.path} answered ${d.status} (${d.requestId})` },
+      h('span', { class: 'badge status-bad' }, String(d.status)), ' ', mono(d.method + ' ' + d.path));
+  }
+  const delay = fmtDuration(d.delayMs * 1e6);
+  if (d.action === 'held') return [delivery(), ` held ${delay}`];
+  return [delivery(), ` #${d.attempt} again after ${delay}`];
+}
+
+// chaosInfo shows the chaos mode's settings and counts.
+function chaosInfo(c) {
+  const pct = p => `${+(p * 100).toFixed(4)} %`;
+  return [
+    c.on
+      ? kv([
+        ['SPEC', h('span', { class: 'mono wrap', id: 'chaos-spec-now' }, c.spec)],
+        ['Seed', [mono(String(c.seed)), c.seedChosen ? h('span', { class: 'muted' }, ' chosen by the server') : null]],
+        ['Duplicate', pct(c.duplicate)],
+        ['Reorder', pct(c.reorder)],
+        ['Delay', `up to ${fmtDuration(c.delayMs * 1e6)}`],
+        ['API errors', pct(c.apiError)],
+        ['Since', h('span', { class: 'mono' }, fmtDateTime(c.since))],
+      ])
+      : h('p', { class: 'muted', id: 'chaos-off' }, 'Off: every request runs and every delivery goes once, as soon as it is due.'),
+    h('h3', null, 'Since it was set'),
+    kv([
+      ['Requests', fmtCount(c.requests)],
+      ['Events', fmtCount(c.events)],
+      ['Failed', h('span', { id: 'chaos-api-errors' }, fmtCount(c.apiErrors))],
+      ['Held', fmtCount(c.held)],
+      ['Duplicated', fmtCount(c.duplicates)],
+    ]),
+  ];
+}
+
+// chaosPanel is the chaos mode and the form that sets it.
+async function chaosPanel() {
+  const c = await api('/_mock/chaos');
+  const spec = h('input', { id: 'chaos-spec', class: 'mono', name: 'spec', value: c.on ? c.spec : '', spellcheck: 'false',
+    placeholder: 'seed=42,duplicate=0.2,reorder=0.3,delay=2s,api-error=0.1', 'aria-label': 'The chaos mode as a SPEC' });
+  const submit = e => {
+    e.preventDefault();
+    act(res => 'Chaos mode set: ' + res.spec, () => api('/_mock/chaos', { method: 'PUT', body: { spec: spec.value.trim() } }));
+  };
+  const stop = () => act('Chaos mode off', () => api('/_mock/chaos', { method: 'DELETE' }));
+  return h('section', { class: 'detail-body chaos-panel' },
+    h('header', { class: 'detail-head' }, h('h2', null, 'Chaos mode')),
+    h('div', { id: 'chaos-info' }, chaosInfo(c)),
+    h('h3', null, 'Set'),
+    h('form', { class: 'form', id: 'chaos-form', onsubmit: submit },
+      h('label', null, 'SPEC', spec),
+      h('div', { class: 'form-actions' }, h('button', { type: 'submit', class: 'primary' }, 'Set'),
+        h('button', { type: 'button', class: 'danger', id: 'chaos-stop', onclick: stop }, 'Turn off'))),
+    h('p', { class: 'muted' }, 'seed=N (without it one is chosen), duplicate=P (an acknowledged attempt is sent again), reorder=P (a delivery is held back, so a later event overtakes it), ',
+      'delay=D (the longest hold or wait, 2s by default) and api-error=P (a /v1 request fails with 429, 500, 502 or 503). ',
+      'The same seed and the same requests, one after another, give the same decisions; setting the mode, or a reset, starts its counts over (PUT /_mock/chaos).'));
 }
 
 function eventAbout(e) {
@@ -719,6 +837,7 @@ function attemptList(attempts) {
         h('span', { class: 'mono', title: 'started ' + a.startedAt + (a.scheduledAt !== a.startedAt ? ', due ' + a.scheduledAt : '') }, fmtDateTime(a.startedAt).slice(0, 19)),
         h('span', { class: 'muted' }, fmtDuration(a.durationNs)),
         answer(a),
+        chaosEffect(a),
         a.traceId ? h('span', { class: 'mono muted attempt-trace', title: 'the attempt\'s OpenTelemetry trace: find it in your tracing by this id' }, 'trace ' + a.traceId) : null),
       a.responseSnippet ? h('pre', { class: 'code answer' }, a.responseSnippet) : null)));
 }
@@ -734,6 +853,7 @@ async function eventDetail(id) {
       ['Time', h('span', { class: 'mono' }, fmtDateTime(ev.timestamp))],
       ['Account', ev.account],
       ev.data && ev.data.contextId ? ['Context', link('#/contexts' + qs({ id: ev.data.contextId }), ev.data.contextId)] : null,
+      ev.chaosOrdinal ? ['Chaos', h('span', { title: 'Its place among the events fired since the chaos mode was set: its deliveries\u2019 decisions are keyed on it' }, `event ${fmtCount(ev.chaosOrdinal)}`)] : null,
     ]),
     h('h3', null, 'Envelope (as delivered and signed)'),
     h('pre', { class: 'code payload' }, prettyJSON({ id: ev.id, type: ev.type, timestamp: ev.timestamp, data: ev.data })),
@@ -742,7 +862,7 @@ async function eventDetail(id) {
       ? h('table', { class: 'list mini' }, h('tbody', null, dl.data.map(d => h('tr', null,
         h('td', null, stateBadge(d.state)),
         h('td', { class: 'clip' }, h('a', { href: '#/deliveries' + qs({ id: d.id, event: ev.id }) }, urlLabel(d.url))),
-        h('td', { class: 'num' }, `${d.attempts.length} tries`),
+        h('td', { class: 'num' }, chaosMarks(d), `${d.attempts.length} tries`),
         h('td', null, lastAnswer(d))))))
       : empty('No webhook of the account receives this type.'));
 }
