@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 )
@@ -431,5 +433,61 @@ func TestRequestLog(t *testing.T) {
 	}
 	if strings.Contains(out, ts.APIKey) || strings.Contains(out, "Bearer") {
 		t.Errorf("the key is in the log: %s", out)
+	}
+}
+
+// TestAdminQueryParams: each admin route takes the query parameters the
+// OpenAPI document lists for it, and refuses any other with a 400 naming
+// it (a filter a list does not have, such as ?order=desc on the webhooks,
+// is an error, not a list in another order than asked).
+func TestAdminQueryParams(t *testing.T) {
+	t.Parallel()
+	doc, err := spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := NewTestServer(t)
+	for path, item := range doc.Paths.Map() {
+		if !strings.HasPrefix(path, "/_mock/") || strings.HasPrefix(path, "/_mock/ui") {
+			continue
+		}
+		for method, op := range item.Operations() {
+			var documented []string
+			for _, p := range append(item.Parameters, op.Parameters...) {
+				if p.Value != nil && p.Value.In == "query" {
+					documented = append(documented, p.Value.Name)
+				}
+			}
+			took := adminapi.QueryParams(method, path)
+			slices.Sort(documented)
+			took = slices.Sorted(slices.Values(took))
+			if !slices.Equal(took, documented) {
+				t.Errorf("%s %s takes %v; the document lists %v", method, path, took, documented)
+			}
+			if method != http.MethodGet || strings.Contains(path, "{") || path == "/_mock/stream" {
+				continue
+			}
+			resp, err := http.Get(ts.HTTP.URL + path + "?lmit=5")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				Error struct{ Type, Param, Message string }
+			}
+			err = json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusBadRequest || body.Error.Param != "lmit" ||
+				!strings.Contains(body.Error.Message, `"lmit" is not a query parameter of this route`) {
+				t.Errorf("GET %s?lmit=5: %d %+v (%v), want a 400 naming lmit", path, resp.StatusCode, body.Error, err)
+			}
+		}
+	}
+	resp, err := http.Get(ts.HTTP.URL + "/_mock/webhooks?order=desc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("GET /_mock/webhooks?order=desc: %d, want 400 (the webhooks are listed in one order)", resp.StatusCode)
 	}
 }

@@ -362,6 +362,10 @@ func inexpressibleRefusal(s *Server, op string, ex *exchange, param string) stri
 		return "a repeated query parameter"
 	case param == "cursor":
 		return "a cursor the server did not issue"
+	case strings.HasPrefix(op, "mock") && q.Has(param) && !documentedQueryParam(op, param):
+		// OpenAPI lists the parameters a route takes, but cannot forbid the
+		// others.
+		return "a query parameter the admin route does not take"
 	case param == "Idempotency-Key" && len(ex.reqHeader.Values("Idempotency-Key")) == 1:
 		return "an Idempotency-Key used before with another method, path or body"
 	case fields[param] != nil && loneSurrogate(fields[param]) >= 0:
@@ -435,6 +439,28 @@ func webhookLimitReached(ex *exchange) bool {
 // inexpressibleAcceptance says which rule, stated in the document's words
 // only, explains the acceptance of a request the schemas forbid; "" when
 // none does.
+// documentedQueryParam reports whether the document lists name as a query
+// parameter of the operation op.
+func documentedQueryParam(op, name string) bool {
+	doc, err := spec()
+	if err != nil {
+		return false
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, o := range item.Operations() {
+			if o.OperationID != op {
+				continue
+			}
+			for _, p := range append(item.Parameters, o.Parameters...) {
+				if p.Value != nil && p.Value.In == "query" && p.Value.Name == name {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 func inexpressibleAcceptance(op string, ex *exchange) string {
 	if op != "createContext" && op != "updateContext" {
 		return ""

@@ -170,14 +170,42 @@ func (h *Handler) routes() {
 	}})
 }
 
+// queryParams are the query parameters each route takes, as the OpenAPI
+// document lists them (TestAdminQueryParams holds the two equal); a route
+// missing here takes none.
+var queryParams = map[string][]string{
+	"GET /_mock/events":                 {"limit", "cursor", "order", "type", "account"},
+	"GET /_mock/deliveries":             {"limit", "cursor", "eventId", "webhookId", "state", "account", "type", "order"},
+	"GET /_mock/webhooks":               {"limit", "cursor", "account"},
+	"GET /_mock/faults":                 {"limit", "cursor"},
+	"GET /_mock/accounts":               {"limit", "cursor"},
+	"GET /_mock/contexts":               {"limit", "cursor", "order", "account"},
+	"GET /_mock/contexts/{id}/versions": {"limit", "cursor", "order"},
+	"GET /_mock/contexts/{id}/diff":     {"from", "to"},
+	"GET /_mock/contract/mismatches":    {"limit", "cursor", "order", "operation"},
+}
+
+// QueryParams returns the query parameters the route of method and
+// pattern takes (for the test that holds them to the OpenAPI document).
+func QueryParams(method, pattern string) []string { return queryParams[method+" "+pattern] }
+
 // handle registers a route. Every handler first refuses a malformed query
-// string (400).
+// string and a parameter the route does not take (400); the dashboard's
+// files, which a browser may ask for with a query of its own, take any.
 func (h *Handler) handle(pattern string, rt httpapi.Route) {
+	anyQuery := dashboard.IsPath(pattern)
 	for m, f := range rt {
+		allowed := queryParams[m+" "+pattern]
 		rt[m] = func(w http.ResponseWriter, r *http.Request) {
 			if e := httpapi.CheckQuery(r); e != nil {
 				httpapi.WriteError(w, e)
 				return
+			}
+			if !anyQuery {
+				if e := httpapi.UnknownParam(r, allowed); e != nil {
+					httpapi.WriteError(w, e)
+					return
+				}
 			}
 			f(w, r)
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -50,6 +51,37 @@ func CheckQuery(r *http.Request) *Error {
 		}
 	}
 	return BadRequest("", "the query string is malformed")
+}
+
+// UnknownParam returns a 400 naming the first query parameter of r, in
+// the order written, that is not one of allowed, saying which the route
+// takes: a misspelt or unsupported filter is refused rather than ignored,
+// so a list never quietly answers another question than the one asked
+// (?order=desc on a list kept in one order). r's query is well formed
+// (CheckQuery).
+func UnknownParam(r *http.Request, allowed []string) *Error {
+	for pair := range strings.SplitSeq(r.URL.RawQuery, "&") {
+		if pair == "" {
+			continue
+		}
+		key, _, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(key)
+		if err != nil {
+			name = key
+		}
+		if slices.Contains(allowed, name) {
+			continue
+		}
+		if len(name) > maxParamEcho {
+			name = name[:maxParamEcho]
+		}
+		takes := "it takes none"
+		if len(allowed) > 0 {
+			takes = "it takes " + strings.Join(allowed, ", ")
+		}
+		return BadRequest(name, strconv.Quote(name)+" is not a query parameter of this route: "+takes)
+	}
+	return nil
 }
 
 // ParseVersion reads a version number query parameter: an integer of 1 or
