@@ -318,6 +318,12 @@ func (fx *fuzzServer) build(t *testing.T, op fuzzOp, r *rand.Rand) (*fuzzRequest
 		if m, ok := v.(map[string]any); ok && op.id == "mockEmitEvent" && m["account"] != nil {
 			m["account"] = fx.account // the document cannot know the server's accounts
 		}
+		if m, ok := v.(map[string]any); ok && op.id == "mockSetChaos" && m["spec"] != nil {
+			// A SPEC's grammar (KEY=VALUE items, each key once, values in
+			// range) is stated in words: the valid one is made, not drawn.
+			m["spec"] = fmt.Sprintf("seed=%d,duplicate=%.2f,reorder=%.2f,delay=%dms,api-error=%.2f",
+				1+r.IntN(1<<20), r.Float64(), r.Float64(), 1+r.IntN(5000), r.Float64())
+		}
 		req.body, _ = json.Marshal(v)
 	}
 	req.hasBody = true
