@@ -3,17 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/planflag"
 )
 
 // defaultTimeout bounds each request, an export's download included.
@@ -66,7 +64,7 @@ func (f *apiFlags) client() (*contextsvc.Client, error) {
 		contextsvc.WithUserAgent("contextsvc-cli/" + commandVersion()),
 	}
 	if f.plan != "" {
-		plan, err := parsePlan(f.plan)
+		plan, err := planflag.Parse(f.plan)
 		if err != nil {
 			return nil, usagef("--plan: %v", err)
 		}
@@ -87,27 +85,6 @@ func (f *apiFlags) key() string {
 		return f.apiKey
 	}
 	return f.s.getenv(contextsvc.EnvAPIKey)
-}
-
-// parsePlan reads a --plan value.
-func parsePlan(v string) (contextsvc.Plan, error) {
-	switch {
-	case v == "free":
-		return contextsvc.FreePlan(), nil
-	case v == "pro":
-		return contextsvc.ProPlan(), nil
-	case v == "business":
-		return contextsvc.BusinessPlan(), nil
-	case strings.HasPrefix(v, "enterprise="):
-		n, b, ok := strings.Cut(strings.TrimPrefix(v, "enterprise="), "/")
-		pm, err1 := strconv.Atoi(n)
-		burst, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil || pm <= 0 || burst <= 0 {
-			return contextsvc.Plan{}, fmt.Errorf("enterprise=PERMINUTE/BURST takes two positive numbers, got %q", v)
-		}
-		return contextsvc.EnterprisePlan(pm, burst)
-	}
-	return contextsvc.Plan{}, errors.New("must be free, pro, business or enterprise=PERMINUTE/BURST")
 }
 
 // rawBody keeps the body of a call's answer as it came, for --json: the

@@ -2,12 +2,11 @@ package conformcmd
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
 	"strings"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/conformance"
+	"github.com/contextsvc/contextsvc-go/internal/planflag"
 )
 
 // planFlag is the -plan flag: the key's plan, which paces the run with the
@@ -18,32 +17,18 @@ type planFlag struct{ name string }
 func (p *planFlag) String() string { return p.name }
 
 func (p *planFlag) Set(v string) error {
-	if _, err := parsePlan(v); err != nil && v != "unlimited" {
-		return err
+	if v == "unlimited" {
+		p.name = v
+		return nil
+	}
+	if _, err := planflag.Parse(v); err != nil {
+		if strings.HasPrefix(v, "enterprise=") {
+			return err
+		}
+		return errors.New("must be free, pro, business, enterprise=PERMINUTE/BURST or unlimited")
 	}
 	p.name = v
 	return nil
-}
-
-// parsePlan returns the SDK's plan of a -plan value.
-func parsePlan(v string) (contextsvc.Plan, error) {
-	switch {
-	case v == "free":
-		return contextsvc.FreePlan(), nil
-	case v == "pro":
-		return contextsvc.ProPlan(), nil
-	case v == "business":
-		return contextsvc.BusinessPlan(), nil
-	case strings.HasPrefix(v, "enterprise="):
-		n, b, ok := strings.Cut(strings.TrimPrefix(v, "enterprise="), "/")
-		pm, err1 := strconv.Atoi(n)
-		burst, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil || pm <= 0 || burst <= 0 {
-			return contextsvc.Plan{}, fmt.Errorf("enterprise plan must be enterprise=PERMINUTE/BURST with positive numbers, got %q", v)
-		}
-		return contextsvc.EnterprisePlan(pm, burst)
-	}
-	return contextsvc.Plan{}, errors.New("must be free, pro, business, enterprise=PERMINUTE/BURST or unlimited")
 }
 
 // apply sets the run's pacing: the SDK's limiter for the plan and the
@@ -53,7 +38,7 @@ func (p planFlag) apply(cfg *conformance.Config) error {
 		cfg.Unlimited = true
 		return nil
 	}
-	plan, err := parsePlan(p.name)
+	plan, err := planflag.Parse(p.name)
 	if err != nil {
 		return err
 	}
