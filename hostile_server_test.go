@@ -239,29 +239,15 @@ func bigAnswer(t testing.TB, mode string, size int) http.Handler {
 func TestAnswerSizeBound(t *testing.T) {
 	t.Parallel()
 	const bound = 2 << 20
-	calls := map[string]func(context.Context, *Client) error{
-		"Get":  func(ctx context.Context, c *Client) error { _, err := c.Contexts.Get(ctx, "ctx_1"); return err },
-		"List": func(ctx context.Context, c *Client) error { _, err := c.Contexts.List(ctx, nil); return err },
-		"Do": func(ctx context.Context, c *Client) error {
-			req, _ := c.NewRequest(ctx, http.MethodGet, "contexts", nil)
-			var v any
-			_, err := c.Do(ctx, req, &v)
+	calls := readingCalls()
+	calls["Export"] = func(ctx context.Context, c *Client) error {
+		exp, err := c.Contexts.Export(ctx, "ctx_1", nil)
+		if err != nil {
 			return err
-		},
-		"Do into a writer": func(ctx context.Context, c *Client) error {
-			req, _ := c.NewRequest(ctx, http.MethodGet, "contexts", nil)
-			_, err := c.Do(ctx, req, io.Discard)
-			return err
-		},
-		"Export": func(ctx context.Context, c *Client) error {
-			exp, err := c.Contexts.Export(ctx, "ctx_1", nil)
-			if err != nil {
-				return err
-			}
-			defer exp.Body.Close()
-			_, err = io.Copy(io.Discard, exp.Body)
-			return err
-		},
+		}
+		defer exp.Body.Close()
+		_, err = io.Copy(io.Discard, exp.Body)
+		return err
 	}
 	for _, mode := range []string{"length", "chunked", "gzip"} {
 		for name, call := range calls {
@@ -809,21 +795,7 @@ func (b *stallingBody) Close() error {
 // net/http's own transport and over one that does not watch the context.
 func TestSlowBodyEndsAtTheDeadline(t *testing.T) {
 	t.Parallel()
-	calls := map[string]func(context.Context, *Client) error{
-		"Get":  func(ctx context.Context, c *Client) error { _, err := c.Contexts.Get(ctx, "ctx_1"); return err },
-		"List": func(ctx context.Context, c *Client) error { _, err := c.Contexts.List(ctx, nil); return err },
-		"Do": func(ctx context.Context, c *Client) error {
-			req, _ := c.NewRequest(ctx, http.MethodGet, "contexts", nil)
-			var v any
-			_, err := c.Do(ctx, req, &v)
-			return err
-		},
-		"Do into a writer": func(ctx context.Context, c *Client) error {
-			req, _ := c.NewRequest(ctx, http.MethodGet, "contexts", nil)
-			_, err := c.Do(ctx, req, io.Discard)
-			return err
-		},
-	}
+	calls := readingCalls()
 	for _, transport := range []string{"net/http", "context-blind"} {
 		for name, call := range calls {
 			t.Run(transport+" "+name, func(t *testing.T) {
@@ -926,4 +898,24 @@ func FuzzRedactKey(f *testing.F) {
 			t.Fatalf("redactKey(%q, %q, %d) = %d bytes", body, key, limit, len(out))
 		}
 	})
+}
+
+// readingCalls are the calls that read a 2xx answer's body, by name: the
+// typed operations, and Do decoding it or copying it into a writer.
+func readingCalls() map[string]func(context.Context, *Client) error {
+	return map[string]func(context.Context, *Client) error{
+		"Get":  func(ctx context.Context, c *Client) error { _, err := c.Contexts.Get(ctx, "ctx_1"); return err },
+		"List": func(ctx context.Context, c *Client) error { _, err := c.Contexts.List(ctx, nil); return err },
+		"Do": func(ctx context.Context, c *Client) error {
+			req, _ := c.NewRequest(ctx, http.MethodGet, "contexts", nil)
+			var v any
+			_, err := c.Do(ctx, req, &v)
+			return err
+		},
+		"Do into a writer": func(ctx context.Context, c *Client) error {
+			req, _ := c.NewRequest(ctx, http.MethodGet, "contexts", nil)
+			_, err := c.Do(ctx, req, io.Discard)
+			return err
+		},
+	}
 }
