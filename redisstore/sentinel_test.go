@@ -188,10 +188,16 @@ func fleetFailover(t *testing.T, plan contextsvc.Plan, mode redisstore.FailureMo
 			}
 			return requests.Load() >= atPromotion+10
 		})
-		// Ten requests after the last return to Redis that the logs show:
-		// under load a limiter may fall back again while the sentinels
-		// settle, and the count starts anew at each return.
-		after, lastBack := requests.Load(), lastRecovery(run.logs)
+		// Ten requests from the time check starts to hold the fleet to
+		// the plan again (settle after the last return to Redis that the
+		// logs show, or after the promotion when none fell back): under
+		// load a limiter may fall back again while the sentinels settle,
+		// and the count starts anew at each return.
+		settle := redisstore.DefaultRecheckInterval + 2*time.Minute/time.Duration(plan.PerMinute())
+		lastBack, after := promoted, int64(-1)
+		if back := lastRecovery(run.logs); back.After(lastBack) {
+			lastBack = back
+		}
 		waitFor(t, "requests after the recovery", func() bool {
 			for _, l := range lims {
 				if l.Degraded() {
@@ -199,7 +205,13 @@ func fleetFailover(t *testing.T, plan contextsvc.Plan, mode redisstore.FailureMo
 				}
 			}
 			if back := lastRecovery(run.logs); back.After(lastBack) {
-				after, lastBack = requests.Load(), back
+				lastBack, after = back, -1
+			}
+			if time.Since(lastBack) <= settle {
+				return false
+			}
+			if after < 0 {
+				after = requests.Load()
 			}
 			return requests.Load() >= after+10
 		})
