@@ -96,14 +96,18 @@ type rawBody struct{ buf bytes.Buffer }
 func (r *rawBody) option() contextsvc.RequestOption {
 	return contextsvc.WithRequestMiddleware(contextsvc.Middleware{
 		Call: func(ctx context.Context, call *contextsvc.Call, next contextsvc.CallNext) (*http.Response, error) {
-			resp, err := next(ctx)
-			if err == nil && resp != nil && resp.Body != nil {
-				r.buf.Reset()
-				resp.Body = teeBody{Reader: io.TeeReader(resp.Body, &r.buf), Closer: resp.Body}
-			}
-			return resp, err
+			return r.capture(next(ctx))
 		},
 	})
+}
+
+// capture makes r keep what the SDK reads of resp's body, from now on.
+func (r *rawBody) capture(resp *http.Response, err error) (*http.Response, error) {
+	if err == nil && resp != nil && resp.Body != nil {
+		r.buf.Reset()
+		resp.Body = teeBody{Reader: io.TeeReader(resp.Body, &r.buf), Closer: resp.Body}
+	}
+	return resp, err
 }
 
 // bytes returns the body read so far.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,32 +71,20 @@ func newContextsListCmd(s *streams) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		ctx := cmd.Context()
 		opts := &contextsvc.ContextListOptions{Limit: limit, Cursor: cursor, Tags: tags}
-		var raw rawBody
-		var shown []*contextsvc.Context
-		for {
-			page, err := c.Contexts.List(ctx, opts, raw.option())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if err := writeRaw(s.out, raw.bytes()); err != nil {
-					return err
+		shown, err := listPages(s, "contexts", all, asJSON,
+			func(ro ...contextsvc.RequestOption) ([]*contextsvc.Context, bool, string, error) {
+				page, err := c.Contexts.List(cmd.Context(), opts, ro...)
+				if err != nil {
+					return nil, false, "", err
 				}
-			} else {
-				shown = append(shown, page.Data...)
-			}
-			if !all || !page.HasMore || page.NextCursor == "" {
-				if !all && page.HasMore && !asJSON {
-					fmt.Fprintf(s.err, "More contexts follow: --all lists every page, --cursor %s the next.\n", page.NextCursor)
-				}
-				break
-			}
-			opts.Cursor = page.NextCursor
-		}
-		if asJSON {
-			return nil
+				return page.Data, page.HasMore, page.NextCursor, nil
+			},
+			func(ro ...contextsvc.RequestOption) iter.Seq2[*contextsvc.Context, error] {
+				return c.Contexts.All(cmd.Context(), opts, ro...)
+			})
+		if err != nil || asJSON {
+			return err
 		}
 		if quiet {
 			for _, x := range shown {
@@ -434,30 +423,19 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 			return err
 		}
 		opts := &contextsvc.VersionListOptions{Limit: limit, Cursor: cursor}
-		var raw rawBody
-		var shown []*contextsvc.Version
-		for {
-			page, err := c.Contexts.ListVersions(cmd.Context(), args[0], opts, raw.option())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if err := writeRaw(s.out, raw.bytes()); err != nil {
-					return err
+		shown, err := listPages(s, "versions", all, asJSON,
+			func(ro ...contextsvc.RequestOption) ([]*contextsvc.Version, bool, string, error) {
+				page, err := c.Contexts.ListVersions(cmd.Context(), args[0], opts, ro...)
+				if err != nil {
+					return nil, false, "", err
 				}
-			} else {
-				shown = append(shown, page.Data...)
-			}
-			if !all || !page.HasMore || page.NextCursor == "" {
-				if !all && page.HasMore && !asJSON {
-					fmt.Fprintf(s.err, "More versions follow: --all lists every page, --cursor %s the next.\n", page.NextCursor)
-				}
-				break
-			}
-			opts.Cursor = page.NextCursor
-		}
-		if asJSON {
-			return nil
+				return page.Data, page.HasMore, page.NextCursor, nil
+			},
+			func(ro ...contextsvc.RequestOption) iter.Seq2[*contextsvc.Version, error] {
+				return c.Contexts.AllVersions(cmd.Context(), args[0], opts, ro...)
+			})
+		if err != nil || asJSON {
+			return err
 		}
 		t := newTable(paint(s.colorOK(s.outTTY)), "VERSION", "NAME", "TAGS", "CREATED", "CREATED BY", "WORDS", "SECTIONS CHANGED")
 		for _, v := range shown {

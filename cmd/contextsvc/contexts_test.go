@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -194,5 +197,109 @@ func TestContentLimits(t *testing.T) {
 	r = c.run("contexts", "create", "--name", "Missing", "--file", filepath.Join(t.TempDir(), "none.md"))
 	if r.code != exitUsage || !strings.Contains(r.errOut, "no such file") {
 		t.Errorf("a missing file: exit %d, %q", r.code, r.errOut)
+	}
+}
+
+// TestListAllEnds: --all reads through the SDK's iterator, so a server
+// whose pages never end (a cursor cycle, endless empty pages) ends the
+// command with an error rather than running for ever; with --json, the
+// pages accepted before are written and a page the SDK refuses is not.
+func TestListAllEnds(t *testing.T) {
+	t.Parallel()
+	ctx := func(id string) string { return `{"id":"` + id + `","name":"n","version":1}` }
+	ver := func(n string) string { return `{"contextId":"ctx_1","version":` + n + `}` }
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		pages    map[string]string // cursor → the answer's body
+		status   map[string]int    // cursor → the answer's status, 200 when absent
+		wantErr  string            // in stderr
+		wantJSON []string          // the page cursors written, in order
+	}{
+		{
+			name: "a cursor cycle",
+			args: []string{"contexts", "list", "--all", "-q"},
+			pages: map[string]string{
+				"":  `{"data":[` + ctx("ctx_1") + `],"hasMore":true,"nextCursor":"a"}`,
+				"a": `{"data":[` + ctx("ctx_2") + `],"hasMore":true,"nextCursor":"b"}`,
+				"b": `{"data":[` + ctx("ctx_3") + `],"hasMore":true,"nextCursor":"a"}`,
+			},
+			wantErr: "the same pages would follow for ever",
+		},
+		{
+			name: "a cursor cycle, --json",
+			args: []string{"contexts", "list", "--all", "--json"},
+			pages: map[string]string{
+				"":  `{"data":[` + ctx("ctx_1") + `],"hasMore":true,"nextCursor":"a"}`,
+				"a": `{"data":[` + ctx("ctx_2") + `],"hasMore":true,"nextCursor":"a"}`,
+			},
+			wantErr:  "the same pages would follow for ever",
+			wantJSON: []string{"", "a"},
+		},
+		{
+			name: "endless empty pages of versions",
+			args: []string{"contexts", "versions", "ctx_1", "--all"},
+			pages: func() map[string]string {
+				m := map[string]string{"": `{"data":[` + ver("1") + `],"hasMore":true,"nextCursor":"e0"}`}
+				for i := range 40 {
+					m[fmt.Sprint("e", i)] = fmt.Sprintf(`{"data":[],"hasMore":true,"nextCursor":"e%d"}`, i+1)
+				}
+				return m
+			}(),
+			wantErr: "empty pages in a row",
+		},
+		{
+			name: "a refused page, --json",
+			args: []string{"contexts", "versions", "ctx_1", "--all", "--json"},
+			pages: map[string]string{
+				"":  `{"data":[` + ver("1") + `],"hasMore":true,"nextCursor":"a"}`,
+				"a": `{"data":[` + ver("1") + `],"hasMore":true,"nextCursor":"b"}`,
+				"b": `{"data":[` + ver("0") + `],"hasMore":false}`,
+			},
+			wantErr:  "not from 1 on",
+			wantJSON: []string{"", "a"},
+		},
+		{
+			name: "an error answer, --json",
+			args: []string{"contexts", "list", "--all", "--json"},
+			pages: map[string]string{
+				"":  `{"data":[` + ctx("ctx_1") + `],"hasMore":true,"nextCursor":"a"}`,
+				"a": `{"error":{"code":"not_found","message":"no such cursor"}}`,
+			},
+			status:   map[string]int{"a": http.StatusNotFound},
+			wantErr:  "no such cursor",
+			wantJSON: []string{""},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				cur := r.URL.Query().Get("cursor")
+				body, ok := tc.pages[cur]
+				if !ok {
+					t.Errorf("a request for the cursor %q, which no page gave", cur)
+					http.Error(w, "{}", http.StatusInternalServerError)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				if st := tc.status[cur]; st != 0 {
+					w.WriteHeader(st)
+				}
+				io.WriteString(w, body)
+			}))
+			defer srv.Close()
+			c := &cli{t: t, env: map[string]string{"CONTEXTSVC_BASE_URL": srv.URL + "/v1", "CONTEXTSVC_API_KEY": testKey}}
+			r := c.run(tc.args...)
+			if r.code != exitError || !strings.Contains(r.errOut, tc.wantErr) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.errOut, exitError, tc.wantErr)
+			}
+			var want string
+			for _, cur := range tc.wantJSON {
+				want += tc.pages[cur] + "\n"
+			}
+			if slices.Contains(tc.args, "--json") && r.out != want {
+				t.Errorf("stdout:\n%s\nwant the pages accepted:\n%s", r.out, want)
+			}
+		})
 	}
 }
