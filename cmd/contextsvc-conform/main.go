@@ -30,21 +30,16 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/contextsvc/contextsvc-go/internal/conformcmd"
+	"github.com/contextsvc/contextsvc-go/internal/interrupt"
 )
 
 func main() {
-	signaled, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	// The first signal stops the run, which then deletes what it created;
-	// a second one gets the default action and ends the process at once.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	context.AfterFunc(signaled, func() { stop(); cancel() })
+	// a second one ends the process at once.
+	ctx, stop := interrupt.Context()
+	defer stop()
 	os.Exit(conformcmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -29,20 +29,16 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/contextsvc/contextsvc-go/internal/interrupt"
 )
 
 func main() {
-	signaled, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	// The first signal stops the command in order (listen removes its
 	// webhook, trigger deletes what it created, mock shuts down); a
-	// second one gets the default action and ends the process at once.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	context.AfterFunc(signaled, func() { stop(); cancel() })
+	// second one ends the process at once.
+	ctx, stop := interrupt.Context()
+	defer stop()
 	os.Exit(run(ctx, os.Args[1:], newStreams(os.Stdin, os.Stdout, os.Stderr, os.Getenv)))
 }

@@ -46,23 +46,17 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/contextsvc/contextsvc-go/internal/interrupt"
 	"github.com/contextsvc/contextsvc-go/internal/mockcmd"
 )
 
 func main() {
-	signaled, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal begins the graceful stop; a second one ends the
+	// process at once, for a user who will not wait for a hanging
+	// receiver.
+	ctx, stop := interrupt.Context()
 	defer stop()
-	// The first signal begins the graceful stop; a second one then gets
-	// the default action and ends the process at once, for a user who
-	// will not wait for a hanging receiver. The signals are handed back
-	// before run sees ctx done, so that holds from its first log line on.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	context.AfterFunc(signaled, func() { stop(); cancel() })
 	os.Exit(mockcmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
