@@ -107,10 +107,8 @@ forwards to --listen.`,
 		if err != nil {
 			return err
 		}
-		generated := !cmd.Flags().Changed("secret")
-		if generated {
-			secret = newSecret()
-		} else if err := checkSecret(secret); err != nil {
+		generated, err := signingSecret(cmd, &secret)
+		if err != nil {
 			return err
 		}
 		if forwardTimeout <= 0 {

@@ -105,11 +105,17 @@ func completeEventTypes(cmd *cobra.Command, args []string, toComplete string) ([
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
-// newSecret makes a signing secret: whsec_ and 32 random characters.
-func newSecret() string {
+// signingSecret settles a command's --secret: the one given, refused
+// where the service would refuse it, or else a new one (generated true):
+// whsec_ and 32 random characters.
+func signingSecret(cmd *cobra.Command, secret *string) (generated bool, err error) {
+	if cmd.Flags().Changed("secret") {
+		return false, checkSecret(*secret)
+	}
 	var b [20]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return "whsec_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	*secret = "whsec_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	return true, nil
 }
 
 // checkSecret refuses a --secret the service would refuse.
@@ -151,10 +157,8 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		generated := !cmd.Flags().Changed("secret")
-		if generated {
-			secret = newSecret()
-		} else if err := checkSecret(secret); err != nil {
+		generated, err := signingSecret(cmd, &secret)
+		if err != nil {
 			return err
 		}
 		c, err := api.client()
