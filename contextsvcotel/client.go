@@ -212,14 +212,12 @@ func (e *endpoint) waitOptions(errType string) []metric.RecordOption {
 	})
 }
 
-// callStart and attemptStart start the spans: their attributes are set as
-// they end, in one call, from a lent buffer (otelkit.Attrs), which costs
-// one allocation (the span's copy) rather than three (the start options'
-// copy, the span's, and its growth by the later ones).
-var (
-	callStart    = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
-	attemptStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
-)
+// callStart starts a call's span. Its name tells a sampler the operation;
+// its attributes are set as it ends, in one call from a lent buffer
+// (otelkit.Attrs), which costs one allocation (the span's copy) rather
+// than three (the start configuration's copy, the span's, and its growth
+// by the later ones).
+var callStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 
 // call is the Call hook: the call's span, kind internal, around all its
 // attempts.
@@ -253,7 +251,18 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 	var span trace.Span
 	r := req
 	if t.tracer != nil {
-		ctx, span = t.tracer.Start(ctx, e.attemptName, attemptStart...)
+		// What is known before the request is sent is given at the
+		// span's start, where a sampler sees it (the HTTP conventions
+		// name the method, server.address, server.port and url.full); the
+		// outcome is added as it ends.
+		buf := otelkit.Attrs() // at most 6
+		attrs := append(buf[:0], e.attrs...)
+		attrs = append(attrs, semconv.URLFull(fullURL(req.URL)))
+		if a.Number > 1 {
+			attrs = append(attrs, semconv.HTTPRequestResendCount(a.Number-1))
+		}
+		ctx, span = t.tracer.Start(ctx, e.attemptName, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+		otelkit.Release(buf)
 		r = req.WithContext(ctx)
 		if t.propagates && span.SpanContext().IsValid() {
 			// The request's own header map is shared with the call's
@@ -283,7 +292,7 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 		errType = strconv.Itoa(status)
 	}
 	if span != nil {
-		endAttemptSpan(span, e, req.URL, a.Number, status, errType, err)
+		endAttemptSpan(span, status, errType, err)
 	}
 	if t.measures {
 		if t.duration.Enabled(ctx) {
@@ -296,19 +305,15 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 	return resp, err
 }
 
-// endAttemptSpan gives an attempt's span its attributes and status, all
-// in one call, and ends it.
-func endAttemptSpan(span trace.Span, e *endpoint, u *url.URL, number, status int, errType string, err error) {
+// endAttemptSpan gives an attempt's span its outcome, in one call, and
+// ends it.
+func endAttemptSpan(span trace.Span, status int, errType string, err error) {
 	if !span.IsRecording() {
 		span.End()
 		return
 	}
 	buf := otelkit.Attrs()
-	attrs := append(buf[:0], e.attrs...)
-	attrs = append(attrs, semconv.URLFull(fullURL(u)))
-	if number > 1 {
-		attrs = append(attrs, semconv.HTTPRequestResendCount(number-1))
-	}
+	attrs := buf[:0]
 	if status > 0 {
 		attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
 	}

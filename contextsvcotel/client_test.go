@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jarcoal/httpmock"
 	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 )
@@ -474,4 +475,39 @@ func TestInstrumentSeparately(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClientSpansStartWithWhatIsKnown: a sampler sees, as each attempt's
+// span starts, the attributes known before the request is sent: its
+// method, server, URL template, url.full and resend count (the HTTP
+// conventions' sampling attributes); the outcome comes as the span ends.
+// The call's span is named for its operation, which is what a sampler
+// sees of it.
+func TestClientSpansStartWithWhatIsKnown(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		sampler := &startSampler{}
+		tel := newTelemetry(t, sdktrace.WithSampler(sampler))
+		mw, err := contextsvcotel.NewTracingMiddleware(contextsvcotel.WithTracerProvider(tel.tp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := &service{answers: []answer{{status: 503, body: `{}`}, {status: 200, body: `{"id":"ctx_1","version":1}`}}}
+		client := newServiceClient(t, svc, mw, contextsvc.WithRetryWait(time.Second, time.Second))
+		if err := getContext(context.Background(), client); err != nil {
+			t.Fatal(err)
+		}
+		attempt := map[string]string{
+			"http.request.method": "GET", "server.address": "api.example.test", "server.port": "443",
+			"url.template": "/v1/contexts/{id}", "url.full": "https://api.example.test/v1/contexts/ctx_1",
+		}
+		want := []spanStart{
+			{"contextsvc.contexts.get", map[string]string{}}, // the name says the operation
+			{"GET /v1/contexts/{id}", attempt},
+			{"GET /v1/contexts/{id}", with(attempt, "http.request.resend_count", "1")},
+		}
+		if diff := cmp.Diff(want, sampler.seen()); diff != "" {
+			t.Errorf("what the sampler saw as each span started (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -26,10 +27,10 @@ type telemetry struct {
 	mp     *sdkmetric.MeterProvider
 }
 
-func newTelemetry(t *testing.T) *telemetry {
+func newTelemetry(t *testing.T, opts ...sdktrace.TracerProviderOption) *telemetry {
 	t.Helper()
 	tel := &telemetry{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader()}
-	tel.tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(tel.spans))
+	tel.tp = sdktrace.NewTracerProvider(append([]sdktrace.TracerProviderOption{sdktrace.WithSyncer(tel.spans)}, opts...)...)
 	tel.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(tel.reader))
 	t.Cleanup(func() {
 		_ = tel.tp.Shutdown(context.Background())
@@ -175,4 +176,35 @@ func with(base map[string]string, kv ...string) map[string]string {
 		m[kv[i]] = kv[i+1]
 	}
 	return m
+}
+
+// startSampler samples every span and keeps what a sampler is shown as
+// each starts: its name and attributes as text, in the order they started.
+type startSampler struct {
+	mu     sync.Mutex
+	starts []spanStart
+}
+
+type spanStart struct {
+	Name  string
+	Attrs map[string]string
+}
+
+func (s *startSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	attrs := map[string]string{}
+	for _, kv := range p.Attributes {
+		attrs[string(kv.Key)] = kv.Value.Emit()
+	}
+	s.mu.Lock()
+	s.starts = append(s.starts, spanStart{p.Name, attrs})
+	s.mu.Unlock()
+	return sdktrace.AlwaysSample().ShouldSample(p)
+}
+
+func (s *startSampler) Description() string { return "startSampler" }
+
+func (s *startSampler) seen() []spanStart {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.starts)
 }

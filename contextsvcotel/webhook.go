@@ -38,7 +38,7 @@ type deliveryKey struct {
 }
 
 // processAttrs are every delivery span's attributes of the messaging
-// conventions.
+// conventions, given at its start, where a sampler sees them.
 var processAttrs = [...]attribute.KeyValue{
 	semconv.MessagingSystemKey.String(MessagingSystem),
 	semconv.MessagingOperationName("process"),
@@ -101,9 +101,13 @@ func newWebhookOption(tracing, metrics bool, opts []Option) (contextsvc.WebhookO
 	if err != nil {
 		return nil, err
 	}
-	// The span's attributes are all set as it ends, in one call from a
-	// lent buffer: one allocation, the span's copy.
-	t := &webhookTelemetry{prop: c.prop, start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}}
+	// The span starts with the messaging attributes, where a sampler
+	// sees them (built once: no allocation per delivery); the rest, known
+	// once the delivery is verified, is set as it ends, in one call from
+	// a lent buffer.
+	t := &webhookTelemetry{prop: c.prop, start: []trace.SpanStartOption{
+		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(processAttrs[:]...),
+	}}
 	if tracing {
 		t.tracer = c.tracer()
 	}
@@ -141,8 +145,7 @@ func (t *webhookTelemetry) hook(r *http.Request) (context.Context, func(contexts
 		elapsed := time.Since(start)
 		if span.IsRecording() {
 			buf := otelkit.Attrs() // at most 10
-			attrs := append(buf[:0], processAttrs[:]...)
-			attrs = append(attrs, OutcomeKey.String(string(res.Outcome)))
+			attrs := append(buf[:0], OutcomeKey.String(string(res.Outcome)))
 			if res.StatusCode != 0 { // 0: nothing was answered (the function panicked)
 				attrs = append(attrs, semconv.HTTPResponseStatusCode(res.StatusCode))
 			}

@@ -13,6 +13,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/contextsvcotel"
 	"github.com/google/go-cmp/cmp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -247,5 +248,37 @@ func TestWebhookMetrics(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("messaging.process.duration (-want +got):\n%s", diff)
+	}
+}
+
+// TestWebhookSpanStartsWithWhatIsKnown: a sampler sees a delivery's
+// messaging attributes as its span starts; what the delivery was comes
+// as it ends, once verified.
+func TestWebhookSpanStartsWithWhatIsKnown(t *testing.T) {
+	t.Parallel()
+	sampler := &startSampler{}
+	tel := newTelemetry(t, sdktrace.WithSampler(sampler))
+	opt, err := contextsvcotel.NewWebhookOption(contextsvcotel.WithTracerProvider(tel.tp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := contextsvc.NewWebhookHandler(webhookSecret, func(context.Context, *contextsvc.Event) error { return nil },
+		opt, contextsvc.WithWebhookClock(func() time.Time { return deliveredAt }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := eventBody("evt_1", contextsvc.EventContextUpdated)
+	r := httptest.NewRequest(http.MethodPost, "/webhooks", bytes.NewReader(body))
+	r.Header.Set(contextsvc.DefaultSignatureHeader, contextsvc.Sign(body, webhookSecret))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		t.Fatalf("answered %d: %s", w.Code, w.Body)
+	}
+	want := []spanStart{{"process", map[string]string{
+		"messaging.system": "contextsvc", "messaging.operation.name": "process", "messaging.operation.type": "process",
+	}}}
+	if diff := cmp.Diff(want, sampler.seen()); diff != "" {
+		t.Errorf("what the sampler saw as the span started (-want +got):\n%s", diff)
 	}
 }

@@ -17,6 +17,9 @@ var attrBuffers = sync.Pool{New: func() any { return new([MaxAttrs]attribute.Key
 // to its own; a variadic argument is the caller's), so the list needs no
 // allocation of its own, where a local array passed to SetAttributes would
 // escape to the heap. Give it back with [Release] once the span has it.
+// A list given at a span's start (trace.WithAttributes) may be lent too:
+// trace.NewSpanStartConfig, the only reader of start options, copies it
+// into the span's configuration before Start returns.
 func Attrs() *[MaxAttrs]attribute.KeyValue {
 	return attrBuffers.Get().(*[MaxAttrs]attribute.KeyValue)
 }

@@ -97,6 +97,7 @@ type Telemetry struct {
 	client  httpconv.ClientRequestDuration
 	events  metric.Int64Counter
 	metrics bool
+	traced  bool // a tracer provider was given: spans start with their attributes
 	// Built once and kept, so that a request formats and allocates none
 	// of them: span names by method and route, the request metric's
 	// attribute sets by outcome, the server's address and port by Host,
@@ -136,7 +137,7 @@ func New(cfg Config) (*Telemetry, error) {
 	if cfg.TracerProvider == nil && cfg.MeterProvider == nil {
 		return nil, nil
 	}
-	t := &Telemetry{prop: cfg.Propagator, metrics: cfg.MeterProvider != nil}
+	t := &Telemetry{prop: cfg.Propagator, metrics: cfg.MeterProvider != nil, traced: cfg.TracerProvider != nil}
 	if t.prop == nil {
 		t.prop = propagation.TraceContext{}
 	}
@@ -174,43 +175,53 @@ func knownMethod(m string) bool {
 	return false
 }
 
-// Request is a request being traced: its span, when it started, and what
-// its span's attributes are set from when it ends.
+// Request is a request being traced: its span, when it started, and
+// what its duration is labelled by when it ends.
 type Request struct {
-	span      trace.Span
-	start     time.Time
-	method    string // the conventions' method, or _OTHER
-	original  string // the method as sent
-	path      string
-	requestID string
-	host      string
-	client    string
-	userAgent string
-	proto     string
-	scheme    string
+	span   trace.Span
+	start  time.Time
+	method string // the conventions' method, or _OTHER
+	scheme string
 }
 
-// serverStart starts every request's span: its attributes are set once,
-// as it ends, in one call from a lent buffer (otelkit.Attrs: one
-// allocation, the span's own copy), rather than as start options (three:
-// the start configuration's copy, the span's, and its growth by the later
-// ones).
-var serverStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+// serverKind starts a request's span when nothing traces it (a mock
+// measured but not traced).
+var serverKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 
 // StartRequest starts the server span of r, continuing the trace its
 // headers carry, and returns r with the span in its context. The span is
 // named when it ends, once the route is known.
 func (t *Telemetry) StartRequest(r *http.Request, requestID string) (*http.Request, *Request) {
-	q := &Request{start: time.Now(), method: r.Method, original: r.Method, path: r.URL.Path, requestID: requestID,
-		host: r.Host, userAgent: r.UserAgent(), proto: protocolVersion(r), scheme: scheme(r)}
+	q := &Request{start: time.Now(), method: r.Method, scheme: scheme(r)}
 	if !knownMethod(q.method) {
 		q.method = "_OTHER"
 	}
-	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		q.client = ip
-	}
 	ctx := t.prop.Extract(r.Context(), otelkit.HeaderCarrier(r.Header))
-	ctx, q.span = t.tracer.Start(ctx, q.method, serverStart...)
+	if t.traced {
+		// What is known of the request is given at the span's start,
+		// where a sampler sees it (the HTTP conventions name the method,
+		// url.path and url.scheme, the server, the client and the user
+		// agent); the outcome is added as it ends.
+		buf := otelkit.Attrs() // at most 10
+		attrs := append(buf[:0], semconv.HTTPRequestMethodKey.String(q.method))
+		if q.method == "_OTHER" {
+			attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
+		}
+		attrs = append(attrs, semconv.URLPath(r.URL.Path), semconv.URLScheme(q.scheme), RequestIDKey.String(requestID))
+		h := t.hostAttrs(r.Host)
+		attrs = append(attrs, h.kv[:h.n]...)
+		if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+			attrs = append(attrs, semconv.ClientAddress(ip))
+		}
+		if ua := r.UserAgent(); ua != "" {
+			attrs = append(attrs, semconv.UserAgentOriginal(ua))
+		}
+		attrs = append(attrs, semconv.NetworkProtocolVersion(protocolVersion(r)))
+		ctx, q.span = t.tracer.Start(ctx, q.method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		otelkit.Release(buf)
+	} else {
+		ctx, q.span = t.tracer.Start(ctx, q.method, serverKind...)
+	}
 	return r.WithContext(ctx), q
 }
 
@@ -237,22 +248,8 @@ func (t *Telemetry) End(q *Request, r *http.Request, status int, chaos string) {
 	route := Route(r)
 	if q.span.IsRecording() {
 		q.span.SetName(t.spanName(q.method, route))
-		buf := otelkit.Attrs() // at most 15
-		attrs := buf[:0]
-		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(q.method))
-		if q.method == "_OTHER" {
-			attrs = append(attrs, semconv.HTTPRequestMethodOriginal(q.original))
-		}
-		attrs = append(attrs, semconv.URLPath(q.path), semconv.URLScheme(q.scheme), RequestIDKey.String(q.requestID))
-		h := t.hostAttrs(q.host)
-		attrs = append(attrs, h.kv[:h.n]...)
-		if q.client != "" {
-			attrs = append(attrs, semconv.ClientAddress(q.client))
-		}
-		if q.userAgent != "" {
-			attrs = append(attrs, semconv.UserAgentOriginal(q.userAgent))
-		}
-		attrs = append(attrs, semconv.NetworkProtocolVersion(q.proto), semconv.HTTPResponseStatusCode(status))
+		buf := otelkit.Attrs() // at most 4
+		attrs := append(buf[:0], semconv.HTTPResponseStatusCode(status))
 		if route != "" {
 			attrs = append(attrs, semconv.HTTPRoute(route))
 		}
@@ -448,9 +445,8 @@ type attemptKey struct {
 	chaos   string
 }
 
-// clientStart starts every attempt's span: its attributes are set once,
-// as it ends (see serverStart).
-var clientStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+// clientKind starts an attempt's span when nothing traces it.
+var clientKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
 // StartAttempt starts the client span of a delivery attempt, a child of
 // parent (its event's span; a new trace when nil: an event fired before
@@ -471,7 +467,31 @@ func (t *Telemetry) StartAttempt(parent *trace.SpanContext, req *http.Request, i
 			a.server.port = 443
 		}
 	}
-	ctx, a.span = t.tracer.Start(ctx, req.Method, clientStart...)
+	if t.traced {
+		// What is known before the delivery is sent is given at the
+		// span's start, where a sampler sees it (the HTTP conventions
+		// name the method, the server and url.full); the outcome is
+		// added as it ends.
+		buf := otelkit.Attrs() // at most 10
+		attrs := append(buf[:0],
+			semconv.HTTPRequestMethodKey.String(a.method),
+			semconv.ServerAddress(a.server.host),
+			semconv.ServerPort(a.server.port),
+			semconv.URLFull(redact.Parsed(a.url)),
+			semconv.MessagingMessageID(info.EventID),
+			contextsvcotel.EventTypeKey.String(string(info.EventType)),
+			contextsvcotel.DeliveryIDKey.String(info.DeliveryID),
+			contextsvcotel.DeliveryAttemptKey.Int(info.Number),
+			WebhookIDKey.String(info.WebhookID),
+		)
+		if info.Number > 1 {
+			attrs = append(attrs, semconv.HTTPRequestResendCount(info.Number-1))
+		}
+		ctx, a.span = t.tracer.Start(ctx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+		otelkit.Release(buf)
+	} else {
+		ctx, a.span = t.tracer.Start(ctx, req.Method, clientKind...)
+	}
 	a.ctx = ctx
 	t.prop.Inject(ctx, otelkit.HeaderCarrier(req.Header))
 	var id string
@@ -494,21 +514,8 @@ func (t *Telemetry) EndAttempt(a *Attempt, status int, err error, failure string
 		errType = strconv.Itoa(status)
 	}
 	if a.span.IsRecording() {
-		buf := otelkit.Attrs() // at most 14
-		attrs := append(buf[:0],
-			semconv.HTTPRequestMethodKey.String(a.method),
-			semconv.ServerAddress(a.server.host),
-			semconv.ServerPort(a.server.port),
-			semconv.URLFull(redact.Parsed(a.url)),
-			semconv.MessagingMessageID(a.info.EventID),
-			contextsvcotel.EventTypeKey.String(string(a.info.EventType)),
-			contextsvcotel.DeliveryIDKey.String(a.info.DeliveryID),
-			contextsvcotel.DeliveryAttemptKey.Int(a.info.Number),
-			WebhookIDKey.String(a.info.WebhookID),
-		)
-		if a.info.Number > 1 {
-			attrs = append(attrs, semconv.HTTPRequestResendCount(a.info.Number-1))
-		}
+		buf := otelkit.Attrs() // at most 3
+		attrs := buf[:0]
 		if status > 0 {
 			attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
 		}

@@ -9,8 +9,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -116,6 +118,79 @@ func TestAttemptURLFull(t *testing.T) {
 		attrs := attribute.NewSet(exp.GetSpans()[0].Attributes...)
 		if u, _ := attrs.Value("url.full"); u.AsString() != tt.want {
 			t.Errorf("url.full of %s = %q, want %q", tt.url, u.AsString(), tt.want)
+		}
+	}
+}
+
+// startSampler samples every span and keeps the attributes a sampler is
+// shown as each starts, as text.
+type startSampler struct {
+	mu     sync.Mutex
+	starts []map[string]string
+}
+
+func (s *startSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	attrs := map[string]string{}
+	for _, kv := range p.Attributes {
+		attrs[string(kv.Key)] = kv.Value.Emit()
+	}
+	s.mu.Lock()
+	s.starts = append(s.starts, attrs)
+	s.mu.Unlock()
+	return sdktrace.AlwaysSample().ShouldSample(p)
+}
+
+func (s *startSampler) Description() string { return "startSampler" }
+
+// TestSpansStartWithWhatIsKnown: a sampler sees, as a request's span
+// starts, what the HTTP conventions name for sampling (the method,
+// url.path, url.scheme, the server, the client, the user agent) and the
+// rest known of the request; as a delivery attempt's starts, its method,
+// server, url.full (masked) and the delivery's ids. The outcome (status,
+// route, error) comes as each ends.
+func TestSpansStartWithWhatIsKnown(t *testing.T) {
+	t.Parallel()
+	sampler := &startSampler{}
+	exp := tracetest.NewInMemoryExporter()
+	tel, err := New(Config{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sampler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "http://127.0.0.1:8080/v1/contexts/ctx_1", nil)
+	r.Header.Set("User-Agent", "contextsvc-go/1.0")
+	r.RemoteAddr = "192.0.2.7:40000"
+	r, q := tel.StartRequest(r, "req_1")
+	r.Pattern = "GET /v1/contexts/{id}"
+	tel.End(q, r, http.StatusOK, "")
+
+	d := httptest.NewRequest("POST", "https://bot:s3cret@hooks.example.com/in?token=abc", nil)
+	a, _ := tel.StartAttempt(nil, d, AttemptInfo{DeliveryID: "dlv_1", EventID: "evt_1", EventType: "context.created", WebhookID: "wh_1", Number: 2})
+	tel.EndAttempt(a, http.StatusOK, nil, "")
+
+	want := []map[string]string{
+		{
+			"http.request.method": "GET", "url.path": "/v1/contexts/ctx_1", "url.scheme": "http",
+			"server.address": "127.0.0.1", "server.port": "8080", "client.address": "192.0.2.7",
+			"user_agent.original": "contextsvc-go/1.0", "network.protocol.version": "1.1", "contextsvc.request.id": "req_1",
+		},
+		{
+			"http.request.method": "POST", "server.address": "hooks.example.com", "server.port": "443",
+			"url.full": "https://xxxxx@hooks.example.com/in?token=xxxxx", "http.request.resend_count": "1",
+			"messaging.message.id": "evt_1", "contextsvc.event.type": "context.created", "contextsvc.delivery.id": "dlv_1",
+			"contextsvc.delivery.attempt": "2", "contextsvc.webhook.id": "wh_1",
+		},
+	}
+	sampler.mu.Lock()
+	got := sampler.starts
+	sampler.mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("what the sampler saw as each span started (-want +got):\n%s", diff)
+	}
+	// Both ended with their outcome.
+	for _, s := range exp.GetSpans() {
+		set := attribute.NewSet(s.Attributes...)
+		if v, ok := set.Value("http.response.status_code"); !ok || v.AsInt64() != 200 {
+			t.Errorf("span %q ended without its status: %v", s.Name, s.Attributes)
 		}
 	}
 }
