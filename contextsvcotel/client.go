@@ -219,6 +219,10 @@ func (e *endpoint) waitOptions(errType string) []metric.RecordOption {
 // by the later ones).
 var callStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 
+// clientKind is an attempt span's kind, made once: an option made on each
+// start is an allocation.
+var clientKind = trace.WithSpanKind(trace.SpanKindClient)
+
 // call is the Call hook: the call's span, kind internal, around all its
 // attempts.
 func (t *clientTelemetry) call(ctx context.Context, call *contextsvc.Call, next contextsvc.CallNext) (*http.Response, error) {
@@ -261,7 +265,7 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 		if a.Number > 1 {
 			attrs = append(attrs, semconv.HTTPRequestResendCount(a.Number-1))
 		}
-		ctx, span = t.tracer.Start(ctx, e.attemptName, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+		ctx, span = t.tracer.Start(ctx, e.attemptName, clientKind, trace.WithAttributes(attrs...))
 		otelkit.Release(buf)
 		r = req.WithContext(ctx)
 		if t.propagates && span.SpanContext().IsValid() {

@@ -184,9 +184,16 @@ type Request struct {
 	scheme string
 }
 
-// serverKind starts a request's span when nothing traces it (a mock
-// measured but not traced).
-var serverKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+// serverKind and clientKind are the spans' kinds, made once: an option
+// made on each start is an allocation. The untraced start (a mock
+// measured but not traced, on a no-op tracer) passes them as a slice made
+// once too.
+var (
+	serverKind     = trace.WithSpanKind(trace.SpanKindServer)
+	clientKind     = trace.WithSpanKind(trace.SpanKindClient)
+	untracedServer = []trace.SpanStartOption{serverKind}
+	untracedClient = []trace.SpanStartOption{clientKind}
+)
 
 // StartRequest starts the server span of r, continuing the trace its
 // headers carry, and returns r with the span in its context. The span is
@@ -217,10 +224,10 @@ func (t *Telemetry) StartRequest(r *http.Request, requestID string) (*http.Reque
 			attrs = append(attrs, semconv.UserAgentOriginal(ua))
 		}
 		attrs = append(attrs, semconv.NetworkProtocolVersion(protocolVersion(r)))
-		ctx, q.span = t.tracer.Start(ctx, q.method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		ctx, q.span = t.tracer.Start(ctx, q.method, serverKind, trace.WithAttributes(attrs...))
 		otelkit.Release(buf)
 	} else {
-		ctx, q.span = t.tracer.Start(ctx, q.method, serverKind...)
+		ctx, q.span = t.tracer.Start(ctx, q.method, untracedServer...)
 	}
 	return r.WithContext(ctx), q
 }
@@ -445,9 +452,6 @@ type attemptKey struct {
 	chaos   string
 }
 
-// clientKind starts an attempt's span when nothing traces it.
-var clientKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
-
 // StartAttempt starts the client span of a delivery attempt, a child of
 // parent (its event's span; a new trace when nil: an event fired before
 // the server was traced, or a delivery loaded from a state file), and
@@ -487,10 +491,10 @@ func (t *Telemetry) StartAttempt(parent *trace.SpanContext, req *http.Request, i
 		if info.Number > 1 {
 			attrs = append(attrs, semconv.HTTPRequestResendCount(info.Number-1))
 		}
-		ctx, a.span = t.tracer.Start(ctx, req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+		ctx, a.span = t.tracer.Start(ctx, req.Method, clientKind, trace.WithAttributes(attrs...))
 		otelkit.Release(buf)
 	} else {
-		ctx, a.span = t.tracer.Start(ctx, req.Method, clientKind...)
+		ctx, a.span = t.tracer.Start(ctx, req.Method, untracedClient...)
 	}
 	a.ctx = ctx
 	t.prop.Inject(ctx, otelkit.HeaderCarrier(req.Header))
