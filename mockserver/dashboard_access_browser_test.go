@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
@@ -86,6 +87,22 @@ func basicAuth(t *testing.T, tab context.Context, user, pass string, times int) 
 	return n.Load
 }
 
+// countStreamErrors makes every page the tab loads count its
+// EventSources' errors in window.streamErrors.
+func countStreamErrors(t *testing.T, tab context.Context) {
+	t.Helper()
+	const counter = `window.streamErrors = 0;
+{
+  const ES = window.EventSource;
+  window.EventSource = class extends ES {
+    constructor(...args) { super(...args); this.addEventListener('error', () => window.streamErrors++); }
+  };
+}`
+	if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: counter}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDashboardRefusesOtherSites: a page on another site that points an
 // <img> and fetches at the admin routes (the state, a reset) gets a 403
 // for each, and nothing changes; a link on it opens the dashboard, which
@@ -157,16 +174,23 @@ func TestDashboardWithCredentials(t *testing.T) {
 	create(t, ts, `{"name":"Doc"}`)
 
 	var prompts func() int64
-	d := newDash(t, ts, func(tab context.Context) { prompts = basicAuth(t, tab, "admin", "correct horse", 0) })
+	d := newDash(t, ts, func(tab context.Context) {
+		prompts = basicAuth(t, tab, "admin", "correct horse", 0)
+		countStreamErrors(t, tab)
+	})
 	d.navigate(ts.HTTP.URL + "/_mock/ui/#/webhooks?id=" + hook)
 	d.wait(`document.body.dataset.ready === 'true' && document.querySelector('#live').textContent === 'live'`)
 	if n := prompts(); n < 1 {
 		t.Errorf("the browser asked for credentials %d times, want at least once", n)
 	}
-	// A stream's request is logged when it ends: the live one is not
-	// there yet, and a refused one would be.
-	if got := log.statuses("GET", "/_mock/stream"); len(got) != 0 {
-		t.Errorf("the stream was answered %v before the live one", got)
+	// The page's stream was never refused: a refusal reaches the page as
+	// the EventSource's error (and a new stream a second later). The
+	// server's log cannot say it: the browser may first send a request
+	// without the credentials and answer the 401 itself (it sends them
+	// unasked only under the path it was first asked for, /_mock/ui/),
+	// which the page never sees.
+	if n := evalAs[int](d, `window.streamErrors`); n != 0 {
+		t.Errorf("the page's stream met %d errors before it was live (the stream's requests were answered %v)", n, log.statuses("GET", "/_mock/stream"))
 	}
 	d.click("#webhook-toggle")
 	d.wait(`document.querySelector('#webhook-toggle').textContent === 'Enable'`)
