@@ -193,7 +193,7 @@ type spanStart struct {
 func (s *startSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
 	attrs := map[string]string{}
 	for _, kv := range p.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	s.mu.Lock()
 	s.starts = append(s.starts, spanStart{p.Name, attrs})

@@ -132,7 +132,7 @@ type startSampler struct {
 func (s *startSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
 	attrs := map[string]string{}
 	for _, kv := range p.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	s.mu.Lock()
 	s.starts = append(s.starts, attrs)
