@@ -526,28 +526,27 @@ func TestLimiterFailOpenShare(t *testing.T) {
 	type member struct {
 		lim   *redisstore.Limiter
 		fault *scriptFault
-		hook  *countingHook
 		log   *logRecorder
 	}
 	var fleet []member
 	for range limiters {
 		c := redistest.Client(t, srv)
-		m := member{fault: newScriptFault(t), hook: &countingHook{}, log: &logRecorder{}}
-		c.AddHook(m.hook)
+		m := member{fault: newScriptFault(t), log: &logRecorder{}}
 		c.AddHook(m.fault)
 		m.lim = newLimiter(t, c, key, plan, redisstore.WithLogger(slog.New(m.log)))
 		fleet = append(fleet, m)
 	}
 	ctx := context.Background()
-	// Two heartbeats each (the second 100 ms after the first), so that
-	// every limiter counted the others.
+	// Until every limiter's heartbeat (in the background: the second 100
+	// ms after the first, then one a second while it waits) counted the
+	// others.
 	waitFor(t, "the limiters counting each other", func() bool {
 		counted := true
 		for _, m := range fleet {
 			if err := m.lim.Wait(ctx); err != nil {
 				t.Fatal(err)
 			}
-			counted = counted && m.hook.heartbeats.Load() >= 2
+			counted = counted && m.lim.Share() == limiters
 		}
 		return counted
 	})
