@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -465,6 +466,57 @@ func TestDashboardClock(t *testing.T) {
 		}
 	}
 	browsertest.NoErrors(t, d.tab)
+}
+
+// TestDashboardTimesBeforeTheClock: a list drawn before the page knows the
+// server's clock (its summary and its stream held back) shows each time
+// with its date; once the clock is known, the times of the server's day
+// are shown without it, as they are when the clock comes first.
+func TestDashboardTimesBeforeTheClock(t *testing.T) {
+	skipShortBrowser(t)
+	t.Parallel()
+	ts, _ := newFakeTestServer(t)
+	create(t, ts, `{"name":"Doc"}`)
+	var (
+		mu       sync.Mutex
+		held     []fetch.RequestID
+		released bool
+	)
+	d := newDash(t, ts, func(tab context.Context) {
+		paused := chromedp.Events(tab, fetch.RequestPaused)
+		go func() {
+			for ev, err := range paused {
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				if !released {
+					held = append(held, ev.RequestID)
+					mu.Unlock()
+					continue
+				}
+				mu.Unlock()
+				_, _ = chromedp.Call(tab, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+			}
+		}()
+		patterns := []*fetch.RequestPattern{{URLPattern: "*/_mock/summary*"}, {URLPattern: "*/_mock/stream*"}}
+		if _, err := chromedp.Call(tab, fetch.Enable, fetch.EnableParams{Patterns: patterns}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	d.navigate(ts.HTTP.URL + "/_mock/ui/#/contexts")
+	dated, bare := dlvT0.Format("2006-01-02 15:04:05"), dlvT0.Format("15:04:05")
+	cell := `document.querySelector('table.list tbody tr span[title^="` + dlvT0.Format("2006-01-02T15:04:05") + `"]').textContent`
+	d.wait(cell + ` === '` + dated + `'`)
+	mu.Lock()
+	released = true
+	for _, id := range held {
+		if _, err := chromedp.Call(d.tab, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}); err != nil {
+			t.Error(err)
+		}
+	}
+	mu.Unlock()
+	d.wait(cell + ` === '` + bare + `'`)
 }
 
 // TestDashboardLive: events, deliveries and counts appear as they happen,

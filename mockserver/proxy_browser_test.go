@@ -33,7 +33,9 @@ func TestDashboardContract(t *testing.T) {
 		}
 	}
 	// In the browser's 1280-px window, the findings (to the SDK's verdict)
-	// and the counts beside them fit without scrolling sideways.
+	// and the counts beside them fit without scrolling sideways, once the
+	// page knows the server's clock (until then, each time shows its date).
+	d.wait(`document.querySelector('#clock-now').textContent.endsWith(' UTC')`)
 	for _, pane := range []string{".list-pane", ".detail"} {
 		if overflow := evalAs[float64](d, `(p => p.scrollWidth - p.clientWidth)(document.querySelector('`+pane+`'))`); overflow > 0 {
 			t.Errorf("%s is %v px too narrow for its table at %v px", pane, overflow, evalAs[float64](d, `window.innerWidth`))

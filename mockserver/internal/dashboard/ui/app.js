@@ -32,6 +32,11 @@ const app = {
 function setClock(c) {
   app.clock = { ...c, at: Date.now() };
   renderClock();
+  // A time is shown without its date on the server's day: the times drawn
+  // before its clock was known (a list answered before the summary or the
+  // stream), or before it moved to another day, are drawn again.
+  const now = clockNow();
+  for (const el of document.querySelectorAll('.when[data-at]')) el.textContent = fmtTime(el.dataset.at, now);
 }
 
 // clockNow is the server's time now: a fake clock's as it was read, a real
@@ -149,7 +154,7 @@ async function act(what, fn) {
 const stateBadge = st => h('span', { class: 'badge state-' + st }, st);
 const mono = (text, title) => h('span', { class: 'mono', title: title || null }, text);
 const link = (href, text, title) => h('a', { href, class: 'mono', title: title || null }, text);
-const time = iso => h('span', { class: 'mono', title: iso }, fmtTime(iso, clockNow()));
+const time = iso => h('span', { class: 'mono when', title: iso, 'data-at': iso }, fmtTime(iso, clockNow()));
 const chip = text => h('span', { class: 'chip' }, text);
 const empty = text => h('p', { class: 'empty' }, text);
 
