@@ -18,6 +18,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jarcoal/httpmock"
+
+	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
 )
 
 const (
@@ -428,27 +430,9 @@ func TestRateLimitConcurrentReads(t *testing.T) {
 	wg.Wait()
 }
 
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestLoggingNeverShowsKey(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c, mt, _ := newTestClient(t, WithLogger(logger), WithMaxRetries(2))
 	// A transport error whose text carries the key: the adapter must scrub it.

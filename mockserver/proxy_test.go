@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/internal/conformance/conformancetest"
 	"github.com/contextsvc/contextsvc-go/internal/contract"
 	"github.com/contextsvc/contextsvc-go/internal/plantest"
+	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
 )
 
 // The keys of the upstream the proxy tests forward to: an Enterprise plan
@@ -41,36 +41,18 @@ func proxyUpstreamKeys(t testing.TB) ([]Option, contextsvc.Plan) {
 	}, plan
 }
 
-// syncBuffer is a log both the proxy and the test write and read.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // startProxy serves a validating proxy to upstream (a base URL ending
 // in /v1), outside this package's validator when the upstream differs
 // from the document on purpose, and returns it, its base URL and its log.
-func startProxy(t *testing.T, upstream string, validated bool, opts ...Option) (*Server, string, *syncBuffer) {
+func startProxy(t *testing.T, upstream string, validated bool, opts ...Option) (*Server, string, *syncbuf.Buffer) {
 	ts, log := startProxyServer(t, upstream, validated, opts...)
 	return ts.Server, ts.URL, log
 }
 
 // startProxyServer is startProxy's server as a TestServer.
-func startProxyServer(t *testing.T, upstream string, validated bool, opts ...Option) (*TestServer, *syncBuffer) {
+func startProxyServer(t *testing.T, upstream string, validated bool, opts ...Option) (*TestServer, *syncbuf.Buffer) {
 	t.Helper()
-	var log syncBuffer
+	var log syncbuf.Buffer
 	opts = append([]Option{WithUpstream(upstream), WithLogger(slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))}, opts...)
 	if validated {
 		return NewTestServer(t, opts...), &log

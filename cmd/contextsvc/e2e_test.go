@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
 	"github.com/contextsvc/contextsvc-go/internal/testproc"
 )
 
@@ -66,7 +67,7 @@ func binary(t *testing.T) string {
 type proc struct {
 	t           *testing.T
 	cmd         *exec.Cmd
-	out, errOut *syncBuffer
+	out, errOut *syncbuf.Buffer
 	done        chan struct{}
 }
 
@@ -76,7 +77,7 @@ func start(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(cleanEnv(), env...)
-	p := &proc{t: t, cmd: cmd, out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{t: t, cmd: cmd, out: &syncbuf.Buffer{}, errOut: &syncbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.errOut
 	testproc.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
@@ -110,10 +111,10 @@ func cleanEnv() []string {
 func (p *proc) wait(text string) {
 	p.t.Helper()
 	select {
-	case <-p.out.seen(text):
+	case <-p.out.Seen(text):
 	case <-p.done:
 		select {
-		case <-p.out.seen(text):
+		case <-p.out.Seen(text):
 		default:
 			p.t.Fatalf("%s ended (%v) before printing %q\nstdout:\n%s\nstderr:\n%s", p.cmd.Args, p.cmd.ProcessState, text, p.out, p.errOut)
 		}

@@ -10,9 +10,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -70,53 +70,10 @@ func (c *cli) ok(args ...string) string {
 
 func (c *cli) getenv(k string) string { return c.env[k] }
 
-// syncBuffer is a buffer a command writes while a test reads it, with a
-// channel for each text a test waits for: no polling, no sleeping.
-type syncBuffer struct {
-	mu    sync.Mutex
-	b     bytes.Buffer
-	watch map[string]chan struct{}
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n, err := s.b.Write(p)
-	for text, ch := range s.watch {
-		if bytes.Contains(s.b.Bytes(), []byte(text)) {
-			close(ch)
-			delete(s.watch, text)
-		}
-	}
-	return n, err
-}
-
-// seen returns a channel closed once the buffer holds text.
-func (s *syncBuffer) seen(text string) <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ch := make(chan struct{})
-	if bytes.Contains(s.b.Bytes(), []byte(text)) {
-		close(ch)
-		return ch
-	}
-	if s.watch == nil {
-		s.watch = map[string]chan struct{}{}
-	}
-	s.watch[text] = ch
-	return ch
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // bgRun is a command running in-process in the background.
 type bgRun struct {
 	t           *testing.T
-	out, errOut *syncBuffer
+	out, errOut *syncbuf.Buffer
 	done        chan struct{}
 	code        int
 	cancel      context.CancelFunc
@@ -127,7 +84,7 @@ type bgRun struct {
 func (c *cli) background(args ...string) *bgRun {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(c.t.Context())
-	b := &bgRun{t: c.t, out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan struct{}), cancel: cancel}
+	b := &bgRun{t: c.t, out: &syncbuf.Buffer{}, errOut: &syncbuf.Buffer{}, done: make(chan struct{}), cancel: cancel}
 	s := &streams{in: strings.NewReader(""), out: b.out, err: b.errOut, getenv: c.getenv}
 	go func() {
 		defer close(b.done)
@@ -142,10 +99,10 @@ func (c *cli) background(args ...string) *bgRun {
 func (b *bgRun) wait(text string) {
 	b.t.Helper()
 	select {
-	case <-b.out.seen(text):
+	case <-b.out.Seen(text):
 	case <-b.done:
 		select {
-		case <-b.out.seen(text):
+		case <-b.out.Seen(text):
 		default:
 			b.t.Fatalf("the command ended (exit %d) before printing %q\nstdout:\n%s\nstderr:\n%s", b.code, text, b.out, b.errOut)
 		}

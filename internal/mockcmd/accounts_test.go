@@ -15,6 +15,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/mockrules"
+	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 	"github.com/google/go-cmp/cmp"
 )
@@ -22,11 +23,11 @@ import (
 // startCommand runs the command (run, as main does, with these flags) on
 // a free loopback port until the test ends, and returns its base URL (with
 // /v1) and its log.
-func startCommand(t *testing.T, args ...string) (baseURL string, log *syncBuffer) {
+func startCommand(t *testing.T, args ...string) (baseURL string, log *syncbuf.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	log = &syncBuffer{}
+	log = &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, log)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -65,11 +66,11 @@ func TestChaosFlag(t *testing.T) {
 
 // chaosCommand runs the command in this process with args, until the
 // test ends, and returns its base URL, key and log.
-func chaosCommand(t *testing.T, args ...string) (base, key string, log *syncBuffer) {
+func chaosCommand(t *testing.T, args ...string) (base, key string, log *syncbuf.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	log = new(syncBuffer)
+	log = new(syncbuf.Buffer)
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, log)

@@ -22,6 +22,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/mockrules"
+	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 	"github.com/google/go-cmp/cmp"
 )
@@ -171,49 +172,6 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu    sync.Mutex
-	b     bytes.Buffer
-	watch map[string]chan struct{} // closed once the text holds the key
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n, err := s.b.Write(p)
-	for text, ch := range s.watch {
-		if bytes.Contains(s.b.Bytes(), []byte(text)) {
-			close(ch)
-			delete(s.watch, text)
-		}
-	}
-	return n, err
-}
-
-// seen returns a channel closed once the buffer holds text, so a test
-// waits for a log line without polling.
-func (s *syncBuffer) seen(text string) <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ch := make(chan struct{})
-	if bytes.Contains(s.b.Bytes(), []byte(text)) {
-		close(ch)
-		return ch
-	}
-	if s.watch == nil {
-		s.watch = make(map[string]chan struct{})
-	}
-	s.watch[text] = ch
-	return ch
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // readReady reads the two lines the command prints on start.
 func readReady(t testing.TB, r io.Reader) (baseURL, key string) {
 	t.Helper()
@@ -240,7 +198,7 @@ func TestRunInProcess(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-fake-clock"}, pw, &stderr)
@@ -293,7 +251,7 @@ func TestRunProxy(t *testing.T) {
 	t.Cleanup(odd.Close)
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-upstream", odd.URL + "/v1", "-upstream-timeout", "45s", "-upstream-idle-timeout", "15s"}, pw, &stderr)
@@ -403,7 +361,7 @@ func TestRunShutdownDeliveries(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			pr, pw := io.Pipe()
-			var stderr syncBuffer
+			var stderr syncbuf.Buffer
 			done := make(chan int, 1)
 			go func() {
 				done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-shutdown-timeout", tt.timeout, "-retry-schedule", ""}, pw, &stderr)
@@ -425,7 +383,7 @@ func TestRunShutdownDeliveries(t *testing.T) {
 			}
 			<-started // the attempt is in flight
 			cancel()
-			<-stderr.seen("shutting down")
+			<-stderr.Seen("shutting down")
 			if tt.answer {
 				releaseAll()
 			}
@@ -462,7 +420,7 @@ func TestCommand(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-key", "sk_test_cmd:unlimited", "-key", "sk_test_reader:free:read",
 		"-retry-schedule", "1s,5s")
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -537,7 +495,7 @@ func TestCommand(t *testing.T) {
 
 	// SIGINT (Ctrl-C) stops it the same way.
 	intr := exec.Command(bin, "-addr", "127.0.0.1:0", "-fake-clock")
-	var stderr2 syncBuffer
+	var stderr2 syncbuf.Buffer
 	intr.Stderr = &stderr2
 	if stdout, err = intr.StdoutPipe(); err != nil {
 		t.Fatal(err)
@@ -561,7 +519,7 @@ func TestCommand(t *testing.T) {
 	}))
 	defer hanging.Close()
 	twice := exec.Command(bin, "-addr", "127.0.0.1:0", "-shutdown-timeout", "10m")
-	var stderr3 syncBuffer
+	var stderr3 syncbuf.Buffer
 	twice.Stderr = &stderr3
 	if stdout, err = twice.StdoutPipe(); err != nil {
 		t.Fatal(err)
@@ -583,7 +541,7 @@ func TestCommand(t *testing.T) {
 	if err := twice.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	<-stderr3.seen("shutting down")
+	<-stderr3.Seen("shutting down")
 	if err := twice.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -683,7 +641,7 @@ func TestRunDashboardLine(t *testing.T) {
 	t.Parallel()
 	base, log := startCommand(t)
 	want := "url=" + strings.TrimSuffix(base, "/v1") + "/_mock/ui/"
-	<-log.seen("dashboard")
+	<-log.Seen("dashboard")
 	if got := log.String(); !strings.Contains(got, want) || strings.Contains(got, "level=WARN") {
 		t.Errorf("log does not say %s, or warns:\n%s", want, got)
 	}
@@ -692,7 +650,7 @@ func TestRunDashboardLine(t *testing.T) {
 	}
 
 	_, log = startCommand(t, "-admin=false")
-	<-log.seen("contextsvc-mock serving")
+	<-log.Seen("contextsvc-mock serving")
 	if got := log.String(); strings.Contains(got, "dashboard") {
 		t.Errorf("without the admin routes, the log names the dashboard:\n%s", got)
 	}

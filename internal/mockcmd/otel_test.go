@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -103,7 +104,7 @@ func TestRunExportsOTLP(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	pr, pw := io.Pipe()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- runEnv(ctx, []string{"-addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), pw, &stderr)

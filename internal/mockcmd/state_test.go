@@ -14,6 +14,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
 )
 
 // startRun runs the command in process with args until the returned stop
@@ -22,7 +23,7 @@ func startRun(t *testing.T, args ...string) (base, key string, stop func() (int,
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, stderr)
