@@ -6,7 +6,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/dedupetest"
+	"github.com/contextsvc/contextsvc-go/dedupetest"
 )
 
 // fakeClock is a clock the test moves by hand.

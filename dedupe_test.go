@@ -90,7 +90,7 @@ func TestNewMemoryDeduperRefusesBadArguments(t *testing.T) {
 	}
 }
 
-// The rules every Deduper follows are checked by internal/dedupetest (see
+// The rules every Deduper follows are checked by package dedupetest (see
 // dedupe_conformance_test.go); these tests are the MemoryDeduper's own:
 // exact expiry instants on its clock, and its bound.
 

@@ -28,7 +28,7 @@ func docFiles(t *testing.T) []string {
 	if len(guides) == 0 {
 		t.Fatal("no guides under docs/")
 	}
-	return append([]string{"README.md"}, guides...)
+	return append([]string{"README.md", "CONTRIBUTING.md"}, guides...)
 }
 
 // readDoc reads one of docFiles.
@@ -88,7 +88,7 @@ func TestDocsCodeCompiles(t *testing.T) {
 	}
 
 	readme := readDoc(t, "README.md")
-	for _, cmd := range []string{"go run ./examples/quickstart", "go test ./..."} {
+	for _, cmd := range []string{"go run ./examples/quickstart", "go test github.com/contextsvc/contextsvc-go/..."} {
 		if !strings.Contains(readme, cmd) {
 			t.Errorf("README.md lacks the set-up command %q", cmd)
 		}
@@ -361,23 +361,25 @@ func TestREADMETour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmds, err := filepath.Glob("*/cmd/*")
+	cmds, err := filepath.Glob("*/cmd/*/main.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	more, err := filepath.Glob("cmd/*")
+	more, err := filepath.Glob("cmd/*/main.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(records) == 0 || len(cmds)+len(more) == 0 {
 		t.Fatal("no api/ records or commands found")
 	}
+	// A package by its directory (api/mockserver-cmdline.txt records
+	// mockserver/cmdline), a command by its name.
 	var names []string
 	for _, r := range records {
-		names = append(names, strings.TrimSuffix(filepath.Base(r), ".txt"))
+		names = append(names, strings.ReplaceAll(strings.TrimSuffix(filepath.Base(r), ".txt"), "-", "/"))
 	}
 	for _, c := range append(cmds, more...) {
-		names = append(names, filepath.Base(c))
+		names = append(names, filepath.Base(filepath.Dir(c)))
 	}
 	for _, name := range names {
 		if !strings.Contains(readme, "`"+name+"`") {

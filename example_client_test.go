@@ -13,25 +13,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/mockserver"
 )
-
-// exampleServer starts the bundled mock server (the real API, in memory)
-// with the key these examples use and three stored contexts. Real code
-// points the client at the service.
-func exampleServer() *httptest.Server {
-	srv := httptest.NewServer(mockserver.New(mockserver.WithKey(mockserver.Key{Token: "sk_test_example"})))
-	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, name := range []string{"Onboarding", "Runbook", "Glossary"} {
-		if _, err := client.Contexts.Create(context.Background(), &contextsvc.CreateContextRequest{Name: name}); err != nil {
-			log.Fatal(err)
-		}
-	}
-	return srv
-}
 
 func ExampleNewClient() {
 	// An empty key would fall back to CONTEXTSVC_API_KEY, a missing
@@ -68,7 +50,7 @@ func ExampleContextsService_Create() {
 }
 
 func ExampleContextsService_All() {
-	srv := exampleServer()
+	srv := exampleServerWithPageSize(2) // three contexts, two to a page
 	defer srv.Close()
 	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"))
 	if err != nil {
@@ -165,44 +147,39 @@ func ExampleWithIdempotencyKey() {
 }
 
 func ExampleContextsService_Create_lostAnswer() {
-	// The mock server creates the context, then its answer is lost (a
+	// The service creates the context, then its answer is lost (a
 	// gateway's 502): the client retries with the same idempotency key and
-	// gets the stored answer. One context, one context.created event.
-	ms := mockserver.New(mockserver.WithKey(mockserver.Key{Token: "sk_test_example"}))
-	srv := httptest.NewServer(ms)
+	// gets the stored answer. One context is created, not two.
+	srv := exampleLossyServer()
 	defer srv.Close()
-	if err := ms.AddFault(mockserver.Fault{Method: "POST", Path: "/v1/contexts", Status: 502, Mode: mockserver.FaultAfter}); err != nil {
-		log.Fatal(err)
-	}
 	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"),
 		contextsvc.WithRetryWait(10*time.Millisecond, 100*time.Millisecond))
 	if err != nil {
 		log.Fatal(err)
 	}
+	ctx := context.Background()
 
 	var resp contextsvc.Response
-	c, err := client.Contexts.Create(context.Background(), &contextsvc.CreateContextRequest{Name: "Runbook"},
+	c, err := client.Contexts.Create(ctx, &contextsvc.CreateContextRequest{Name: "Runbook"},
 		contextsvc.WithResponseInto(&resp))
 	if err != nil {
 		log.Fatal(err)
 	}
-	created := 0
-	for _, ev := range ms.Events() {
-		if ev.Type == contextsvc.EventContextCreated {
-			created++
-		}
+	page, err := client.Contexts.List(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
 	}
 	fmt.Println(c.Name, resp.StatusCode, resp.Attempts, resp.Replayed)
-	fmt.Println(len(ms.Snapshot().Contexts), "context,", created, "context.created event")
+	fmt.Println(len(page.Data), "context stored")
 	// Output:
 	// Runbook 201 2 true
-	// 1 context, 1 context.created event
+	// 1 context stored
 }
 
 // A client paced to its plan creates a context, and an error is matched
-// by its class. (The server here is the bundled mock; in production the
-// key and base URL are yours, or come from CONTEXTSVC_API_KEY and
-// CONTEXTSVC_BASE_URL.)
+// by its class. (The server here answers as the service does; in
+// production the key and base URL are yours, or come from
+// CONTEXTSVC_API_KEY and CONTEXTSVC_BASE_URL.)
 func Example() {
 	srv := exampleServer()
 	defer srv.Close()

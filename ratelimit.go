@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -42,6 +43,33 @@ func EnterprisePlan(perMinute, burst int) (Plan, error) {
 		return Plan{}, err
 	}
 	return p, nil
+}
+
+// ParsePlan returns the plan that name spells as people write it in a flag,
+// an environment variable or a configuration file: "free", "pro",
+// "business", or "enterprise=PERMINUTE/BURST" for an Enterprise account's
+// limits (enterprise=1200/100). Anything else is an error wrapping
+// [ErrInvalidArgument] that names the forms there are.
+func ParsePlan(name string) (Plan, error) {
+	switch name {
+	case "free":
+		return FreePlan(), nil
+	case "pro":
+		return ProPlan(), nil
+	case "business":
+		return BusinessPlan(), nil
+	}
+	limits, ok := strings.CutPrefix(name, "enterprise=")
+	if !ok {
+		return Plan{}, fmt.Errorf("%w: plan %q must be free, pro, business or enterprise=PERMINUTE/BURST", ErrInvalidArgument, name)
+	}
+	n, b, ok := strings.Cut(limits, "/")
+	perMinute, err1 := strconv.Atoi(n)
+	burst, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || perMinute <= 0 || burst <= 0 {
+		return Plan{}, fmt.Errorf("%w: plan %q: enterprise=PERMINUTE/BURST takes two positive numbers", ErrInvalidArgument, name)
+	}
+	return EnterprisePlan(perMinute, burst)
 }
 
 // Name returns the plan's name: "free", "pro", "business" or "enterprise".

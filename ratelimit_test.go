@@ -305,3 +305,36 @@ func FuzzParseRateLimit(f *testing.F) {
 		}
 	})
 }
+
+func TestParsePlan(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in        string
+		perMinute int
+		burst     int
+		err       string
+	}{
+		{"free", 60, 10, ""},
+		{"pro", 300, 50, ""},
+		{"business", 1000, 100, ""},
+		{"enterprise=1200/10", 1200, 10, ""},
+		{"enterprise=1200", 0, 0, "takes two positive numbers"},
+		{"enterprise=0/10", 0, 0, "takes two positive numbers"},
+		{"enterprise=-5/10", 0, 0, "takes two positive numbers"},
+		{"enterprise=x/y", 0, 0, "takes two positive numbers"},
+		{"enterprise=10/5/1", 0, 0, "takes two positive numbers"},
+		{"gold", 0, 0, "must be free, pro, business or enterprise=PERMINUTE/BURST"},
+		{"", 0, 0, "must be free"},
+		{"Pro", 0, 0, "must be free"},
+	} {
+		p, err := ParsePlan(tc.in)
+		switch {
+		case tc.err != "":
+			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParsePlan(%q) = %v, %v; want an ErrInvalidArgument saying %q", tc.in, p, err, tc.err)
+			}
+		case err != nil || p.PerMinute() != tc.perMinute || p.Burst() != tc.burst:
+			t.Errorf("ParsePlan(%q) = %v, %v; want %d/min burst %d", tc.in, p, err, tc.perMinute, tc.burst)
+		}
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/redact"
 )
 
 // WebhooksService holds the webhook registration. Use it through

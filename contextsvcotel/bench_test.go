@@ -8,7 +8,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/contextsvcotel"
-	"github.com/contextsvc/contextsvc-go/internal/benchtest"
+	"github.com/contextsvc/contextsvc-go/contextsvcotel/internal/benchtest"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/otelkit"
-	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/contextsvcotel/internal/otelkit"
+	"github.com/contextsvc/contextsvc-go/redact"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -478,7 +478,7 @@ var rootPkg = reflect.TypeFor[contextsvc.Error]().PkgPath()
 // they are secret replaced by REDACTED: those the semantic conventions
 // list (AWSAccessKeyId, Signature, sig, X-Goog-Signature) and any whose
 // name, percent-decoded, holds key, token, secret, sig, password, auth or
-// credential (internal/redact decides, as everywhere in the module). The
+// credential (package redact decides, as everywhere in the SDK). The
 // client's API key travels in a header, never in the URL.
 func fullURL(u *url.URL) string {
 	if u.User == nil && u.RawQuery == "" {

@@ -6,9 +6,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/service"
 )
 
@@ -134,10 +134,8 @@ func ValidAdminUser(name string) error {
 // token of 16 characters or more shows its first 7 and last 4 ("sk_test…
 // 3f9a"); a shorter one shows at most a third of its start and a quarter
 // of its end, and one of fewer than 3 characters shows nothing but "…".
-//
-// Deprecated: it was made for the command contextsvc-mock and the
-// dashboard, which share a rule of their own now. A program has no need of
-// it: GET /_mock/accounts answers the tokens masked.
+// GET /_mock/accounts answers the tokens masked so; a program that holds a
+// key finds its account there by comparing its own key, masked with this.
 func MaskToken(token string) string { return mockrules.MaskToken(token) }
 
 // newAdmin makes the admin API over svc, with cf's admin options.

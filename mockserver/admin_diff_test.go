@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextsvc/contextsvc-go/internal/browsertest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/browsertest"
 )
 
 // TestAdminDiffBounded: the diff of two versions of the largest content

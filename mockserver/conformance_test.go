@@ -7,9 +7,9 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/conformance"
-	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/mockserver"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/conformance"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/plantest"
 )
 
 // TestConformance runs the contract's checks (internal/conformance, the

@@ -17,7 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/browsertest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/browsertest"
 )
 
 // The admin routes' guards in a real browser: a page of another site

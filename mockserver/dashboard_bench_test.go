@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/browsertest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/browsertest"
 )
 
 // benchReceiver is an in-memory webhook receiver: the deliveries' HTTP

@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/browsertest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/browsertest"
 )
 
 // The dashboard in a real browser (Debian's chromium, headless, through

@@ -9,7 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/browsertest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/browsertest"
 )
 
 // TestDashboardChaos: the dashboard shows the chaos mode (the top bar's

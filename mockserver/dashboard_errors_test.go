@@ -6,7 +6,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/browsertest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/browsertest"
 )
 
 // TestDashboardActionErrors: an action the admin API refuses shows the

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/contextsvc/contextsvc-go/internal/browsertest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/browsertest"
 )
 
 // The dashboard's live updates across what a day brings: the mock

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 )
 
 // TestDeprecatedHelpers: the helpers once made for the command keep

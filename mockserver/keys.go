@@ -3,8 +3,8 @@ package mockserver
 import (
 	"fmt"
 
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/keys"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
@@ -56,10 +56,10 @@ const DefaultAccount = keys.DefaultAccount
 // same from one start to the next. The error never repeats the name: in a
 // -key flag it sits beside the token.
 //
-// Deprecated: it was made for the command contextsvc-mock, which checks
-// its flags with rules of its own now. A program has no need of it:
-// [Open] refuses a [Key] whose Account is not valid, and [ParseKey] a
-// spec naming one, each with an error saying why.
+// [Open] refuses a [Key] whose Account is not valid, and [ParseKey] a spec
+// naming one, so a program that starts a mock has no need of it; a program
+// that writes for one (a state document, as contextsvc snapshot does)
+// checks its account names with it before it writes.
 func ValidAccount(name string) error {
 	if err := mockrules.Account(name); err != nil {
 		return fmt.Errorf("mockserver: %w", err)
@@ -74,9 +74,10 @@ func ValidAccount(name string) error {
 // createdBy, updatedBy… of stored versions and events stay true across
 // restarts.
 //
-// Deprecated: it was made for the command contextsvc-mock. A program
-// reads the user of each key from [Server.Keys] (or [Server.DefaultKey]),
-// which have their defaults filled in.
+// A program that runs the mock reads the user of each key from
+// [Server.Keys] (or [Server.DefaultKey]), which have their defaults filled
+// in; one that only reaches a mock over HTTP (the command contextsvc)
+// knows from it who the mock will say acted for a key of an account.
 func AccountUser(account string) string { return mockrules.AccountUser(account) }
 
 // ParseKey parses the command-line form KEY[:plan[:scope[:account]]] where

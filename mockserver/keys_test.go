@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/keys"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 )
 
 func TestParseKey(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
-	"github.com/contextsvc/contextsvc-go/internal/contract"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/contract"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/contextsvc/contextsvc-go/internal/contract"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/contract"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/proxy"
 )

@@ -18,11 +18,11 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/conformance"
-	"github.com/contextsvc/contextsvc-go/internal/conformance/conformancetest"
-	"github.com/contextsvc/contextsvc-go/internal/contract"
-	"github.com/contextsvc/contextsvc-go/internal/plantest"
-	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/conformance"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/conformance/conformancetest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/contract"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/plantest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/syncbuf"
 )
 
 // The keys of the upstream the proxy tests forward to: an Enterprise plan

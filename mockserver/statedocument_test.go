@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 )
 
 // docSource seeds the server the tests read contexts from: two

@@ -19,9 +19,9 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 
-	"github.com/contextsvc/contextsvc-go/internal/browsertest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/access"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/browsertest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )

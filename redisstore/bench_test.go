@@ -16,9 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/plantest"
-	"github.com/contextsvc/contextsvc-go/internal/redistest"
 	"github.com/contextsvc/contextsvc-go/redisstore"
+	"github.com/contextsvc/contextsvc-go/redisstore/redistest"
 )
 
 // BenchmarkLimiterWait measures what the shared limiter costs a request
@@ -84,7 +83,7 @@ func BenchmarkLimiterWait(b *testing.B) {
 func BenchmarkClusterLimiterWait(b *testing.B) {
 	c := redistest.ClusterClient(b, redistest.SharedCluster(b))
 	ctx := context.Background()
-	lim, err := redisstore.NewLimiter(c, "sk_bench_"+redistest.Prefix(b), plantest.Enterprise(b, 1_000_000_000, 1_000_000))
+	lim, err := redisstore.NewLimiter(c, "sk_bench_"+redistest.Prefix(b), enterprisePlan(b, 1_000_000_000, 1_000_000))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -263,7 +262,7 @@ var fleetDuration = flag.Duration("fleet-duration", 30*time.Second, "how long Be
 
 // BenchmarkFleet: 8 independent clients (each its own Client, transport,
 // go-redis client and limiter) share an Enterprise plan of 6,000
-// requests a minute, burst 20, against the mock server on loopback, for
+// requests a minute, burst 20, against a server on loopback that holds the key to it, for
 // 30 s: through redisstore.NewLimiter on one redis-server ("shared") and
 // on a three-master Redis Cluster ("cluster"), and, as the baseline, each
 // with its own contextsvc.WithPlan bucket ("local"). Goals for shared and
@@ -275,7 +274,7 @@ func BenchmarkFleet(b *testing.B) {
 	if testing.Short() {
 		b.Skip("a 30 s load run per side; skipped with -short")
 	}
-	plan := plantest.Enterprise(b, 6000, 20)
+	plan := enterprisePlan(b, 6000, 20)
 	sides := []struct {
 		name string
 		pace func(b *testing.B, key string) func(int) contextsvc.Option

@@ -14,9 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/plantest"
-	"github.com/contextsvc/contextsvc-go/internal/redistest"
 	"github.com/contextsvc/contextsvc-go/redisstore"
+	"github.com/contextsvc/contextsvc-go/redisstore/redistest"
 )
 
 // oneKeyHook is a go-redis hook on a cluster client that fails the test
@@ -89,7 +88,7 @@ func clusterClient(t *testing.T, cl *redistest.Cluster, r *redirects) *redis.Clu
 }
 
 // TestClusterFleet: 8 clients, each with its own cluster client and
-// limiter for one key, call the mock server, whose key is on the same
+// limiter for one key, call a server that holds the key to the same
 // plan, for 2 s without one 429 and without ever pacing locally, and
 // together send no more than the plan allows.
 func TestClusterFleet(t *testing.T) {
@@ -98,7 +97,7 @@ func TestClusterFleet(t *testing.T) {
 		t.Skip("starts a Redis Cluster and runs a fleet for 2 s; skipped with -short")
 	}
 	cl := redistest.SharedCluster(t)
-	plan := plantest.Enterprise(t, 600, 5)
+	plan := enterprisePlan(t, 600, 5)
 	key := testKey(t)
 	logs := &logRecorder{}
 	pace := func(int) contextsvc.Option {
@@ -217,7 +216,7 @@ func TestClusterSlotMigration(t *testing.T) {
 	ctx := context.Background()
 
 	// The fleet.
-	plan := plantest.Enterprise(t, 600, 5)
+	plan := enterprisePlan(t, 600, 5)
 	apiKey := testKey(t)
 	limRedirects, logs := &redirects{}, &logRecorder{}
 	pace := func(int) contextsvc.Option {

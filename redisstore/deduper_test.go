@@ -15,9 +15,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/dedupetest"
-	"github.com/contextsvc/contextsvc-go/internal/redistest"
+	"github.com/contextsvc/contextsvc-go/dedupetest"
 	"github.com/contextsvc/contextsvc-go/redisstore"
+	"github.com/contextsvc/contextsvc-go/redisstore/redistest"
 )
 
 // newDeduper builds a Deduper on c under prefix, failing the test on error.

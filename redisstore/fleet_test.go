@@ -4,19 +4,64 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
-// fleetToken is the API key a fleet run's clients share on the mock.
+// fleetToken is the API key a fleet run's clients share.
 const fleetToken = "sk_test_fleet"
+
+// planServer is the service as far as pacing can tell: one key's plan
+// enforced as the service's limits are, a token bucket of Burst that
+// refills at PerMinute a minute (the mock server's rule too), answered 429
+// with the contract's Retry-After and error body when the bucket is empty,
+// and 404 (no such context: what the fleet's calls ask for) otherwise.
+type planServer struct {
+	URL      string       // the base URL, ending in /v1
+	requests atomic.Int64 // requests received
+}
+
+func newPlanServer(tb testing.TB, plan contextsvc.Plan) *planServer {
+	tb.Helper()
+	ps := &planServer{}
+	var mu sync.Mutex
+	lim := rate.NewLimiter(rate.Limit(float64(plan.PerMinute())/60), plan.Burst())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ps.requests.Add(1)
+		now := time.Now()
+		mu.Lock()
+		res := lim.ReserveN(now, 1)
+		delay := res.DelayFrom(now)
+		if delay > 0 {
+			res.CancelAt(now)
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if delay > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(max(int(math.Ceil(delay.Seconds())), 1)))
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = io.WriteString(w, `{"error":{"type":"rate_limited","message":"rate limit exceeded"}}`)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":{"type":"not_found","message":"no such context"}}`)
+	}))
+	tb.Cleanup(srv.Close)
+	ps.URL = srv.URL + "/v1"
+	return ps
+}
 
 // fleetAttempt is one request a fleet client sent: when (since the run's
 // start, after its limiter granted it) and the status it got.
@@ -80,13 +125,12 @@ func (r *fleetResult) tooManyBySecond() map[int]int {
 // runFleet runs clients independent clients (each its own Client and HTTP
 // transport, and the pacing option pace(i) gives it: a limiter of its
 // own, on a Redis client of its own) calling Contexts.Get in a loop
-// against a mock server whose key is on plan, until ctx is done. Answers
+// against a server that holds their key to plan, until ctx is done. Answers
 // 429 are counted on the wire; the clients retry them as usual. sent, if
 // not nil, counts the requests sent as they go.
 func runFleet(ctx context.Context, tb testing.TB, plan contextsvc.Plan, clients int, pace func(i int) contextsvc.Option, sent *atomic.Int64) *fleetResult {
 	tb.Helper()
-	ts := mockserver.NewTestServer(tb, mockserver.WithKey(mockserver.Key{
-		Token: fleetToken, Plan: mockserver.PlanEnterprise, PerMinute: plan.PerMinute(), Burst: plan.Burst()}))
+	ts := newPlanServer(tb, plan)
 	var mu sync.Mutex
 	var ok atomic.Int64
 	if sent == nil {

@@ -18,10 +18,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/plantest"
-	"github.com/contextsvc/contextsvc-go/internal/redistest"
-	"github.com/contextsvc/contextsvc-go/mockserver"
 	"github.com/contextsvc/contextsvc-go/redisstore"
+	"github.com/contextsvc/contextsvc-go/redisstore/redistest"
 )
 
 // newLimiter builds a limiter on c, failing the test on error.
@@ -55,7 +53,7 @@ func TestLimiterSharedRate(t *testing.T) {
 		perClient = 4
 		waits     = 15 // per goroutine: 180 in all, about 1.8 s
 	)
-	plan := plantest.Enterprise(t, perMinute, burst)
+	plan := enterprisePlan(t, perMinute, burst)
 	key := testKey(t)
 	interval := time.Minute / perMinute
 
@@ -108,7 +106,7 @@ func TestLimiterSleepsWhatRedisSays(t *testing.T) {
 	hook := &countingHook{}
 	c.AddHook(hook)
 	// 600 a minute: a token every 100 ms; burst 2, so 1 in the bucket.
-	lim := newLimiter(t, c, testKey(t), plantest.Enterprise(t, 600, 2))
+	lim := newLimiter(t, c, testKey(t), enterprisePlan(t, 600, 2))
 	ctx := context.Background()
 	if err := lim.Wait(ctx); err != nil {
 		t.Fatal(err)
@@ -136,7 +134,7 @@ func TestLimiterHonoursContext(t *testing.T) {
 	t.Parallel()
 	c := redistest.Client(t, redistest.Shared(t))
 	// One a minute, burst 2: one token, then the next a minute later.
-	lim := newLimiter(t, c, testKey(t), plantest.Enterprise(t, 1, 2))
+	lim := newLimiter(t, c, testKey(t), enterprisePlan(t, 1, 2))
 	if err := lim.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +163,7 @@ func TestLimiterHonoursContext(t *testing.T) {
 func TestLimiterHeadroom(t *testing.T) {
 	t.Parallel()
 	c := redistest.Client(t, redistest.Shared(t))
-	plan := plantest.Enterprise(t, 1, 10) // one a minute: no refill during the test
+	plan := enterprisePlan(t, 1, 10) // one a minute: no refill during the test
 	for _, tc := range []struct {
 		opts []redisstore.LimiterOption
 		want int
@@ -237,15 +235,14 @@ func TestLimiterKeys(t *testing.T) {
 }
 
 // TestLimiterThroughClients: three clients, each with its own go-redis
-// connection and limiter on one key, call the mock server (whose key is on
+// connection and limiter on one key, call a server (that holds the key to
 // the same plan) without one 429.
 func TestLimiterThroughClients(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Shared(t)
 	const token = "sk_test_shared_plan"
-	ts := mockserver.NewTestServer(t,
-		mockserver.WithKey(mockserver.Key{Token: token, Plan: mockserver.PlanEnterprise, PerMinute: 600, Burst: 5}))
-	plan := plantest.Enterprise(t, 600, 5)
+	plan := enterprisePlan(t, 600, 5)
+	ts := newPlanServer(t, plan)
 	limKey := testKey(t) // the limiter's key: one of the test's own on the shared Redis
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -277,8 +274,8 @@ func TestLimiterFailClosed(t *testing.T) {
 	fast := &redis.Options{MaxRetries: -1, DialerRetries: 1}
 	lim := newLimiter(t, redistest.Client(t, srv, fast), "sk_test_closed", contextsvc.BusinessPlan(),
 		redisstore.WithFailureMode(redisstore.FailClosed))
-	ts := mockserver.NewTestServer(t)
-	client, err := contextsvc.NewClient(ts.APIKey, contextsvc.WithBaseURL(ts.URL), contextsvc.WithLimiter(lim))
+	ts := newPlanServer(t, contextsvc.BusinessPlan())
+	client, err := contextsvc.NewClient("sk_test_closed", contextsvc.WithBaseURL(ts.URL), contextsvc.WithLimiter(lim))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,8 +296,8 @@ func TestLimiterFailClosed(t *testing.T) {
 		!strings.HasPrefix(err.Error(), "contextsvc: GET /contexts/ctx_x: waiting for the rate limiter: redisstore: Redis unavailable: ") {
 		t.Errorf("call with Redis stopped: %v", err)
 	}
-	if n := len(ts.Snapshot().Contexts); n != 0 {
-		t.Errorf("mock holds %d contexts", n)
+	if n := ts.requests.Load(); n != 0 {
+		t.Errorf("the server received %d requests; want the call refused unsent", n)
 	}
 	if lim.Degraded() {
 		t.Error("a fail-closed limiter reports Degraded")
@@ -327,7 +324,7 @@ func TestLimiterFailOpen(t *testing.T) {
 	rec := &logRecorder{}
 	c := redistest.Client(t, srv)
 	apiKey := "sk_test_open_secret"
-	lim := newLimiter(t, c, apiKey, plantest.Enterprise(t, 60000, 100), // 1,000 a second
+	lim := newLimiter(t, c, apiKey, enterprisePlan(t, 60000, 100), // 1,000 a second
 		redisstore.WithLogger(slog.New(rec)), redisstore.WithRecheckInterval(20*time.Millisecond))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -480,7 +477,7 @@ func TestLimiterFailOpenProbesInBackground(t *testing.T) {
 	c.AddHook(fault)
 	// 600 a minute, burst 10: alone, the limiter's local bucket paces to
 	// the whole plan, a token every 100 ms.
-	lim := newLimiter(t, c, testKey(t), plantest.Enterprise(t, 600, 10), redisstore.WithRecheckInterval(10*time.Millisecond))
+	lim := newLimiter(t, c, testKey(t), enterprisePlan(t, 600, 10), redisstore.WithRecheckInterval(10*time.Millisecond))
 	ctx := context.WithValue(context.Background(), callerKey{}, true)
 	wait := func(what string) {
 		t.Helper()
@@ -521,7 +518,7 @@ func TestLimiterFailOpenShare(t *testing.T) {
 	const limiters = 4
 	// 600 a minute, burst 10: a quarter is 150 a minute (one token every
 	// 400 ms), burst 2.
-	plan := plantest.Enterprise(t, 600, 10)
+	plan := enterprisePlan(t, 600, 10)
 	key := testKey(t)
 	type member struct {
 		lim   *redisstore.Limiter

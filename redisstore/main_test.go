@@ -15,10 +15,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/contextsvc/contextsvc-go/internal/redistest"
+	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/redisstore/redistest"
 )
 
-// One redis-server for the whole test binary (see internal/redistest);
+// One redis-server for the whole test binary (see package redistest);
 // tests that stop Redis start their own.
 func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
 
@@ -108,4 +109,15 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// enterprisePlan is contextsvc.EnterprisePlan for limits a test knows are
+// valid.
+func enterprisePlan(tb testing.TB, perMinute, burst int) contextsvc.Plan {
+	tb.Helper()
+	p, err := contextsvc.EnterprisePlan(perMinute, burst)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }

@@ -18,9 +18,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/plantest"
-	"github.com/contextsvc/contextsvc-go/internal/redistest"
 	"github.com/contextsvc/contextsvc-go/redisstore"
+	"github.com/contextsvc/contextsvc-go/redisstore/redistest"
 )
 
 // Log lines of a FailOpen limiter: falling back, and back on Redis.
@@ -51,7 +50,7 @@ func failover(t *testing.T, sen *redistest.Sentinel) (killed, promoted time.Time
 }
 
 // TestSentinelFleetFailover: 8 clients, each with its own failover client
-// (redis.NewFailoverClient) and limiter for one key, call the mock server
+// (redis.NewFailoverClient) and limiter for one key, call a plan's server
 // while the master is killed and Sentinel promotes the replica. Before
 // the kill they pace to the plan with no 429. While there is no master, a
 // Wait first waits out go-redis's retries (which may last past the
@@ -84,7 +83,7 @@ func TestSentinelFleetFailover(t *testing.T) {
 			t.Parallel()
 			// 600 a minute, burst 5: a burst is half a second of the
 			// plan, as on the Enterprise plan of 1,200 a minute, burst 10.
-			plan := plantest.Enterprise(t, 600, 5)
+			plan := enterprisePlan(t, 600, 5)
 			run := fleetFailover(t, plan, tc.mode, tc.opts, nil)
 			run.log(t, plan)
 			run.check(t, plan, tc.mode)
@@ -98,7 +97,7 @@ func TestSentinelFleetFailover(t *testing.T) {
 // TestSentinelFailoverRuns measures what a fleet meets through a Sentinel
 // failover over longer runs, as docs/fleet.md states it: 8 clients, each
 // with its own failover client (go-redis's defaults) and limiter for an
-// Enterprise key of 1,200 a minute, burst 10, call the mock server for
+// Enterprise key of 1,200 a minute, burst 10, call a plan's server for
 // 20 s, and the master is killed with SIGKILL 6 s in. It runs only with
 // CONTEXTSVC_FAILOVER_RUNS set to the number of runs (about 25 s each):
 //
@@ -112,7 +111,7 @@ func TestSentinelFailoverRuns(t *testing.T) {
 	if n <= 0 {
 		t.Skip("a measurement of 20-s runs: set CONTEXTSVC_FAILOVER_RUNS to the number of runs")
 	}
-	plan := plantest.Enterprise(t, 1200, 10)
+	plan := enterprisePlan(t, 1200, 10)
 	var summary []string
 	for i := range n {
 		t.Run(fmt.Sprint("run ", i+1), func(t *testing.T) {

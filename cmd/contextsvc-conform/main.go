@@ -32,8 +32,8 @@ package main
 import (
 	"os"
 
-	"github.com/contextsvc/contextsvc-go/internal/conformcmd"
-	"github.com/contextsvc/contextsvc-go/internal/interrupt"
+	"github.com/contextsvc/contextsvc-go/cmd/internal/interrupt"
+	"github.com/contextsvc/contextsvc-go/mockserver/cmdline"
 )
 
 func main() {
@@ -41,5 +41,5 @@ func main() {
 	// a second one ends the process at once.
 	ctx, stop := interrupt.Context()
 	defer stop()
-	os.Exit(conformcmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cmdline.Conform(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/redact"
 )
 
 // Exit codes.

@@ -45,7 +45,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"listen", "--forward-to", "http://127.0.0.1:1/", "--secret", ""}, "--secret must be 1 to 256 characters"},
 		{[]string{"snapshot"}, `required flag(s) "output" not set`},
 		{[]string{"snapshot", "-o", "x.json", "--account", "no spaces"}, "--account"},
-		{[]string{"contexts", "list", "--plan", "gold"}, "--plan: must be free, pro, business"},
+		{[]string{"contexts", "list", "--plan", "gold"}, `--plan: plan "gold" must be free, pro, business`},
 		{[]string{"contexts", "list", "--base-url", "http://127.0.0.1:1/"}, "must end in /v1"},
 	} {
 		r := c.run(tt.args...)

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/planflag"
 )
 
 // defaultTimeout bounds each request, an export's download included.
@@ -64,9 +63,11 @@ func (f *apiFlags) client() (*contextsvc.Client, error) {
 		contextsvc.WithUserAgent("contextsvc-cli/" + commandVersion()),
 	}
 	if f.plan != "" {
-		plan, err := planflag.Parse(f.plan)
+		plan, err := contextsvc.ParsePlan(f.plan)
 		if err != nil {
-			return nil, usagef("--plan: %v", err)
+			// The reason without the SDK's "contextsvc: invalid argument"
+			// prefix, as every other flag's error reads.
+			return nil, usagef("--plan: %s", strings.TrimPrefix(err.Error(), contextsvc.ErrInvalidArgument.Error()+": "))
 		}
 		opts = append(opts, contextsvc.WithPlan(plan))
 	}

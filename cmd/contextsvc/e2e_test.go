@@ -17,8 +17,8 @@ import (
 	"testing"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
-	"github.com/contextsvc/contextsvc-go/internal/testproc"
+	"github.com/contextsvc/contextsvc-go/cmd/internal/syncbuf"
+	"github.com/contextsvc/contextsvc-go/cmd/internal/testproc"
 )
 
 // The tests here drive the built command as a person would: each run is

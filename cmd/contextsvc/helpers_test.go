@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextsvc/contextsvc-go/internal/syncbuf"
+	"github.com/contextsvc/contextsvc-go/cmd/internal/syncbuf"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/redact"
 )
 
 // The receiver's bounds: a delivery's body is at most the SDK's

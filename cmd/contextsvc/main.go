@@ -31,7 +31,7 @@ package main
 import (
 	"os"
 
-	"github.com/contextsvc/contextsvc-go/internal/interrupt"
+	"github.com/contextsvc/contextsvc-go/cmd/internal/interrupt"
 )
 
 func main() {

@@ -6,8 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/contextsvc/contextsvc-go/internal/conformcmd"
-	"github.com/contextsvc/contextsvc-go/internal/mockcmd"
+	"github.com/contextsvc/contextsvc-go/mockserver/cmdline"
 )
 
 // passthroughCmds are contextsvc mock and contextsvc conform: the code of
@@ -16,8 +15,8 @@ import (
 // commands'.
 func passthroughCmds(s *streams) []*cobra.Command {
 	return []*cobra.Command{
-		passthrough(s, "mock", "Serve the mock server (the flags of contextsvc-mock; -h lists them)", mockcmd.Run),
-		passthrough(s, "conform", "Check a deployment against the API contract (the flags of contextsvc-conform; -h lists them)", conformcmd.Run),
+		passthrough(s, "mock", "Serve the mock server (the flags of contextsvc-mock; -h lists them)", cmdline.Mock),
+		passthrough(s, "conform", "Check a deployment against the API contract (the flags of contextsvc-conform; -h lists them)", cmdline.Conform),
 	}
 }
 

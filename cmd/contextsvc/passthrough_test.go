@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextsvc/contextsvc-go/internal/conformcmd"
-	"github.com/contextsvc/contextsvc-go/internal/mockcmd"
+	"github.com/contextsvc/contextsvc-go/mockserver/cmdline"
 )
 
 // TestPassthrough: contextsvc mock and contextsvc conform are the two
@@ -19,7 +18,7 @@ func TestPassthrough(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		run  func(ctx context.Context, args []string, stdout, stderr io.Writer) int
-	}{{"mock", mockcmd.Run}, {"conform", conformcmd.Run}} {
+	}{{"mock", cmdline.Mock}, {"conform", cmdline.Conform}} {
 		for _, args := range [][]string{{"-h"}, {"--help"}, {"-nope"}, {"extra"}} {
 			var out, errOut bytes.Buffer
 			code := tt.run(t.Context(), args, &out, &errOut)

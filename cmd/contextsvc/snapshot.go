@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -52,7 +51,7 @@ at all). Progress shows on stderr when it is a terminal.`,
 		if output == "" || output == "-" {
 			return usagef("-o needs a file (the mock reads its state from a file)")
 		}
-		if err := mockrules.Account(account); err != nil {
+		if err := mockserver.ValidAccount(account); err != nil {
 			return usagef("--account: %s", strings.TrimPrefix(err.Error(), "mockserver: "))
 		}
 		c, err := api.client()

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
+	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
 // triggerPrefix starts the name of the context trigger creates on a
@@ -97,7 +97,7 @@ func keyAccount(ctx context.Context, admin *mockAdmin, key, contextID string) (a
 	if err != nil {
 		return "", "", err
 	}
-	masked := mockrules.MaskToken(key)
+	masked := mockserver.MaskToken(key)
 	for _, a := range accounts {
 		if account != "" && a.ID != account {
 			continue
@@ -114,7 +114,7 @@ func keyAccount(ctx context.Context, admin *mockAdmin, key, contextID string) (a
 	if account == "" {
 		return "", "", errors.New("the key is none of the mock's keys as its admin API lists them")
 	}
-	return account, mockrules.AccountUser(account), nil
+	return account, mockserver.AccountUser(account), nil
 }
 
 // triggerOnMock fires the event through the mock's admin API.

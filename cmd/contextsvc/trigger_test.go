@@ -9,7 +9,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -43,7 +42,7 @@ func TestTriggerOnMock(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", typ, err)
 		}
-		user := mockrules.AccountUser("acme")
+		user := mockserver.AccountUser("acme")
 		ok := true
 		switch d := data.(type) {
 		case *contextsvc.ContextCreatedData:
@@ -90,7 +89,7 @@ func TestTriggerEmptyAccount(t *testing.T) {
 	evs := ts.Events()
 	var data contextsvc.ContextUpdatedData
 	if len(evs) != 1 || evs[0].Account != "second" || json.Unmarshal(evs[0].Data, &data) != nil || !strings.HasPrefix(data.ContextID, "ctx_") ||
-		data.UpdatedBy != mockrules.AccountUser("second") {
+		data.UpdatedBy != mockserver.AccountUser("second") {
 		t.Errorf("events: %+v", evs)
 	}
 }

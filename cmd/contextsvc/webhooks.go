@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/redact"
 )
 
 func newWebhooksCmd(s *streams) *cobra.Command {

@@ -60,9 +60,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/redistest"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 	"github.com/contextsvc/contextsvc-go/redisstore"
+	"github.com/contextsvc/contextsvc-go/redisstore/redistest"
 )
 
 // config is what the flags set.

@@ -13,8 +13,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/plantest"
-	"github.com/contextsvc/contextsvc-go/internal/redistest"
+	"github.com/contextsvc/contextsvc-go/redisstore/redistest"
 )
 
 // TestMain lets the test binary stand in for the example's binary when
@@ -116,8 +115,8 @@ func TestParsePlan(t *testing.T) {
 		"free":               contextsvc.FreePlan(),
 		"pro":                contextsvc.ProPlan(),
 		"business":           contextsvc.BusinessPlan(),
-		"enterprise=6000/20": plantest.Enterprise(t, 6000, 20),
-		"enterprise=120/3":   plantest.Enterprise(t, 120, 3),
+		"enterprise=6000/20": enterprisePlan(t, 6000, 20),
+		"enterprise=120/3":   enterprisePlan(t, 120, 3),
 	} {
 		if _, got, err := parsePlan(in); err != nil || got != want {
 			t.Errorf("parsePlan(%q) = %v, %v; want %v", in, got, err, want)
@@ -213,4 +212,15 @@ func TestRunRefusesBadConfig(t *testing.T) {
 			t.Errorf("run(%+v) = nil, want an error", cfg)
 		}
 	}
+}
+
+// enterprisePlan is contextsvc.EnterprisePlan for limits a test knows are
+// valid.
+func enterprisePlan(tb testing.TB, perMinute, burst int) contextsvc.Plan {
+	tb.Helper()
+	p, err := contextsvc.EnterprisePlan(perMinute, burst)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }

@@ -2,6 +2,10 @@
 // webhook handler share across packages: the server a call is measured
 // against, the plain net/http baseline it is measured beside, and the
 // delivery loop. It is test support, for _test.go files only.
+//
+// Each module that uses this package keeps a copy of it (modules version
+// apart, so none imports another's internal packages); the repository's
+// module checks (internal/tools/modules) hold the copies identical.
 package benchtest
 
 import (

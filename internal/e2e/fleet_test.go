@@ -15,9 +15,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/redistest"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 	"github.com/contextsvc/contextsvc-go/redisstore"
+	"github.com/contextsvc/contextsvc-go/redisstore/redistest"
 )
 
 // How a replica fails an attempt it was told to fail.

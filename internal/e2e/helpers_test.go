@@ -157,3 +157,14 @@ func (rt *recordingTransport) statuses() map[int]int {
 // httpClient returns an *http.Client sending through rt, for
 // contextsvc.WithHTTPClient.
 func (rt *recordingTransport) httpClient() *http.Client { return &http.Client{Transport: rt} }
+
+// enterprisePlan is contextsvc.EnterprisePlan for limits a test knows are
+// valid.
+func enterprisePlan(tb testing.TB, perMinute, burst int) contextsvc.Plan {
+	tb.Helper()
+	p, err := contextsvc.EnterprisePlan(perMinute, burst)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}

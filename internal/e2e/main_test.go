@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/contextsvc/contextsvc-go/internal/redistest"
+	"github.com/contextsvc/contextsvc-go/redisstore/redistest"
 )
 
 // The fleet tests share one redis-server per test binary (started on first

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/plantest"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -165,7 +164,7 @@ func TestPlanPacingAvoids429(t *testing.T) {
 		{"free, real clock", mockserver.Key{Plan: mockserver.PlanFree}, contextsvc.FreePlan(), 13, true, 3 * time.Second, true},
 		// The same shape scaled up: burst 10, then 100 a second.
 		{"enterprise 6000/min", mockserver.Key{Plan: mockserver.PlanEnterprise, PerMinute: 6000, Burst: 10},
-			plantest.Enterprise(t, 6000, 10), 100, false, 900 * time.Millisecond, false},
+			enterprisePlan(t, 6000, 10), 100, false, 900 * time.Millisecond, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

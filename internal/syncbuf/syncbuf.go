@@ -1,6 +1,10 @@
 // Package syncbuf is a buffer for tests: a program, a logger or a server
 // writes it from its goroutines while the test reads it, and the test can
 // wait for a text to appear in it without polling or sleeping.
+//
+// Each module that uses this package keeps a copy of it (modules version
+// apart, so none imports another's internal packages); the repository's
+// module checks (internal/tools/modules) hold the copies identical.
 package syncbuf
 
 import (

@@ -48,8 +48,8 @@ package main
 import (
 	"os"
 
-	"github.com/contextsvc/contextsvc-go/internal/interrupt"
-	"github.com/contextsvc/contextsvc-go/internal/mockcmd"
+	"github.com/contextsvc/contextsvc-go/mockserver/cmdline"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/interrupt"
 )
 
 func main() {
@@ -58,5 +58,5 @@ func main() {
 	// receiver.
 	ctx, stop := interrupt.Context()
 	defer stop()
-	os.Exit(mockcmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cmdline.Mock(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }

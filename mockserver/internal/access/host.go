@@ -19,8 +19,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 )
 
 // The admin routes' Host check, against DNS rebinding: a web

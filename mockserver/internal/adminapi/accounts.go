@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 

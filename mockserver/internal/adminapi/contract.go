@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/contextsvc/contextsvc-go/internal/redact"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/proxy"
+	"github.com/contextsvc/contextsvc-go/redact"
 )
 
 // contractJSON is GET /_mock/contract (components/schemas/MockContract):

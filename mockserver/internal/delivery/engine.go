@@ -15,7 +15,6 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/redact"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/chaos"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/clock"
@@ -24,6 +23,7 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/queue"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/telemetry"
+	"github.com/contextsvc/contextsvc-go/redact"
 	"go.opentelemetry.io/otel/trace"
 )
 

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/redact"
 )
 
 // A receiver's url may carry a secret, a password in its userinfo or a

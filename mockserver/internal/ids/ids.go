@@ -10,7 +10,7 @@ import (
 	"crypto/rand"
 	mrand "math/rand/v2"
 
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 )
 
 // New returns prefix followed by 24 characters from crypto/rand, as the

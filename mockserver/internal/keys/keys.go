@@ -23,8 +23,8 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )

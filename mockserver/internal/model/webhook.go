@@ -8,7 +8,7 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/redact"
 )
 
 // Webhook is a registered webhook as the server shows it, without its

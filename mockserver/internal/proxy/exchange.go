@@ -15,9 +15,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/contextsvc/contextsvc-go/internal/contract"
-	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/contract"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
+	"github.com/contextsvc/contextsvc-go/redact"
 )
 
 // recording passes a body on as it is read, and keeps its first

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/contextsvc/contextsvc-go/internal/contract"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/contract"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/queue"

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextsvc/contextsvc-go/internal/contract"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/contract"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/page"
 )
 

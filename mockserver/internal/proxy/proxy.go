@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/contextsvc/contextsvc-go/internal/contract"
-	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/contract"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/redact"
 )
 
 // MaxValidatedBody bounds what the proxy buffers of each body, the

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contextsvc/contextsvc-go/internal/contract"
-	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/contract"
+	"github.com/contextsvc/contextsvc-go/redact"
 )
 
 // The secrets an exchange carries are kept out of what the proxy logs and

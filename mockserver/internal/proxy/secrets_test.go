@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/contextsvc/contextsvc-go/internal/contract"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/contract"
 )
 
 // TestMaskTarget: the values of the query's secret parameters are masked,

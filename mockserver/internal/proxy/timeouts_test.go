@@ -16,7 +16,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/contextsvc/contextsvc-go/internal/contract"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/contract"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 

@@ -24,8 +24,8 @@ import (
 	"unicode/utf8"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
-	"github.com/contextsvc/contextsvc-go/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 )
 
 // Field limits of the contract.

@@ -34,8 +34,8 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/contextsvcotel"
-	"github.com/contextsvc/contextsvc-go/internal/otelkit"
-	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/otelkit"
+	"github.com/contextsvc/contextsvc-go/redact"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
