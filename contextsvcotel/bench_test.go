@@ -2,6 +2,7 @@ package contextsvcotel_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ import (
 // benchProviders is an SDK tracer with a batch span processor in front of
 // an exporter that drops the spans (what a service exporting its traces
 // pays in-process), and an SDK meter provider with a reader.
-func benchProviders(b *testing.B) (*sdktrace.TracerProvider, *sdkmetric.MeterProvider) {
+func benchProviders(b testing.TB) (*sdktrace.TracerProvider, *sdkmetric.MeterProvider) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	b.Cleanup(func() {
@@ -91,6 +92,56 @@ func BenchmarkClientTelemetry(b *testing.B) {
 		}
 		client(b, contextsvc.WithMiddleware(mw))
 	})
+}
+
+// TestClientTelemetryAllocs holds the client's instrumentation to its goal
+// (BENCHMARKS.md): it adds to a call no more allocations than otelhttp adds
+// to plain net/http, counted in the same run, against the same server
+// (whose allocations both sides count alike), on the same kind of
+// providers. Not parallel: AllocsPerRun counts every goroutine's
+// allocations.
+func TestClientTelemetryAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector drops sync.Pool's items at random: the counts would not be the code's")
+	}
+	srv := benchtest.Server(t)
+	url := srv.URL + "/v1/contexts/" + benchtest.ContextID
+	plain := func(rt http.RoundTripper) func() {
+		hc := &http.Client{Transport: rt}
+		return func() {
+			resp := benchtest.Get(t, hc, url)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	client := func(opts ...contextsvc.Option) func() {
+		c, err := contextsvc.NewClient("sk_bench", append([]contextsvc.Option{contextsvc.WithBaseURL(srv.URL + "/v1")}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func() {
+			if _, err := c.Contexts.Get(context.Background(), benchtest.ContextID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	allocs := func(call func()) float64 {
+		call() // the connection, the caches
+		return testing.AllocsPerRun(2000, call)
+	}
+	tp, mp := benchProviders(t)
+	mw, err := contextsvcotel.NewMiddleware(contextsvcotel.WithTracerProvider(tp), contextsvcotel.WithMeterProvider(mp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := allocs(client(contextsvc.WithMiddleware(mw))) - allocs(client())
+	otp, omp := benchProviders(t)
+	theirs := allocs(plain(otelhttp.NewTransport(benchtest.Transport(), otelhttp.WithTracerProvider(otp), otelhttp.WithMeterProvider(omp),
+		otelhttp.WithPropagators(propagation.TraceContext{})))) - allocs(plain(benchtest.Transport()))
+	t.Logf("allocations a call: contextsvcotel +%.1f, otelhttp +%.1f", ours, theirs)
+	if ours > theirs {
+		t.Errorf("NewMiddleware adds %.1f allocations to a call, otelhttp %.1f to plain net/http: want no more", ours, theirs)
+	}
 }
 
 // BenchmarkWebhookTelemetry prices the receiver's instrumentation: the

@@ -259,14 +259,14 @@ func (t *clientTelemetry) attempt(req *http.Request, a *contextsvc.Attempt, next
 		// span's start, where a sampler sees it (the HTTP conventions
 		// name the method, server.address, server.port and url.full); the
 		// outcome is added as it ends.
-		buf := otelkit.Attrs() // at most 6
-		attrs := append(buf[:0], e.attrs...)
-		attrs = append(attrs, semconv.URLFull(fullURL(req.URL)))
+		start := otelkit.StartAttrs() // at most 6
+		start.Add(e.attrs...)
+		start.Add(semconv.URLFull(fullURL(req.URL)))
 		if a.Number > 1 {
-			attrs = append(attrs, semconv.HTTPRequestResendCount(a.Number-1))
+			start.Add(semconv.HTTPRequestResendCount(a.Number - 1))
 		}
-		ctx, span = t.tracer.Start(ctx, e.attemptName, clientKind, trace.WithAttributes(attrs...))
-		otelkit.Release(buf)
+		ctx, span = t.tracer.Start(ctx, e.attemptName, clientKind, start.Option())
+		start.Release()
 		r = req.WithContext(ctx)
 		if t.propagates && span.SpanContext().IsValid() {
 			// The request's own header map is shared with the call's

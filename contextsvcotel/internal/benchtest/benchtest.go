@@ -74,7 +74,7 @@ func Plain[T any](b *testing.B, rt http.RoundTripper, url string, ok func(*T) bo
 // http.NewRequestWithContext, three Header.Set (Authorization, User-Agent,
 // Accept), http.Client.Do. It fails b unless the answer is a 200, whose
 // body the caller reads and closes.
-func Get(b *testing.B, hc *http.Client, url string) *http.Response {
+func Get(b testing.TB, hc *http.Client, url string) *http.Response {
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
 	if err != nil {
 		b.Fatal(err)

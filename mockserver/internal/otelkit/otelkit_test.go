@@ -71,3 +71,40 @@ func TestAttrs(t *testing.T) {
 		t.Errorf("a released buffer holds %v", b[0])
 	}
 }
+
+// TestStart: a span started with a Start's option has exactly the list's
+// attributes, whatever lengths the list took before; the option is made
+// once per length; and a released list holds nothing. Not parallel: it
+// counts allocations.
+func TestStart(t *testing.T) {
+	a, b, c := attribute.String("a", "1"), attribute.Int("b", 2), attribute.Bool("c", true)
+	s := new(Start)
+	for _, tc := range [][]attribute.KeyValue{{a, b}, {a}, {a, b, c}, {}, {c, a}} {
+		s.Add(tc...)
+		cfg := trace.NewSpanStartConfig(s.Option())
+		got := cfg.Attributes()
+		if len(got) != len(tc) {
+			t.Fatalf("started with %v, want %v", got, tc)
+		}
+		for i := range tc {
+			if got[i] != tc[i] {
+				t.Errorf("started with %v, want %v", got, tc)
+			}
+		}
+		clear(s.kv[:s.n])
+		s.n = 0
+	}
+	s.Add(a, b)
+	s.Option()
+	if allocs := testing.AllocsPerRun(100, func() { _ = s.Option() }); allocs != 0 {
+		t.Errorf("the option of a length made before costs %v allocations, want 0", allocs)
+	}
+	s.Add(make([]attribute.KeyValue, MaxAttrs)...)
+	if s.n != MaxAttrs {
+		t.Errorf("a full list holds %d", s.n)
+	}
+	s.Release()
+	if s.n != 0 || s.kv[0].Valid() {
+		t.Errorf("a released list holds %d attributes, %v", s.n, s.kv[0])
+	}
+}

@@ -209,23 +209,23 @@ func (t *Telemetry) StartRequest(r *http.Request, requestID string) (*http.Reque
 		// where a sampler sees it (the HTTP conventions name the method,
 		// url.path and url.scheme, the server, the client and the user
 		// agent); the outcome is added as it ends.
-		buf := otelkit.Attrs() // at most 10
-		attrs := append(buf[:0], semconv.HTTPRequestMethodKey.String(q.method))
+		start := otelkit.StartAttrs() // at most 10
+		start.Add(semconv.HTTPRequestMethodKey.String(q.method))
 		if q.method == "_OTHER" {
-			attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
+			start.Add(semconv.HTTPRequestMethodOriginal(r.Method))
 		}
-		attrs = append(attrs, semconv.URLPath(r.URL.Path), semconv.URLScheme(q.scheme), RequestIDKey.String(requestID))
+		start.Add(semconv.URLPath(r.URL.Path), semconv.URLScheme(q.scheme), RequestIDKey.String(requestID))
 		h := t.hostAttrs(r.Host)
-		attrs = append(attrs, h.kv[:h.n]...)
+		start.Add(h.kv[:h.n]...)
 		if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-			attrs = append(attrs, semconv.ClientAddress(ip))
+			start.Add(semconv.ClientAddress(ip))
 		}
 		if ua := r.UserAgent(); ua != "" {
-			attrs = append(attrs, semconv.UserAgentOriginal(ua))
+			start.Add(semconv.UserAgentOriginal(ua))
 		}
-		attrs = append(attrs, semconv.NetworkProtocolVersion(protocolVersion(r)))
-		ctx, q.span = t.tracer.Start(ctx, q.method, serverKind, trace.WithAttributes(attrs...))
-		otelkit.Release(buf)
+		start.Add(semconv.NetworkProtocolVersion(protocolVersion(r)))
+		ctx, q.span = t.tracer.Start(ctx, q.method, serverKind, start.Option())
+		start.Release()
 	} else {
 		ctx, q.span = t.tracer.Start(ctx, q.method, untracedServer...)
 	}
@@ -476,8 +476,8 @@ func (t *Telemetry) StartAttempt(parent *trace.SpanContext, req *http.Request, i
 		// span's start, where a sampler sees it (the HTTP conventions
 		// name the method, the server and url.full); the outcome is
 		// added as it ends.
-		buf := otelkit.Attrs() // at most 10
-		attrs := append(buf[:0],
+		start := otelkit.StartAttrs() // at most 10
+		start.Add(
 			semconv.HTTPRequestMethodKey.String(a.method),
 			semconv.ServerAddress(a.server.host),
 			semconv.ServerPort(a.server.port),
@@ -489,10 +489,10 @@ func (t *Telemetry) StartAttempt(parent *trace.SpanContext, req *http.Request, i
 			WebhookIDKey.String(info.WebhookID),
 		)
 		if info.Number > 1 {
-			attrs = append(attrs, semconv.HTTPRequestResendCount(info.Number-1))
+			start.Add(semconv.HTTPRequestResendCount(info.Number - 1))
 		}
-		ctx, a.span = t.tracer.Start(ctx, req.Method, clientKind, trace.WithAttributes(attrs...))
-		otelkit.Release(buf)
+		ctx, a.span = t.tracer.Start(ctx, req.Method, clientKind, start.Option())
+		start.Release()
 	} else {
 		ctx, a.span = t.tracer.Start(ctx, req.Method, untracedClient...)
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package contextsvcotel_test
+
+const raceEnabled = false
