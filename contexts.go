@@ -20,6 +20,13 @@ import (
 
 // ContextsService holds the operations on contexts, their versions and
 // exports. Use it through [Client.Contexts].
+//
+// The methods that take a context id put it in the request's path as one
+// segment. They refuse, with [ErrInvalidArgument] and before sending
+// anything, an id that would not stay one segment or that no id of the
+// service looks like: empty, "." or "..", one holding "/", "\", "?", "#",
+// "%" or ";", white space, a control character or anything beyond ASCII,
+// or one longer than 255 bytes.
 type ContextsService struct {
 	client *Client
 }
@@ -558,13 +565,73 @@ func cutFilename(name string, max int) string {
 	return stem + ext
 }
 
-// contextPath builds /contexts/{id}{suffix}, refusing an empty id (which
-// would address the list instead).
+// contextPath builds /contexts/{id}{suffix}, refusing an id that is not
+// one path segment as it stands (see idProblem): "" would address the
+// list, ".." the parent, "a/b" another resource.
 func contextPath(id, suffix string) (string, error) {
-	if id == "" {
-		return "", fmt.Errorf("%w: empty context id", ErrInvalidArgument)
+	if problem := idProblem(id); problem != "" {
+		return "", fmt.Errorf("%w: context id %s: %s", ErrInvalidArgument, shownID(id), problem)
 	}
 	return "/contexts/" + url.PathEscape(id) + suffix, nil
+}
+
+// maxIDLength bounds an id the client puts in a path: the service's are a
+// prefix and some 26 characters (see the API contract).
+const maxIDLength = 255
+
+// idProblem says why id cannot stand as one segment of a request's path
+// ("" when it can). Ids are opaque, but the service's are printable ASCII
+// (a prefix, then base32 or hex), so the client refuses what no id of
+// the service holds and what would make the path mean something else to
+// the service or to a proxy on the way: a dot segment ("." or ".."), which
+// a server or proxy resolves to the parent path; a path separator ("/",
+// and "\", which some servers read as one); the start of a query ("?") or
+// a fragment ("#"); "%", which a proxy that decodes the path once more
+// turns into any of these ("%2e%2e", "%2f"); ";", which starts path
+// parameters that some servers drop ("..;" read as ".."); and white space,
+// control characters and anything beyond ASCII, which would have to be
+// escaped and may be normalised on the way. What passes stays one segment
+// once escaped (url.PathEscape escapes only the few printable characters
+// left that a path cannot hold as they are, such as '"' and '|'), and
+// stays so if a proxy decodes it again.
+func idProblem(id string) string {
+	switch {
+	case id == "":
+		return "empty"
+	case id == "." || id == "..":
+		return "a dot segment, which a server or proxy resolves to another path"
+	case len(id) > maxIDLength:
+		return fmt.Sprintf("%d bytes long, more than the %d an id may have", len(id), maxIDLength)
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c == '/' || c == '\\':
+			return fmt.Sprintf("contains %q, a path separator", string(rune(c)))
+		case c == '?' || c == '#':
+			return fmt.Sprintf("contains %q, which would end the path", string(rune(c)))
+		case c == '%':
+			return `contains "%", which a server or proxy may decode into another path`
+		case c == ';':
+			return `contains ";", which starts path parameters that a server may drop`
+		case c <= ' ' || c >= 0x7f:
+			return "contains white space, a control character or a character beyond ASCII, which no id has"
+		}
+	}
+	return ""
+}
+
+// shownID quotes an id for an error message: escaped (%+q), and cut to 64
+// bytes, since the caller's argument may be anything at all.
+func shownID(id string) string {
+	const most = 64
+	if len(id) <= most {
+		return fmt.Sprintf("%+q", id)
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%+q…", id[:cut])
 }
 
 // doJSON sends a request and decodes a 2xx JSON body into a new T.

@@ -347,3 +347,22 @@ func ExampleWithMaxResponseBytes() {
 	fmt.Println(errors.Is(err, contextsvc.ErrResponseTooLarge))
 	// Output: true
 }
+
+// An id goes into the request's path as one segment: one that would not
+// (empty, "." or "..", with "/", "?", "#", "%" or ";", white space or a
+// control character) is refused before anything is sent.
+func ExampleContextsService_Get() {
+	srv := exampleServer()
+	defer srv.Close()
+	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	_, err = client.Contexts.Get(context.Background(), "../webhooks")
+	fmt.Println(errors.Is(err, contextsvc.ErrInvalidArgument))
+	fmt.Println(err)
+	// Output:
+	// true
+	// contextsvc: invalid argument: context id "../webhooks": contains "/", a path separator
+}
