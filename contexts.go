@@ -328,6 +328,7 @@ func (s *ContextsService) Delete(ctx context.Context, id string, opts ...Request
 		return nil, err
 	}
 	resp, cs, err := s.client.call(ctx, http.MethodDelete, p, nil, headerAcceptJSON, opts)
+	defer cs.end()
 	if err != nil {
 		if cs.mayHaveActed && errors.Is(err, ErrNotFound) {
 			return &DeleteResult{ID: id, Deleted: true, Inferred: true}, nil
@@ -401,7 +402,10 @@ func (s *ContextsService) AllVersions(ctx context.Context, id string, opts *Vers
 
 // Export returns the context as a document in the chosen format (nil opts:
 // the current version as Markdown), streamed: the caller must close the
-// result's Body.
+// result's Body. The call, bounded by [WithCallTimeout], ends when the
+// answer's headers came; the Body has no total bound, so a large document
+// is read to its end however long it takes, but each read of it has the
+// stall bound ([WithStallTimeout]).
 func (s *ContextsService) Export(ctx context.Context, id string, opts *ExportOptions, ropts ...RequestOption) (*Export, error) {
 	p, err := contextPath(id, "/export")
 	if err != nil {
@@ -425,14 +429,24 @@ func (s *ContextsService) Export(ctx context.Context, id string, opts *ExportOpt
 	}
 	resp, cs, err := s.client.call(ctx, http.MethodGet, p, nil, headerAcceptAny, ropts)
 	if err != nil {
+		cs.end()
 		return nil, err
 	}
 	if resp.ContentLength > s.client.maxBody {
 		drainAndClose(resp.Body)
+		cs.end()
 		return nil, s.client.tooLarge(cs)
 	}
+	// The Body is read after Export returns, for as long as the document
+	// takes to come: the call's bound ends here, the stall bound of each
+	// read goes on (WithStallTimeout), and closing the Body ends the call.
+	if !cs.detach() {
+		resp.Body.Close()
+		cs.end()
+		return nil, s.client.wrapErr(cs, &timeoutError{bound: boundCall, d: s.client.callTimeout})
+	}
 	return &Export{
-		Body:          &boundedBody{ReadCloser: resp.Body, left: s.client.maxBody, err: s.client.tooLarge(cs)},
+		Body:          &boundedBody{ReadCloser: resp.Body, left: s.client.maxBody, err: s.client.tooLarge(cs), release: cs.end},
 		ContentType:   resp.Header.Get("Content-Type"),
 		Filename:      dispositionFilename(resp.Header.Get("Content-Disposition")),
 		ContentLength: resp.ContentLength,
@@ -443,10 +457,19 @@ var headerAcceptAny = []string{"*/*"}
 
 // boundedBody is an export's Body: it reads at most left bytes of the
 // answer, and fails with err (an ErrResponseTooLarge) when there are more.
+// Closing it releases the call (release).
 type boundedBody struct {
 	io.ReadCloser
-	left int64
-	err  error
+	left    int64
+	err     error
+	release func()
+}
+
+// Close closes the answer's body and releases the call.
+func (b *boundedBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
+	return err
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
@@ -637,6 +660,7 @@ func shownID(id string) string {
 // doJSON sends a request and decodes a 2xx JSON body into a new T.
 func doJSON[T any](ctx context.Context, c *Client, method, path string, body any, opts []RequestOption) (*T, error) {
 	resp, cs, err := c.call(ctx, method, path, body, headerAcceptJSON, opts)
+	defer cs.end()
 	if err != nil {
 		return nil, err
 	}
@@ -664,6 +688,7 @@ type listEnvelope[T any] struct {
 // or incomplete entry is an ErrMalformedResponse.
 func listPage[T any](ctx context.Context, c *Client, p, alt string, opts []RequestOption) (items []*T, hasMore bool, next string, err error) {
 	resp, cs, err := c.call(ctx, http.MethodGet, p, nil, headerAcceptJSON, opts)
+	defer cs.end()
 	if err != nil {
 		return nil, false, "", err
 	}
