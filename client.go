@@ -731,7 +731,10 @@ func (c *Client) NewRequest(ctx context.Context, method, path string, body any) 
 // that is not one JSON value (trailing data, say), or a value of one of the
 // SDK's types without what the contract requires (a [Context] without its
 // id), is an [ErrMalformedResponse]. What Do reads or copies is bounded as
-// every answer is ([WithMaxResponseBytes]). A non-2xx answer is an [*Error].
+// every answer is ([WithMaxResponseBytes]), and Do is a call like the
+// operations for the client's time bounds ([WithCallTimeout] covers the
+// whole of it, the copy into a writer included). A non-2xx answer is an
+// [*Error].
 // The returned response's body is already closed; its status and headers
 // remain readable. req must address the client's base URL: the API key is
 // never sent anywhere else, nor does a redirect take it elsewhere
