@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -13,27 +12,55 @@ import (
 )
 
 // This file is what happens to each attempt of a call below the retry
-// layer: its own time-out (WithAttemptTimeout), and whether a failed attempt
-// may have reached the service (which Contexts.Delete needs to know).
+// layer: its time bounds (WithHeaderTimeout, WithStallTimeout and
+// WithAttemptTimeout; see attemptWatch), and whether a failed attempt may
+// have reached the service (which Contexts.Delete needs to know).
 
-// sendAttempt sends one attempt of the call cs through base.
+// sendAttempt sends one attempt of the call cs through base, under the
+// attempt's bounds: its context ends, with a *timeoutError as its cause,
+// when the answer's headers do not come in time (or the call's bound runs
+// out), and the answer's body it returns bounds each read (see attempt).
 func sendAttempt(base http.RoundTripper, req *http.Request, cs *callState) (*http.Response, error) {
-	var cancel context.CancelFunc
+	// Most calls make one attempt: its state comes with the call's.
+	a := &cs.firstAttempt
+	if a.cs != nil {
+		a = &attempt{}
+	}
+	a.cs = cs
+	ctx, cancel := context.WithCancelCause((*attemptParent)(cs))
+	a.cancel = cancel
 	if cs.attemptTimeout > 0 {
-		var ctx context.Context
-		ctx, cancel = context.WithTimeout(req.Context(), cs.attemptTimeout)
-		req = req.WithContext(ctx)
+		ctx, a.stopTimeout = context.WithTimeoutCause(ctx, cs.attemptTimeout, &timeoutError{bound: boundAttempt, d: cs.attemptTimeout})
 	}
 	var watch *writeWatch
 	if cs.watchWrites {
 		watch = &writeWatch{}
-		req = req.WithContext(httptrace.WithClientTrace(req.Context(), watch.trace()))
+		ctx = httptrace.WithClientTrace(ctx, watch.trace())
+	}
+	req = req.WithContext(ctx)
+	if err := cs.begin(a); err != nil {
+		a.release()
+		cs.lastStatus, cs.lastHeader = 0, nil
+		return nil, err
 	}
 	resp, err := base.RoundTrip(req)
-	if err != nil {
-		if cancel != nil {
-			cancel()
+	if err == nil {
+		if te := cs.headersCame(a, resp.Body); te != nil {
+			// The headers came as a bound ran out: too late.
+			resp.Body.Close()
+			resp, err = nil, te
 		}
+	}
+	if err != nil {
+		if te := a.failed.Load(); te != nil {
+			// Whatever the transport made of the ended context (its
+			// cause, or context.Canceled), the bound that ended it.
+			err = te
+		} else if te, ok := context.Cause(ctx).(*timeoutError); ok && ctx.Err() != nil {
+			err = te // WithAttemptTimeout's
+		}
+		cs.leave(a)
+		a.release()
 		if watch != nil && watch.reached(err) {
 			cs.mayHaveActed = true
 		}
@@ -45,24 +72,11 @@ func sendAttempt(base http.RoundTripper, req *http.Request, cs *callState) (*htt
 		// A gateway's 502 or 504 may come after the service acted.
 		cs.mayHaveActed = true
 	}
-	if cancel != nil {
-		// The time-out covers reading the body, as http.Client.Timeout
-		// does; closing the body (every path does) releases the timer.
-		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
-	}
+	// Closing the body (every path does) ends the attempt and its
+	// contexts; WithAttemptTimeout covers reading the body too, as
+	// http.Client.Timeout does.
+	resp.Body = a
 	return resp, nil
-}
-
-// cancelOnClose ends an attempt's time-out when its body is closed.
-type cancelOnClose struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (b *cancelOnClose) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
 }
 
 // writeWatch learns from net/http's client trace whether an attempt's

@@ -47,6 +47,22 @@ const (
 	DefaultRetryWaitMax = 30 * time.Second
 )
 
+// Defaults of the time bounds: whatever a server does (accept the
+// connection and never answer, send an answer's headers and stall its
+// body), every call ends. See [WithCallTimeout], [WithHeaderTimeout] and
+// [WithStallTimeout].
+const (
+	// DefaultCallTimeout bounds a whole call, its retries and the waits
+	// before them (back-off, Retry-After, the rate limiter) included.
+	DefaultCallTimeout = 2 * time.Minute
+	// DefaultHeaderTimeout bounds each attempt from its start (connecting,
+	// sending) until the answer's headers come.
+	DefaultHeaderTimeout = 30 * time.Second
+	// DefaultStallTimeout bounds each read of an answer's body: how long
+	// the client waits for the next bytes of it.
+	DefaultStallTimeout = 30 * time.Second
+)
+
 // DefaultMaxResponseBytes is the most the client reads of one answer's body
 // unless [WithMaxResponseBytes] says otherwise: 32 MiB, counted after
 // decompression. The contract bounds a context's content to 1,000,000
@@ -81,6 +97,9 @@ type Client struct {
 	base    *url.URL // parsed baseURL, to refuse sending the key elsewhere
 	// maxBody bounds what the client reads of an answer's body.
 	maxBody int64
+	// The time bounds of every call (WithCallTimeout) and of each attempt
+	// (WithHeaderTimeout, WithStallTimeout).
+	callTimeout, headerTimeout, stallTimeout time.Duration
 	// Header values are built once and shared by every request: the
 	// transport never modifies them, and it saves allocations per call.
 	authHeader []string
@@ -124,6 +143,8 @@ type options struct {
 	logger     *slog.Logger
 	middleware []Middleware
 	maxBody    int64
+
+	callTimeout, headerTimeout, stallTimeout time.Duration
 }
 
 // Option configures a Client in [NewClient].
@@ -147,6 +168,13 @@ func WithBaseURL(u string) Option {
 // changed; its transport is wrapped, not replaced. Its CheckRedirect, if
 // any, is asked after the client's own check, which refuses every redirect
 // away from the base URL's origin ([ErrRedirectRefused]).
+//
+// The client's own time bounds ([WithCallTimeout], [WithHeaderTimeout],
+// [WithStallTimeout]) hold over any transport: they are the client's, not
+// the transport's. hc's Timeout, if set, bounds each attempt as well, the
+// reading of an export's Body included. The header bound needs a transport
+// that ends a request when its context ends (net/http's does); the others
+// hold whatever the transport does.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) error {
 		if hc == nil {
@@ -242,6 +270,61 @@ func WithMaxResponseBytes(n int64) Option {
 	}
 }
 
+// WithCallTimeout bounds every call as a whole: from its start until it
+// returns, its attempts, the waits before them (for the rate limiter, the
+// back-off, a Retry-After) and the reading of its answer included. A call
+// that runs out fails with an error matching [ErrTimeout] and
+// [context.DeadlineExceeded]; a wait that would end after the bound is not
+// begun: the call returns the answer it got at once, as for a context's
+// deadline. A context's earlier deadline still ends a call sooner; a later
+// one does not extend it. An export's Body, read after [ContextsService.Export]
+// returns, is bounded by [WithStallTimeout] only, so a large download is
+// not cut. d must be positive; the default is [DefaultCallTimeout]. To let
+// contexts alone bound the calls, give a d longer than any of their
+// deadlines.
+func WithCallTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: WithCallTimeout(%v): must be positive: every call has a bound (a context's earlier deadline ends it sooner)", ErrInvalidArgument, d)
+		}
+		o.callTimeout = d
+		return nil
+	}
+}
+
+// WithHeaderTimeout bounds each attempt from its start (connecting,
+// sending the request) until the answer's headers come. An attempt that
+// runs out ends with an error matching [ErrTimeout] and
+// [context.DeadlineExceeded], and is retried like any transport error
+// (with the same idempotency key). d must be positive; the default is
+// [DefaultHeaderTimeout].
+func WithHeaderTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: WithHeaderTimeout(%v): must be positive", ErrInvalidArgument, d)
+		}
+		o.headerTimeout = d
+		return nil
+	}
+}
+
+// WithStallTimeout bounds each read of an answer's body: a read that gets
+// nothing for d ends the attempt, and the call, with an error matching
+// [ErrTimeout] and [context.DeadlineExceeded]. It is a bound on a stall,
+// not on the whole body: a body that keeps coming, however slowly and
+// however long, is read to its end. It holds while you read an export's
+// Body too (time you spend between reads is not counted). d must be
+// positive; the default is [DefaultStallTimeout].
+func WithStallTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: WithStallTimeout(%v): must be positive", ErrInvalidArgument, d)
+		}
+		o.stallTimeout = d
+		return nil
+	}
+}
+
 // WithLogger makes the client log retries and failed attempts through
 // logger. By default (and with nil) it logs nothing. The API key and the
 // Authorization header are never logged.
@@ -262,6 +345,10 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		waitMin:    DefaultRetryWaitMin,
 		waitMax:    DefaultRetryWaitMax,
 		maxBody:    DefaultMaxResponseBytes,
+
+		callTimeout:   DefaultCallTimeout,
+		headerTimeout: DefaultHeaderTimeout,
+		stallTimeout:  DefaultStallTimeout,
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -321,6 +408,10 @@ func NewClient(apiKey string, opts ...Option) (*Client, error) {
 		state:      state,
 		middleware: slices.Clip(o.middleware),
 		maxBody:    o.maxBody,
+
+		callTimeout:   o.callTimeout,
+		headerTimeout: o.headerTimeout,
+		stallTimeout:  o.stallTimeout,
 	}
 	// Redirects are checked here, on the http.Client, so that no request
 	// follows one to another origin: not the operations', not Do's.
@@ -640,7 +731,10 @@ func (c *Client) NewRequest(ctx context.Context, method, path string, body any) 
 // that is not one JSON value (trailing data, say), or a value of one of the
 // SDK's types without what the contract requires (a [Context] without its
 // id), is an [ErrMalformedResponse]. What Do reads or copies is bounded as
-// every answer is ([WithMaxResponseBytes]). A non-2xx answer is an [*Error].
+// every answer is ([WithMaxResponseBytes]), and Do is a call like the
+// operations for the client's time bounds ([WithCallTimeout] covers the
+// whole of it, the copy into a writer included). A non-2xx answer is an
+// [*Error].
 // The returned response's body is already closed; its status and headers
 // remain readable. req must address the client's base URL: the API key is
 // never sent anywhere else, nor does a redirect take it elsewhere
@@ -659,6 +753,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any, opts ...Reque
 		ctx = req.Context()
 	}
 	cs := newCallState(ctx, req.Method, req.URL.Path)
+	defer cs.end()
 	r := req.Clone(cs)
 	if r.Header.Get("Authorization") == "" {
 		r.Header["Authorization"] = c.authHeader
@@ -694,7 +789,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any, opts ...Reque
 		if resp.ContentLength > c.maxBody {
 			return resp, c.tooLarge(cs)
 		}
-		stop := closeWhenDone(cs, resp.Body)
+		stop := closeWhenDone(cs.Context, resp.Body)
 		n, err := io.Copy(w, io.LimitReader(resp.Body, c.maxBody))
 		if err == nil && n == c.maxBody {
 			// At the bound: one more byte says whether the body goes on.
@@ -709,7 +804,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any, opts ...Reque
 		case err != nil:
 			return resp, c.wrapErr(cs, contextCause(cs, err))
 		case cs.Err() != nil:
-			return resp, c.wrapErr(cs, cs.Err())
+			return resp, c.wrapErr(cs, cs.ctxErr())
 		}
 	default:
 		// The decoder of the typed operations, so that Do accepts and
@@ -781,11 +876,14 @@ func (c *Client) prepare(cs *callState, h http.Header, opts []RequestOption) err
 }
 
 // send runs the request through the retry layer (and the middleware, if
-// any) and returns the call's outcome (see finish).
+// any) and returns the call's outcome (see finish). The call's bound
+// starts as the retry layer does (startClock); the caller ends it
+// (cs.end) once it has read the answer.
 func (c *Client) send(cs *callState, req *retryablehttp.Request) (*http.Response, error) {
 	if c.hooked(cs) {
 		return c.sendHooked(cs, req)
 	}
+	c.startClock(cs)
 	resp, err := c.retryClient(cs).Do(req)
 	return c.finish(cs, resp, err)
 }
@@ -849,6 +947,12 @@ func (e *callError) Unwrap() error { return e.err }
 // wrapErr names the call in a transport or context error and keeps the
 // cause reachable through errors.Is / errors.As.
 func (c *Client) wrapErr(cs *callState, err error) error {
+	if te := cs.ownTimeout(); te != nil && !errors.As(err, new(*timeoutError)) {
+		// The call's bound ended it: whatever the layers made of its
+		// ended context (context.Canceled, a limiter's error), that is
+		// the reason.
+		err = te
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		// url.Error repeats the full URL; the call's path is enough and the
@@ -902,7 +1006,7 @@ func (c *Client) readBody(resp *http.Response, cs *callState) (*bodyBuffer, erro
 	if resp.ContentLength > c.maxBody {
 		return buf, c.tooLarge(cs)
 	}
-	stop := closeWhenDone(cs, resp.Body)
+	stop := closeWhenDone(cs.Context, resp.Body)
 	b, err := readAtMost(buf.b[:0], resp.Body, c.maxBody, resp.ContentLength)
 	stop()
 	buf.b = b
@@ -912,7 +1016,7 @@ func (c *Client) readBody(resp *http.Response, cs *callState) (*bodyBuffer, erro
 	case err != nil:
 		return buf, fmt.Errorf("contextsvc: %s %s: reading the response: %w", cs.method, cs.path, contextCause(cs, err))
 	case cs.Err() != nil:
-		return buf, fmt.Errorf("contextsvc: %s %s: reading the response: %w", cs.method, cs.path, cs.Err())
+		return buf, fmt.Errorf("contextsvc: %s %s: reading the response: %w", cs.method, cs.path, cs.ctxErr())
 	}
 	return buf, nil
 }
@@ -964,10 +1068,11 @@ func (c *Client) tooLarge(cs *callState) error {
 		ErrResponseTooLarge, cs.method, cs.path, c.maxBody)
 }
 
-// closeWhenDone closes body when ctx ends, to cut short a read that the
-// transport would not (net/http's own does; a caller's may not), and
-// returns the function that stops watching. A context that never ends
-// costs nothing.
+// closeWhenDone closes body when ctx (the caller's) ends, to cut short a
+// read that the transport would not (net/http's own does; a caller's may
+// not), and returns the function that stops watching. A context that
+// never ends costs nothing. (The call's own bounds close the body
+// themselves: see callState.fire.)
 func closeWhenDone(ctx context.Context, body io.Closer) (stop func() bool) {
 	if ctx.Done() == nil {
 		return func() bool { return false }
@@ -975,12 +1080,14 @@ func closeWhenDone(ctx context.Context, body io.Closer) (stop func() bool) {
 	return context.AfterFunc(ctx, func() { body.Close() })
 }
 
-// contextCause reports a read that failed because ctx ended (closeWhenDone
-// closed the body under it, with an error of the body's own) as ctx's
-// error, so errors.Is(err, context.DeadlineExceeded) holds.
-func contextCause(ctx context.Context, err error) error {
-	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
-		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+// contextCause reports a read that failed because the call's context
+// ended (closeWhenDone closed the body under it, with an error of the
+// body's own) as the context's error, or the client's bound that ended it,
+// so errors.Is(err, context.DeadlineExceeded) holds.
+func contextCause(cs *callState, err error) error {
+	cause := cs.ctxErr()
+	if cause != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("%w (%v)", cause, err)
 	}
 	return err
 }

@@ -179,6 +179,14 @@ func TestNewClientConfiguration(t *testing.T) {
 		{name: "empty base URL option", key: "k", opts: []Option{WithBaseURL("")}, wantErr: "WithBaseURL"},
 		{name: "zero response bound", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithMaxResponseBytes(0)}, wantErr: "WithMaxResponseBytes"},
 		{name: "negative response bound", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithMaxResponseBytes(-1)}, wantErr: "WithMaxResponseBytes"},
+		{name: "zero call bound", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithCallTimeout(0)}, wantErr: "WithCallTimeout(0s): must be positive"},
+		{name: "negative call bound", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithCallTimeout(-time.Second)}, wantErr: "WithCallTimeout(-1s)"},
+		{name: "zero header bound", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithHeaderTimeout(0)}, wantErr: "WithHeaderTimeout(0s): must be positive"},
+		{name: "negative header bound", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithHeaderTimeout(-1)}, wantErr: "WithHeaderTimeout(-1ns)"},
+		{name: "zero stall bound", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithStallTimeout(0)}, wantErr: "WithStallTimeout(0s): must be positive"},
+		{name: "negative stall bound", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithStallTimeout(-time.Minute)}, wantErr: "WithStallTimeout(-1m0s)"},
+		{name: "bounds", key: "k", opts: []Option{WithBaseURL("https://x.test/v1"), WithCallTimeout(time.Hour), WithHeaderTimeout(time.Nanosecond), WithStallTimeout(time.Second)},
+			wantURL: "https://x.test/v1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

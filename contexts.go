@@ -20,6 +20,13 @@ import (
 
 // ContextsService holds the operations on contexts, their versions and
 // exports. Use it through [Client.Contexts].
+//
+// The methods that take a context id put it in the request's path as one
+// segment. They refuse, with [ErrInvalidArgument] and before sending
+// anything, an id that would not stay one segment or that no id of the
+// service looks like: empty, "." or "..", one holding "/", "\", "?", "#",
+// "%" or ";", white space, a control character or anything beyond ASCII,
+// or one longer than 255 bytes.
 type ContextsService struct {
 	client *Client
 }
@@ -321,6 +328,7 @@ func (s *ContextsService) Delete(ctx context.Context, id string, opts ...Request
 		return nil, err
 	}
 	resp, cs, err := s.client.call(ctx, http.MethodDelete, p, nil, headerAcceptJSON, opts)
+	defer cs.end()
 	if err != nil {
 		if cs.mayHaveActed && errors.Is(err, ErrNotFound) {
 			return &DeleteResult{ID: id, Deleted: true, Inferred: true}, nil
@@ -394,7 +402,10 @@ func (s *ContextsService) AllVersions(ctx context.Context, id string, opts *Vers
 
 // Export returns the context as a document in the chosen format (nil opts:
 // the current version as Markdown), streamed: the caller must close the
-// result's Body.
+// result's Body. The call, bounded by [WithCallTimeout], ends when the
+// answer's headers came; the Body has no total bound, so a large document
+// is read to its end however long it takes, but each read of it has the
+// stall bound ([WithStallTimeout]).
 func (s *ContextsService) Export(ctx context.Context, id string, opts *ExportOptions, ropts ...RequestOption) (*Export, error) {
 	p, err := contextPath(id, "/export")
 	if err != nil {
@@ -418,14 +429,24 @@ func (s *ContextsService) Export(ctx context.Context, id string, opts *ExportOpt
 	}
 	resp, cs, err := s.client.call(ctx, http.MethodGet, p, nil, headerAcceptAny, ropts)
 	if err != nil {
+		cs.end()
 		return nil, err
 	}
 	if resp.ContentLength > s.client.maxBody {
 		drainAndClose(resp.Body)
+		cs.end()
 		return nil, s.client.tooLarge(cs)
 	}
+	// The Body is read after Export returns, for as long as the document
+	// takes to come: the call's bound ends here, the stall bound of each
+	// read goes on (WithStallTimeout), and closing the Body ends the call.
+	if !cs.detach() {
+		resp.Body.Close()
+		cs.end()
+		return nil, s.client.wrapErr(cs, &timeoutError{bound: boundCall, d: s.client.callTimeout})
+	}
 	return &Export{
-		Body:          &boundedBody{ReadCloser: resp.Body, left: s.client.maxBody, err: s.client.tooLarge(cs)},
+		Body:          &boundedBody{ReadCloser: resp.Body, left: s.client.maxBody, err: s.client.tooLarge(cs), release: cs.end},
 		ContentType:   resp.Header.Get("Content-Type"),
 		Filename:      dispositionFilename(resp.Header.Get("Content-Disposition")),
 		ContentLength: resp.ContentLength,
@@ -436,10 +457,19 @@ var headerAcceptAny = []string{"*/*"}
 
 // boundedBody is an export's Body: it reads at most left bytes of the
 // answer, and fails with err (an ErrResponseTooLarge) when there are more.
+// Closing it releases the call (release).
 type boundedBody struct {
 	io.ReadCloser
-	left int64
-	err  error
+	left    int64
+	err     error
+	release func()
+}
+
+// Close closes the answer's body and releases the call.
+func (b *boundedBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
+	return err
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
@@ -558,18 +588,79 @@ func cutFilename(name string, max int) string {
 	return stem + ext
 }
 
-// contextPath builds /contexts/{id}{suffix}, refusing an empty id (which
-// would address the list instead).
+// contextPath builds /contexts/{id}{suffix}, refusing an id that is not
+// one path segment as it stands (see idProblem): "" would address the
+// list, ".." the parent, "a/b" another resource.
 func contextPath(id, suffix string) (string, error) {
-	if id == "" {
-		return "", fmt.Errorf("%w: empty context id", ErrInvalidArgument)
+	if problem := idProblem(id); problem != "" {
+		return "", fmt.Errorf("%w: context id %s: %s", ErrInvalidArgument, shownID(id), problem)
 	}
 	return "/contexts/" + url.PathEscape(id) + suffix, nil
+}
+
+// maxIDLength bounds an id the client puts in a path: the service's are a
+// prefix and some 26 characters (see the API contract).
+const maxIDLength = 255
+
+// idProblem says why id cannot stand as one segment of a request's path
+// ("" when it can). Ids are opaque, but the service's are printable ASCII
+// (a prefix, then base32 or hex), so the client refuses what no id of
+// the service holds and what would make the path mean something else to
+// the service or to a proxy on the way: a dot segment ("." or ".."), which
+// a server or proxy resolves to the parent path; a path separator ("/",
+// and "\", which some servers read as one); the start of a query ("?") or
+// a fragment ("#"); "%", which a proxy that decodes the path once more
+// turns into any of these ("%2e%2e", "%2f"); ";", which starts path
+// parameters that some servers drop ("..;" read as ".."); and white space,
+// control characters and anything beyond ASCII, which would have to be
+// escaped and may be normalised on the way. What passes stays one segment
+// once escaped (url.PathEscape escapes only the few printable characters
+// left that a path cannot hold as they are, such as '"' and '|'), and
+// stays so if a proxy decodes it again.
+func idProblem(id string) string {
+	switch {
+	case id == "":
+		return "empty"
+	case id == "." || id == "..":
+		return "a dot segment, which a server or proxy resolves to another path"
+	case len(id) > maxIDLength:
+		return fmt.Sprintf("%d bytes long, more than the %d an id may have", len(id), maxIDLength)
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c == '/' || c == '\\':
+			return fmt.Sprintf("contains %q, a path separator", string(rune(c)))
+		case c == '?' || c == '#':
+			return fmt.Sprintf("contains %q, which would end the path", string(rune(c)))
+		case c == '%':
+			return `contains "%", which a server or proxy may decode into another path`
+		case c == ';':
+			return `contains ";", which starts path parameters that a server may drop`
+		case c <= ' ' || c >= 0x7f:
+			return "contains white space, a control character or a character beyond ASCII, which no id has"
+		}
+	}
+	return ""
+}
+
+// shownID quotes an id for an error message: escaped (%+q), and cut to 64
+// bytes, since the caller's argument may be anything at all.
+func shownID(id string) string {
+	const most = 64
+	if len(id) <= most {
+		return fmt.Sprintf("%+q", id)
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%+q…", id[:cut])
 }
 
 // doJSON sends a request and decodes a 2xx JSON body into a new T.
 func doJSON[T any](ctx context.Context, c *Client, method, path string, body any, opts []RequestOption) (*T, error) {
 	resp, cs, err := c.call(ctx, method, path, body, headerAcceptJSON, opts)
+	defer cs.end()
 	if err != nil {
 		return nil, err
 	}
@@ -597,6 +688,7 @@ type listEnvelope[T any] struct {
 // or incomplete entry is an ErrMalformedResponse.
 func listPage[T any](ctx context.Context, c *Client, p, alt string, opts []RequestOption) (items []*T, hasMore bool, next string, err error) {
 	resp, cs, err := c.call(ctx, http.MethodGet, p, nil, headerAcceptJSON, opts)
+	defer cs.end()
 	if err != nil {
 		return nil, false, "", err
 	}

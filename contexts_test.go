@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,9 +57,9 @@ func TestContextOperations(t *testing.T) {
 			want: recorded{Method: "GET", Path: "/v1/contexts/ctx_1"}, result: ctx1(),
 		},
 		{
-			name: "get escapes the id", method: "GET", url: testBase + "/contexts/a%2Fb", status: 200, resp: ctx1JSON,
-			call: func(ctx context.Context, c *Client) (any, error) { return c.Contexts.Get(ctx, "a/b") },
-			want: recorded{Method: "GET", Path: "/v1/contexts/a/b"}, result: ctx1(),
+			name: "get escapes what a path cannot hold as it is", method: "GET", url: testBase + "/contexts/ctx_a%22b%7Cc", status: 200, resp: ctx1JSON,
+			call: func(ctx context.Context, c *Client) (any, error) { return c.Contexts.Get(ctx, `ctx_a"b|c`) },
+			want: recorded{Method: "GET", Path: `/v1/contexts/ctx_a"b|c`}, result: ctx1(),
 		},
 		{
 			name: "create 201", method: "POST", url: testBase + "/contexts", status: 201, resp: ctx1JSON,
@@ -672,4 +673,107 @@ func FuzzLenientTimes(f *testing.F) {
 			t.Fatalf("%q: the client reads another Context (-encoding/json +client):\n%s", body, diff)
 		}
 	})
+}
+
+// TestIDsRefusedBeforeSending: every method that puts an id in a path
+// refuses, before sending anything, an id that is not one path segment as
+// it stands: empty, a dot segment, one with a separator, a query or a
+// fragment, an escape a proxy may decode, path parameters, white space,
+// control characters or non-ASCII, or an overlong one. Ids like the
+// service's (and any printable ASCII without those) are sent as given.
+func TestIDsRefusedBeforeSending(t *testing.T) {
+	t.Parallel()
+	methods := map[string]func(ctx context.Context, c *Client, id string) error{
+		"Get": func(ctx context.Context, c *Client, id string) error { _, err := c.Contexts.Get(ctx, id); return err },
+		"Update": func(ctx context.Context, c *Client, id string) error {
+			_, err := c.Contexts.Update(ctx, id, &UpdateContextRequest{Name: Ptr("n")})
+			return err
+		},
+		"Delete": func(ctx context.Context, c *Client, id string) error {
+			_, err := c.Contexts.Delete(ctx, id)
+			return err
+		},
+		"ListVersions": func(ctx context.Context, c *Client, id string) error {
+			_, err := c.Contexts.ListVersions(ctx, id, &VersionListOptions{Limit: 5})
+			return err
+		},
+		"AllVersions": func(ctx context.Context, c *Client, id string) error {
+			for _, err := range c.Contexts.AllVersions(ctx, id, nil) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"Export": func(ctx context.Context, c *Client, id string) error {
+			exp, err := c.Contexts.Export(ctx, id, &ExportOptions{Format: ExportPDF})
+			if err == nil {
+				exp.Body.Close()
+			}
+			return err
+		},
+	}
+	bad := map[string]string{
+		"":                       "empty",
+		".":                      "dot segment",
+		"..":                     "dot segment",
+		"a/b":                    `"/"`,
+		"/":                      `"/"`,
+		"../webhooks":            `"/"`,
+		"ctx_1/versions":         `"/"`,
+		`ctx\1`:                  `"\\"`,
+		`..\..`:                  `"\\"`,
+		"ctx_1?limit=1":          `"?"`,
+		"?":                      `"?"`,
+		"ctx_1#x":                `"#"`,
+		"%2e%2e":                 `"%"`,
+		"ctx%2F1":                `"%"`,
+		"ctx%252F1":              `"%"`,
+		"..;":                    `";"`,
+		"ctx_1;jsessionid=x":     `";"`,
+		"ctx 1":                  "white space",
+		"ctx_1\n":                "white space",
+		"\x00":                   "control character",
+		"ctx_1\x7f":              "control character",
+		"ctx_\u202e1":            "beyond ASCII",
+		"ctx_é":                  "beyond ASCII",
+		"ctx_\uff0e\uff0e":       "beyond ASCII", // fullwidth dots, which some servers map to "."
+		"\xff":                   "beyond ASCII",
+		strings.Repeat("a", 256): "256 bytes",
+	}
+	for name, call := range methods {
+		for id, want := range bad {
+			t.Run(name+" "+strconv.Quote(id), func(t *testing.T) {
+				t.Parallel()
+				c, mt, _ := newTestClient(t)
+				err := call(context.Background(), c, id)
+				if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "context id") || !strings.Contains(err.Error(), want) {
+					t.Errorf("err = %v, want ErrInvalidArgument saying %s", err, want)
+				}
+				checkInert(t, err.Error(), 512)
+				if n := mt.GetTotalCallCount(); n != 0 {
+					t.Errorf("%d requests reached the server, want none", n)
+				}
+			})
+		}
+	}
+
+	good := []string{"ctx_1", "ctx_ABCDEFGHIJKLMNOPQRSTUVWXYZ", "ctx_0123456789abcdef", "...", ".a", "a.", "ctx_a-b_c~d", "a:b@c", strings.Repeat("a", 255)}
+	for name, call := range methods {
+		for _, id := range good {
+			t.Run(name+" sends "+strconv.Quote(id), func(t *testing.T) {
+				t.Parallel()
+				c, mt, rec := newTestClient(t)
+				mt.RegisterNoResponder(rec.wrap(respond(404, `{"error":{"type":"not_found"}}`)))
+				err := call(context.Background(), c, id)
+				if !errors.Is(err, ErrNotFound) {
+					t.Fatalf("err = %v, want the server's 404", err)
+				}
+				got := rec.all()
+				if len(got) == 0 || got[0].Path != "/v1/contexts/"+id && !strings.HasPrefix(got[0].Path, "/v1/contexts/"+id+"/") {
+					t.Errorf("requests %+v, want one for /v1/contexts/%s", got, id)
+				}
+			})
+		}
+	}
 }

@@ -64,6 +64,18 @@ var (
 	ErrPaginationLoop = errors.New("contextsvc: pagination does not end")
 )
 
+// ErrTimeout matches a call that the client ended because one of its own
+// time bounds ran out: the whole call's ([WithCallTimeout]), an attempt's
+// wait for the answer's headers ([WithHeaderTimeout]), a read of the
+// answer's body that got nothing ([WithStallTimeout], also while you read
+// an export's Body) or an attempt's own ([WithAttemptTimeout]). Such an
+// error matches [context.DeadlineExceeded] too, as does the error of a
+// call that your context's deadline ended: errors.Is(err,
+// context.DeadlineExceeded) tells that a call ran out of time, whoever's
+// bound it was, and ErrTimeout that it was the client's. Its text says
+// which bound it was.
+var ErrTimeout = errors.New("contextsvc: timeout")
+
 // maxErrorBody bounds how much of an error response is kept: enough for any
 // sensible error document, small enough that a misbehaving proxy returning a
 // huge HTML page cannot bloat every error value.

@@ -324,3 +324,50 @@ func ExampleWithMaxResponseBytes() {
 	fmt.Println(errors.Is(err, contextsvc.ErrResponseTooLarge))
 	// Output: true
 }
+
+// Every call ends, whatever the server does. By default a call has 2
+// minutes, its retries and the waits between them included; each attempt
+// has 30 s to get the answer's headers, and each read of an answer's body
+// 30 s to get bytes. A context's earlier deadline still ends a call sooner.
+func ExampleWithCallTimeout() {
+	srv := exampleServer()
+	defer srv.Close()
+
+	client, err := contextsvc.NewClient("sk_test_example",
+		contextsvc.WithBaseURL(srv.URL+"/v1"),
+		contextsvc.WithCallTimeout(30*time.Second),   // a whole call, retries and waits included
+		contextsvc.WithHeaderTimeout(10*time.Second), // each attempt, until the answer's headers
+		contextsvc.WithStallTimeout(10*time.Second),  // each read of an answer's body
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	page, err := client.Contexts.List(context.Background(), nil)
+	if errors.Is(err, contextsvc.ErrTimeout) {
+		log.Fatal("the service did not answer in time: ", err) // a bound of the client's
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(page.Data))
+	// Output: 3
+}
+
+// An id goes into the request's path as one segment: one that would not
+// (empty, "." or "..", with "/", "?", "#", "%" or ";", white space or a
+// control character) is refused before anything is sent.
+func ExampleContextsService_Get() {
+	srv := exampleServer()
+	defer srv.Close()
+	client, err := contextsvc.NewClient("sk_test_example", contextsvc.WithBaseURL(srv.URL+"/v1"))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	_, err = client.Contexts.Get(context.Background(), "../webhooks")
+	fmt.Println(errors.Is(err, contextsvc.ErrInvalidArgument))
+	fmt.Println(err)
+	// Output:
+	// true
+	// contextsvc: invalid argument: context id "../webhooks": contains "/", a path separator
+}

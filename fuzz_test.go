@@ -2,6 +2,7 @@ package contextsvc
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -129,4 +130,40 @@ func isSignatureSentinel(err error) bool {
 		}
 	}
 	return false
+}
+
+// FuzzContextPath checks, for any id, that contextPath either refuses it
+// with ErrInvalidArgument or builds a path in which the id is exactly one
+// segment: the URL parses back to the same segment, with no query and no
+// fragment, it is no dot segment, and decoding it once more (as a proxy
+// might) still gives one segment that is no dot segment.
+func FuzzContextPath(f *testing.F) {
+	for _, id := range []string{"ctx_1", "", ".", "..", "a/b", "a?b", "a#b", "%2e%2e", "..;", `a\b`, `a"b|c`, "ctx 1", "é", "\x00"} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		p, err := contextPath(id, "/versions")
+		if err != nil {
+			if !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("contextPath(%q): %v, want ErrInvalidArgument", id, err)
+			}
+			return
+		}
+		u, err := url.Parse("https://api.example.test/v1" + p)
+		if err != nil || u.RawQuery != "" || u.Fragment != "" {
+			t.Fatalf("contextPath(%q) = %q: parses to %v, %v", id, p, u, err)
+		}
+		segs := strings.Split(strings.TrimPrefix(u.EscapedPath(), "/v1/contexts/"), "/")
+		if len(segs) != 2 || segs[1] != "versions" {
+			t.Fatalf("contextPath(%q) = %q: segments %q", id, p, segs)
+		}
+		once, err := url.PathUnescape(segs[0])
+		if err != nil || once != id {
+			t.Fatalf("contextPath(%q) = %q: the segment decodes to %q, %v", id, p, once, err)
+		}
+		twice, err := url.PathUnescape(once)
+		if err == nil && (strings.ContainsAny(twice, `/\?#`) || twice == "." || twice == "..") {
+			t.Fatalf("contextPath(%q) = %q: decoded twice, the segment is %q", id, p, twice)
+		}
+	})
 }

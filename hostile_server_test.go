@@ -919,3 +919,397 @@ func readingCalls() map[string]func(context.Context, *Client) error {
 		},
 	}
 }
+
+// hang is a handler that never answers: the connection is accepted and the
+// request read, but no headers ever come, until the client goes away.
+// (net/http's server sees the client go only once the body was read.)
+func hang(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	<-r.Context().Done()
+}
+
+// stallAfter answers status with the first bytes of body, then stalls
+// until the client goes away.
+func stallAfter(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+		http.NewResponseController(w).Flush()
+		<-r.Context().Done()
+	}
+}
+
+// pipeClient is a client with the default bounds on servePipe's network
+// (inside a synctest bubble: every wait is on the bubble's clock).
+func pipeClient(t *testing.T, h http.Handler, opts ...Option) *Client {
+	t.Helper()
+	_, hc := servePipe(t, h)
+	c, err := NewClient(testKey, append([]Option{WithBaseURL(pipeBase), WithHTTPClient(hc)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// boundedCalls are the calls whose time the client bounds, by name: every
+// kind of operation, Do (decoding, and copying into a writer), a page of
+// All, and Export (whose call ends with the answer's headers).
+func boundedCalls() map[string]func(context.Context, *Client, *Response) error {
+	return map[string]func(context.Context, *Client, *Response) error{
+		"Get": func(ctx context.Context, c *Client, r *Response) error {
+			_, err := c.Contexts.Get(ctx, "ctx_1", WithResponseInto(r))
+			return err
+		},
+		"Create": func(ctx context.Context, c *Client, r *Response) error {
+			_, err := c.Contexts.Create(ctx, &CreateContextRequest{Name: "n"}, WithResponseInto(r))
+			return err
+		},
+		"Delete": func(ctx context.Context, c *Client, r *Response) error {
+			_, err := c.Contexts.Delete(ctx, "ctx_1", WithResponseInto(r))
+			return err
+		},
+		"All": func(ctx context.Context, c *Client, r *Response) error {
+			for _, err := range c.Contexts.All(ctx, nil, WithResponseInto(r)) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"Export": func(ctx context.Context, c *Client, r *Response) error {
+			exp, err := c.Contexts.Export(ctx, "ctx_1", nil, WithResponseInto(r))
+			if err == nil {
+				exp.Body.Close()
+			}
+			return err
+		},
+		"Do": func(ctx context.Context, c *Client, r *Response) error {
+			req, _ := c.NewRequest(ctx, http.MethodGet, "contexts", nil)
+			var v any
+			_, err := c.Do(ctx, req, &v, WithResponseInto(r))
+			return err
+		},
+		"Do into a writer": func(ctx context.Context, c *Client, r *Response) error {
+			req, _ := c.NewRequest(ctx, http.MethodPost, "contexts/ctx_1/publish", nil)
+			_, err := c.Do(ctx, req, io.Discard, WithResponseInto(r))
+			return err
+		},
+	}
+}
+
+// TestSilentServerEndsTheCall: against a server that accepts the
+// connection and never answers, every call with context.Background() ends
+// by default: each attempt after DefaultHeaderTimeout (and is retried), the
+// call at DefaultCallTimeout, with an error that is ErrTimeout and
+// context.DeadlineExceeded. A PATCH, which is not retried, ends after its
+// one attempt.
+func TestSilentServerEndsTheCall(t *testing.T) {
+	t.Parallel()
+	for name, call := range boundedCalls() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				c := pipeClient(t, http.HandlerFunc(hang))
+				var resp Response
+				start := time.Now()
+				err := call(context.Background(), c, &resp)
+				took := time.Since(start)
+				if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("err = %v, want ErrTimeout and context.DeadlineExceeded", err)
+				}
+				// 30 s per attempt and the waits between them: the fourth
+				// attempt is cut by the call's 2 minutes.
+				if took != DefaultCallTimeout || resp.Attempts != 4 {
+					t.Errorf("returned after %v and %d attempts, want %v and 4", took, resp.Attempts, DefaultCallTimeout)
+				}
+				if !strings.Contains(err.Error(), "WithCallTimeout") {
+					t.Errorf("error %q does not name the bound", err)
+				}
+				if te, ok := errors.AsType[interface {
+					error
+					Timeout() bool
+				}](err); !ok || !te.Timeout() {
+					t.Errorf("error %q does not report Timeout() true", err)
+				}
+			})
+		})
+	}
+
+	t.Run("PATCH", func(t *testing.T) {
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			c := pipeClient(t, http.HandlerFunc(hang))
+			req, _ := c.NewRequest(context.Background(), http.MethodPatch, "contexts/ctx_1", map[string]string{"name": "n"})
+			start := time.Now()
+			var resp Response
+			_, err := c.Do(context.Background(), req, nil, WithResponseInto(&resp))
+			if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "WithHeaderTimeout") {
+				t.Errorf("err = %v, want ErrTimeout naming WithHeaderTimeout", err)
+			}
+			if took := time.Since(start); took != DefaultHeaderTimeout || resp.Attempts != 1 {
+				t.Errorf("returned after %v and %d attempts, want %v and 1", took, resp.Attempts, DefaultHeaderTimeout)
+			}
+		})
+	})
+}
+
+// TestStalledBodyEndsTheCall: an answer whose body stops coming ends the
+// call DefaultStallTimeout after its last bytes: a 404 after 9 bytes is
+// the 404's *Error (ErrNotFound) with those bytes, a 2xx an ErrTimeout.
+// It holds over a transport that does not watch the context too.
+func TestStalledBodyEndsTheCall(t *testing.T) {
+	t.Parallel()
+	t.Run("404 after 9 bytes", func(t *testing.T) {
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			c := pipeClient(t, stallAfter(404, `{"error":`))
+			start := time.Now()
+			_, err := c.Contexts.Get(context.Background(), "ctx_1")
+			e, ok := errors.AsType[*Error](err)
+			if !ok || !errors.Is(err, ErrNotFound) || string(e.Body) != `{"error":` {
+				t.Fatalf("err = %v, want the 404's *Error with its 9 bytes", err)
+			}
+			if took := time.Since(start); took != DefaultStallTimeout {
+				t.Errorf("returned after %v, want %v", took, DefaultStallTimeout)
+			}
+		})
+	})
+	for name, call := range readingCalls() {
+		t.Run("2xx "+name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				c := pipeClient(t, stallAfter(200, `{"id":"ctx_1","na`))
+				start := time.Now()
+				err := call(context.Background(), c)
+				if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "WithStallTimeout") {
+					t.Fatalf("err = %v, want ErrTimeout naming WithStallTimeout", err)
+				}
+				if took := time.Since(start); took != DefaultStallTimeout {
+					t.Errorf("returned after %v, want %v", took, DefaultStallTimeout)
+				}
+			})
+		})
+	}
+	t.Run("a transport that does not watch the context", func(t *testing.T) {
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			mt := httpmock.NewMockTransport()
+			mt.RegisterNoResponder(func(r *http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: &stallingBody{closed: make(chan struct{})},
+					ContentLength: -1, Request: r}, nil
+			})
+			c, err := NewClient(testKey, WithBaseURL(testBase), WithHTTPClient(&http.Client{Transport: mt}), WithStallTimeout(5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err = c.Contexts.Get(context.Background(), "ctx_1")
+			if !errors.Is(err, ErrTimeout) {
+				t.Errorf("err = %v, want ErrTimeout", err)
+			}
+			if took := time.Since(start); took != 5*time.Second {
+				t.Errorf("returned after %v, want 5s", took)
+			}
+		})
+	})
+}
+
+// TestExportBodyBounds: an export's Body is bounded by the stall bound
+// while it is read, not by the call's: a document that keeps coming,
+// slowly, for longer than the call's bound is read to its end, and one
+// that stops coming fails its read DefaultStallTimeout after its last
+// bytes. Time the caller spends between reads does not count.
+func TestExportBodyBounds(t *testing.T) {
+	t.Parallel()
+	t.Run("slow but steady", func(t *testing.T) {
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			const chunks = 20 // one every 20 s: 400 s in all
+			c := pipeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/markdown")
+				for range chunks {
+					io.WriteString(w, "# line\n")
+					http.NewResponseController(w).Flush()
+					time.Sleep(20 * time.Second)
+				}
+			}))
+			exp, err := c.Contexts.Export(context.Background(), "ctx_1", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer exp.Body.Close()
+			// The caller takes its time too, between reads.
+			time.Sleep(time.Hour)
+			b, err := io.ReadAll(exp.Body)
+			if err != nil || len(b) != chunks*len("# line\n") {
+				t.Errorf("read %d bytes, %v; want %d bytes", len(b), err, chunks*len("# line\n"))
+			}
+		})
+	})
+	t.Run("stalls", func(t *testing.T) {
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			c := pipeClient(t, stallAfter(200, "# Deploy\n\nFirst"))
+			exp, err := c.Contexts.Export(context.Background(), "ctx_1", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer exp.Body.Close()
+			start := time.Now()
+			b, err := io.ReadAll(exp.Body)
+			if string(b) != "# Deploy\n\nFirst" || !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("read %q, %v; want the first bytes, then ErrTimeout", b, err)
+			}
+			if took := time.Since(start); took != DefaultStallTimeout {
+				t.Errorf("the read failed after %v, want %v", took, DefaultStallTimeout)
+			}
+		})
+	})
+}
+
+// blockingLimiter never grants a request: it waits for its context.
+type blockingLimiter struct{}
+
+func (blockingLimiter) Wait(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestCallBoundAcrossRetries: the call's bound covers its attempts and the
+// waits between them. A retry whose wait (a Retry-After the service asks
+// for) would end past the bound is not begun: the call returns the answer
+// it got at once. A wait for the rate limiter ends at the bound. A caller's
+// earlier deadline still ends the call first (then it is not ErrTimeout);
+// a later one does not extend it.
+func TestCallBoundAcrossRetries(t *testing.T) {
+	t.Parallel()
+	unavailable := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "25")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	tests := []struct {
+		name         string
+		h            http.Handler
+		opts         []Option
+		deadline     time.Duration // the caller's, 0: context.Background()
+		wantErr      error
+		wantNot      error
+		wantTook     time.Duration
+		wantAttempts int
+	}{
+		{name: "Retry-After past what is left", h: unavailable, opts: []Option{WithMaxRetries(10)},
+			wantErr: ErrServer, wantNot: ErrTimeout, wantTook: 100 * time.Second, wantAttempts: 5},
+		{name: "a shorter call bound", h: http.HandlerFunc(hang), opts: []Option{WithCallTimeout(45 * time.Second)},
+			wantErr: ErrTimeout, wantTook: 45 * time.Second, wantAttempts: 2},
+		{name: "a shorter header bound", h: http.HandlerFunc(hang), opts: []Option{WithHeaderTimeout(time.Second), WithMaxRetries(1), WithRetryWait(time.Millisecond, time.Millisecond)},
+			wantErr: ErrTimeout, wantTook: 2*time.Second + time.Millisecond, wantAttempts: 2},
+		// A middleware cannot lift the bound, even with a context that
+		// never ends.
+		{name: "through middleware", h: http.HandlerFunc(hang), opts: []Option{WithMiddleware(Middleware{
+			Call: func(ctx context.Context, _ *Call, next CallNext) (*http.Response, error) {
+				return next(context.WithoutCancel(ctx))
+			},
+		})}, wantErr: ErrTimeout, wantTook: DefaultCallTimeout, wantAttempts: 4},
+		{name: "the rate limiter", h: http.HandlerFunc(hang), opts: []Option{WithLimiter(blockingLimiter{})},
+			wantErr: ErrTimeout, wantTook: DefaultCallTimeout, wantAttempts: 0},
+		// The first attempt is cut by the header bound at 30 s, the
+		// second by the caller's deadline.
+		{name: "the caller's earlier deadline", h: http.HandlerFunc(hang), deadline: 45 * time.Second,
+			wantErr: context.DeadlineExceeded, wantNot: ErrTimeout, wantTook: 45 * time.Second, wantAttempts: 2},
+		{name: "the caller's later deadline", h: http.HandlerFunc(hang), deadline: time.Hour,
+			wantErr: ErrTimeout, wantTook: DefaultCallTimeout, wantAttempts: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				c := pipeClient(t, tt.h, tt.opts...)
+				ctx := context.Background()
+				if tt.deadline > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+					defer cancel()
+				}
+				var resp Response
+				start := time.Now()
+				_, err := c.Contexts.Get(ctx, "ctx_1", WithResponseInto(&resp))
+				took := time.Since(start)
+				if !errors.Is(err, tt.wantErr) || tt.wantNot != nil && errors.Is(err, tt.wantNot) {
+					t.Errorf("err = %v, want %v (and not %v)", err, tt.wantErr, tt.wantNot)
+				}
+				if took != tt.wantTook || resp.Attempts != tt.wantAttempts {
+					t.Errorf("returned after %v and %d attempts, want %v and %d", took, resp.Attempts, tt.wantTook, tt.wantAttempts)
+				}
+			})
+		})
+	}
+}
+
+// TestHeaderBoundRetried: an attempt cut by the header bound is retried
+// (with the same idempotency key), and the call succeeds when the next
+// attempt is answered.
+func TestHeaderBoundRetried(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var keys []string
+		c := pipeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			keys = append(keys, r.Header.Get("Idempotency-Key"))
+			n := len(keys)
+			mu.Unlock()
+			if n == 1 {
+				hang(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, ctx1JSON)
+		}), WithHeaderTimeout(3*time.Second), WithRetryWait(time.Second, time.Second))
+		var resp Response
+		start := time.Now()
+		got, err := c.Contexts.Create(context.Background(), &CreateContextRequest{Name: "n"}, WithResponseInto(&resp))
+		if err != nil || got.ID != "ctx_1" {
+			t.Fatalf("Create = %+v, %v", got, err)
+		}
+		if took := time.Since(start); took != 4*time.Second || resp.Attempts != 2 {
+			t.Errorf("returned after %v and %d attempts, want 4s and 2", took, resp.Attempts)
+		}
+		if len(keys) != 2 || keys[0] != keys[1] || keys[0] == "" {
+			t.Errorf("idempotency keys %q, want the same key twice", keys)
+		}
+	})
+}
+
+// TestAllPagesEachBounded: each page of All is a call with its own bound:
+// a page that never comes ends the iteration with ErrTimeout, after the
+// items of the pages before it.
+func TestAllPagesEachBounded(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		c := pipeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Query().Get("cursor") != "" {
+				hang(w, r)
+				return
+			}
+			io.WriteString(w, `{"data":[{"id":"ctx_1"},{"id":"ctx_2"}],"hasMore":true,"nextCursor":"c2"}`)
+		}))
+		start := time.Now()
+		items := 0
+		var last error
+		for _, err := range c.Contexts.All(context.Background(), nil) {
+			if err != nil {
+				last = err
+				continue
+			}
+			items++
+		}
+		if items != 2 || !errors.Is(last, ErrTimeout) {
+			t.Errorf("%d items, then %v; want 2, then ErrTimeout", items, last)
+		}
+		if took := time.Since(start); took != DefaultCallTimeout {
+			t.Errorf("ended after %v, want %v", took, DefaultCallTimeout)
+		}
+	})
+}

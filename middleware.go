@@ -228,10 +228,13 @@ func (h *callHooks) runCall(ctx context.Context) (*http.Response, error) {
 		// The caller's context is never cs itself, so this makes no cycle.
 		cs.Context = ctx
 	}
+	// The call's bound starts on the context the hooks passed on, so that
+	// no hook can lift it.
+	h.client.startClock(cs)
 	resp, err := h.client.retryClient(cs).Do(h.req)
 	if err != nil && err == cs.Err() && !h.retryWaitStart.IsZero() {
 		// The context ended during the back-off.
-		h.wait(cs.Context, WaitRetry, cs.attempts+1, h.retryWaitStart, err)
+		h.wait(cs.Context, WaitRetry, cs.attempts+1, h.retryWaitStart, cs.ctxErr())
 	}
 	return h.client.finish(cs, resp, err)
 }

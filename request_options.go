@@ -171,13 +171,13 @@ func WithRequestMaxRetries(n int) RequestOption {
 	}
 }
 
-// WithAttemptTimeout bounds each attempt of the call (connecting, sending,
-// waiting for the answer and reading its body, like http.Client.Timeout),
-// not the call as a whole: an attempt that runs out is a transport error,
-// retried by the usual rules with the same idempotency key. Bound the whole
-// call, retries and waits included, with the context instead. For
-// [ContextsService.Export] the time-out also covers reading the returned
-// Body.
+// WithAttemptTimeout bounds each attempt of the call as a whole
+// (connecting, sending, waiting for the answer and reading its body, like
+// http.Client.Timeout), not the call: an attempt that runs out is a
+// transport error matching [ErrTimeout], retried by the usual rules with
+// the same idempotency key. The whole call, retries and waits included, is
+// bounded by [WithCallTimeout] and the context. For [ContextsService.Export]
+// the time-out also covers reading the returned Body.
 func WithAttemptTimeout(d time.Duration) RequestOption {
 	return func(o *requestOptions) error {
 		if d <= 0 {

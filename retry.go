@@ -54,6 +54,10 @@ type callState struct {
 	lastHeader http.Header
 	// hooks is the call's middleware; nil when there is none.
 	hooks *callHooks
+	// callClock keeps the call's time bounds (see timeouts.go), and
+	// firstAttempt is the state of its first attempt (sendAttempt).
+	callClock
+	firstAttempt attempt
 }
 
 // newCallState returns the state of a call, with the client's retries.

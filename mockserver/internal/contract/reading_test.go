@@ -50,6 +50,8 @@ func TestJudge(t *testing.T) {
 		{"a registration", contract.OpRegisterWebhook, contract.Exchange{Method: "POST", Path: "/v1/webhooks", Status: 201, Header: jsonHeader(),
 			Body: []byte(`{"id":"wh_abcdefghijklmnopqrstu","url":"https://x.example/h","events":["context.created"],"createdAt":"2026-01-02T03:04:05.000Z","active":true}`)},
 			contract.Expect{}, true, []string{`Webhooks.Register returns webhook "wh_abcdefghijklmnopqrstu"`}},
+		{"an id the SDK would not send", contract.OpGetContext, contract.Exchange{Method: "GET", Path: "/v1/contexts/..%3B%0A", Status: 404, Header: jsonHeader(), Body: []byte(errorJSON("not_found", ""))},
+			contract.Expect{Type: "not_found"}, true, []string{"StatusCode 404"}},
 		{"an error of another shape", contract.OpGetContext, contract.Exchange{Method: "GET", Path: "/v1/contexts/" + ctxID, Status: 404, Header: jsonHeader(), Body: []byte(`{"code":"not_found","message":"gone"}`)},
 			contract.Expect{Type: "not_found"}, true, []string{"StatusCode 404", `Error.Type is "", not "not_found"`}},
 		{"a param lost", contract.OpListContexts, contract.Exchange{Method: "GET", Path: "/v1/contexts", Status: 400, Header: jsonHeader(), Body: []byte(`{"error":"bad limit"}`)},
