@@ -18,6 +18,9 @@ const (
 	exitOK    = 0
 	exitError = 1 // an API or network error, or a failure to act
 	exitUsage = 2 // an unknown command or flag, a flag missing, flags that conflict, no key
+	// exitUnsupported: the server has no way to do what was asked (a
+	// deployment, for what only the mock's admin API does).
+	exitUnsupported = 3
 )
 
 // usageError is a mistake in the command line or its configuration: it
@@ -28,6 +31,16 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// unsupportedError is a request the server cannot serve: what only the
+// mock's admin API does, asked of a deployment. It exits 3.
+type unsupportedError struct{ msg string }
+
+func (e *unsupportedError) Error() string { return e.msg }
+
+func unsupportedf(format string, a ...any) error {
+	return &unsupportedError{fmt.Sprintf(format, a...)}
+}
 
 // failure is an error of a command that ran: an API or network error, a
 // file that cannot be written. It exits 1.
@@ -42,7 +55,8 @@ func action(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Comman
 	return func(cmd *cobra.Command, args []string) error {
 		err := fn(cmd, args)
 		var ue *usageError
-		if err == nil || errors.As(err, &ue) {
+		var un *unsupportedError
+		if err == nil || errors.As(err, &ue) || errors.As(err, &un) {
 			return err
 		}
 		return &failure{err}
@@ -76,6 +90,11 @@ func (e *exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.cod
 // reportError writes err on stderr and returns the exit code.
 func reportError(s *streams, cmd *cobra.Command, err error) int {
 	red := paint(s.colorOK(s.errTTY))
+	var un *unsupportedError
+	if errors.As(err, &un) {
+		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), un.msg)
+		return exitUnsupported
+	}
 	var f *failure
 	if !errors.As(err, &f) {
 		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), strings.TrimPrefix(err.Error(), "contextsvc: "))

@@ -41,12 +41,9 @@ func addAPIFlags(cmd *cobra.Command, s *streams) *apiFlags {
 // client makes the SDK's client. A missing key or base URL, or one the
 // SDK refuses, is a usage error naming the variable to set.
 func (f *apiFlags) client() (*contextsvc.Client, error) {
-	base := f.baseURL
-	if base == "" {
-		base = f.s.getenv(contextsvc.EnvBaseURL)
-	}
-	if base == "" {
-		return nil, usagef("no base URL: set %s (contextsvc mock prints it) or give --base-url", contextsvc.EnvBaseURL)
+	base, err := f.base()
+	if err != nil {
+		return nil, err
 	}
 	key := f.apiKey
 	if key == "" {
@@ -63,6 +60,9 @@ func (f *apiFlags) client() (*contextsvc.Client, error) {
 		contextsvc.WithHTTPClient(&http.Client{Timeout: f.timeout}),
 		contextsvc.WithUserAgent("contextsvc-cli/" + commandVersion()),
 	}
+	if d := f.s.debugLog(); d != nil {
+		opts = append(opts, contextsvc.WithMiddleware(d.middleware()))
+	}
 	if f.plan != "" {
 		plan, err := planflag.Parse(f.plan)
 		if err != nil {
@@ -77,6 +77,28 @@ func (f *apiFlags) client() (*contextsvc.Client, error) {
 		return nil, usagef("%s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), contextsvc.ErrInvalidArgument.Error()+": "), "contextsvc: "))
 	}
 	return c, nil
+}
+
+// base is the base URL in use (the flag's, else the environment's); none
+// is a usage error naming the variable to set.
+func (f *apiFlags) base() (string, error) {
+	base := f.baseURL
+	if base == "" {
+		base = f.s.getenv(contextsvc.EnvBaseURL)
+	}
+	if base == "" {
+		return "", usagef("no base URL: set %s (contextsvc mock prints it) or give --base-url", contextsvc.EnvBaseURL)
+	}
+	return base, nil
+}
+
+// keySource names where the API key in use comes from, for the words of
+// an error about it.
+func (f *apiFlags) keySource() string {
+	if f.apiKey != "" {
+		return "--api-key"
+	}
+	return "$" + contextsvc.EnvAPIKey
 }
 
 // key is the API key in use (the flag's, else the environment's).

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/internal/redact"
+	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
 // The mock's admin API (/_mock/ beside /v1) is the mock's own, not the
@@ -28,10 +30,12 @@ const (
 )
 
 const (
-	adminTimeout  = 30 * time.Second
-	probeTimeout  = 5 * time.Second
-	maxAdminBody  = 4 << 20
-	adminRealmTag = "contextsvc-mock admin"
+	adminTimeout = 30 * time.Second
+	probeTimeout = 5 * time.Second
+	maxAdminBody = 4 << 20
+	// adminRealm is the realm of the mock's Basic challenge: the admin
+	// credentials answer that challenge and no other.
+	adminRealm = "contextsvc-mock admin"
 )
 
 // serverKind is what serves the base URL, as far as the admin API tells.
@@ -44,7 +48,7 @@ const (
 	// kindMock: the mock, its admin API at hand.
 	kindMock
 	// kindLockedMock: the mock, whose admin API asks for credentials
-	// this command does not have.
+	// this command does not have, or may not send there.
 	kindLockedMock
 )
 
@@ -53,60 +57,124 @@ type mockAdmin struct {
 	base           string // the admin API's URL, ending in /_mock
 	hc             *http.Client
 	user, password string
+	// authorized is set once the server has asked for the admin
+	// credentials with the mock's challenge and may have them: only then
+	// do requests carry them.
+	authorized bool
+	// refused says why the credentials were not sent, or not taken.
+	refused error
+	debug   *debugLog
+}
+
+// newMockAdmin is the admin API's client for the server at baseURL (a
+// /v1 URL), with the credentials of the environment.
+func newMockAdmin(baseURL string, getenv func(string) string, debug *debugLog) *mockAdmin {
+	return &mockAdmin{
+		base:     strings.TrimSuffix(strings.TrimSuffix(baseURL, "/"), "/v1") + "/_mock",
+		hc:       &http.Client{Timeout: adminTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		user:     getenv(envAdminUser),
+		password: getenv(envAdminPassword),
+		debug:    debug,
+	}
+}
+
+// mockOnly is the admin API of the mock at the base URL, for a command
+// that works on the mock alone (name is the command, why what the
+// service's /v1 API lacks for it). A deployment is an unsupportedError,
+// a mock whose admin API asks for credentials the command does not have
+// (or may not send) a usage error.
+func (f *apiFlags) mockOnly(ctx context.Context, name, why string) (*mockAdmin, error) {
+	base, err := f.base()
+	if err != nil {
+		return nil, err
+	}
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v1") {
+		return nil, usagef("the base URL must be an absolute http or https URL ending in /v1, got %q", redact.URL(base))
+	}
+	m, kind := probe(ctx, newMockAdmin(base, f.s.getenv, f.s.debugLog()))
+	switch kind {
+	case kindLockedMock:
+		return nil, m.lockedError()
+	case kindDeployment:
+		return nil, unsupportedf("%s works on the mock only: %s, and the server at %s is not the mock (it has no /_mock/ admin API)", name, why, redact.URL(base))
+	}
+	return m, nil
 }
 
 // probeServer finds out whether baseURL is served by the mock, from its
 // answer to GET /_mock/contract. It never fails: whatever does not answer
 // as the mock is a deployment.
 func probeServer(ctx context.Context, baseURL string, getenv func(string) string) (*mockAdmin, serverKind) {
-	m := &mockAdmin{
-		base:     strings.TrimSuffix(strings.TrimSuffix(baseURL, "/"), "/v1") + "/_mock",
-		hc:       &http.Client{Timeout: adminTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		user:     getenv(envAdminUser),
-		password: getenv(envAdminPassword),
-	}
+	return probe(ctx, newMockAdmin(baseURL, getenv, nil))
+}
+
+// probe is probeServer with the admin client given. Its first request
+// carries no credentials: they go only in answer to the mock's challenge.
+func probe(ctx context.Context, m *mockAdmin) (*mockAdmin, serverKind) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	req, err := m.request(ctx, http.MethodGet, "/contract", nil)
+	status, header, body, err := m.send(ctx, http.MethodGet, "/contract", nil)
 	if err != nil {
 		return nil, kindDeployment
 	}
-	resp, err := m.hc.Do(req)
-	if err != nil {
-		return nil, kindDeployment
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	switch resp.StatusCode {
-	case http.StatusOK:
-		var c struct {
-			Proxy *bool `json:"proxy"`
-		}
-		if json.Unmarshal(body, &c) == nil && c.Proxy != nil && !*c.Proxy {
-			return m, kindMock
-		}
-	case http.StatusUnauthorized:
-		if strings.Contains(resp.Header.Get("WWW-Authenticate"), adminRealmTag) {
+	if status == http.StatusUnauthorized && basicRealm(header) == adminRealm {
+		if err := m.authorize(); err != nil {
 			return m, kindLockedMock
 		}
+		if status, _, body, err = m.send(ctx, http.MethodGet, "/contract", nil); err != nil {
+			m.refused = err
+			return m, kindLockedMock
+		}
+		if status == http.StatusUnauthorized {
+			m.refused = fmt.Errorf("the mock refused the admin credentials of %s and %s", envAdminUser, envAdminPassword)
+			return m, kindLockedMock
+		}
+	}
+	var c struct {
+		Proxy *bool `json:"proxy"`
+	}
+	if status == http.StatusOK && json.Unmarshal(body, &c) == nil && c.Proxy != nil && !*c.Proxy {
+		return m, kindMock
 	}
 	return nil, kindDeployment
 }
 
-// lockedMockError says what a mock that asks for admin credentials needs.
-func lockedMockError() error {
+// lockedError says what a mock that asks for admin credentials needs.
+func (m *mockAdmin) lockedError() error {
+	if m.refused != nil {
+		return &usageError{m.refused.Error()}
+	}
 	return usagef("the mock asks for admin credentials (it was started with -admin-auth-file): set %s and %s", envAdminUser, envAdminPassword)
 }
 
+// authorize answers the mock's challenge: from now on the requests carry
+// the credentials, when there are some and they may go to this server
+// (never over plain http to a host that is not this machine, where anyone
+// on the way reads them). Otherwise it says why not (and keeps it in
+// refused).
+func (m *mockAdmin) authorize() error {
+	if m.user == "" && m.password == "" {
+		return m.lockedError()
+	}
+	u, err := url.Parse(m.base)
+	if err != nil {
+		return err
+	}
+	if u.Scheme != "https" && !onThisMachine(m.base) {
+		m.refused = fmt.Errorf("the server at %s asks for the mock's admin credentials, and %s and %s are set, but they are not sent "+
+			"over plain http to a host that is not this machine (anyone on the way could read them): reach the mock over https, or from its own machine",
+			u.Host, envAdminUser, envAdminPassword)
+		return m.refused
+	}
+	m.authorized = true
+	return nil
+}
+
 // request builds an admin request to path (from /_mock on).
-func (m *mockAdmin) request(ctx context.Context, method, path string, body any) (*http.Request, error) {
+func (m *mockAdmin) request(ctx context.Context, method, path string, body []byte) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, m.base+path, rd)
 	if err != nil {
@@ -117,7 +185,7 @@ func (m *mockAdmin) request(ctx context.Context, method, path string, body any) 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if m.user != "" || m.password != "" {
+	if m.authorized {
 		req.SetBasicAuth(m.user, m.password)
 	}
 	return req, nil
@@ -125,42 +193,99 @@ func (m *mockAdmin) request(ctx context.Context, method, path string, body any) 
 
 // do sends an admin request and decodes a 2xx answer into out (when not
 // nil); it returns the answer's body as it came. Another status is a
-// *contextsvc.Error, as the SDK makes it of a /v1 answer.
+// *contextsvc.Error, as the SDK makes it of a /v1 answer. The credentials
+// go only in answer to the mock's challenge (a 401 whose WWW-Authenticate
+// names the mock's realm), and then with every later request.
 func (m *mockAdmin) do(ctx context.Context, method, path string, body, out any) ([]byte, error) {
-	req, err := m.request(ctx, method, path, body)
-	if err != nil {
-		return nil, err
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return nil, err
+		}
 	}
+	for {
+		status, header, b, err := m.send(ctx, method, path, payload)
+		if err != nil {
+			return nil, err
+		}
+		if status == http.StatusUnauthorized && !m.authorized && basicRealm(header) == adminRealm {
+			if err := m.authorize(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if status < 200 || status > 299 {
+			return nil, adminError(status, header, b)
+		}
+		if out != nil {
+			if err := json.Unmarshal(b, out); err != nil {
+				return nil, fmt.Errorf("the mock's admin API: %s %s: decoding the answer: %w", method, "/_mock"+path, err)
+			}
+		}
+		return b, nil
+	}
+}
+
+// send makes one request and reads its answer, bounded.
+func (m *mockAdmin) send(ctx context.Context, method, path string, payload []byte) (int, http.Header, []byte, error) {
+	req, err := m.request(ctx, method, path, payload)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	start := time.Now()
 	resp, err := m.hc.Do(req)
 	if err != nil {
+		m.debug.attempt(req, nil, time.Since(start), err)
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("the mock's admin API: %s %s: %w", method, "/_mock"+path, err)
+		return 0, nil, nil, fmt.Errorf("the mock's admin API: %s %s: %w", method, "/_mock"+path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAdminBody+1))
+	m.debug.attempt(req, resp, time.Since(start), err)
 	if err != nil {
-		return nil, fmt.Errorf("the mock's admin API: %s %s: reading the answer: %w", method, "/_mock"+path, err)
+		return 0, nil, nil, fmt.Errorf("the mock's admin API: %s %s: reading the answer: %w", method, "/_mock"+path, err)
 	}
 	if len(b) > maxAdminBody {
-		return nil, fmt.Errorf("the mock's admin API: %s %s: an answer over %d bytes", method, "/_mock"+path, maxAdminBody)
+		return 0, nil, nil, fmt.Errorf("the mock's admin API: %s %s: an answer over %d bytes", method, "/_mock"+path, maxAdminBody)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, adminError(resp, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			return nil, fmt.Errorf("the mock's admin API: %s %s: decoding the answer: %w", method, "/_mock"+path, err)
+	return resp.StatusCode, resp.Header, b, nil
+}
+
+// basicRealm is the realm of the Basic challenge among an answer's
+// WWW-Authenticate values, "" when there is none.
+func basicRealm(h http.Header) string {
+	for _, v := range h.Values("WWW-Authenticate") {
+		scheme, params, _ := strings.Cut(strings.TrimSpace(v), " ")
+		if !strings.EqualFold(scheme, "Basic") {
+			continue
+		}
+		for params != "" {
+			var name, value string
+			name, params, _ = strings.Cut(strings.TrimLeft(params, " ,"), "=")
+			if strings.HasPrefix(params, `"`) {
+				end := strings.IndexByte(params[1:], '"')
+				if end < 0 {
+					break
+				}
+				value, params = params[1:end+1], params[end+2:]
+			} else {
+				value, params, _ = strings.Cut(params, ",")
+			}
+			if strings.EqualFold(strings.TrimSpace(name), "realm") {
+				return value
+			}
 		}
 	}
-	return b, nil
+	return ""
 }
 
 // adminError makes an admin API's error answer a *contextsvc.Error.
-func adminError(resp *http.Response, body []byte) error {
-	e := &contextsvc.Error{StatusCode: resp.StatusCode, RequestID: resp.Header.Get("X-Request-Id"), Attempts: 1, Body: body}
+func adminError(status int, header http.Header, body []byte) error {
+	e := &contextsvc.Error{StatusCode: status, RequestID: header.Get("X-Request-Id"), Attempts: 1, Body: body}
 	var doc struct {
 		Error struct {
 			Type      string `json:"type"`
@@ -170,16 +295,53 @@ func adminError(resp *http.Response, body []byte) error {
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &doc) == nil {
-		e.Type, e.Message, e.Param = doc.Error.Type, doc.Error.Message, doc.Error.Param
+		e.Type, e.Message, e.Param = doc.Error.Type, cell(doc.Error.Message, 1000), cell(doc.Error.Param, 100)
 		if doc.Error.RequestID != "" {
-			e.RequestID = doc.Error.RequestID
+			e.RequestID = cell(doc.Error.RequestID, 100)
 		}
 	}
 	if e.Message == "" {
-		e.Message = strings.ToLower(http.StatusText(resp.StatusCode))
+		e.Message = strings.ToLower(http.StatusText(status))
 	}
 	e.Message = "the mock's admin API: " + e.Message
 	return e
+}
+
+// adminPage is a page of an admin list, in the shape of the /v1 lists.
+type adminPage[T any] struct {
+	Data       []T    `json:"data"`
+	HasMore    bool   `json:"hasMore"`
+	NextCursor string `json:"nextCursor"`
+}
+
+// maxAdminPages bounds the pages an admin list is read through: the
+// mock keeps a bounded history (-history-limit), so a list longer than
+// this is a server that is not the mock.
+const maxAdminPages = 1000
+
+// everyPage reads every page of the admin list at path (its query in q),
+// handing each to fn with its body as it came.
+func everyPage[T any](ctx context.Context, m *mockAdmin, path string, q url.Values, fn func(page *adminPage[T], raw []byte) error) error {
+	seen := map[string]bool{}
+	for range maxAdminPages {
+		var page adminPage[T]
+		raw, err := m.do(ctx, http.MethodGet, path+"?"+q.Encode(), nil, &page)
+		if err != nil {
+			return err
+		}
+		if err := fn(&page, raw); err != nil {
+			return err
+		}
+		if !page.HasMore {
+			return nil
+		}
+		if page.NextCursor == "" || seen[page.NextCursor] {
+			return fmt.Errorf("the mock's admin API: %s: %w", path, contextsvc.ErrPaginationLoop)
+		}
+		seen[page.NextCursor] = true
+		q.Set("cursor", page.NextCursor)
+	}
+	return fmt.Errorf("the mock's admin API: %s: more than %d pages: %w", path, maxAdminPages, contextsvc.ErrPaginationLoop)
 }
 
 // mockAccount is an account as GET /_mock/accounts shows it.
@@ -195,27 +357,11 @@ type mockAccount struct {
 // accounts lists the mock's accounts, every page (a mock has few).
 func (m *mockAdmin) accounts(ctx context.Context) ([]mockAccount, error) {
 	var all []mockAccount
-	cursor := ""
-	for range 1000 { // a mock has as many accounts as keys: a bound, not a limit
-		path := "/accounts?limit=100"
-		if cursor != "" {
-			path += "&cursor=" + url.QueryEscape(cursor)
-		}
-		var page struct {
-			Data       []mockAccount `json:"data"`
-			HasMore    bool          `json:"hasMore"`
-			NextCursor string        `json:"nextCursor"`
-		}
-		if _, err := m.do(ctx, http.MethodGet, path, nil, &page); err != nil {
-			return nil, err
-		}
-		all = append(all, page.Data...)
-		if !page.HasMore || page.NextCursor == "" {
-			break
-		}
-		cursor = page.NextCursor
-	}
-	return all, nil
+	err := everyPage(ctx, m, "/accounts", url.Values{"limit": {"100"}}, func(p *adminPage[mockAccount], _ []byte) error {
+		all = append(all, p.Data...)
+		return nil
+	})
+	return all, err
 }
 
 // mockContext is a context as GET /_mock/contexts/{id} shows it.
@@ -245,9 +391,7 @@ type mockVersion struct {
 // version returns the context's first version (order asc) or its latest
 // (desc).
 func (m *mockAdmin) version(ctx context.Context, id, order string) (*mockVersion, error) {
-	var page struct {
-		Data []mockVersion `json:"data"`
-	}
+	var page adminPage[mockVersion]
 	if _, err := m.do(ctx, http.MethodGet, "/contexts/"+url.PathEscape(id)+"/versions?limit=1&order="+order, nil, &page); err != nil {
 		return nil, err
 	}
@@ -257,16 +401,9 @@ func (m *mockAdmin) version(ctx context.Context, id, order string) (*mockVersion
 	return &page.Data[0], nil
 }
 
-// mockEvent is an event as the admin API answers POST /_mock/events.
-type mockEvent struct {
-	ID      string `json:"id"`
-	Type    string `json:"type"`
-	Account string `json:"account"`
-}
-
 // emit records an event of typ with data in account and delivers it.
-func (m *mockAdmin) emit(ctx context.Context, typ contextsvc.EventType, data any, account string) (*mockEvent, error) {
-	var ev mockEvent
+func (m *mockAdmin) emit(ctx context.Context, typ contextsvc.EventType, data any, account string) (*mockserver.Event, error) {
+	var ev mockserver.Event
 	body := map[string]any{"type": typ, "data": data, "account": account}
 	if _, err := m.do(ctx, http.MethodPost, "/events", body, &ev); err != nil {
 		return nil, err
@@ -275,8 +412,8 @@ func (m *mockAdmin) emit(ctx context.Context, typ contextsvc.EventType, data any
 }
 
 // publish fires context.published for a context, as the dashboard does.
-func (m *mockAdmin) publish(ctx context.Context, id string) (*mockEvent, error) {
-	var ev mockEvent
+func (m *mockAdmin) publish(ctx context.Context, id string) (*mockserver.Event, error) {
+	var ev mockserver.Event
 	if _, err := m.do(ctx, http.MethodPost, "/contexts/"+url.PathEscape(id)+"/publish", nil, &ev); err != nil {
 		return nil, err
 	}

@@ -23,6 +23,21 @@ type streams struct {
 	getenv func(string) string
 	// outTTY and errTTY tell whether stdout and stderr are terminals.
 	outTTY, errTTY bool
+	// debug is --debug; dbg its log, once made.
+	debug bool
+	dbg   *debugLog
+}
+
+// debugLog is where --debug (or CONTEXTSVC_DEBUG=1) writes each request,
+// nil without it.
+func (s *streams) debugLog() *debugLog {
+	if !s.debug && !debugEnabled(s.getenv) {
+		return nil
+	}
+	if s.dbg == nil {
+		s.dbg = &debugLog{w: s.err}
+	}
+	return s.dbg
 }
 
 // newStreams describes the process's streams, looking at which are

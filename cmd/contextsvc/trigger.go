@@ -14,6 +14,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/mockrules"
+	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
 // triggerPrefix starts the name of the context trigger creates on a
@@ -63,10 +64,10 @@ context.published: for those it says so and exits 2.`,
 			return err
 		}
 		ctx := cmd.Context()
-		admin, kind := probeServer(ctx, c.BaseURL(), s.getenv)
+		admin, kind := probe(ctx, newMockAdmin(c.BaseURL(), s.getenv, s.debugLog()))
 		switch kind {
 		case kindLockedMock:
-			return lockedMockError()
+			return admin.lockedError()
 		case kindMock:
 			return triggerOnMock(ctx, s, c, admin, api.key(), typ)
 		}
@@ -183,7 +184,7 @@ func triggerOnMock(ctx context.Context, s *streams, c *contextsvc.Client, admin 
 		data = map[string]any{"teamId": randomID("team_"), "userId": randomID("user_"), "role": "member"}
 		about = ""
 	}
-	var ev *mockEvent
+	var ev *mockserver.Event
 	if typ == contextsvc.EventContextPublished && contextID != "" {
 		// The mock's own action for it.
 		ev, err = admin.publish(ctx, contextID)
