@@ -204,9 +204,11 @@ func group(cmd *cobra.Command) *cobra.Command {
 		return unknownCommand(cmd, args[0])
 	}
 	// "contexts lsit --limit 5" is a mistyped command rather than an
-	// unknown flag of the group.
+	// unknown flag of the group. Subcommands inherit the function: for
+	// them ("contexts get ID --jsn") a flag error is the flag's.
+	group := cmd
 	cmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		if args := cmd.Flags().Args(); len(args) > 0 {
+		if args := cmd.Flags().Args(); cmd == group && len(args) > 0 {
 			return unknownCommand(cmd, args[0])
 		}
 		return &usageError{err.Error()}
