@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"crypto/rand"
+	"encoding/json"
 	"encoding/base32"
 	"fmt"
 	"strings"
@@ -171,12 +173,15 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 			return err
 		}
 		if asJSON {
+			body := raw.bytes()
 			if generated {
-				// The API never returns the secret: without this line it
-				// would be lost.
-				fmt.Fprintf(s.err, "Signing secret: %s\n", secret)
+				// The API never returns the secret: without it in the
+				// JSON, a script would lose it.
+				if body, err = withField(body, "secret", secret); err != nil {
+					return err
+				}
 			}
-			return writeRaw(s.out, raw.bytes())
+			return writeRaw(s.out, body)
 		}
 		var names []string
 		for _, t := range wh.Events {
@@ -189,4 +194,22 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 		return nil
 	})
 	return cmd
+}
+
+// withField adds a field to a JSON object as it came (its other fields,
+// their order and spelling kept), last.
+func withField(object []byte, name string, value any) ([]byte, error) {
+	trimmed := bytes.TrimSpace(object)
+	if len(trimmed) < 2 || trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
+		return nil, fmt.Errorf("the answer is not a JSON object")
+	}
+	field, err := json.Marshal(map[string]any{name: value})
+	if err != nil {
+		return nil, err
+	}
+	out := bytes.TrimSpace(trimmed[:len(trimmed)-1])
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	return append(append(bytes.Clone(out), field[1:]...), '\n'), nil
 }
