@@ -72,7 +72,7 @@ func newContextsListCmd(s *streams) *cobra.Command {
 			return err
 		}
 		opts := &contextsvc.ContextListOptions{Limit: limit, Cursor: cursor, Tags: tags}
-		shown, err := listPages(s, "contexts", all, asJSON,
+		shown, more, err := listPages(s, "contexts", all, asJSON,
 			func(ro ...contextsvc.RequestOption) ([]*contextsvc.Context, bool, string, error) {
 				page, err := c.Contexts.List(cmd.Context(), opts, ro...)
 				if err != nil {
@@ -86,6 +86,7 @@ func newContextsListCmd(s *streams) *cobra.Command {
 		if err != nil || asJSON {
 			return err
 		}
+		defer noteMore(s, more)
 		if quiet {
 			for _, x := range shown {
 				fmt.Fprintln(s.out, x.ID)
@@ -96,9 +97,9 @@ func newContextsListCmd(s *streams) *cobra.Command {
 			fmt.Fprintln(s.out, "No contexts.")
 			return nil
 		}
-		t := newTable(paint(s.colorOK(s.outTTY)), "ID", "NAME", "TAGS", "VERSION", "UPDATED")
+		t := newTable(s, "ID", "NAME", "TAGS", "VERSION", "UPDATED")
 		for _, x := range shown {
-			t.row(cell(x.ID, 80), cell(x.Name, 50), tagList(x.Tags), fmt.Sprint(x.Version), when(x.UpdatedAt))
+			t.row(t.cell(x.ID, 80), t.cell(x.Name, 50), tagList(x.Tags, t.width(40)), fmt.Sprint(x.Version), when(x.UpdatedAt))
 		}
 		return t.writeTo(s.out)
 	})
@@ -190,7 +191,7 @@ func writeContext(s *streams, x *contextsvc.Context) error {
 	}
 	field("ID", cell(x.ID, 200))
 	field("Name", cell(x.Name, 300))
-	field("Tags", tagList(x.Tags))
+	field("Tags", tagList(x.Tags, 200))
 	field("Version", fmt.Sprint(x.Version))
 	field("Created", when(x.CreatedAt))
 	field("Updated", when(x.UpdatedAt))
@@ -423,7 +424,7 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 			return err
 		}
 		opts := &contextsvc.VersionListOptions{Limit: limit, Cursor: cursor}
-		shown, err := listPages(s, "versions", all, asJSON,
+		shown, more, err := listPages(s, "versions", all, asJSON,
 			func(ro ...contextsvc.RequestOption) ([]*contextsvc.Version, bool, string, error) {
 				page, err := c.Contexts.ListVersions(cmd.Context(), args[0], opts, ro...)
 				if err != nil {
@@ -437,10 +438,15 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 		if err != nil || asJSON {
 			return err
 		}
-		t := newTable(paint(s.colorOK(s.outTTY)), "VERSION", "NAME", "TAGS", "CREATED", "CREATED BY", "WORDS", "SECTIONS CHANGED")
+		defer noteMore(s, more)
+		t := newTable(s, "VERSION", "NAME", "TAGS", "CREATED", "CREATED BY", "WORDS", "SECTIONS CHANGED")
 		for _, v := range shown {
-			t.row(fmt.Sprint(v.Version), cell(v.Name, 40), tagList(v.Tags), when(v.CreatedAt), cell(v.CreatedBy, 40),
-				signed(v.Changes.WordCountDelta), cell(strings.Join(v.Changes.SectionsModified, ", "), 60))
+			sections := "-"
+			if len(v.Changes.SectionsModified) > 0 {
+				sections = t.cell(strings.Join(v.Changes.SectionsModified, ", "), 60)
+			}
+			t.row(fmt.Sprint(v.Version), t.cell(v.Name, 40), tagList(v.Tags, t.width(40)), when(v.CreatedAt), t.cell(v.CreatedBy, 40),
+				signed(v.Changes.WordCountDelta), sections)
 		}
 		return t.writeTo(s.out)
 	})

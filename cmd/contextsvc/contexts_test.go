@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -65,13 +66,30 @@ func TestContexts(t *testing.T) {
 		t.Errorf("after the updates: %+v", got)
 	}
 
-	// The table: a header and a row per context, aligned.
+	// The table, for people on a terminal: a header and a row per
+	// context, aligned.
+	c.tty, c.env["NO_COLOR"] = true, "1"
 	out = c.ok("contexts", "list")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 3 || !regexp.MustCompile(`^ID +NAME +TAGS +VERSION +UPDATED$`).MatchString(lines[0]) ||
 		!regexp.MustCompile(`^`+id+` +Runbook +- +3 +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(lines[1]) ||
 		strings.Index(lines[1], " 3 ")+1 != strings.Index(lines[0], "VERSION") { // " 3 ": an id may end in 3
 		t.Errorf("the table:\n%s", out)
+	}
+	out = c.ok("contexts", "versions", id)
+	lines = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "VERSION") || !regexp.MustCompile(`^2 +Runbook +ops,a,b +\S+ +user_\w+ +\+4 +Deploy, Roll back$`).MatchString(lines[2]) ||
+		!regexp.MustCompile(`^3 +Runbook +- +\S+ +user_\w+ +0 +-$`).MatchString(lines[3]) {
+		t.Errorf("versions:\n%s", out)
+	}
+	// For scripts (not a terminal), as gh prints them: no header, the
+	// values tab-separated.
+	c.tty = false
+	if out := c.ok("contexts", "list"); !regexp.MustCompile(`^` + id + "\tRunbook\t-\t3\t\\S+Z\n" + second + "\tNotes\t-\t1\t\\S+Z\n$").MatchString(out) {
+		t.Errorf("the table for scripts:\n%q", out)
+	}
+	if out := c.ok("contexts", "versions", id); !regexp.MustCompile("^1\tDeploy runbook\tops,a,b\t\\S+\tuser_\\w+\t\\+3\tDeploy\n2\t.*\tDeploy, Roll back\n3\tRunbook\t-\t\\S+\tuser_\\w+\t0\t-\n$").MatchString(out) {
+		t.Errorf("versions for scripts:\n%q", out)
 	}
 	// --json is the API's body, byte for byte.
 	if got, want := c.ok("contexts", "list", "--json"), apiBody(t, ts.URL, "/contexts"); got != want+"\n" && got != want {
@@ -112,11 +130,6 @@ func TestContexts(t *testing.T) {
 		t.Errorf("get:\n%s", out)
 	}
 
-	out = c.ok("contexts", "versions", id)
-	lines = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "VERSION") || !regexp.MustCompile(`^2 +Runbook +ops,a,b +\S+ +user_\w+ +\+4 +Deploy, Roll back$`).MatchString(lines[2]) {
-		t.Errorf("versions:\n%s", out)
-	}
 	if got, want := c.ok("contexts", "versions", id, "--json"), apiBody(t, ts.URL, "/contexts/"+id+"/versions"); strings.TrimSpace(got) != strings.TrimSpace(want) {
 		t.Errorf("versions --json:\n%s\nthe API:\n%s", got, want)
 	}
@@ -301,5 +314,24 @@ func TestListAllEnds(t *testing.T) {
 				t.Errorf("stdout:\n%s\nwant the pages accepted:\n%s", r.out, want)
 			}
 		})
+	}
+}
+
+// TestMoreAfterTable: on a terminal, where stdout and stderr show
+// together, the line that says more pages follow comes after the table.
+func TestMoreAfterTable(t *testing.T) {
+	t.Parallel()
+	c, _ := newCLI(t)
+	id := strings.TrimSpace(c.ok("contexts", "create", "--name", "A", "-q"))
+	c.ok("contexts", "create", "--name", "B")
+	c.ok("contexts", "update", id, "--name", "A2")
+	for _, args := range [][]string{{"contexts", "list", "--limit", "1"}, {"contexts", "versions", id, "--limit", "1"}} {
+		var term bytes.Buffer
+		s := &streams{in: strings.NewReader(""), out: &term, err: &term, getenv: envMap{"NO_COLOR": "1", "CONTEXTSVC_BASE_URL": c.env["CONTEXTSVC_BASE_URL"],
+			"CONTEXTSVC_API_KEY": testKey}.get, outTTY: true, errTTY: true}
+		if code := run(t.Context(), args, s); code != exitOK ||
+			!regexp.MustCompile(`^(ID|VERSION) .*\n\S+ .*\nMore (contexts|versions) follow: --all lists every page, --cursor \S+ the next\.\n$`).MatchString(term.String()) {
+			t.Errorf("%q: exit %d\n%s", args, code, term.String())
+		}
 	}
 }

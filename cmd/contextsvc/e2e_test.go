@@ -193,10 +193,11 @@ func TestCommandLine(t *testing.T) {
 	if err := json.Unmarshal([]byte(execOK(t, env, "contexts", "list", "--json")), &page); err != nil || len(page.Data) != 1 || page.Data[0].Version != 2 {
 		t.Errorf("list --json: %+v %v", page, err)
 	}
-	if out := execOK(t, env, "contexts", "list"); !regexp.MustCompile(`^ID +NAME +TAGS +VERSION +UPDATED\n` + id + ` +Deploy runbook +ops +2 +\S+\n$`).MatchString(out) {
+	// Not a terminal: the rows alone, tab-separated.
+	if out := execOK(t, env, "contexts", "list"); !regexp.MustCompile(`^` + id + "\tDeploy runbook\tops\t2\t\\S+\n$").MatchString(out) {
 		t.Errorf("list:\n%s", out)
 	}
-	if out := execOK(t, env, "contexts", "versions", id); !regexp.MustCompile(`(?s)^VERSION.*\n1 +Deploy runbook .*\n2 +Deploy runbook .*Roll back\n$`).MatchString(out) {
+	if out := execOK(t, env, "contexts", "versions", id); !regexp.MustCompile("^1\tDeploy runbook\t.*\n2\tDeploy runbook\t.*\tRoll back\n$").MatchString(out) {
 		t.Errorf("versions:\n%s", out)
 	}
 

@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/json"
 	"encoding/base32"
+	"encoding/json"
 	"fmt"
 	"strings"
 
