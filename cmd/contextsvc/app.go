@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -97,7 +98,7 @@ func reportError(s *streams, cmd *cobra.Command, err error) int {
 	}
 	var f *failure
 	if !errors.As(err, &f) {
-		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), strings.TrimPrefix(err.Error(), "contextsvc: "))
+		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), usageText(err))
 		if cmd != nil {
 			fmt.Fprintf(s.err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		}
@@ -105,6 +106,27 @@ func reportError(s *streams, cmd *cobra.Command, err error) int {
 	}
 	fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), describeError(f.err))
 	return exitError
+}
+
+// exclusiveFlags is cobra's error for flags that do not go together.
+var exclusiveFlags = regexp.MustCompile(`^if any flags in the group \[([^\]]*)\] are set none of the others can be; \[([^\]]*)\] were all set$`)
+
+// usageText is a usage error's words: cobra's own for flags that
+// conflict are said as a person would.
+func usageText(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "contextsvc: ")
+	if m := exclusiveFlags.FindStringSubmatch(msg); m != nil {
+		names := strings.Fields(m[2])
+		for i, n := range names {
+			names[i] = "--" + n
+		}
+		list := names[len(names)-1]
+		if len(names) > 1 {
+			list = strings.Join(names[:len(names)-1], ", ") + " and " + list
+		}
+		return list + " cannot be used together: give one of them"
+	}
+	return msg
 }
 
 // describeError is one line about an error: for the service's answer its
@@ -175,7 +197,8 @@ stderr. Exit status: 0 success, 1 an API or network error, 2 a usage error.`,
 		SuggestionsMinimumDistance: 2,
 		Version:                    commandVersion(),
 	}
-	root.SetVersionTemplate("contextsvc {{.Version}}\n")
+	// --version says what the version command says.
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.AddCommand(
 		newContextsCmd(s),

@@ -139,8 +139,3 @@ type teeBody struct {
 	io.Reader
 	io.Closer
 }
-
-// jsonFlag adds --json to cmd.
-func jsonFlag(cmd *cobra.Command, v *bool) {
-	cmd.Flags().BoolVar(v, "json", false, "print the API's JSON as it came (a list: the page object), for scripts and jq")
-}

@@ -335,3 +335,23 @@ func TestMoreAfterTable(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateUnchanged: an update that changes nothing says so, and the
+// context stays at its version.
+func TestUpdateUnchanged(t *testing.T) {
+	t.Parallel()
+	c, ts := newCLI(t)
+	id := strings.TrimSpace(c.ok("contexts", "create", "--name", "Same", "--content", "# A", "--tag", "x", "-q"))
+	for _, args := range [][]string{{"--name", "Same"}, {"--content", "# A"}, {"--tag", "x"}, {"--name", "Same", "--content", "# A", "--tag", "x"}} {
+		out := c.ok(append([]string{"contexts", "update", id}, args...)...)
+		if out != "Unchanged: "+id+" \"Same\" stays at version 1 (what was given is what it holds)\n" {
+			t.Errorf("update %q: %q", args, out)
+		}
+	}
+	if out := c.ok("contexts", "update", id, "--name", "Other"); out != "Updated "+id+" \"Other\": now at version 2\n" {
+		t.Errorf("a change: %q", out)
+	}
+	if got, _ := ts.Context(id); got.Version != 2 {
+		t.Errorf("version %d", got.Version)
+	}
+}

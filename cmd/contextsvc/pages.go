@@ -20,7 +20,7 @@ import (
 // line that says when more pages follow (for stderr, after the table).
 // page reads the first page; every iterates over all of them; both take
 // the request options given.
-func listPages[T any](s *streams, noun string, all, asJSON bool,
+func listPages[T any](ctx context.Context, s *streams, noun string, all bool, asJSON *jsonOutput,
 	page func(opts ...contextsvc.RequestOption) (items []*T, hasMore bool, next string, err error),
 	every func(opts ...contextsvc.RequestOption) iter.Seq2[*T, error],
 ) (items []*T, moreNote string, err error) {
@@ -30,14 +30,14 @@ func listPages[T any](s *streams, noun string, all, asJSON bool,
 		switch {
 		case err != nil:
 			return nil, "", err
-		case asJSON:
-			return nil, "", writeRaw(s.out, raw.bytes())
+		case asJSON.enabled():
+			return nil, "", asJSON.write(ctx, s.out, raw.bytes())
 		case more:
 			moreNote = moreFollow(noun, next)
 		}
 		return items, moreNote, nil
 	}
-	if !asJSON {
+	if !asJSON.enabled() {
 		var shown []*T
 		for it, err := range every() {
 			if err != nil {
@@ -47,7 +47,7 @@ func listPages[T any](s *streams, noun string, all, asJSON bool,
 		}
 		return shown, "", nil
 	}
-	pages := &pageWriter{w: s.out}
+	pages := &pageWriter{w: s.out, ctx: ctx, j: asJSON}
 	for _, err := range every(pages.option()) {
 		if err != nil {
 			// The page read last was accepted when only the cursor it
@@ -73,6 +73,8 @@ func moreFollow(noun, next string) string {
 // malformed list) is never written.
 type pageWriter struct {
 	w       io.Writer
+	ctx     context.Context
+	j       *jsonOutput
 	raw     rawBody
 	pending bool // raw holds a page not yet written
 }
@@ -98,5 +100,5 @@ func (p *pageWriter) flush() error {
 		return nil
 	}
 	p.pending = false
-	return writeRaw(p.w, p.raw.bytes())
+	return p.j.write(p.ctx, p.w, p.raw.bytes())
 }

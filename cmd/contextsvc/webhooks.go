@@ -136,7 +136,6 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 		hookURL string
 		events  []string
 		secret  string
-		asJSON  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "register --url U --event T... [--secret S]",
@@ -150,7 +149,7 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 	fs.StringVar(&hookURL, "url", "", "the https `URL` that receives the deliveries; http only for a loopback host (required)")
 	fs.StringArrayVar(&events, "event", nil, "an event `type` to deliver, repeatable (required): "+typeNames())
 	fs.StringVar(&secret, "secret", "", "the signing `secret`, 1 to 256 characters (default: a new random whsec_… secret, printed once)")
-	jsonFlag(cmd, &asJSON)
+	asJSON := addJSONFlags(cmd, s, "the API's JSON of the webhook as it came, with the secret when it was made up")
 	_ = cmd.MarkFlagRequired("url")
 	_ = cmd.MarkFlagRequired("event")
 	_ = cmd.RegisterFlagCompletionFunc("event", completeEventTypes)
@@ -172,7 +171,7 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if asJSON {
+		if asJSON.enabled() {
 			body := raw.bytes()
 			if generated {
 				// The API never returns the secret: without it in the
@@ -181,7 +180,7 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 					return err
 				}
 			}
-			return writeRaw(s.out, body)
+			return asJSON.write(cmd.Context(), s.out, body)
 		}
 		var names []string
 		for _, t := range wh.Events {
