@@ -104,7 +104,13 @@ func reportError(s *streams, cmd *cobra.Command, err error) int {
 		}
 		return exitUsage
 	}
-	fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), describeError(f.err))
+	msg := describeError(f.err)
+	if s.api != nil {
+		if hint := s.api.hint(f.err); hint != "" {
+			msg += ". " + hint
+		}
+	}
+	fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), msg)
 	return exitError
 }
 

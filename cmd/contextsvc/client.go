@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/planflag"
+	"github.com/contextsvc/contextsvc-go/internal/redact"
 )
 
 // defaultTimeout bounds each request, an export's download included.
@@ -82,6 +85,7 @@ func (f *apiFlags) client() (*contextsvc.Client, error) {
 // base is the base URL in use (the flag's, else the environment's); none
 // is a usage error naming the variable to set.
 func (f *apiFlags) base() (string, error) {
+	f.s.api = f
 	base := f.baseURL
 	if base == "" {
 		base = f.s.getenv(contextsvc.EnvBaseURL)
@@ -92,13 +96,33 @@ func (f *apiFlags) base() (string, error) {
 	return base, nil
 }
 
-// keySource names where the API key in use comes from, for the words of
-// an error about it.
-func (f *apiFlags) keySource() string {
-	if f.apiKey != "" {
-		return "--api-key"
+// hint is what a person should do about an answer of the service
+// that says the configuration is wrong: a key refused (named by where it
+// came from), or a base URL that does not serve the API; "" for any
+// other error.
+func (f *apiFlags) hint(err error) string {
+	var ae *contextsvc.Error
+	var admin *adminAPIError
+	if !errors.As(err, &ae) || errors.As(err, &admin) {
+		return ""
 	}
-	return "$" + contextsvc.EnvAPIKey
+	base := f.baseURL
+	baseFrom := "--base-url"
+	if base == "" {
+		base, baseFrom = f.s.getenv(contextsvc.EnvBaseURL), contextsvc.EnvBaseURL
+	}
+	switch {
+	case ae.StatusCode == http.StatusUnauthorized:
+		if f.apiKey != "" {
+			return fmt.Sprintf("The key given with --api-key was refused: give a key of the server at %s (contextsvc mock prints one).", redact.URL(base))
+		}
+		return fmt.Sprintf("The key came from %s: set it to a key of the server at %s (contextsvc mock prints one), or give --api-key.", contextsvc.EnvAPIKey, redact.URL(base))
+	case ae.StatusCode == http.StatusNotFound && ae.Type == "":
+		// The service's 404s all carry its error document.
+		return fmt.Sprintf("%s (from %s) does not look like the service's /v1: its 404 is not the service's error document. "+
+			"Check %s: the service's base URL ends in /v1 (contextsvc mock prints its own).", redact.URL(base), baseFrom, baseFrom)
+	}
+	return ""
 }
 
 // key is the API key in use (the flag's, else the environment's).

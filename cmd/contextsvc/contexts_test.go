@@ -181,11 +181,38 @@ func TestErrorsOnStderr(t *testing.T) {
 	if r.code != exitError || !strings.Contains(r.errOut, "400 invalid_request") || !strings.Contains(r.errOut, "param name") {
 		t.Errorf("a 400: exit %d, %q", r.code, r.errOut)
 	}
-	// A wrong key: 401, exit 1, and the key never printed.
+	// A wrong key: 401, exit 1, where the key came from, and the key
+	// never printed.
+	base := c.env["CONTEXTSVC_BASE_URL"]
 	c.env["CONTEXTSVC_API_KEY"] = testKey + "_wrong"
 	r = c.run("contexts", "list")
-	if r.code != exitError || !strings.Contains(r.errOut, "401 unauthorized") || strings.Contains(r.errOut, "_wrong") {
+	if r.code != exitError || !strings.Contains(r.errOut, "401 unauthorized") || strings.Contains(r.errOut, "_wrong") ||
+		!strings.HasSuffix(r.errOut, ". The key came from CONTEXTSVC_API_KEY: set it to a key of the server at "+base+" (contextsvc mock prints one), or give --api-key.\n") {
 		t.Errorf("a wrong key: exit %d, %q", r.code, r.errOut)
+	}
+	r = c.run("contexts", "list", "--api-key", "sk_test_given_wrong")
+	if r.code != exitError || strings.Contains(r.errOut, "given_wrong") ||
+		!strings.HasSuffix(r.errOut, ". The key given with --api-key was refused: give a key of the server at "+base+" (contextsvc mock prints one).\n") {
+		t.Errorf("a wrong --api-key: exit %d, %q", r.code, r.errOut)
+	}
+	// A base URL that is not the service's: its 404 says so, and which
+	// setting to check.
+	notService := httptest.NewServer(http.NotFoundHandler())
+	defer notService.Close()
+	for _, tt := range []struct {
+		args []string
+		from string
+	}{
+		{[]string{"contexts", "list"}, "CONTEXTSVC_BASE_URL"},
+		{[]string{"contexts", "get", "ctx_x"}, "CONTEXTSVC_BASE_URL"},
+		{[]string{"contexts", "list", "--base-url", notService.URL + "/api/v1"}, "--base-url"},
+	} {
+		c.env["CONTEXTSVC_BASE_URL"], c.env["CONTEXTSVC_API_KEY"] = notService.URL+"/v1", testKey
+		r = c.run(tt.args...)
+		if r.code != exitError || !strings.HasPrefix(r.errOut, "Error: 404: ") || !strings.Contains(r.errOut, "(from "+tt.from+") does not look like the service's /v1") ||
+			!strings.Contains(r.errOut, "Check "+tt.from+":") {
+			t.Errorf("%q at a server that is not the service: exit %d, %q", tt.args, r.code, r.errOut)
+		}
 	}
 	// Nothing listens: a network error, exit 1.
 	c.env["CONTEXTSVC_BASE_URL"] = "http://127.0.0.1:1/v1"

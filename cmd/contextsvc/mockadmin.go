@@ -283,7 +283,15 @@ func basicRealm(h http.Header) string {
 	return ""
 }
 
-// adminError makes an admin API's error answer a *contextsvc.Error.
+// adminAPIError is an error answer of the mock's admin API: a
+// *contextsvc.Error, as the SDK makes of a /v1 answer, known apart from
+// those.
+type adminAPIError struct{ e *contextsvc.Error }
+
+func (e *adminAPIError) Error() string { return e.e.Error() }
+func (e *adminAPIError) Unwrap() error { return e.e }
+
+// adminError makes an admin API's error answer an *adminAPIError.
 func adminError(status int, header http.Header, body []byte) error {
 	e := &contextsvc.Error{StatusCode: status, RequestID: header.Get("X-Request-Id"), Attempts: 1, Body: body}
 	var doc struct {
@@ -304,7 +312,7 @@ func adminError(status int, header http.Header, body []byte) error {
 		e.Message = strings.ToLower(http.StatusText(status))
 	}
 	e.Message = "the mock's admin API: " + e.Message
-	return e
+	return &adminAPIError{e}
 }
 
 // adminPage is a page of an admin list, in the shape of the /v1 lists.

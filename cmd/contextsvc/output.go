@@ -26,6 +26,9 @@ type streams struct {
 	// debug is --debug; dbg its log, once made.
 	debug bool
 	dbg   *debugLog
+	// api are the service's flags of the command that ran, for the words
+	// of its errors (where the key and the base URL came from).
+	api *apiFlags
 }
 
 // debugLog is where --debug (or CONTEXTSVC_DEBUG=1) writes each request,
