@@ -140,8 +140,8 @@ func startMock(t *testing.T, args ...string) (*proc, []string) {
 	p.wait("CONTEXTSVC_API_KEY=")
 	var env []string
 	for line := range strings.Lines(p.out.String()) {
-		if strings.HasPrefix(line, "CONTEXTSVC_") {
-			env = append(env, strings.TrimSpace(line))
+		if kv, ok := strings.CutPrefix(line, "export CONTEXTSVC_"); ok {
+			env = append(env, "CONTEXTSVC_"+strings.TrimSpace(kv))
 		}
 	}
 	if len(env) != 2 {

@@ -442,6 +442,17 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 	return opts
 }
 
+// shellWord quotes a value for a POSIX shell when it holds anything but
+// the characters a word may hold unquoted.
+func shellWord(v string) string {
+	if v != "" && !strings.ContainsFunc(v, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+}
+
 // stateFileText is the start line's word on the state file.
 func stateFileText(st *settings) string {
 	if st.stateFile == "" {
@@ -574,14 +585,18 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 	go func() { served <- hs.Serve(ln) }()
 
 	if st.upstream != "" {
-		// A proxy has no key: its callers use the upstream's.
-		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\n", base)
+		// A proxy has no key: its callers use the upstream's. The lines
+		// are shell commands, so that pasted (or sourced) they set the
+		// variables for the commands run after them, not for the shell
+		// alone.
+		fmt.Fprintf(stdout, "export CONTEXTSVC_BASE_URL=%s/v1\n", base)
 		logger.Info("contextsvc-mock proxying: every /v1 request goes to the upstream, and each request and answer is held to the contract's document",
 			"baseURL", base+"/v1", "upstream", st.upstream, "upstreamTimeout", st.upstreamTimeout, "upstreamIdleTimeout", st.upstreamIdle,
 			"maxValidatedBody", mockserver.MaxValidatedBody, "admin", st.admin)
 	} else {
-		// stdout carries only these two lines, so a script can read them.
-		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
+		// stdout carries only these two lines, so a script can read them;
+		// pasted or sourced, they set the variables for what runs next.
+		fmt.Fprintf(stdout, "export CONTEXTSVC_BASE_URL=%s/v1\nexport CONTEXTSVC_API_KEY=%s\n", base, shellWord(srv.DefaultKey().Token))
 		logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()), "accounts", accountNames(srv.Keys()),
 			"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String(), "stateFile", stateFileText(st))
 	}
