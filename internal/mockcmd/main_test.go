@@ -164,9 +164,19 @@ func TestBadFlags(t *testing.T) {
 	if code := Run(t.Context(), []string{"-addr", "127.0.0.1:99999"}, io.Discard, &stderr); code != exitError || !strings.Contains(stderr.String(), "cannot listen") {
 		t.Errorf("bad -addr: exit %d, stderr %q", code, stderr.String())
 	}
+	// The help goes to stdout, each flag with two dashes; a mistake is one
+	// line and where the help is, not the help.
+	var stdout bytes.Buffer
 	stderr.Reset()
-	if code := Run(t.Context(), []string{"-h"}, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "-retry-schedule") {
-		t.Errorf("-h: exit %d, %q", code, stderr.String())
+	if code := Run(t.Context(), []string{"-h"}, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "\n  --retry-schedule delays\n") ||
+		strings.Contains(stdout.String(), "\n  -r") || stderr.Len() != 0 {
+		t.Errorf("-h: exit %d, %q, %q", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := Run(t.Context(), []string{"-chaos", "duplicate=2"}, &stdout, &stderr); code != exitUsage || stdout.Len() != 0 ||
+		stderr.String() != "contextsvc-mock: invalid value \"duplicate=2\" for flag -chaos: duplicate: 2 is not a probability from 0 to 1\nRun 'contextsvc-mock --help' for usage.\n" {
+		t.Errorf("-chaos duplicate=2: exit %d, %q", code, stderr.String())
 	}
 	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
