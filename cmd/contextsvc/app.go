@@ -184,19 +184,27 @@ func describeError(err error) string {
 func newRootCmd(s *streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "contextsvc",
-		Short: "The Context Management Service from the terminal: contexts, webhooks, listen, trigger, snapshot, the mock",
+		Short: "The Context Management Service from the terminal: contexts, webhooks, listen, trigger, replay, snapshot, the mock",
 		Long: `contextsvc works with the Context Management Service: its contexts, their
 versions and exports, webhooks, a receiver that forwards deliveries to your
 app (listen), events fired on demand (trigger), a copy of a deployment's
 contexts for the mock (snapshot), the mock server itself (mock) and the
 contract runner (conform).
 
+On the mock it also shows the events and deliveries and sends an event
+again (events, deliveries), and moves its clock, sets its chaos mode and
+empties it (clock, chaos, reset): the service's /v1 API has none of these,
+so on a deployment they say so and exit 3.
+
 It reads the server's base URL from CONTEXTSVC_BASE_URL and the API key from
 CONTEXTSVC_API_KEY (--base-url and --api-key override them); contextsvc mock
 prints both. It never prompts.
 
-Output: tables for people, --json for the API's JSON as it came. Errors go to
-stderr. Exit status: 0 success, 1 an API or network error, 2 a usage error.`,
+Output: tables for people (tab-separated rows without a header when stdout is
+not a terminal), --json for the JSON as it came, --jq to filter it. --debug
+(or CONTEXTSVC_DEBUG=1) shows each request on stderr, secrets masked. Errors
+go to stderr. Exit status: 0 success, 1 an API or network error, 2 a usage
+error, 3 what the server does not support (a deployment, for the mock's own).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// A person who types a command name wrong gets the nearest one.
@@ -206,12 +214,18 @@ stderr. Exit status: 0 success, 1 an API or network error, 2 a usage error.`,
 	// --version says what the version command says.
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{err.Error()} })
+	root.PersistentFlags().BoolVar(&s.debug, "debug", false, "print each request and its answer on stderr (method, URL, headers, status, time, and each wait before a retry with its reason), keys and secrets masked; or set "+envDebug+"=1")
 	root.AddCommand(
 		newContextsCmd(s),
 		newWebhooksCmd(s),
 		newListenCmd(s),
 		newTriggerCmd(s),
 		newSnapshotCmd(s),
+		newEventsCmd(s),
+		newDeliveriesCmd(s),
+		newClockCmd(s),
+		newChaosCmd(s),
+		newResetCmd(s),
 		newVersionCmd(s),
 	)
 	for _, c := range passthroughCmds(s) {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/internal/redact"
 	"github.com/contextsvc/contextsvc-go/mockserver"
@@ -437,3 +439,160 @@ func (m *mockAdmin) deleteWebhook(ctx context.Context, id string) error {
 // webhookURL is the admin API's URL of a webhook, for the words on how
 // to delete it by hand.
 func (m *mockAdmin) webhookURL(id string) string { return m.base + "/webhooks/" + url.PathEscape(id) }
+
+// addMockFlags gives a command that works on the mock alone the flags
+// that find it: --base-url, and --api-key when the command works on the
+// key's account.
+func addMockFlags(cmd *cobra.Command, s *streams, withKey bool) *apiFlags {
+	f := &apiFlags{s: s, timeout: adminTimeout}
+	fs := cmd.Flags()
+	fs.StringVar(&f.baseURL, "base-url", "", "the mock's base `URL`, ending in /v1 (default $"+contextsvc.EnvBaseURL+")")
+	if withKey {
+		fs.StringVar(&f.apiKey, "api-key", "", "an API `key` of the account to work on (default $"+contextsvc.EnvAPIKey+"; a flag's value shows in the process list, the variable's does not)")
+	}
+	return f
+}
+
+// keyMockAccount is the admin API of the mock at the base URL and the
+// account of the key in use, for a command on the key's account (name is
+// the command, why what the /v1 API lacks for it).
+func (f *apiFlags) keyMockAccount(ctx context.Context, name, why string) (*mockAdmin, string, error) {
+	key := f.key()
+	if key == "" {
+		return nil, "", usagef("no API key: set %s (contextsvc mock prints one) or give --api-key: %s works on the key's account", contextsvc.EnvAPIKey, name)
+	}
+	m, err := f.mockOnly(ctx, name, why)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := f.client()
+	if err != nil {
+		return nil, "", err
+	}
+	account, _, err := keyAccount(ctx, m, c, key, "")
+	if err != nil {
+		return nil, "", err
+	}
+	return m, account, nil
+}
+
+// event is one kept event.
+func (m *mockAdmin) event(ctx context.Context, id string) (*mockserver.Event, error) {
+	var ev mockserver.Event
+	if _, err := m.do(ctx, http.MethodGet, "/events/"+url.PathEscape(id), nil, &ev); err != nil {
+		return nil, err
+	}
+	return &ev, nil
+}
+
+// resendResult is the answer of POST /_mock/events/{id}/resend.
+type resendResult struct {
+	Deliveries []mockserver.Delivery `json:"deliveries"`
+}
+
+// resend makes a new delivery of a kept event, to webhookID or to every
+// webhook of its account that receives it; it returns the answer as it
+// came too.
+func (m *mockAdmin) resend(ctx context.Context, eventID, webhookID string) (*resendResult, []byte, error) {
+	var body any
+	if webhookID != "" {
+		body = map[string]string{"webhookId": webhookID}
+	}
+	var res resendResult
+	raw, err := m.do(ctx, http.MethodPost, "/events/"+url.PathEscape(eventID)+"/resend", body, &res)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &res, raw, nil
+}
+
+// webhook is one webhook, as the admin API shows it.
+func (m *mockAdmin) webhook(ctx context.Context, id string) (*mockserver.Webhook, error) {
+	var wh mockserver.Webhook
+	if _, err := m.do(ctx, http.MethodGet, "/webhooks/"+url.PathEscape(id), nil, &wh); err != nil {
+		return nil, err
+	}
+	return &wh, nil
+}
+
+// mockClock is the mock's clock as GET /_mock/clock and POST
+// /_mock/clock/advance answer it.
+type mockClock struct {
+	Now       time.Time `json:"now"`
+	Fake      bool      `json:"fake"`
+	NextDueAt time.Time `json:"nextDueAt"`
+	// Attempts is how many delivery attempts an advance ran.
+	Attempts int `json:"attempts"`
+}
+
+// clock reads the mock's clock.
+func (m *mockAdmin) clock(ctx context.Context) (*mockClock, []byte, error) {
+	var c mockClock
+	raw, err := m.do(ctx, http.MethodGet, "/clock", nil, &c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &c, raw, nil
+}
+
+// advanceClock moves the mock's fake clock by d, or to the next waiting
+// delivery attempt (toNextDue), running what falls due.
+func (m *mockAdmin) advanceClock(ctx context.Context, d time.Duration, toNextDue bool) (*mockClock, []byte, error) {
+	var body any = map[string]any{"duration": d.String()}
+	if toNextDue {
+		body = map[string]any{"toNextDue": true}
+	}
+	var c mockClock
+	raw, err := m.do(ctx, http.MethodPost, "/clock/advance", body, &c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &c, raw, nil
+}
+
+// mockChaos is the mock's chaos mode as GET and PUT /_mock/chaos answer
+// it: its settings when on, and its counts.
+type mockChaos struct {
+	On         bool      `json:"on"`
+	Spec       string    `json:"spec"`
+	Seed       uint64    `json:"seed"`
+	SeedChosen bool      `json:"seedChosen"`
+	Since      time.Time `json:"since"`
+	Requests   uint64    `json:"requests"`
+	Events     uint64    `json:"events"`
+	APIErrors  uint64    `json:"apiErrors"`
+	Held       uint64    `json:"held"`
+	Duplicates uint64    `json:"duplicates"`
+}
+
+// chaos reads the chaos mode.
+func (m *mockAdmin) chaos(ctx context.Context) (*mockChaos, []byte, error) {
+	var c mockChaos
+	raw, err := m.do(ctx, http.MethodGet, "/chaos", nil, &c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &c, raw, nil
+}
+
+// setChaos sets the chaos mode from a SPEC.
+func (m *mockAdmin) setChaos(ctx context.Context, spec string) (*mockChaos, []byte, error) {
+	var c mockChaos
+	raw, err := m.do(ctx, http.MethodPut, "/chaos", map[string]string{"spec": spec}, &c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &c, raw, nil
+}
+
+// stopChaos turns the chaos mode off.
+func (m *mockAdmin) stopChaos(ctx context.Context) error {
+	_, err := m.do(ctx, http.MethodDelete, "/chaos", nil, nil)
+	return err
+}
+
+// reset empties the mock.
+func (m *mockAdmin) reset(ctx context.Context) error {
+	_, err := m.do(ctx, http.MethodPost, "/reset", nil, nil)
+	return err
+}

@@ -58,21 +58,22 @@ func TestAdminCredentialsStayHome(t *testing.T) {
 		{"404 to everything", http.NotFound, []struct {
 			args []string
 			code int
-		}{{[]string{"trigger", "context.created"}, exitError}}},
+		}{{[]string{"trigger", "context.created"}, exitError}, {[]string{"events", "list"}, exitUnsupported}, {[]string{"clock", "advance", "1h"}, exitUnsupported},
+			{[]string{"webhooks", "delete", "wh_x"}, exitUnsupported}}},
 		{"another realm's challenge", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="intranet"`)
 			w.WriteHeader(http.StatusUnauthorized)
 		}, []struct {
 			args []string
 			code int
-		}{{[]string{"trigger", "context.created"}, exitError}}},
+		}{{[]string{"trigger", "context.created"}, exitError}, {[]string{"reset"}, exitUnsupported}}},
 		{"the mock's realm named in another scheme", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("WWW-Authenticate", `Digest realm="contextsvc-mock admin", nonce="x"`)
 			w.WriteHeader(http.StatusUnauthorized)
 		}, []struct {
 			args []string
 			code int
-		}{{[]string{"trigger", "context.created"}, exitError}}},
+		}{{[]string{"trigger", "context.created"}, exitError}, {[]string{"chaos", "show"}, exitUnsupported}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

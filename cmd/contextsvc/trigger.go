@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
@@ -42,7 +43,7 @@ temporary context named contextsvc-trigger-…, updates or exports it for
 context.updated and export.completed, and deletes it, so that context's
 other events (context.created, context.version.created, context.deleted)
 fire too. /v1 cannot cause team.member.added, team.member.removed or
-context.published: for those it says so and exits 2.`,
+context.published: for those it says so and exits 3.`,
 		Example: `  contextsvc trigger context.updated
   contextsvc trigger team.member.added   # on the mock`,
 		ValidArgsFunction: completeEventTypes,
@@ -84,38 +85,57 @@ func randomID(prefix string) string {
 }
 
 // keyAccount finds the account and user of the key on the mock: the
-// account of a context the key sees when there is one, else the account
-// whose key shows as the key does (the admin API masks tokens).
-func keyAccount(ctx context.Context, admin *mockAdmin, key, contextID string) (account, user string, err error) {
-	if contextID != "" {
-		mc, err := admin.context(ctx, contextID)
-		if err != nil {
-			return "", "", err
-		}
-		account = mc.Account
-	}
+// account of a context the key sees (contextID, or one c lists) when
+// there is one, else the account with a key that shows as the key does
+// (the admin API masks tokens). Keys of two accounts may show alike:
+// then only a context tells them apart.
+func keyAccount(ctx context.Context, admin *mockAdmin, c *contextsvc.Client, key, contextID string) (account, user string, err error) {
 	accounts, err := admin.accounts(ctx)
 	if err != nil {
 		return "", "", err
 	}
 	masked := mockrules.MaskToken(key)
+	// The user of an account's key that shows as the key does, else the
+	// account's first user.
+	var alike []string
+	users := map[string]string{}
 	for _, a := range accounts {
-		if account != "" && a.ID != account {
-			continue
+		if len(a.Users) > 0 {
+			users[a.ID] = a.Users[0]
 		}
 		for _, k := range a.Keys {
 			if k.Token == masked {
-				return a.ID, k.User, nil
+				alike = append(alike, a.ID)
+				users[a.ID] = k.User
+				break
 			}
 		}
-		if account != "" && len(a.Users) > 0 {
-			return a.ID, a.Users[0], nil
+	}
+	if contextID == "" && len(alike) > 1 && c != nil {
+		// Through /v1 with the key: a context it lists is its account's.
+		page, err := c.Contexts.List(ctx, &contextsvc.ContextListOptions{Limit: 1})
+		if err != nil {
+			return "", "", err
+		}
+		if len(page.Data) > 0 {
+			contextID = page.Data[0].ID
 		}
 	}
-	if account == "" {
-		return "", "", errors.New("the key is none of the mock's keys as its admin API lists them")
+	if contextID != "" {
+		mc, err := admin.context(ctx, contextID)
+		if err != nil {
+			return "", "", err
+		}
+		return mc.Account, cmp.Or(users[mc.Account], mockrules.AccountUser(mc.Account)), nil
 	}
-	return account, mockrules.AccountUser(account), nil
+	switch len(alike) {
+	case 0:
+		return "", "", errors.New("the key is none of the mock's keys as its admin API lists them")
+	case 1:
+		return alike[0], users[alike[0]], nil
+	}
+	return "", "", fmt.Errorf("keys of the mock's accounts %s show as the key does (%s) in its admin API, and the key's account has no context to tell which is its own: "+
+		"give the mock's keys different endings, or create a context with the key first", strings.Join(alike, ", "), masked)
 }
 
 // triggerOnMock fires the event through the mock's admin API.
@@ -134,7 +154,7 @@ func triggerOnMock(ctx context.Context, s *streams, c *contextsvc.Client, admin 
 	if cx != nil {
 		contextID = cx.ID
 	}
-	account, user, err := keyAccount(ctx, admin, key, contextID)
+	account, user, err := keyAccount(ctx, admin, c, key, contextID)
 	if err != nil {
 		return err
 	}
@@ -203,7 +223,7 @@ func triggerOnMock(ctx context.Context, s *streams, c *contextsvc.Client, admin 
 func triggerOnDeployment(ctx context.Context, s *streams, c *contextsvc.Client, typ contextsvc.EventType) (err error) {
 	switch typ {
 	case contextsvc.EventTeamMemberAdded, contextsvc.EventTeamMemberRemoved, contextsvc.EventContextPublished:
-		return usagef("%s cannot be caused through the /v1 API of a deployment (it has no endpoint for it); "+
+		return unsupportedf("%s cannot be caused through the /v1 API of a deployment (it has no endpoint for it); "+
 			"on the mock (contextsvc mock), trigger fires it through the mock's admin API", typ)
 	}
 	var b [5]byte

@@ -97,7 +97,7 @@ func TestTriggerEmptyAccount(t *testing.T) {
 
 // TestTriggerOnDeployment: without the mock's admin API, the /v1 action
 // fires the event on a temporary context, which is deleted; a type /v1
-// cannot cause exits 2.
+// cannot cause exits 3, "not supported here".
 func TestTriggerOnDeployment(t *testing.T) {
 	t.Parallel()
 	c, ts := newCLI(t, mockserver.WithAdmin(false))
@@ -130,7 +130,7 @@ func TestTriggerOnDeployment(t *testing.T) {
 	}
 	for _, typ := range []string{"team.member.added", "team.member.removed", "context.published"} {
 		r := c.run("trigger", typ)
-		if r.code != exitUsage || !strings.Contains(r.errOut, "cannot be caused through the /v1 API of a deployment") {
+		if r.code != exitUnsupported || !strings.Contains(r.errOut, "cannot be caused through the /v1 API of a deployment") {
 			t.Errorf("trigger %s: exit %d, %q", typ, r.code, r.errOut)
 		}
 	}
