@@ -60,7 +60,7 @@ func (f *apiFlags) client() (*contextsvc.Client, error) {
 	}
 	opts := []contextsvc.Option{
 		contextsvc.WithBaseURL(base),
-		contextsvc.WithHTTPClient(&http.Client{Timeout: f.timeout}),
+		contextsvc.WithHTTPClient(&http.Client{Timeout: f.timeout, Transport: f.s.transport}),
 		contextsvc.WithUserAgent("contextsvc-cli/" + commandVersion()),
 	}
 	if d := f.s.debugLog(); d != nil {

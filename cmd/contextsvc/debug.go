@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -58,6 +59,18 @@ func maskHeader(name, value string) string {
 	return "[redacted]"
 }
 
+// debugURL is a request's URL as --debug shows it: its user info and the
+// values of its secret-named query parameters masked, the rest as it is
+// (a page's limit and cursor help to debug).
+func debugURL(u *url.URL) string {
+	c := *u
+	if c.User != nil {
+		c.User = url.User(redact.Mask)
+	}
+	c.RawQuery = redact.SecretValues(c.RawQuery, redact.Mask)
+	return c.String()
+}
+
 // headerLines writes h, names sorted, each line after prefix.
 func headerLines(b *strings.Builder, prefix string, h http.Header) {
 	names := make([]string, 0, len(h))
@@ -85,7 +98,7 @@ func (d *debugLog) attemptN(req *http.Request, n int, resp *http.Response, took 
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "* %s %s", req.Method, cell(redact.Parsed(req.URL), 2000))
+	fmt.Fprintf(&b, "* %s %s", req.Method, cell(debugURL(req.URL), 2000))
 	if n > 0 {
 		fmt.Fprintf(&b, " (attempt %d)", n)
 	}

@@ -93,7 +93,7 @@ func (f *apiFlags) mockOnly(ctx context.Context, name, why string) (*mockAdmin, 
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v1") {
 		return nil, usagef("the base URL must be an absolute http or https URL ending in /v1, got %q", redact.URL(base))
 	}
-	m, kind := probe(ctx, newMockAdmin(base, f.s.getenv, f.s.debugLog()))
+	m, kind := probe(ctx, f.s.mockAdmin(base))
 	switch kind {
 	case kindLockedMock:
 		return nil, m.lockedError()
@@ -101,6 +101,16 @@ func (f *apiFlags) mockOnly(ctx context.Context, name, why string) (*mockAdmin, 
 		return nil, unsupportedf("%s works on the mock only: %s, and the server at %s is not the mock (it has no /_mock/ admin API)", name, why, redact.URL(base))
 	}
 	return m, nil
+}
+
+// mockAdmin is the admin API's client for the server at baseURL, with
+// the streams' environment, transport and --debug log.
+func (s *streams) mockAdmin(baseURL string) *mockAdmin {
+	m := newMockAdmin(baseURL, s.getenv, s.debugLog())
+	if s.transport != nil {
+		m.hc.Transport = s.transport
+	}
+	return m
 }
 
 // probeServer finds out whether baseURL is served by the mock, from its

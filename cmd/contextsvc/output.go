@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -29,6 +30,9 @@ type streams struct {
 	// api are the service's flags of the command that ran, for the words
 	// of its errors (where the key and the base URL came from).
 	api *apiFlags
+	// transport carries the command's requests; nil is net/http's
+	// default (tests give one that answers in-process).
+	transport http.RoundTripper
 }
 
 // debugLog is where --debug (or CONTEXTSVC_DEBUG=1) writes each request,

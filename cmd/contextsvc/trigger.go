@@ -65,7 +65,7 @@ context.published: for those it says so and exits 3.`,
 			return err
 		}
 		ctx := cmd.Context()
-		admin, kind := probe(ctx, newMockAdmin(c.BaseURL(), s.getenv, s.debugLog()))
+		admin, kind := probe(ctx, s.mockAdmin(c.BaseURL()))
 		switch kind {
 		case kindLockedMock:
 			return admin.lockedError()
