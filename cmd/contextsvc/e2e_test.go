@@ -316,7 +316,10 @@ func TestDocsSession(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the session: %v\n%s", err, out)
 	}
-	for _, want := range []string{"now at version 2", "Deploy runbook", "Roll back", "Wrote runbook.pdf", `"hasMore":false`, "Wrote local.json: 1 context, 2 versions"} {
+	for _, want := range []string{"now at version 2", "Deploy runbook", "Roll back", "Wrote runbook.pdf", `"hasMore":false`, "Wrote local.json: 1 context, 2 versions",
+		"Triggered context.updated: event evt_", " (with your data)\n", "\tcontext.updated\twh_", "\tpending\t1\t", "Resent evt_", "Advanced the mock's clock by 1m0s to ",
+		" delivery attempts ran", "Chaos: on since ", ", seed=42,duplicate=0.2,delay=2s, seed 42.\n", "Chaos: off.\n", "\thttp://127.0.0.1:9/hooks\tcontext.updated\tyes\t",
+		"Deleted the webhook wh_", "* GET http://127.0.0.1:", "> Authorization: Bearer [redacted]\n", "< 200 OK in ", "Reset the mock: "} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the session's output lacks %q:\n%s", want, out)
 		}
