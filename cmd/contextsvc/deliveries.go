@@ -55,14 +55,16 @@ func newDeliveriesListCmd(s *streams) *cobra.Command {
 	o.list.add(cmd, "deliveries")
 	o.json = addJSONFlags(cmd, s, "the admin API's JSON as it came: the page object (with --all, each page object in turn)")
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"pending", "succeeded", "failed"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.RunE = action(func(cmd *cobra.Command, args []string) error { return deliveriesListRun(cmd.Context(), o) })
+	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
+		if err := o.list.check(cmd); err != nil {
+			return err
+		}
+		return deliveriesListRun(cmd.Context(), o)
+	})
 	return cmd
 }
 
 func deliveriesListRun(ctx context.Context, o *deliveriesListOptions) error {
-	if err := o.list.check(); err != nil {
-		return err
-	}
 	switch mockserver.DeliveryState(o.status) {
 	case "", mockserver.DeliveryPending, mockserver.DeliverySucceeded, mockserver.DeliveryFailed:
 	default:
@@ -80,15 +82,15 @@ func deliveriesListRun(ctx context.Context, o *deliveriesListOptions) error {
 		}
 	}
 	t := newTable(o.s, "ID", "EVENT", "TYPE", "WEBHOOK", "STATE", "ATTEMPTS", "LAST ANSWER", "NEXT ATTEMPT", "URL")
-	more, err := listAdmin(ctx, o.s, m, "/deliveries", q, &o.list, o.json, "deliveries", func(d mockserver.Delivery) {
-		t.row(t.cell(d.ID, 80), t.cell(d.EventID, 80), t.cell(string(d.EventType), 40), t.cell(d.WebhookID, 80), t.cell(string(d.State), 20),
-			strconv.Itoa(len(d.Attempts)), t.cell(lastAnswer(d), 60), when(d.NextAttemptAt), t.cell(redact.URL(d.URL), 80))
+	more, rows, err := listAdmin(ctx, o.s, m, "/deliveries", q, &o.list, o.json, "deliveries", t, func(d mockserver.Delivery) []string {
+		return []string{t.cell(d.ID, 80), t.cell(d.EventID, 80), t.cell(string(d.EventType), 40), t.cell(d.WebhookID, 80), t.cell(string(d.State), 20),
+			strconv.Itoa(len(d.Attempts)), t.cell(lastAnswer(d), 60), when(d.NextAttemptAt), t.cell(redact.URL(d.URL), 80)}
 	})
 	if err != nil || o.json.enabled() {
 		return err
 	}
 	defer noteMore(o.s, more)
-	if len(t.rows) == 0 {
+	if rows == 0 {
 		_, err := fmt.Fprintf(o.s.out, "No deliveries in the mock's account %s.\n", cell(account, 80))
 		return err
 	}

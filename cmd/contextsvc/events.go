@@ -40,16 +40,21 @@ type listFlags struct {
 	limit  int
 	cursor string
 	all    bool
+	// limitGiven is set when --limit was given: without it, --all reads
+	// pages of 100, the most a page holds.
+	limitGiven bool
 }
 
 func (l *listFlags) add(cmd *cobra.Command, noun string) {
 	fs := cmd.Flags()
 	fs.IntVar(&l.limit, "limit", 20, noun+" per page, 1 to 100")
 	fs.StringVar(&l.cursor, "cursor", "", "start after a previous page: its nextCursor (default none: the first page)")
-	fs.BoolVar(&l.all, "all", false, "every page, not just one (with --json, each page object in turn)")
+	fs.BoolVar(&l.all, "all", false, "every page, not just one (pages of 100 unless --limit is given; with --json, each page object in turn)")
 }
 
-func (l *listFlags) check() error {
+// check checks the flags of cmd.
+func (l *listFlags) check(cmd *cobra.Command) error {
+	l.limitGiven = cmd.Flags().Changed("limit")
 	if l.limit < 1 || l.limit > 100 {
 		return usagef("--limit must be 1 to 100, got %d", l.limit)
 	}
@@ -58,34 +63,54 @@ func (l *listFlags) check() error {
 
 // query is the list's query: newest first, its page size and cursor.
 func (l *listFlags) query() url.Values {
-	q := url.Values{"limit": {strconv.Itoa(l.limit)}, "order": {"desc"}}
+	limit := l.limit
+	if l.all && !l.limitGiven {
+		limit = 100
+	}
+	q := url.Values{"limit": {strconv.Itoa(limit)}, "order": {"desc"}}
 	if l.cursor != "" {
 		q.Set("cursor", l.cursor)
 	}
 	return q
 }
 
+// maxTableRows bounds the rows a table holds for a terminal, where its
+// columns are aligned once every row is known; off a terminal each page's
+// rows are written as they come.
+const maxTableRows = 10_000
+
 // listAdmin reads a list of the mock's (path, its filters in q) for a
 // command: a page, or every page with --all; with --json each page as it
-// came, else each item handed to row. It returns the line that says more
-// pages follow, for after the table.
-func listAdmin[T any](ctx context.Context, s *streams, m *mockAdmin, path string, q url.Values, l *listFlags, j *jsonOutput, noun string, row func(T)) (string, error) {
-	more := ""
-	err := everyPage(ctx, m, path, q, func(p *adminPage[T], raw []byte) error {
+// came, else each item made a row of t by row. Off a terminal the rows
+// are written page by page; on one, the table is left to write, up to
+// maxTableRows. It returns the line that says more pages follow, for
+// after the table, and how many rows there were.
+func listAdmin[T any](ctx context.Context, s *streams, m *mockAdmin, path string, q url.Values, l *listFlags, j *jsonOutput, noun string,
+	t *table, row func(T) []string) (more string, rows int, err error) {
+	err = everyPage(ctx, m, path, q, func(p *adminPage[T], raw []byte) error {
 		if j.enabled() {
 			if err := j.write(ctx, s.out, raw); err != nil {
 				return err
 			}
 		} else {
 			for _, it := range p.Data {
-				row(it)
+				t.row(row(it)...)
+			}
+			rows += len(p.Data)
+			switch {
+			case !t.tty:
+				if err := t.writeTo(s.out); err != nil {
+					return err
+				}
+				t.rows = nil
+			case rows > maxTableRows:
+				return fmt.Errorf("more than %d %s: too many for a table on a terminal; pipe the command (rows are written as they come) or give --json", maxTableRows, noun)
 			}
 		}
-		if !l.all && p.HasMore {
-			more = moreFollow(noun, p.NextCursor)
-			return errStopPages
-		}
 		if !l.all {
+			if p.HasMore {
+				more = moreFollow(noun, p.NextCursor)
+			}
 			return errStopPages
 		}
 		return nil
@@ -93,7 +118,7 @@ func listAdmin[T any](ctx context.Context, s *streams, m *mockAdmin, path string
 	if errors.Is(err, errStopPages) {
 		err = nil
 	}
-	return more, err
+	return more, rows, err
 }
 
 // errStopPages ends everyPage after the page at hand.
@@ -122,14 +147,16 @@ func newEventsListCmd(s *streams) *cobra.Command {
 	o.list.add(cmd, "events")
 	o.json = addJSONFlags(cmd, s, "the admin API's JSON as it came: the page object (with --all, each page object in turn)")
 	_ = cmd.RegisterFlagCompletionFunc("type", completeEventTypes)
-	cmd.RunE = action(func(cmd *cobra.Command, args []string) error { return eventsListRun(cmd.Context(), o) })
+	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
+		if err := o.list.check(cmd); err != nil {
+			return err
+		}
+		return eventsListRun(cmd.Context(), o)
+	})
 	return cmd
 }
 
 func eventsListRun(ctx context.Context, o *eventsListOptions) error {
-	if err := o.list.check(); err != nil {
-		return err
-	}
 	if o.eventType != "" && !contextsvc.EventType(o.eventType).Known() {
 		return usagef("--type %q is not an event type%s; the types are %s", o.eventType, nearestType(o.eventType), typeNames())
 	}
@@ -143,14 +170,14 @@ func eventsListRun(ctx context.Context, o *eventsListOptions) error {
 		q.Set("type", o.eventType)
 	}
 	t := newTable(o.s, "ID", "TYPE", "TIME", "ABOUT")
-	more, err := listAdmin(ctx, o.s, m, "/events", q, &o.list, o.json, "events", func(ev mockserver.Event) {
-		t.row(t.cell(ev.ID, 80), t.cell(string(ev.Type), 40), when(ev.Timestamp), t.cell(eventSubject(ev.Data), 80))
+	more, rows, err := listAdmin(ctx, o.s, m, "/events", q, &o.list, o.json, "events", t, func(ev mockserver.Event) []string {
+		return []string{t.cell(ev.ID, 80), t.cell(string(ev.Type), 40), when(ev.Timestamp), t.cell(eventSubject(ev.Data), 80)}
 	})
 	if err != nil || o.json.enabled() {
 		return err
 	}
 	defer noteMore(o.s, more)
-	if len(t.rows) == 0 {
+	if rows == 0 {
 		_, err := fmt.Fprintf(o.s.out, "No events in the mock's account %s.\n", cell(account, 80))
 		return err
 	}

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -268,5 +272,71 @@ func TestMockOnlyOnDeployment(t *testing.T) {
 	locked.env[envAdminUser], locked.env[envAdminPassword] = "admin", "a long passphrase"
 	if out := locked.ok("chaos", "show"); out != "Chaos: off.\n" {
 		t.Errorf("chaos show with credentials: %q", out)
+	}
+}
+
+// TestAdminListBounded: a server that passes for the mock and whose
+// pages never end is read page by page: a table for a terminal stops at
+// maxTableRows, rows for a script are written as they come, and the
+// pages end at maxAdminPages; a cursor given twice ends them at once.
+func TestAdminListBounded(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		tty   bool
+		cycle bool
+		limit string // --limit, when given
+		err   string
+		rows  int // at least, on stdout
+	}{
+		{name: "a terminal", tty: true, err: "more than 10000 events: too many for a table on a terminal"},
+		{name: "a script", limit: "1", err: "more than 1000 pages", rows: 1000},
+		{name: "a cursor cycle", cycle: true, err: "pagination does not end", rows: 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var pages atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				switch r.URL.Path {
+				case "/_mock/contract":
+					io.WriteString(w, `{"proxy":false}`)
+				case "/_mock/accounts":
+					io.WriteString(w, `{"data":[{"id":"acme","users":["user_aaaaaaaaaaaaaaaaaaaa"],"keys":[{"token":"`+mockserver.MaskToken(testKey)+`","user":"user_aaaaaaaaaaaaaaaaaaaa"}]}],"hasMore":false,"nextCursor":null}`)
+				case "/_mock/events":
+					n := pages.Add(1)
+					limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+					var b strings.Builder
+					b.WriteString(`{"data":[`)
+					for i := range limit {
+						if i > 0 {
+							b.WriteString(",")
+						}
+						fmt.Fprintf(&b, `{"id":"evt_%024d","type":"context.created","timestamp":"2026-01-01T00:00:00.000Z","account":"acme","data":{}}`, n*100+int64(i))
+					}
+					next := fmt.Sprintf("c%d", n)
+					if tt.cycle {
+						next = fmt.Sprintf("c%d", n%2)
+					}
+					fmt.Fprintf(&b, `],"hasMore":true,"nextCursor":%q}`, next)
+					io.WriteString(w, b.String())
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			defer srv.Close()
+			c := &cli{t: t, tty: tt.tty, env: map[string]string{"CONTEXTSVC_BASE_URL": srv.URL + "/v1", "CONTEXTSVC_API_KEY": testKey, "NO_COLOR": "1"}}
+			args := []string{"events", "list", "--all"}
+			if tt.limit != "" {
+				args = append(args, "--limit", tt.limit)
+			}
+			r := c.run(args...)
+			if r.code != exitError || !strings.Contains(r.errOut, tt.err) || strings.Count(r.out, "\n") < tt.rows {
+				t.Errorf("exit %d, %d lines, %q", r.code, strings.Count(r.out, "\n"), r.errOut)
+			}
+			if tt.tty && (r.out != "" || pages.Load() > maxTableRows/100+1) {
+				t.Errorf("on a terminal: %d pages read, %d bytes written", pages.Load(), len(r.out))
+			}
+		})
 	}
 }

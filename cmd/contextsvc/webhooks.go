@@ -60,27 +60,22 @@ func webhooksListRun(ctx context.Context, o *webhooksListOptions) error {
 		return err
 	}
 	t := newTable(o.s, "ID", "URL", "EVENTS", "ACTIVE", "CREATED")
-	err = everyPage(ctx, m, "/webhooks", url.Values{"limit": {"100"}, "account": {account}}, func(p *adminPage[mockserver.Webhook], raw []byte) error {
-		if o.json.enabled() {
-			return o.json.write(ctx, o.s.out, raw)
+	every := &listFlags{all: true}
+	_, rows, err := listAdmin(ctx, o.s, m, "/webhooks", url.Values{"limit": {"100"}, "account": {account}}, every, o.json, "webhooks", t, func(wh mockserver.Webhook) []string {
+		names := make([]string, len(wh.Events))
+		for i, e := range wh.Events {
+			names[i] = string(e)
 		}
-		for _, wh := range p.Data {
-			names := make([]string, len(wh.Events))
-			for i, e := range wh.Events {
-				names[i] = string(e)
-			}
-			active := "yes"
-			if !wh.Active {
-				active = "no"
-			}
-			t.row(t.cell(wh.ID, 80), t.cell(redact.URL(wh.URL), 80), t.cell(strings.Join(names, ","), 120), active, when(wh.CreatedAt))
+		active := "yes"
+		if !wh.Active {
+			active = "no"
 		}
-		return nil
+		return []string{t.cell(wh.ID, 80), t.cell(redact.URL(wh.URL), 80), t.cell(strings.Join(names, ","), 120), active, when(wh.CreatedAt)}
 	})
 	if err != nil || o.json.enabled() {
 		return err
 	}
-	if len(t.rows) == 0 {
+	if rows == 0 {
 		_, err := fmt.Fprintf(o.s.out, "No webhooks in the mock's account %s.\n", cell(account, 80))
 		return err
 	}
