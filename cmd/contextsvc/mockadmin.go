@@ -204,8 +204,9 @@ func (m *mockAdmin) request(ctx context.Context, method, path string, body []byt
 }
 
 // do sends an admin request and decodes a 2xx answer into out (when not
-// nil); it returns the answer's body as it came. Another status is a
-// *contextsvc.Error, as the SDK makes it of a /v1 answer. The credentials
+// nil); it returns the answer's body as it came. Another status is an
+// *adminAPIError (a *contextsvc.Error, as the SDK makes of a /v1 answer).
+// The credentials
 // go only in answer to the mock's challenge (a 401 whose WWW-Authenticate
 // names the mock's realm), and then with every later request.
 func (m *mockAdmin) do(ctx context.Context, method, path string, body, out any) ([]byte, error) {
