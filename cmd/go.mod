@@ -6,6 +6,7 @@ require (
 	github.com/contextsvc/contextsvc-go v1.1.0
 	github.com/contextsvc/contextsvc-go/mockserver v1.1.0
 	github.com/google/go-cmp v0.7.0
+	github.com/itchyny/gojq v0.12.20
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	golang.org/x/crypto v0.58.0
@@ -26,6 +27,7 @@ require (
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/itchyny/timefmt-go v0.1.9 // indirect
 	github.com/oasdiff/yaml v0.1.1 // indirect
 	github.com/oasdiff/yaml3 v0.0.14 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect

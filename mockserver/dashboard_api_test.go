@@ -558,7 +558,7 @@ func TestAdminMalformedQuery(t *testing.T) {
 	c := create(t, ts, `{"name":"Doc"}`)
 	events := len(ts.Events())
 	for _, p := range []struct{ method, path string }{
-		{"GET", "/_mock/openapi.yaml"}, {"GET", "/_mock/deliveries/dlv_x"}, {"POST", "/_mock/deliveries/dlv_x/redeliver"},
+		{"GET", "/_mock/openapi.yaml"}, {"GET", "/_mock/deliveries/dlv_x"}, {"POST", "/_mock/deliveries/dlv_x/redeliver"}, {"POST", "/_mock/events/evt_x/resend"},
 		{"GET", "/_mock/webhooks/wh_x"}, {"DELETE", "/_mock/webhooks/wh_x"}, {"POST", "/_mock/contexts/" + c.ID + "/publish"},
 		{"GET", "/_mock/clock"}, {"POST", "/_mock/reset"}, {"DELETE", "/_mock/faults"}, {"GET", "/_mock/events/evt_x"},
 		{"GET", "/_mock/contexts/" + c.ID}, {"GET", "/_mock/summary"}, {"GET", "/_mock/stream"}, {"GET", "/_mock/ui/"},

@@ -41,5 +41,5 @@ func main() {
 	// a second one ends the process at once.
 	ctx, stop := interrupt.Context()
 	defer stop()
-	os.Exit(cmdline.Conform(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cmdline.Conform(ctx, "contextsvc-conform", os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,9 @@ const (
 	exitOK    = 0
 	exitError = 1 // an API or network error, or a failure to act
 	exitUsage = 2 // an unknown command or flag, a flag missing, flags that conflict, no key
+	// exitUnsupported: the server has no way to do what was asked (a
+	// deployment, for what only the mock's admin API does).
+	exitUnsupported = 3
 )
 
 // usageError is a mistake in the command line or its configuration: it
@@ -28,6 +32,16 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// unsupportedError is a request the server cannot serve: what only the
+// mock's admin API does, asked of a deployment. It exits 3.
+type unsupportedError struct{ msg string }
+
+func (e *unsupportedError) Error() string { return e.msg }
+
+func unsupportedf(format string, a ...any) error {
+	return &unsupportedError{fmt.Sprintf(format, a...)}
+}
 
 // failure is an error of a command that ran: an API or network error, a
 // file that cannot be written. It exits 1.
@@ -42,7 +56,8 @@ func action(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Comman
 	return func(cmd *cobra.Command, args []string) error {
 		err := fn(cmd, args)
 		var ue *usageError
-		if err == nil || errors.As(err, &ue) {
+		var un *unsupportedError
+		if err == nil || errors.As(err, &ue) || errors.As(err, &un) {
 			return err
 		}
 		return &failure{err}
@@ -76,16 +91,48 @@ func (e *exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.cod
 // reportError writes err on stderr and returns the exit code.
 func reportError(s *streams, cmd *cobra.Command, err error) int {
 	red := paint(s.colorOK(s.errTTY))
+	var un *unsupportedError
+	if errors.As(err, &un) {
+		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), un.msg)
+		return exitUnsupported
+	}
 	var f *failure
 	if !errors.As(err, &f) {
-		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), strings.TrimPrefix(err.Error(), "contextsvc: "))
+		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), usageText(err))
 		if cmd != nil {
 			fmt.Fprintf(s.err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		}
 		return exitUsage
 	}
-	fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), describeError(f.err))
+	msg := describeError(f.err)
+	if s.api != nil {
+		if hint := s.api.hint(f.err); hint != "" {
+			msg += ". " + hint
+		}
+	}
+	fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), msg)
 	return exitError
+}
+
+// exclusiveFlags is cobra's error for flags that do not go together.
+var exclusiveFlags = regexp.MustCompile(`^if any flags in the group \[([^\]]*)\] are set none of the others can be; \[([^\]]*)\] were all set$`)
+
+// usageText is a usage error's words: cobra's own for flags that
+// conflict are said as a person would.
+func usageText(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "contextsvc: ")
+	if m := exclusiveFlags.FindStringSubmatch(msg); m != nil {
+		names := strings.Fields(m[2])
+		for i, n := range names {
+			names[i] = "--" + n
+		}
+		list := names[len(names)-1]
+		if len(names) > 1 {
+			list = strings.Join(names[:len(names)-1], ", ") + " and " + list
+		}
+		return list + " cannot be used together: give one of them"
+	}
+	return msg
 }
 
 // describeError is one line about an error: for the service's answer its
@@ -137,33 +184,48 @@ func describeError(err error) string {
 func newRootCmd(s *streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "contextsvc",
-		Short: "The Context Management Service from the terminal: contexts, webhooks, listen, trigger, snapshot, the mock",
+		Short: "The Context Management Service from the terminal: contexts, webhooks, listen, trigger, replay, snapshot, the mock",
 		Long: `contextsvc works with the Context Management Service: its contexts, their
 versions and exports, webhooks, a receiver that forwards deliveries to your
 app (listen), events fired on demand (trigger), a copy of a deployment's
 contexts for the mock (snapshot), the mock server itself (mock) and the
 contract runner (conform).
 
+On the mock it also shows the events and deliveries and sends an event
+again (events, deliveries), and moves its clock, sets its chaos mode and
+empties it (clock, chaos, reset): the service's /v1 API has none of these,
+so on a deployment they say so and exit 3.
+
 It reads the server's base URL from CONTEXTSVC_BASE_URL and the API key from
 CONTEXTSVC_API_KEY (--base-url and --api-key override them); contextsvc mock
 prints both. It never prompts.
 
-Output: tables for people, --json for the API's JSON as it came. Errors go to
-stderr. Exit status: 0 success, 1 an API or network error, 2 a usage error.`,
+Output: tables for people (tab-separated rows without a header when stdout is
+not a terminal), --json for the JSON as it came, --jq to filter it. --debug
+(or CONTEXTSVC_DEBUG=1) shows each request on stderr, secrets masked. Errors
+go to stderr. Exit status: 0 success, 1 an API or network error, 2 a usage
+error, 3 what the server does not support (a deployment, for the mock's own).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// A person who types a command name wrong gets the nearest one.
 		SuggestionsMinimumDistance: 2,
 		Version:                    commandVersion(),
 	}
-	root.SetVersionTemplate("contextsvc {{.Version}}\n")
+	// --version says what the version command says.
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return &usageError{err.Error()} })
+	root.PersistentFlags().BoolVar(&s.debug, "debug", false, "print each request and its answer on stderr (method, URL, headers, status, time, and each wait before a retry with its reason), keys and secrets masked; or set "+envDebug+"=1")
 	root.AddCommand(
 		newContextsCmd(s),
 		newWebhooksCmd(s),
 		newListenCmd(s),
 		newTriggerCmd(s),
 		newSnapshotCmd(s),
+		newEventsCmd(s),
+		newDeliveriesCmd(s),
+		newClockCmd(s),
+		newChaosCmd(s),
+		newResetCmd(s),
 		newVersionCmd(s),
 	)
 	for _, c := range passthroughCmds(s) {
@@ -185,9 +247,11 @@ func group(cmd *cobra.Command) *cobra.Command {
 		return unknownCommand(cmd, args[0])
 	}
 	// "contexts lsit --limit 5" is a mistyped command rather than an
-	// unknown flag of the group.
+	// unknown flag of the group. Subcommands inherit the function: for
+	// them ("contexts get ID --jsn") a flag error is the flag's.
+	group := cmd
 	cmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		if args := cmd.Flags().Args(); len(args) > 0 {
+		if args := cmd.Flags().Args(); cmd == group && len(args) > 0 {
 			return unknownCommand(cmd, args[0])
 		}
 		return &usageError{err.Error()}

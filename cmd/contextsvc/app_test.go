@@ -26,14 +26,22 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"contexts", "--nope"}, "unknown flag: --nope"},
 		{[]string{"webhooks", "regster"}, "Did you mean this?\n\tregister"},
 		{[]string{"contexts", "list", "--bogus"}, "unknown flag: --bogus"},
+		// A mistyped flag after an id is the flag's error, not the id's.
+		{[]string{"contexts", "get", "ctx_x", "--jsn"}, "unknown flag: --jsn\n"},
+		{[]string{"contexts", "get", "ctx_x", "-Q"}, "unknown shorthand flag: 'Q' in -Q\n"},
+		{[]string{"contexts", "update", "ctx_x", "--nmae", "x"}, "unknown flag: --nmae\n"},
+		{[]string{"contexts", "delete", "ctx_x", "--jsn"}, "unknown flag: --jsn\n"},
+		{[]string{"contexts", "versions", "ctx_x", "--al"}, "unknown flag: --al\n"},
+		{[]string{"contexts", "export", "ctx_x", "--fromat", "pdf", "-o", "z.pdf"}, "unknown flag: --fromat\n"},
+		{[]string{"webhooks", "register", "wh", "--ulr", "x"}, "unknown flag: --ulr\n"},
 		{[]string{"contexts", "list", "--limit", "0"}, "--limit must be 1 to 100"},
-		{[]string{"contexts", "list", "--json", "-q"}, "[json quiet] were all set"},
+		{[]string{"contexts", "list", "--json", "-q"}, "--json and --quiet cannot be used together: give one of them\n"},
 		{[]string{"contexts", "get"}, "takes one argument, the context's id"},
 		{[]string{"contexts", "get", "a", "b"}, "takes one argument"},
 		{[]string{"contexts", "create", "--content", "x"}, `required flag(s) "name" not set`},
-		{[]string{"contexts", "create", "--name", "x", "--content", "x", "--file", "-"}, "[content file] were all set"},
+		{[]string{"contexts", "create", "--name", "x", "--content", "x", "--file", "-"}, "--content and --file cannot be used together"},
 		{[]string{"contexts", "update", "ctx_x"}, "nothing to update"},
-		{[]string{"contexts", "update", "ctx_x", "--tag", "a", "--clear-tags"}, "[clear-tags tag] were all set"},
+		{[]string{"contexts", "update", "ctx_x", "--tag", "a", "--clear-tags"}, "--clear-tags and --tag cannot be used together"},
 		{[]string{"contexts", "export", "ctx_x", "--format", "docx", "-o", "-"}, "--format must be md, html, txt, pdf or json"},
 		{[]string{"contexts", "export", "ctx_x", "--format", "pdf"}, `required flag(s) "output" not set`},
 		{[]string{"webhooks", "register", "--url", "http://127.0.0.1:1/", "--event", "context.updatd"}, "did you mean context.updated?"},
@@ -86,6 +94,12 @@ func TestHelp(t *testing.T) {
 	}
 	if out := c.ok("contexts"); !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "versions") {
 		t.Errorf("contexts alone:\n%s", out)
+	}
+	// --json says what it prints: a page object only for lists.
+	for cmd, want := range map[string]string{"create": "the new context", "get": "of the context", "list": "the page object", "versions": "the page object", "delete": `{"id","deleted"}`} {
+		if out := c.ok("contexts", cmd, "--help"); !regexp.MustCompile(`--json +print [^\n]*`+regexp.QuoteMeta(want)).MatchString(out) || (!strings.Contains(want, "page") && strings.Contains(out, "page object")) {
+			t.Errorf("contexts %s --help: --json does not say %q:\n%s", cmd, want, out)
+		}
 	}
 	if out := c.ok("listen", "--help"); !regexp.MustCompile(`\n +--listen address +the receiver's address .*\(default "127\.0\.0\.1:0"\)\n`).MatchString(out) {
 		t.Errorf("listen --help:\n%s", out)
@@ -183,7 +197,7 @@ func TestCompletionAndVersion(t *testing.T) {
 	if err := json.Unmarshal([]byte(c.ok("version", "--json")), &v); err != nil || v["version"] == "" || v["sdk"] != "1.0.0" {
 		t.Errorf("version --json: %v %v", v, err)
 	}
-	if out := c.ok("--version"); !strings.HasPrefix(out, "contextsvc 1.0.0") {
-		t.Errorf("--version: %q", out)
+	if out := c.ok("--version"); out != c.ok("version") {
+		t.Errorf("--version: %q, version: %q", out, c.ok("version"))
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/redact"
 )
 
 // defaultTimeout bounds each request, an export's download included.
@@ -40,12 +43,9 @@ func addAPIFlags(cmd *cobra.Command, s *streams) *apiFlags {
 // client makes the SDK's client. A missing key or base URL, or one the
 // SDK refuses, is a usage error naming the variable to set.
 func (f *apiFlags) client() (*contextsvc.Client, error) {
-	base := f.baseURL
-	if base == "" {
-		base = f.s.getenv(contextsvc.EnvBaseURL)
-	}
-	if base == "" {
-		return nil, usagef("no base URL: set %s (contextsvc mock prints it) or give --base-url", contextsvc.EnvBaseURL)
+	base, err := f.base()
+	if err != nil {
+		return nil, err
 	}
 	key := f.apiKey
 	if key == "" {
@@ -59,8 +59,11 @@ func (f *apiFlags) client() (*contextsvc.Client, error) {
 	}
 	opts := []contextsvc.Option{
 		contextsvc.WithBaseURL(base),
-		contextsvc.WithHTTPClient(&http.Client{Timeout: f.timeout}),
+		contextsvc.WithHTTPClient(&http.Client{Timeout: f.timeout, Transport: f.s.transport}),
 		contextsvc.WithUserAgent("contextsvc-cli/" + commandVersion()),
+	}
+	if d := f.s.debugLog(); d != nil {
+		opts = append(opts, contextsvc.WithMiddleware(d.middleware()))
 	}
 	if f.plan != "" {
 		plan, err := contextsvc.ParsePlan(f.plan)
@@ -78,6 +81,49 @@ func (f *apiFlags) client() (*contextsvc.Client, error) {
 		return nil, usagef("%s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), contextsvc.ErrInvalidArgument.Error()+": "), "contextsvc: "))
 	}
 	return c, nil
+}
+
+// base is the base URL in use (the flag's, else the environment's); none
+// is a usage error naming the variable to set.
+func (f *apiFlags) base() (string, error) {
+	f.s.api = f
+	base := f.baseURL
+	if base == "" {
+		base = f.s.getenv(contextsvc.EnvBaseURL)
+	}
+	if base == "" {
+		return "", usagef("no base URL: set %s (contextsvc mock prints it) or give --base-url", contextsvc.EnvBaseURL)
+	}
+	return base, nil
+}
+
+// hint is what a person should do about an answer of the service
+// that says the configuration is wrong: a key refused (named by where it
+// came from), or a base URL that does not serve the API; "" for any
+// other error.
+func (f *apiFlags) hint(err error) string {
+	var ae *contextsvc.Error
+	var admin *adminAPIError
+	if !errors.As(err, &ae) || errors.As(err, &admin) {
+		return ""
+	}
+	base := f.baseURL
+	baseFrom := "--base-url"
+	if base == "" {
+		base, baseFrom = f.s.getenv(contextsvc.EnvBaseURL), contextsvc.EnvBaseURL
+	}
+	switch {
+	case ae.StatusCode == http.StatusUnauthorized:
+		if f.apiKey != "" {
+			return fmt.Sprintf("The key given with --api-key was refused: give a key of the server at %s (contextsvc mock prints one).", redact.URL(base))
+		}
+		return fmt.Sprintf("The key came from %s: set it to a key of the server at %s (contextsvc mock prints one), or give --api-key.", contextsvc.EnvAPIKey, redact.URL(base))
+	case ae.StatusCode == http.StatusNotFound && ae.Type == "":
+		// The service's 404s all carry its error document.
+		return fmt.Sprintf("%s (from %s) does not look like the service's /v1: its 404 is not the service's error document. "+
+			"Check %s: the service's base URL ends in /v1 (contextsvc mock prints its own).", redact.URL(base), baseFrom, baseFrom)
+	}
+	return ""
 }
 
 // key is the API key in use (the flag's, else the environment's).
@@ -117,9 +163,4 @@ func (r *rawBody) bytes() []byte { return r.buf.Bytes() }
 type teeBody struct {
 	io.Reader
 	io.Closer
-}
-
-// jsonFlag adds --json to cmd.
-func jsonFlag(cmd *cobra.Command, v *bool) {
-	cmd.Flags().BoolVar(v, "json", false, "print the API's JSON as it came (a list: the page object), for scripts and jq")
 }

@@ -43,7 +43,6 @@ func newContextsListCmd(s *streams) *cobra.Command {
 		limit  int
 		cursor string
 		all    bool
-		asJSON bool
 		quiet  bool
 	)
 	cmd := &cobra.Command{
@@ -61,8 +60,9 @@ func newContextsListCmd(s *streams) *cobra.Command {
 	fs.StringVar(&cursor, "cursor", "", "start after a previous page: its nextCursor (default none: the first page)")
 	fs.BoolVar(&all, "all", false, "every page, not just one (with --json, each page object in turn)")
 	fs.BoolVarP(&quiet, "quiet", "q", false, "print only the ids, one a line")
-	jsonFlag(cmd, &asJSON)
+	asJSON := addJSONFlags(cmd, s, "the API's JSON as it came: the page object (with --all, each page object in turn)")
 	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
+	cmd.MarkFlagsMutuallyExclusive("jq", "quiet")
 	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
 		if limit < 1 || limit > 100 {
 			return usagef("--limit must be 1 to 100, got %d", limit)
@@ -72,7 +72,7 @@ func newContextsListCmd(s *streams) *cobra.Command {
 			return err
 		}
 		opts := &contextsvc.ContextListOptions{Limit: limit, Cursor: cursor, Tags: tags}
-		shown, err := listPages(s, "contexts", all, asJSON,
+		shown, more, err := listPages(cmd.Context(), s, "contexts", all, asJSON,
 			func(ro ...contextsvc.RequestOption) ([]*contextsvc.Context, bool, string, error) {
 				page, err := c.Contexts.List(cmd.Context(), opts, ro...)
 				if err != nil {
@@ -83,9 +83,10 @@ func newContextsListCmd(s *streams) *cobra.Command {
 			func(ro ...contextsvc.RequestOption) iter.Seq2[*contextsvc.Context, error] {
 				return c.Contexts.All(cmd.Context(), opts, ro...)
 			})
-		if err != nil || asJSON {
+		if err != nil || asJSON.enabled() {
 			return err
 		}
+		defer noteMore(s, more)
 		if quiet {
 			for _, x := range shown {
 				fmt.Fprintln(s.out, x.ID)
@@ -96,9 +97,9 @@ func newContextsListCmd(s *streams) *cobra.Command {
 			fmt.Fprintln(s.out, "No contexts.")
 			return nil
 		}
-		t := newTable(paint(s.colorOK(s.outTTY)), "ID", "NAME", "TAGS", "VERSION", "UPDATED")
+		t := newTable(s, "ID", "NAME", "TAGS", "VERSION", "UPDATED")
 		for _, x := range shown {
-			t.row(cell(x.ID, 80), cell(x.Name, 50), tagList(x.Tags), fmt.Sprint(x.Version), when(x.UpdatedAt))
+			t.row(t.cell(x.ID, 80), t.cell(x.Name, 50), tagList(x.Tags, t.width(40)), fmt.Sprint(x.Version), when(x.UpdatedAt))
 		}
 		return t.writeTo(s.out)
 	})
@@ -157,12 +158,11 @@ func oneContextCmd(s *streams, c *cobra.Command) (*cobra.Command, *apiFlags) {
 }
 
 func newContextsGetCmd(s *streams) *cobra.Command {
-	var asJSON bool
 	cmd, api := oneContextCmd(s, &cobra.Command{
 		Use:   "get ID",
 		Short: "Show one context, its content included",
 	})
-	jsonFlag(cmd, &asJSON)
+	asJSON := addJSONFlags(cmd, s, "the API's JSON of the context as it came")
 	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
 		c, err := api.client()
 		if err != nil {
@@ -173,8 +173,8 @@ func newContextsGetCmd(s *streams) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if asJSON {
-			return writeRaw(s.out, raw.bytes())
+		if asJSON.enabled() {
+			return asJSON.write(cmd.Context(), s.out, raw.bytes())
 		}
 		return writeContext(s, x)
 	})
@@ -190,7 +190,7 @@ func writeContext(s *streams, x *contextsvc.Context) error {
 	}
 	field("ID", cell(x.ID, 200))
 	field("Name", cell(x.Name, 300))
-	field("Tags", tagList(x.Tags))
+	field("Tags", tagList(x.Tags, 200))
 	field("Version", fmt.Sprint(x.Version))
 	field("Created", when(x.CreatedAt))
 	field("Updated", when(x.UpdatedAt))
@@ -261,7 +261,6 @@ func newContextsCreateCmd(s *streams) *cobra.Command {
 		name    string
 		content contentFlags
 		tags    []string
-		asJSON  bool
 		quiet   bool
 	)
 	cmd := &cobra.Command{
@@ -278,8 +277,9 @@ func newContextsCreateCmd(s *streams) *cobra.Command {
 	content.add(cmd, "the Markdown `text` (default empty)")
 	fs.StringArrayVar(&tags, "tag", nil, "a `tag`, repeatable (default none)")
 	fs.BoolVarP(&quiet, "quiet", "q", false, "print only the new context's id")
-	jsonFlag(cmd, &asJSON)
+	asJSON := addJSONFlags(cmd, s, "the API's JSON of the new context as it came")
 	cmd.MarkFlagsMutuallyExclusive("json", "quiet")
+	cmd.MarkFlagsMutuallyExclusive("jq", "quiet")
 	_ = cmd.MarkFlagRequired("name")
 	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
 		text, err := content.read(cmd, s)
@@ -296,8 +296,8 @@ func newContextsCreateCmd(s *streams) *cobra.Command {
 			return err
 		}
 		switch {
-		case asJSON:
-			return writeRaw(s.out, raw.bytes())
+		case asJSON.enabled():
+			return asJSON.write(cmd.Context(), s.out, raw.bytes())
 		case quiet:
 			_, err = fmt.Fprintln(s.out, x.ID)
 		default:
@@ -314,7 +314,6 @@ func newContextsUpdateCmd(s *streams) *cobra.Command {
 		content   contentFlags
 		tags      []string
 		clearTags bool
-		asJSON    bool
 	)
 	cmd, api := oneContextCmd(s, &cobra.Command{
 		Use:   "update ID [--name N] [--content TEXT | --file PATH] [--tag T]... [--clear-tags]",
@@ -330,7 +329,7 @@ differs, the context stays at its version.`,
 	content.add(cmd, "the new Markdown `text` (default: unchanged)")
 	fs.StringArrayVar(&tags, "tag", nil, "replace the tags with these, repeatable (default: unchanged)")
 	fs.BoolVar(&clearTags, "clear-tags", false, "remove every tag")
-	jsonFlag(cmd, &asJSON)
+	asJSON := addJSONFlags(cmd, s, "the API's JSON of the context as it came")
 	cmd.MarkFlagsMutuallyExclusive("tag", "clear-tags")
 	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
 		req := &contextsvc.UpdateContextRequest{}
@@ -358,12 +357,25 @@ differs, the context stays at its version.`,
 			return err
 		}
 		var raw rawBody
-		x, err := c.Contexts.Update(cmd.Context(), args[0], req, raw.option())
+		if asJSON.enabled() {
+			if _, err := c.Contexts.Update(cmd.Context(), args[0], req, raw.option()); err != nil {
+				return err
+			}
+			return asJSON.write(cmd.Context(), s.out, raw.bytes())
+		}
+		// The answer is the same whether or not something changed: the
+		// version before tells them apart.
+		before, err := c.Contexts.Get(cmd.Context(), args[0])
 		if err != nil {
 			return err
 		}
-		if asJSON {
-			return writeRaw(s.out, raw.bytes())
+		x, err := c.Contexts.Update(cmd.Context(), args[0], req)
+		if err != nil {
+			return err
+		}
+		if x.Version == before.Version {
+			_, err = fmt.Fprintf(s.out, "Unchanged: %s %q stays at version %d (what was given is what it holds)\n", cell(x.ID, 80), cell(x.Name, 200), x.Version)
+			return err
 		}
 		_, err = fmt.Fprintf(s.out, "Updated %s %q: now at version %d\n", cell(x.ID, 80), cell(x.Name, 200), x.Version)
 		return err
@@ -372,13 +384,12 @@ differs, the context stays at its version.`,
 }
 
 func newContextsDeleteCmd(s *streams) *cobra.Command {
-	var asJSON bool
 	cmd, api := oneContextCmd(s, &cobra.Command{
 		Use:     "delete ID",
 		Aliases: []string{"rm"},
 		Short:   "Delete a context (no confirmation is asked)",
 	})
-	jsonFlag(cmd, &asJSON)
+	asJSON := addJSONFlags(cmd, s, `the API's JSON as it came: {"id","deleted"}`)
 	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
 		c, err := api.client()
 		if err != nil {
@@ -389,8 +400,8 @@ func newContextsDeleteCmd(s *streams) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if asJSON {
-			return writeRaw(s.out, raw.bytes())
+		if asJSON.enabled() {
+			return asJSON.write(cmd.Context(), s.out, raw.bytes())
 		}
 		_, err = fmt.Fprintf(s.out, "Deleted %s\n", cell(res.ID, 80))
 		return err
@@ -403,7 +414,6 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 		limit  int
 		cursor string
 		all    bool
-		asJSON bool
 	)
 	cmd, api := oneContextCmd(s, &cobra.Command{
 		Use:   "versions ID [--all]",
@@ -413,7 +423,7 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 	fs.IntVar(&limit, "limit", 20, "versions per page, 1 to 100")
 	fs.StringVar(&cursor, "cursor", "", "start after a previous page: its nextCursor (default none: the first page)")
 	fs.BoolVar(&all, "all", false, "every page, not just one (with --json, each page object in turn)")
-	jsonFlag(cmd, &asJSON)
+	asJSON := addJSONFlags(cmd, s, "the API's JSON as it came: the page object (with --all, each page object in turn)")
 	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
 		if limit < 1 || limit > 100 {
 			return usagef("--limit must be 1 to 100, got %d", limit)
@@ -423,7 +433,7 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 			return err
 		}
 		opts := &contextsvc.VersionListOptions{Limit: limit, Cursor: cursor}
-		shown, err := listPages(s, "versions", all, asJSON,
+		shown, more, err := listPages(cmd.Context(), s, "versions", all, asJSON,
 			func(ro ...contextsvc.RequestOption) ([]*contextsvc.Version, bool, string, error) {
 				page, err := c.Contexts.ListVersions(cmd.Context(), args[0], opts, ro...)
 				if err != nil {
@@ -434,13 +444,18 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 			func(ro ...contextsvc.RequestOption) iter.Seq2[*contextsvc.Version, error] {
 				return c.Contexts.AllVersions(cmd.Context(), args[0], opts, ro...)
 			})
-		if err != nil || asJSON {
+		if err != nil || asJSON.enabled() {
 			return err
 		}
-		t := newTable(paint(s.colorOK(s.outTTY)), "VERSION", "NAME", "TAGS", "CREATED", "CREATED BY", "WORDS", "SECTIONS CHANGED")
+		defer noteMore(s, more)
+		t := newTable(s, "VERSION", "NAME", "TAGS", "CREATED", "CREATED BY", "WORDS", "SECTIONS CHANGED")
 		for _, v := range shown {
-			t.row(fmt.Sprint(v.Version), cell(v.Name, 40), tagList(v.Tags), when(v.CreatedAt), cell(v.CreatedBy, 40),
-				signed(v.Changes.WordCountDelta), cell(strings.Join(v.Changes.SectionsModified, ", "), 60))
+			sections := "-"
+			if len(v.Changes.SectionsModified) > 0 {
+				sections = t.cell(strings.Join(v.Changes.SectionsModified, ", "), 60)
+			}
+			t.row(fmt.Sprint(v.Version), t.cell(v.Name, 40), tagList(v.Tags, t.width(40)), when(v.CreatedAt), t.cell(v.CreatedBy, 40),
+				signed(v.Changes.WordCountDelta), sections)
 		}
 		return t.writeTo(s.out)
 	})

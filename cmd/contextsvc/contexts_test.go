@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -65,13 +66,30 @@ func TestContexts(t *testing.T) {
 		t.Errorf("after the updates: %+v", got)
 	}
 
-	// The table: a header and a row per context, aligned.
+	// The table, for people on a terminal: a header and a row per
+	// context, aligned.
+	c.tty, c.env["NO_COLOR"] = true, "1"
 	out = c.ok("contexts", "list")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 3 || !regexp.MustCompile(`^ID +NAME +TAGS +VERSION +UPDATED$`).MatchString(lines[0]) ||
 		!regexp.MustCompile(`^`+id+` +Runbook +- +3 +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(lines[1]) ||
 		strings.Index(lines[1], " 3 ")+1 != strings.Index(lines[0], "VERSION") { // " 3 ": an id may end in 3
 		t.Errorf("the table:\n%s", out)
+	}
+	out = c.ok("contexts", "versions", id)
+	lines = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "VERSION") || !regexp.MustCompile(`^2 +Runbook +ops,a,b +\S+ +user_\w+ +\+4 +Deploy, Roll back$`).MatchString(lines[2]) ||
+		!regexp.MustCompile(`^3 +Runbook +- +\S+ +user_\w+ +0 +-$`).MatchString(lines[3]) {
+		t.Errorf("versions:\n%s", out)
+	}
+	// For scripts (not a terminal), as gh prints them: no header, the
+	// values tab-separated.
+	c.tty = false
+	if out := c.ok("contexts", "list"); !regexp.MustCompile(`^` + id + "\tRunbook\t-\t3\t\\S+Z\n" + second + "\tNotes\t-\t1\t\\S+Z\n$").MatchString(out) {
+		t.Errorf("the table for scripts:\n%q", out)
+	}
+	if out := c.ok("contexts", "versions", id); !regexp.MustCompile("^1\tDeploy runbook\tops,a,b\t\\S+\tuser_\\w+\t\\+3\tDeploy\n2\t.*\tDeploy, Roll back\n3\tRunbook\t-\t\\S+\tuser_\\w+\t0\t-\n$").MatchString(out) {
+		t.Errorf("versions for scripts:\n%q", out)
 	}
 	// --json is the API's body, byte for byte.
 	if got, want := c.ok("contexts", "list", "--json"), apiBody(t, ts.URL, "/contexts"); got != want+"\n" && got != want {
@@ -112,11 +130,6 @@ func TestContexts(t *testing.T) {
 		t.Errorf("get:\n%s", out)
 	}
 
-	out = c.ok("contexts", "versions", id)
-	lines = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "VERSION") || !regexp.MustCompile(`^2 +Runbook +ops,a,b +\S+ +user_\w+ +\+4 +Deploy, Roll back$`).MatchString(lines[2]) {
-		t.Errorf("versions:\n%s", out)
-	}
 	if got, want := c.ok("contexts", "versions", id, "--json"), apiBody(t, ts.URL, "/contexts/"+id+"/versions"); strings.TrimSpace(got) != strings.TrimSpace(want) {
 		t.Errorf("versions --json:\n%s\nthe API:\n%s", got, want)
 	}
@@ -168,11 +181,38 @@ func TestErrorsOnStderr(t *testing.T) {
 	if r.code != exitError || !strings.Contains(r.errOut, "400 invalid_request") || !strings.Contains(r.errOut, "param name") {
 		t.Errorf("a 400: exit %d, %q", r.code, r.errOut)
 	}
-	// A wrong key: 401, exit 1, and the key never printed.
+	// A wrong key: 401, exit 1, where the key came from, and the key
+	// never printed.
+	base := c.env["CONTEXTSVC_BASE_URL"]
 	c.env["CONTEXTSVC_API_KEY"] = testKey + "_wrong"
 	r = c.run("contexts", "list")
-	if r.code != exitError || !strings.Contains(r.errOut, "401 unauthorized") || strings.Contains(r.errOut, "_wrong") {
+	if r.code != exitError || !strings.Contains(r.errOut, "401 unauthorized") || strings.Contains(r.errOut, "_wrong") ||
+		!strings.HasSuffix(r.errOut, ". The key came from CONTEXTSVC_API_KEY: set it to a key of the server at "+base+" (contextsvc mock prints one), or give --api-key.\n") {
 		t.Errorf("a wrong key: exit %d, %q", r.code, r.errOut)
+	}
+	r = c.run("contexts", "list", "--api-key", "sk_test_given_wrong")
+	if r.code != exitError || strings.Contains(r.errOut, "given_wrong") ||
+		!strings.HasSuffix(r.errOut, ". The key given with --api-key was refused: give a key of the server at "+base+" (contextsvc mock prints one).\n") {
+		t.Errorf("a wrong --api-key: exit %d, %q", r.code, r.errOut)
+	}
+	// A base URL that is not the service's: its 404 says so, and which
+	// setting to check.
+	notService := httptest.NewServer(http.NotFoundHandler())
+	defer notService.Close()
+	for _, tt := range []struct {
+		args []string
+		from string
+	}{
+		{[]string{"contexts", "list"}, "CONTEXTSVC_BASE_URL"},
+		{[]string{"contexts", "get", "ctx_x"}, "CONTEXTSVC_BASE_URL"},
+		{[]string{"contexts", "list", "--base-url", notService.URL + "/api/v1"}, "--base-url"},
+	} {
+		c.env["CONTEXTSVC_BASE_URL"], c.env["CONTEXTSVC_API_KEY"] = notService.URL+"/v1", testKey
+		r = c.run(tt.args...)
+		if r.code != exitError || !strings.HasPrefix(r.errOut, "Error: 404: ") || !strings.Contains(r.errOut, "(from "+tt.from+") does not look like the service's /v1") ||
+			!strings.Contains(r.errOut, "Check "+tt.from+":") {
+			t.Errorf("%q at a server that is not the service: exit %d, %q", tt.args, r.code, r.errOut)
+		}
 	}
 	// Nothing listens: a network error, exit 1.
 	c.env["CONTEXTSVC_BASE_URL"] = "http://127.0.0.1:1/v1"
@@ -301,5 +341,44 @@ func TestListAllEnds(t *testing.T) {
 				t.Errorf("stdout:\n%s\nwant the pages accepted:\n%s", r.out, want)
 			}
 		})
+	}
+}
+
+// TestMoreAfterTable: on a terminal, where stdout and stderr show
+// together, the line that says more pages follow comes after the table.
+func TestMoreAfterTable(t *testing.T) {
+	t.Parallel()
+	c, _ := newCLI(t)
+	id := strings.TrimSpace(c.ok("contexts", "create", "--name", "A", "-q"))
+	c.ok("contexts", "create", "--name", "B")
+	c.ok("contexts", "update", id, "--name", "A2")
+	for _, args := range [][]string{{"contexts", "list", "--limit", "1"}, {"contexts", "versions", id, "--limit", "1"}} {
+		var term bytes.Buffer
+		s := &streams{in: strings.NewReader(""), out: &term, err: &term, getenv: envMap{"NO_COLOR": "1", "CONTEXTSVC_BASE_URL": c.env["CONTEXTSVC_BASE_URL"],
+			"CONTEXTSVC_API_KEY": testKey}.get, outTTY: true, errTTY: true}
+		if code := run(t.Context(), args, s); code != exitOK ||
+			!regexp.MustCompile(`^(ID|VERSION) .*\n\S+ .*\nMore (contexts|versions) follow: --all lists every page, --cursor \S+ the next\.\n$`).MatchString(term.String()) {
+			t.Errorf("%q: exit %d\n%s", args, code, term.String())
+		}
+	}
+}
+
+// TestUpdateUnchanged: an update that changes nothing says so, and the
+// context stays at its version.
+func TestUpdateUnchanged(t *testing.T) {
+	t.Parallel()
+	c, ts := newCLI(t)
+	id := strings.TrimSpace(c.ok("contexts", "create", "--name", "Same", "--content", "# A", "--tag", "x", "-q"))
+	for _, args := range [][]string{{"--name", "Same"}, {"--content", "# A"}, {"--tag", "x"}, {"--name", "Same", "--content", "# A", "--tag", "x"}} {
+		out := c.ok(append([]string{"contexts", "update", id}, args...)...)
+		if out != "Unchanged: "+id+" \"Same\" stays at version 1 (what was given is what it holds)\n" {
+			t.Errorf("update %q: %q", args, out)
+		}
+	}
+	if out := c.ok("contexts", "update", id, "--name", "Other"); out != "Updated "+id+" \"Other\": now at version 2\n" {
+		t.Errorf("a change: %q", out)
+	}
+	if got, _ := ts.Context(id); got.Version != 2 {
+		t.Errorf("version %d", got.Version)
 	}
 }

@@ -140,8 +140,8 @@ func startMock(t *testing.T, args ...string) (*proc, []string) {
 	p.wait("CONTEXTSVC_API_KEY=")
 	var env []string
 	for line := range strings.Lines(p.out.String()) {
-		if strings.HasPrefix(line, "CONTEXTSVC_") {
-			env = append(env, strings.TrimSpace(line))
+		if kv, ok := strings.CutPrefix(line, "export CONTEXTSVC_"); ok {
+			env = append(env, "CONTEXTSVC_"+strings.TrimSpace(kv))
 		}
 	}
 	if len(env) != 2 {
@@ -193,10 +193,11 @@ func TestCommandLine(t *testing.T) {
 	if err := json.Unmarshal([]byte(execOK(t, env, "contexts", "list", "--json")), &page); err != nil || len(page.Data) != 1 || page.Data[0].Version != 2 {
 		t.Errorf("list --json: %+v %v", page, err)
 	}
-	if out := execOK(t, env, "contexts", "list"); !regexp.MustCompile(`^ID +NAME +TAGS +VERSION +UPDATED\n` + id + ` +Deploy runbook +ops +2 +\S+\n$`).MatchString(out) {
+	// Not a terminal: the rows alone, tab-separated.
+	if out := execOK(t, env, "contexts", "list"); !regexp.MustCompile(`^` + id + "\tDeploy runbook\tops\t2\t\\S+\n$").MatchString(out) {
 		t.Errorf("list:\n%s", out)
 	}
-	if out := execOK(t, env, "contexts", "versions", id); !regexp.MustCompile(`(?s)^VERSION.*\n1 +Deploy runbook .*\n2 +Deploy runbook .*Roll back\n$`).MatchString(out) {
+	if out := execOK(t, env, "contexts", "versions", id); !regexp.MustCompile("^1\tDeploy runbook\t.*\n2\tDeploy runbook\t.*\tRoll back\n$").MatchString(out) {
 		t.Errorf("versions:\n%s", out)
 	}
 
@@ -315,7 +316,10 @@ func TestDocsSession(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the session: %v\n%s", err, out)
 	}
-	for _, want := range []string{"now at version 2", "Deploy runbook", "Roll back", "Wrote runbook.pdf", `"hasMore":false`, "Wrote local.json: 1 context, 2 versions"} {
+	for _, want := range []string{"now at version 2", "Deploy runbook", "Roll back", "Wrote runbook.pdf", `"hasMore":false`, "Wrote local.json: 1 context, 2 versions",
+		"Triggered context.updated: event evt_", " (with your data)\n", "\tcontext.updated\twh_", "\tpending\t1\t", "Resent evt_", "Advanced the mock's clock by 1m0s to ",
+		" delivery attempts ran", "Chaos: on since ", ", seed=42,duplicate=0.2,delay=2s, seed 42.\n", "Chaos: off.\n", "\thttp://127.0.0.1:9/hooks\tcontext.updated\tyes\t",
+		"Deleted the webhook wh_", "* GET http://127.0.0.1:", "> Authorization: Bearer [redacted]\n", "< 200 OK in ", "Reset the mock: "} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the session's output lacks %q:\n%s", want, out)
 		}

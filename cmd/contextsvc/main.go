@@ -1,11 +1,14 @@
 // Command contextsvc is the developer's loop of the Context Management
 // Service in a terminal: contexts, their versions and exports, webhooks,
 // a receiver that forwards deliveries to a local app (listen), events
-// fired on demand (trigger), a copy of a deployment's contexts as a mock's
-// state (snapshot), the mock server itself (mock) and the contract runner
-// (conform).
+// fired on demand with data of your own (trigger), a copy of a
+// deployment's contexts as a mock's state (snapshot), the mock server
+// itself (mock) and the contract runner (conform); on the mock, its event
+// log and deliveries, an event sent again (events, deliveries), its clock,
+// chaos mode and reset.
 //
 //	go install github.com/contextsvc/contextsvc-go/cmd/contextsvc@latest
+//	go install ./cmd/contextsvc   # from a clone, at its root
 //	contextsvc mock -key sk_test_local &
 //	export CONTEXTSVC_BASE_URL=http://127.0.0.1:8080/v1 CONTEXTSVC_API_KEY=sk_test_local
 //	contextsvc contexts create --name Runbook --content '# Deploy'
@@ -17,15 +20,19 @@
 // goes through the SDK's client: 429-aware retries, pacing (--plan) and
 // typed errors.
 //
-// Output: tables and short summaries on stdout for people; with --json,
-// the API's JSON as it came, for scripts. Errors go to stderr with their
-// type, status, message and request id. Colour only on a terminal, and
-// none under NO_COLOR.
+// Output: tables and short summaries on stdout for people (off a
+// terminal, a table is its rows, tab-separated); with --json, the JSON as
+// it came, and --jq to filter it, for scripts. --debug shows each request
+// on stderr, secrets masked. Errors go to stderr with their type, status,
+// message and request id. Colour only on a terminal, and none under
+// NO_COLOR.
 //
 // Exit status: 0 on success, 1 on an API or network error, 2 on a usage
 // error (an unknown command or flag, a flag missing, flags that conflict,
-// no API key). contextsvc mock and contextsvc conform exit as
-// contextsvc-mock and contextsvc-conform do. See docs/cli.md.
+// no API key), 3 for what the server does not support (a deployment, for
+// what only the mock's admin API does). contextsvc mock and contextsvc
+// conform exit as contextsvc-mock and contextsvc-conform do. See
+// docs/cli.md.
 package main
 
 import (

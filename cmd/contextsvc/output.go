@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -23,6 +24,27 @@ type streams struct {
 	getenv func(string) string
 	// outTTY and errTTY tell whether stdout and stderr are terminals.
 	outTTY, errTTY bool
+	// debug is --debug; dbg its log, once made.
+	debug bool
+	dbg   *debugLog
+	// api are the service's flags of the command that ran, for the words
+	// of its errors (where the key and the base URL came from).
+	api *apiFlags
+	// transport carries the command's requests; nil is net/http's
+	// default (tests give one that answers in-process).
+	transport http.RoundTripper
+}
+
+// debugLog is where --debug (or CONTEXTSVC_DEBUG=1) writes each request,
+// nil without it.
+func (s *streams) debugLog() *debugLog {
+	if !s.debug && !debugEnabled(s.getenv) {
+		return nil
+	}
+	if s.dbg == nil {
+		s.dbg = &debugLog{w: s.err}
+	}
+	return s.dbg
 }
 
 // newStreams describes the process's streams, looking at which are
@@ -77,7 +99,7 @@ func statusStyle(code int) string {
 // cell makes text safe for one cell of a table on a terminal: control
 // characters (an escape sequence in a context's name would drive the
 // terminal) and line breaks become visible or spaces, and a long text is
-// cut to max runes with "…".
+// cut to max runes with "…" (a negative max: never).
 func cell(text string, max int) string {
 	var b strings.Builder
 	n := 0
@@ -120,32 +142,56 @@ func safeText(text string) string {
 	}, text)
 }
 
-// table writes aligned columns, the header in bold on a terminal.
+// table writes rows as gh does: for people on a terminal, aligned
+// columns under a bold header; for scripts (stdout not a terminal), one
+// line a row, its values separated by tabs, without the header.
 type table struct {
-	buf  bytes.Buffer
-	tw   *tabwriter.Writer
-	bold paint
+	tty    bool
+	bold   paint
+	header []string
+	rows   [][]string
 }
 
-func newTable(bold paint, header ...string) *table {
-	t := &table{bold: bold}
-	t.tw = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
-	t.row(header...)
-	return t
+// newTable starts a table for stdout.
+func newTable(s *streams, header ...string) *table {
+	return &table{tty: s.outTTY, bold: paint(s.colorOK(s.outTTY)), header: header}
+}
+
+// cell is text made a cell of the table (see cell): cut to max runes on
+// a terminal, whole for scripts.
+func (t *table) cell(text string, max int) string { return cell(text, t.width(max)) }
+
+// width is max on a terminal, no limit (-1) for scripts.
+func (t *table) width(max int) int {
+	if !t.tty {
+		return -1
+	}
+	return max
 }
 
 // row adds a row; each value must already be a cell.
-func (t *table) row(values ...string) {
-	t.tw.Write([]byte(strings.Join(values, "\t") + "\n"))
-}
+func (t *table) row(values ...string) { t.rows = append(t.rows, values) }
 
-// writeTo writes the table: tabwriter aligns the plain text, then the
-// header line is styled (styled text would count its escapes as width).
+// writeTo writes the table. On a terminal tabwriter aligns the plain
+// text, then the header line is styled (styled text would count its
+// escapes as width).
 func (t *table) writeTo(w io.Writer) error {
-	if err := t.tw.Flush(); err != nil {
+	var buf bytes.Buffer
+	if !t.tty {
+		for _, r := range t.rows {
+			buf.WriteString(strings.Join(r, "\t") + "\n")
+		}
+		_, err := w.Write(buf.Bytes())
 		return err
 	}
-	header, rest, _ := bytes.Cut(t.buf.Bytes(), []byte("\n"))
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	for _, r := range append([][]string{t.header}, t.rows...) {
+		io.WriteString(tw, strings.Join(r, "\t")+"\n")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	header, rest, _ := bytes.Cut(buf.Bytes(), []byte("\n"))
 	_, err := fmt.Fprintf(w, "%s\n%s", t.bold.style(styleBold, strings.TrimRight(string(header), " ")), rest)
 	return err
 }
@@ -158,12 +204,12 @@ func when(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05Z")
 }
 
-// tagList is a table's tags cell.
-func tagList(tags []string) string {
+// tagList is a tags cell of at most max runes (see cell).
+func tagList(tags []string, max int) string {
 	if len(tags) == 0 {
 		return "-"
 	}
-	return cell(strings.Join(tags, ","), 40)
+	return cell(strings.Join(tags, ","), max)
 }
 
 // signed writes a word count delta with its sign.
@@ -187,4 +233,12 @@ func writeRaw(w io.Writer, body []byte) error {
 		return err
 	}
 	return nil
+}
+
+// noteMore writes on stderr the line that says more pages follow, if any:
+// after the table, where a person reading it looks next.
+func noteMore(s *streams, note string) {
+	if note != "" {
+		fmt.Fprintln(s.err, note)
+	}
 }

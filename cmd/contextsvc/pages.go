@@ -16,37 +16,38 @@ import (
 // never end (a cursor cycle, endless empty pages) ends with
 // contextsvc.ErrPaginationLoop here as it does in a program. With asJSON
 // each page's answer is written as it came, once accepted, and no items
-// are returned; otherwise the items are returned for a table, and stderr
-// says when more pages follow. page reads the first page; every iterates
-// over all of them; both take the request options given.
-func listPages[T any](s *streams, noun string, all, asJSON bool,
+// are returned; otherwise the items are returned for a table, with the
+// line that says when more pages follow (for stderr, after the table).
+// page reads the first page; every iterates over all of them; both take
+// the request options given.
+func listPages[T any](ctx context.Context, s *streams, noun string, all bool, asJSON *jsonOutput,
 	page func(opts ...contextsvc.RequestOption) (items []*T, hasMore bool, next string, err error),
 	every func(opts ...contextsvc.RequestOption) iter.Seq2[*T, error],
-) ([]*T, error) {
+) (items []*T, moreNote string, err error) {
 	if !all {
 		var raw rawBody
 		items, more, next, err := page(raw.option())
 		switch {
 		case err != nil:
-			return nil, err
-		case asJSON:
-			return nil, writeRaw(s.out, raw.bytes())
+			return nil, "", err
+		case asJSON.enabled():
+			return nil, "", asJSON.write(ctx, s.out, raw.bytes())
 		case more:
-			fmt.Fprintf(s.err, "More %s follow: --all lists every page, --cursor %s the next.\n", noun, next)
+			moreNote = moreFollow(noun, next)
 		}
-		return items, nil
+		return items, moreNote, nil
 	}
-	if !asJSON {
+	if !asJSON.enabled() {
 		var shown []*T
 		for it, err := range every() {
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			shown = append(shown, it)
 		}
-		return shown, nil
+		return shown, "", nil
 	}
-	pages := &pageWriter{w: s.out}
+	pages := &pageWriter{w: s.out, ctx: ctx, j: asJSON}
 	for _, err := range every(pages.option()) {
 		if err != nil {
 			// The page read last was accepted when only the cursor it
@@ -54,10 +55,16 @@ func listPages[T any](s *streams, noun string, all, asJSON bool,
 			if errors.Is(err, contextsvc.ErrPaginationLoop) {
 				err = errors.Join(pages.flush(), err)
 			}
-			return nil, err
+			return nil, "", err
 		}
 	}
-	return nil, pages.flush()
+	return nil, "", pages.flush()
+}
+
+// moreFollow is the line that says more pages of a list follow, and how
+// to see them.
+func moreFollow(noun, next string) string {
+	return fmt.Sprintf("More %s follow: --all lists every page, --cursor %s the next.", noun, cell(next, 200))
 }
 
 // pageWriter writes each page an SDK iterator reads, as it came, once the
@@ -66,6 +73,8 @@ func listPages[T any](s *streams, noun string, all, asJSON bool,
 // malformed list) is never written.
 type pageWriter struct {
 	w       io.Writer
+	ctx     context.Context
+	j       *jsonOutput
 	raw     rawBody
 	pending bool // raw holds a page not yet written
 }
@@ -91,5 +100,5 @@ func (p *pageWriter) flush() error {
 		return nil
 	}
 	p.pending = false
-	return writeRaw(p.w, p.raw.bytes())
+	return p.j.write(p.ctx, p.w, p.raw.bytes())
 }

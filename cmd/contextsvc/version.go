@@ -35,9 +35,14 @@ func newVersionCmd(s *streams) *cobra.Command {
 			_, err := fmt.Fprintf(s.out, "%s\n", b)
 			return err
 		}
-		_, err := fmt.Fprintf(s.out, "contextsvc %s (SDK contextsvc-go %s, %s %s/%s)\n",
-			commandVersion(), contextsvc.SDKVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		_, err := fmt.Fprintln(s.out, versionLine())
 		return err
 	})
 	return cmd
+}
+
+// versionLine is what version and --version print.
+func versionLine() string {
+	return fmt.Sprintf("contextsvc %s (SDK contextsvc-go %s, %s %s/%s)",
+		commandVersion(), contextsvc.SDKVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver"
 	"github.com/contextsvc/contextsvc-go/redact"
 )
 
@@ -16,10 +21,116 @@ func newWebhooksCmd(s *streams) *cobra.Command {
 	cmd := group(&cobra.Command{
 		Use:     "webhooks",
 		Aliases: []string{"webhook"},
-		Short:   "Register webhooks (the API has no way to list, change or delete one)",
+		Short:   "Register webhooks; on the mock, list and delete them too",
+		Long: `Register webhooks through the service's /v1 API. The API has no way to list
+or delete one: on the mock, list and delete work through its admin API; on
+a deployment they say so and exit 3.`,
 	})
-	cmd.AddCommand(newWebhooksRegisterCmd(s))
+	cmd.AddCommand(newWebhooksRegisterCmd(s), newWebhooksListCmd(s), newWebhooksDeleteCmd(s))
 	return cmd
+}
+
+// noWebhookAdmin is what the /v1 API lacks for listing and deleting
+// webhooks.
+const noWebhookAdmin = "the service's /v1 API has no way to list or delete webhooks"
+
+type webhooksListOptions struct {
+	s    *streams
+	api  *apiFlags
+	json *jsonOutput
+}
+
+func newWebhooksListCmd(s *streams) *cobra.Command {
+	o := &webhooksListOptions{s: s}
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List the webhooks of your key's account on the mock (never their secrets)",
+		Args:    cobra.NoArgs,
+	}
+	o.api = addMockFlags(cmd, s, true)
+	o.json = addJSONFlags(cmd, s, "the admin API's JSON as it came: each page object in turn (an account holds at most 100 webhooks)")
+	cmd.RunE = action(func(cmd *cobra.Command, args []string) error { return webhooksListRun(cmd.Context(), o) })
+	return cmd
+}
+
+func webhooksListRun(ctx context.Context, o *webhooksListOptions) error {
+	m, account, err := o.api.keyMockAccount(ctx, "webhooks list", noWebhookAdmin)
+	if err != nil {
+		return err
+	}
+	t := newTable(o.s, "ID", "URL", "EVENTS", "ACTIVE", "CREATED")
+	every := &listFlags{all: true}
+	_, rows, err := listAdmin(ctx, o.s, m, "/webhooks", url.Values{"limit": {"100"}, "account": {account}}, every, o.json, "webhooks", t, func(wh mockserver.Webhook) []string {
+		names := make([]string, len(wh.Events))
+		for i, e := range wh.Events {
+			names[i] = string(e)
+		}
+		active := "yes"
+		if !wh.Active {
+			active = "no"
+		}
+		return []string{t.cell(wh.ID, 80), t.cell(redact.URL(wh.URL), 80), t.cell(strings.Join(names, ","), 120), active, when(wh.CreatedAt)}
+	})
+	if err != nil || o.json.enabled() {
+		return err
+	}
+	if rows == 0 {
+		_, err := fmt.Fprintf(o.s.out, "No webhooks in the mock's account %s.\n", cell(account, 80))
+		return err
+	}
+	return t.writeTo(o.s.out)
+}
+
+type webhooksDeleteOptions struct {
+	s   *streams
+	api *apiFlags
+	id  string
+}
+
+func newWebhooksDeleteCmd(s *streams) *cobra.Command {
+	o := &webhooksDeleteOptions{s: s}
+	cmd := &cobra.Command{
+		Use:     "delete ID",
+		Aliases: []string{"rm"},
+		Short:   "Delete a webhook of your key's account on the mock (no confirmation is asked)",
+		Long: `Delete a webhook of your key's account on the mock: it takes no more
+deliveries, and those waiting for a retry end failed. Nothing asks for
+confirmation.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 || args[0] == "" {
+				return usagef("webhooks delete takes one argument, the webhook's id (wh_…; contextsvc webhooks list shows them)")
+			}
+			return nil
+		},
+	}
+	o.api = addMockFlags(cmd, s, true)
+	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
+		o.id = args[0]
+		return webhooksDeleteRun(cmd.Context(), o)
+	})
+	return cmd
+}
+
+func webhooksDeleteRun(ctx context.Context, o *webhooksDeleteOptions) error {
+	m, account, err := o.api.keyMockAccount(ctx, "webhooks delete", noWebhookAdmin)
+	if err != nil {
+		return err
+	}
+	// Another account's webhook is none of the key's: not found, as
+	// another account's context is.
+	wh, err := m.webhook(ctx, o.id)
+	if err == nil && wh.Account != account {
+		err = fmt.Errorf("the mock has no webhook %s in the key's account %s", o.id, account)
+	}
+	if err != nil {
+		return err
+	}
+	if err := m.deleteWebhook(ctx, o.id); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.s.out, "Deleted the webhook %s (%s)\n", cell(wh.ID, 80), cell(redact.URL(wh.URL), 200))
+	return err
 }
 
 // eventTypes reads --event values: each one of the eight types; none is
@@ -134,7 +245,6 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 		hookURL string
 		events  []string
 		secret  string
-		asJSON  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "register --url U --event T... [--secret S]",
@@ -148,7 +258,7 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 	fs.StringVar(&hookURL, "url", "", "the https `URL` that receives the deliveries; http only for a loopback host (required)")
 	fs.StringArrayVar(&events, "event", nil, "an event `type` to deliver, repeatable (required): "+typeNames())
 	fs.StringVar(&secret, "secret", "", "the signing `secret`, 1 to 256 characters (default: a new random whsec_… secret, printed once)")
-	jsonFlag(cmd, &asJSON)
+	asJSON := addJSONFlags(cmd, s, "the API's JSON of the webhook as it came, with the secret when it was made up")
 	_ = cmd.MarkFlagRequired("url")
 	_ = cmd.MarkFlagRequired("event")
 	_ = cmd.RegisterFlagCompletionFunc("event", completeEventTypes)
@@ -170,13 +280,16 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if asJSON {
+		if asJSON.enabled() {
+			body := raw.bytes()
 			if generated {
-				// The API never returns the secret: without this line it
-				// would be lost.
-				fmt.Fprintf(s.err, "Signing secret: %s\n", secret)
+				// The API never returns the secret: without it in the
+				// JSON, a script would lose it.
+				if body, err = withField(body, "secret", secret); err != nil {
+					return err
+				}
 			}
-			return writeRaw(s.out, raw.bytes())
+			return asJSON.write(cmd.Context(), s.out, body)
 		}
 		var names []string
 		for _, t := range wh.Events {
@@ -189,4 +302,22 @@ func newWebhooksRegisterCmd(s *streams) *cobra.Command {
 		return nil
 	})
 	return cmd
+}
+
+// withField adds a field to a JSON object as it came (its other fields,
+// their order and spelling kept), last.
+func withField(object []byte, name string, value any) ([]byte, error) {
+	trimmed := bytes.TrimSpace(object)
+	if len(trimmed) < 2 || trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
+		return nil, fmt.Errorf("the answer is not a JSON object")
+	}
+	field, err := json.Marshal(map[string]any{name: value})
+	if err != nil {
+		return nil, err
+	}
+	out := bytes.TrimSpace(trimmed[:len(trimmed)-1])
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	return append(append(bytes.Clone(out), field[1:]...), '\n'), nil
 }

@@ -34,22 +34,36 @@ func TestWebhooksRegister(t *testing.T) {
 		t.Errorf("the delivery does not verify with the printed secret: %v", d.verified)
 	}
 
-	// --json: the API's answer on stdout (no secret in it), the made-up
-	// secret on stderr; a given secret is not printed.
+	// --json: the API's answer on stdout with the made-up secret in it,
+	// which signs the deliveries; a given secret is not printed.
 	r := c.run("webhooks", "register", "--url", "http://127.0.0.1:1/b", "--event", "export.completed", "--json")
 	var wh struct {
 		ID     string   `json:"id"`
 		Events []string `json:"events"`
+		Secret string   `json:"secret"`
 	}
-	if r.code != exitOK || json.Unmarshal([]byte(r.out), &wh) != nil || wh.ID == "" || !strings.HasPrefix(r.errOut, "Signing secret: whsec_") || strings.Contains(r.out, "whsec_") {
-		t.Errorf("--json: exit %d, %q, %q", r.code, r.out, r.errOut)
+	if r.code != exitOK || json.Unmarshal([]byte(r.out), &wh) != nil || wh.ID == "" || !strings.HasPrefix(wh.Secret, "whsec_") || r.errOut != "" ||
+		!strings.HasPrefix(r.out, `{"id":"`+wh.ID+`",`) {
+		t.Fatalf("--json: exit %d, %q, %q", r.code, r.out, r.errOut)
+	}
+	app2, got2 := newApp(t, wh.Secret, &status)
+	if _, err := ts.UpdateWebhook(wh.ID, mockserver.WebhookUpdate{URL: &app2.URL}); err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(c.ok("contexts", "create", "--name", "Exported", "-q"))
+	c.ok("contexts", "export", id, "--format", "md", "-o", filepath.Join(t.TempDir(), "x.md"))
+	if d := <-got2; d.verified != nil {
+		t.Errorf("the delivery does not verify with the secret of the JSON: %v", d.verified)
+	}
+	if r := c.run("webhooks", "register", "--url", "http://127.0.0.1:1/b", "--event", "export.completed", "--json", "--secret", "whsec_given"); strings.Contains(r.out, "whsec_given") {
+		t.Errorf("--json with --secret printed it: %q", r.out)
 	}
 	out = c.ok("webhooks", "register", "--url", "http://bot:pa55@127.0.0.1:1/c?token=s3cret", "--event", "export.completed", "--secret", "whsec_mine")
 	if strings.Contains(out, "whsec_mine") || strings.Contains(out, "Signing secret") || strings.Contains(out, "s3cret") || strings.Contains(out, "pa55") ||
 		!strings.Contains(out, "to http://xxxxx@127.0.0.1:1/c?token=xxxxx\n") {
 		t.Errorf("a given secret or the URL's token printed: %q", out)
 	}
-	if n := len(ts.Webhooks()); n != 3 {
+	if n := len(ts.Webhooks()); n != 4 {
 		t.Errorf("%d webhooks", n)
 	}
 }

@@ -6,10 +6,12 @@
 //
 // Each function is a whole command: it parses args (the command line
 // without the program's name), runs until the work is done or ctx is done,
-// writes to stdout and stderr, and returns the process's exit code. A
-// program's main needs nothing else:
+// writes to stdout and stderr, and returns the process's exit code. name is
+// the command as its help and usage errors name it ("contextsvc-mock" for
+// a program of its own, "contextsvc mock" for a subcommand). A program's
+// main needs nothing else:
 //
-//	os.Exit(cmdline.Mock(ctx, os.Args[1:], os.Stdout, os.Stderr))
+//	os.Exit(cmdline.Mock(ctx, "contextsvc-mock", os.Args[1:], os.Stdout, os.Stderr))
 //
 // The flags, output and exit codes of each are documented in
 // docs/mockserver.md ("The command") and docs/conformance.md.
@@ -28,8 +30,8 @@ import (
 // clean stop, 1 when it could not serve or save its state, 2 on a usage
 // error). With -hash-password it reads the password from the process's
 // standard input.
-func Mock(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return mockcmd.Run(ctx, args, stdout, stderr)
+func Mock(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
+	return mockcmd.RunAs(ctx, name, args, stdout, stderr)
 }
 
 // Conform is the command contextsvc-conform: it checks the deployment its
@@ -37,6 +39,6 @@ func Mock(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // stdout and returns the exit code (0 when every check passed or was
 // skipped, 1 when the server differs from the contract or the run was
 // interrupted, 2 on a usage error, 3 when the server cannot be reached).
-func Conform(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return conformcmd.Run(ctx, args, stdout, stderr)
+func Conform(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
+	return conformcmd.RunAs(ctx, name, args, stdout, stderr)
 }

@@ -4,10 +4,11 @@
 //	go run ./mockserver/cmd/contextsvc-mock
 //
 // It listens on 127.0.0.1:8080 by default and prints, on stdout, the base
-// URL and a ready API key (the first key) as two lines a shell can use:
+// URL and a ready API key (the first key) as two lines that, pasted into
+// a shell (or sourced), set the variables for the commands run next:
 //
-//	CONTEXTSVC_BASE_URL=http://127.0.0.1:8080/v1
-//	CONTEXTSVC_API_KEY=sk_test_…
+//	export CONTEXTSVC_BASE_URL=http://127.0.0.1:8080/v1
+//	export CONTEXTSVC_API_KEY=sk_test_…
 //
 // Listening on every interface (-addr 0.0.0.0:8080 or :8080), it prints
 // http://127.0.0.1:8080/v1, which works on this machine, and logs the
@@ -58,5 +59,5 @@ func main() {
 	// receiver.
 	ctx, stop := interrupt.Context()
 	defer stop()
-	os.Exit(cmdline.Mock(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cmdline.Mock(ctx, "contextsvc-mock", os.Args[1:], os.Stdout, os.Stderr))
 }

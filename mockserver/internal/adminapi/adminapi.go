@@ -136,6 +136,7 @@ func (h *Handler) routes() {
 	h.handle("/_mock/openapi.yaml", route{http.MethodGet: h.getOpenAPI})
 	h.handle("/_mock/events", route{http.MethodGet: h.listEvents, http.MethodPost: h.emitEvent})
 	h.handle("/_mock/events/{id}", route{http.MethodGet: h.getEvent})
+	h.handle("/_mock/events/{id}/resend", route{http.MethodPost: h.resendEvent})
 	h.handle("/_mock/deliveries", route{http.MethodGet: h.listDeliveries})
 	h.handle("/_mock/deliveries/{id}", route{http.MethodGet: h.getDelivery})
 	h.handle("/_mock/deliveries/{id}/redeliver", route{http.MethodPost: h.redeliver})

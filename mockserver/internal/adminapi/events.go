@@ -93,3 +93,39 @@ func (h *Handler) getEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	httpapi.WriteValue(w, http.StatusOK, ev)
 }
+
+// resendList is the answer of POST /_mock/events/{id}/resend: the new
+// deliveries.
+type resendList struct {
+	Deliveries []model.Delivery `json:"deliveries"`
+}
+
+// resendEvent makes a new delivery of a kept event: to the webhook the
+// body names ({"webhookId"}), or to every active webhook of its account
+// that receives its type. The body is optional.
+func (h *Handler) resendEvent(w http.ResponseWriter, r *http.Request) {
+	var webhookID string
+	if r.ContentLength != 0 {
+		f, e := readObject(w, r, "webhookId")
+		if e != nil {
+			httpapi.WriteError(w, e)
+			return
+		}
+		if raw, ok := f["webhookId"]; ok {
+			if webhookID, e = httpapi.DecodeString("webhookId", raw); e != nil {
+				httpapi.WriteError(w, e)
+				return
+			}
+			if webhookID == "" {
+				httpapi.WriteError(w, httpapi.BadRequest("webhookId", "webhookId must be a webhook's id (leave it out for every webhook that receives the event)"))
+				return
+			}
+		}
+	}
+	ds, err := h.svc.Resend(r.Context(), r.PathValue("id"), webhookID)
+	if err != nil {
+		httpapi.WriteError(w, apiError(err))
+		return
+	}
+	httpapi.WriteValue(w, http.StatusCreated, resendList{Deliveries: ds})
+}

@@ -51,8 +51,17 @@ func TestUsageErrors(t *testing.T) {
 			}
 		})
 	}
-	if code, _, stderr := runCmd(t, "-h"); code != exitPassed || !strings.Contains(stderr, "Exit status: 0 all passed, 1 a difference (or interrupted), 2 usage, 3 the server cannot be reached") {
-		t.Errorf("-h: exit %d:\n%s", code, stderr)
+	// The help, on stdout, shows each flag's default once, never a value
+	// of the environment.
+	t.Setenv("CONTEXTSVC_BASE_URL", "http://127.0.0.1:20263/v1")
+	if code, stdout, stderr := runCmd(t, "-h"); code != exitPassed || stderr != "" ||
+		!strings.Contains(stdout, "Exit status: 0 all passed, 1 a difference (or interrupted), 2 usage, 3 the server cannot be reached") ||
+		strings.Contains(stdout, "20263") || !strings.Contains(stdout, "  --base-url URL\n    \tthe server's base URL, ending in /v1 (default $CONTEXTSVC_BASE_URL)\n") {
+		t.Errorf("-h: exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	// A mistake: one line, and where the help is.
+	if code, _, stderr := runCmd(t, "-plan", "gold"); code != exitUsage || strings.Count(stderr, "\n") != 2 || !strings.HasSuffix(stderr, "\nRun 'contextsvc-conform --help' for usage.\n") {
+		t.Errorf("-plan gold: exit %d:\n%s", code, stderr)
 	}
 }
 

@@ -58,7 +58,7 @@ func TestChaosFlag(t *testing.T) {
 		}
 	}
 	var help bytes.Buffer
-	if code := Run(t.Context(), []string{"-h"}, io.Discard, &help); code != exitOK ||
+	if code := Run(t.Context(), []string{"-h"}, &help, io.Discard); code != exitOK ||
 		!strings.Contains(help.String(), "-chaos SPEC") || !strings.Contains(help.String(), "seed=42,duplicate=0.2,reorder=0.3,api-error=0.1") {
 		t.Errorf("-h does not teach -chaos:\n%s", help.String())
 	}

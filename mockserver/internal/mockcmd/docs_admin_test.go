@@ -527,10 +527,10 @@ func startMockCommand(t *testing.T, args []string) string {
 		t.Fatalf("contextsvc-mock %s printed no base URL; its log:\n%s", strings.Join(args, " "), logs.String())
 	}
 	go func() { _, _ = io.Copy(io.Discard, pr) }() // the rest of stdout, if any
-	base, ok := strings.CutPrefix(lines.Text(), "CONTEXTSVC_BASE_URL=")
+	base, ok := strings.CutPrefix(lines.Text(), "export CONTEXTSVC_BASE_URL=")
 	u, err := url.Parse(base)
 	if !ok || err != nil {
-		t.Fatalf("contextsvc-mock printed %q first; want CONTEXTSVC_BASE_URL=…", lines.Text())
+		t.Fatalf("contextsvc-mock printed %q first; want export CONTEXTSVC_BASE_URL=…", lines.Text())
 	}
 	return u.Host
 }

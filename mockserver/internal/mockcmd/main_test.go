@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -163,9 +164,19 @@ func TestBadFlags(t *testing.T) {
 	if code := Run(t.Context(), []string{"-addr", "127.0.0.1:99999"}, io.Discard, &stderr); code != exitError || !strings.Contains(stderr.String(), "cannot listen") {
 		t.Errorf("bad -addr: exit %d, stderr %q", code, stderr.String())
 	}
+	// The help goes to stdout, each flag with two dashes; a mistake is one
+	// line and where the help is, not the help.
+	var stdout bytes.Buffer
 	stderr.Reset()
-	if code := Run(t.Context(), []string{"-h"}, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "-retry-schedule") {
-		t.Errorf("-h: exit %d, %q", code, stderr.String())
+	if code := Run(t.Context(), []string{"-h"}, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "\n  --retry-schedule delays\n") ||
+		strings.Contains(stdout.String(), "\n  -r") || stderr.Len() != 0 {
+		t.Errorf("-h: exit %d, %q, %q", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := Run(t.Context(), []string{"-chaos", "duplicate=2"}, &stdout, &stderr); code != exitUsage || stdout.Len() != 0 ||
+		stderr.String() != "contextsvc-mock: invalid value \"duplicate=2\" for flag -chaos: duplicate: 2 is not a probability from 0 to 1\nRun 'contextsvc-mock --help' for usage.\n" {
+		t.Errorf("-chaos duplicate=2: exit %d, %q", code, stderr.String())
 	}
 	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
@@ -176,7 +187,7 @@ func TestBadFlags(t *testing.T) {
 func readReady(t testing.TB, r io.Reader) (baseURL, key string) {
 	t.Helper()
 	sc := bufio.NewScanner(r)
-	for _, want := range []string{"CONTEXTSVC_BASE_URL=", "CONTEXTSVC_API_KEY="} {
+	for _, want := range []string{"export CONTEXTSVC_BASE_URL=", "export CONTEXTSVC_API_KEY="} {
 		if !sc.Scan() {
 			t.Fatalf("stdout ended before %s: %v", want, sc.Err())
 		}
@@ -184,7 +195,7 @@ func readReady(t testing.TB, r io.Reader) (baseURL, key string) {
 		if !ok {
 			t.Fatalf("stdout line %q, want %s…", sc.Text(), want)
 		}
-		if want == "CONTEXTSVC_BASE_URL=" {
+		if want == "export CONTEXTSVC_BASE_URL=" {
 			baseURL = v
 		} else {
 			key = v
@@ -232,6 +243,38 @@ func TestRunInProcess(t *testing.T) {
 	}
 }
 
+// TestReadyLinesExport: the two lines the command prints, pasted into a
+// shell, set the variables for the commands run after them.
+func TestReadyLinesExport(t *testing.T) {
+	t.Parallel()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-key", "sk_test_pasted:free"}, pw, io.Discard)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var lines []string
+	for len(lines) < 2 && sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	go io.Copy(io.Discard, pr)
+	out, err := exec.Command(sh, "-c", strings.Join(lines, "\n")+"\nenv").Output()
+	cancel()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^CONTEXTSVC_BASE_URL=http://127\.0\.0\.1:\d+/v1$`).Match(out) || !regexp.MustCompile(`(?m)^CONTEXTSVC_API_KEY=sk_test_pasted$`).Match(out) {
+		t.Errorf("the lines %q set, for a command run after them:\n%s", lines, out)
+	}
+}
+
 // TestRunProxy runs the command as a validating proxy in front of a mock:
 // it prints its base URL alone (its callers use the upstream's key),
 // forwards with the caller's key, and logs a mismatch without the key.
@@ -258,10 +301,10 @@ func TestRunProxy(t *testing.T) {
 		pw.Close()
 	}()
 	sc := bufio.NewScanner(pr)
-	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "CONTEXTSVC_BASE_URL=http://127.0.0.1:") {
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "export CONTEXTSVC_BASE_URL=http://127.0.0.1:") {
 		t.Fatalf("first line %q", sc.Text())
 	}
-	base := strings.TrimPrefix(sc.Text(), "CONTEXTSVC_BASE_URL=")
+	base := strings.TrimPrefix(sc.Text(), "export CONTEXTSVC_BASE_URL=")
 	var rest bytes.Buffer
 	copied := make(chan struct{})
 	go func() {

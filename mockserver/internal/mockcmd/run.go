@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/contextsvc/contextsvc-go/mockserver"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/cliflags"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -184,11 +185,15 @@ func (l *levelFlag) Set(v string) error {
 	return nil
 }
 
-// parseFlags parses the command line. Errors (and -h) have already been
-// reported on stderr with the usage.
-func parseFlags(args []string, stderr io.Writer) (*settings, error) {
-	fs := flag.NewFlagSet("contextsvc-mock", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// parseFlags parses the command line of contextsvc-mock; -h writes the
+// help to stdout. Errors are returned for the caller to report.
+func parseFlags(args []string, stdout io.Writer) (*settings, error) {
+	return parseFlagsAs("contextsvc-mock", args, stdout)
+}
+
+// parseFlagsAs is parseFlags for the command called name.
+func parseFlagsAs(name string, args []string, stdout io.Writer) (*settings, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var (
 		st       = settings{admin: true}
 		keys     keyFlags
@@ -197,11 +202,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		level    = levelFlag{level: slog.LevelInfo}
 		chaos    chaosFlag
 	)
-	fs.StringVar(&st.addr, "addr", "127.0.0.1:8080", "`address` to listen on (port 0 picks a free port; the actual address is printed). Beyond loopback (0.0.0.0, :PORT, a LAN address) the admin routes need -admin-auth-file, -admin-insecure or -admin=false")
-	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope[:account]]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read; account 1 to 64 characters of A-Z a-z 0-9 _ . - (default \""+mockserver.DefaultAccount+"\"). Keys naming one account share its contexts and webhooks, and are one user (user_… derived from the account name); another account's contexts are 404s. Without -key a random key is made (plan business, account \""+mockserver.DefaultAccount+"\"). The first key is printed.")
+	fs.StringVar(&st.addr, "addr", "127.0.0.1:8080", "`address` to listen on (port 0 picks a free port; the actual address is printed). Beyond loopback (0.0.0.0, :PORT, a LAN address) the admin routes need --admin-auth-file, --admin-insecure or --admin=false")
+	fs.Var(&keys, "key", "an API key as `KEY[:plan[:scope[:account]]]`, repeatable; plan free, pro (default), business, unlimited or enterprise=PERMINUTE/BURST; scope write (default) or read; account 1 to 64 characters of A-Z a-z 0-9 _ . - (default \""+mockserver.DefaultAccount+"\"). Keys naming one account share its contexts and webhooks, and are one user (user_… derived from the account name); another account's contexts are 404s. Without --key a random key is made (plan business, account \""+mockserver.DefaultAccount+"\"). The first key is printed.")
 	fs.Var(&schedule, "retry-schedule", "comma-separated `delays` between webhook delivery attempts, e.g. 1s,5s,30s,2m,24m; empty for a single attempt")
 	fs.BoolVar(&st.fakeClock, "fake-clock", false, "run on a fake clock that moves only by POST /_mock/clock/advance (timestamps, retries and rate-limit refills all follow it); "+
-		"it starts at the real time, or, with a -state-file saved on a fake clock, where that clock stood")
+		"it starts at the real time, or, with a --state-file saved on a fake clock, where that clock stood")
 	fs.DurationVar(&st.deliveryTimeout, "delivery-timeout", mockserver.DefaultDeliveryTimeout, "time-out of each webhook delivery attempt")
 	fs.BoolVar(&st.httpsOnly, "https-only", false, "refuse http webhook URLs even for loopback hosts")
 	fs.BoolVar(&st.admin, "admin", true, "serve the /_mock/ admin endpoints")
@@ -209,11 +214,11 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		"the name you reach the mock by (a Docker Compose service, a machine on your network); .example.com allows it and every name under it. "+
 		"Requests with any other Host get a 403, so that a web page on another site cannot point its own name at the mock (DNS rebinding)")
 	fs.StringVar(&st.adminAuthFile, "admin-auth-file", "", "ask for a user name and password on the admin routes and the dashboard (HTTP Basic: a browser prompts for them, curl takes -u USER), "+
-		"checked against this htpasswd `file` of user:bcrypt-hash lines (-hash-password USER or htpasswd -nbBC 10 USER PASSWORD writes one; cost 4 to 14). Needed to listen beyond loopback with the admin routes on")
-	fs.BoolVar(&st.adminInsecure, "admin-insecure", false, "let the admin routes and the dashboard listen beyond loopback (-addr 0.0.0.0:PORT, a LAN address) without -admin-auth-file: "+
+		"checked against this htpasswd `file` of user:bcrypt-hash lines (--hash-password USER or htpasswd -nbBC 10 USER PASSWORD writes one; cost 4 to 14). Needed to listen beyond loopback with the admin routes on")
+	fs.BoolVar(&st.adminInsecure, "admin-insecure", false, "let the admin routes and the dashboard listen beyond loopback (--addr 0.0.0.0:PORT, a LAN address) without --admin-auth-file: "+
 		"anyone who reaches the port can read every account's contexts and webhook secrets, redeliver and reset the mock. Without it such a start is refused")
-	fs.StringVar(&st.hashUser, "hash-password", "", "print an -admin-auth-file line for `user` (user:bcrypt-hash, cost 10), its password read from the first line of stdin, and exit: "+
-		"echo 'a long passphrase' | contextsvc-mock -hash-password admin >> admin.htpasswd")
+	fs.StringVar(&st.hashUser, "hash-password", "", "print an --admin-auth-file line for `user` (user:bcrypt-hash, cost 10), its password read from the first line of stdin, and exit: "+
+		"echo 'a long passphrase' | contextsvc-mock --hash-password admin >> admin.htpasswd")
 	fs.Var(&level, "log-level", "`level` of the log on stderr: debug, info (default: every request and delivery attempt), warn or error")
 	fs.DurationVar(&st.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long running requests and webhook deliveries may take to finish")
 	fs.IntVar(&st.historyLimit, "history-limit", mockserver.DefaultHistoryLimit, "how many events, and how many finished webhook deliveries, are kept (the oldest go first; pending deliveries are always kept); events are also kept to 64 MiB, data included")
@@ -224,22 +229,22 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.DurationVar(&st.idleTimeout, "idle-timeout", mockserver.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request before it is closed")
 	fs.StringVar(&st.stateFile, "state-file", "", "keep the contexts (with every version), webhooks (with their secrets) and pending deliveries in this `file`, so they survive a restart: "+
 		"loaded at start (a missing file is a first start; one that cannot be read or is not a state document stops the start, and is left as it is), "+
-		"written -state-interval after they change and at shutdown, atomically, mode 0600; one mock per file (a second one on the same file, by any name or symbolic link, stops, saying it is in use; "+
-		"a link is followed, and stays a link). The time never goes back across a restart: -fake-clock resumes where the file's clock stood, "+
-		"and a file saved on a fake clock ahead of the real time is refused without -fake-clock. The event log and finished deliveries are not kept")
-	fs.DurationVar(&st.stateInterval, "state-interval", mockserver.DefaultStateInterval, "with -state-file, how long after a change the file is written (the changes of that time together)")
+		"written --state-interval after they change and at shutdown, atomically, mode 0600; one mock per file (a second one on the same file, by any name or symbolic link, stops, saying it is in use; "+
+		"a link is followed, and stays a link). The time never goes back across a restart: --fake-clock resumes where the file's clock stood, "+
+		"and a file saved on a fake clock ahead of the real time is refused without --fake-clock. The event log and finished deliveries are not kept")
+	fs.DurationVar(&st.stateInterval, "state-interval", mockserver.DefaultStateInterval, "with --state-file, how long after a change the file is written (the changes of that time together)")
 	fs.BoolVar(&st.otel, "otel", false, "trace and measure with OpenTelemetry, exported over OTLP/HTTP to $"+envEndpoint+" (default "+defaultEndpoint+"; "+
 		"$"+envTracesEndpoint+" and $"+envMetricsEndpoint+" per signal), as service $"+envServiceName+" (default "+defaultServiceName+"): "+
 		"a span for every request, event and webhook delivery attempt (each attempt sends its traceparent), and their metrics. "+
-		"On by itself when one of those endpoints is set; -otel=false keeps it off")
+		"On by itself when one of those endpoints is set; --otel=false keeps it off")
 	fs.StringVar(&st.upstream, "upstream", "", "run as a validating proxy: forward every /v1 request to this base `URL` (ending in /v1, as CONTEXTSVC_BASE_URL: your staging or production deployment) "+
 		"with its headers as they are, the caller's Authorization included, and hold each request and answer to the contract's OpenAPI document (GET /_mock/openapi.yaml). "+
 		"Each mismatch is logged (warn) with the rule of the document it breaks, listed at GET /_mock/contract/mismatches and in the dashboard's Contract view with counts per operation "+
 		"and whether the SDK tolerates it; API keys, webhook secrets and receiver URLs' tokens are never logged or shown. "+
-		"Bodies over 8 MiB stream through unvalidated; an upstream that does not answer is a 502, one that does not begin its answer within -upstream-timeout a 504. The proxy needs no key of its own: -key and -state-file do not go with it")
-	fs.DurationVar(&st.upstreamTimeout, "upstream-timeout", mockserver.DefaultUpstreamTimeout, "with -upstream, how long the upstream has to begin its answer (its headers and the first bytes of its body) once a request is forwarded; "+
+		"Bodies over 8 MiB stream through unvalidated; an upstream that does not answer is a 502, one that does not begin its answer within --upstream-timeout a 504. The proxy needs no key of its own: --key and --state-file do not go with it")
+	fs.DurationVar(&st.upstreamTimeout, "upstream-timeout", mockserver.DefaultUpstreamTimeout, "with --upstream, how long the upstream has to begin its answer (its headers and the first bytes of its body) once a request is forwarded; "+
 		"past it the caller gets a 504 with the contract's error body, and a finding and a warning say so")
-	fs.DurationVar(&st.upstreamIdle, "upstream-idle-timeout", mockserver.DefaultUpstreamIdleTimeout, "with -upstream, how long the upstream's answer body may pause once it has begun; "+
+	fs.DurationVar(&st.upstreamIdle, "upstream-idle-timeout", mockserver.DefaultUpstreamIdleTimeout, "with --upstream, how long the upstream's answer body may pause once it has begun; "+
 		"past it the answer is cut short (the caller sees it end early), and a finding and a warning say so")
 	fs.Var(&chaos, "chaos", "play the service's failures, reproducibly: `SPEC` is comma-separated KEY=VALUE among seed=N (the source of every decision, 1 to 2^53-1; "+
 		"without it one is chosen and logged, so that a run can be replayed), duplicate=P (a delivery attempt the receiver acknowledged is sent again: "+
@@ -249,47 +254,37 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 		"The same seed and the same requests, sent one after another, give the same decisions; each shows on its delivery's attempts, at GET /_mock/chaos "+
 		"(PUT changes it, DELETE stops it), on the dashboard and in the log at debug level. A receiver must then handle each event once, in any order "+
 		"(contextsvc.NewWebhookHandler deduplicates by event id): docs/mockserver.md, \"Chaos\", has a test of one")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: contextsvc-mock [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key;\nwith -upstream URL, a validating proxy to a deployment instead (it prints its base URL alone).\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	header := "Usage: " + name + " [flags]\n\nServes the in-memory Context Management Service and prints its base URL and an API key;\n" +
+		"with --upstream URL, a validating proxy to a deployment instead (it prints its base URL alone).\n\nFlags:\n"
+	if err := cliflags.Parse(fs, args, stdout, header); err != nil {
 		return nil, err
 	}
 	fs.Visit(func(f *flag.Flag) { st.otelSet = st.otelSet || f.Name == "otel" })
 	if fs.NArg() > 0 {
-		err := fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
-		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
-		return nil, err
+		return nil, fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
 	}
 	if st.deliveryTimeout <= 0 || st.shutdownTimeout <= 0 || st.headerTimeout <= 0 || st.bodyTimeout <= 0 || st.idleTimeout <= 0 || st.stateInterval <= 0 {
 		err := errors.New("-delivery-timeout, -shutdown-timeout, -read-header-timeout, -read-body-timeout, -idle-timeout and -state-interval must be positive")
-		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
 	if st.upstreamTimeout <= 0 || st.upstreamIdle <= 0 {
 		err := errors.New("-upstream-timeout and -upstream-idle-timeout must be positive")
-		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
 	if st.historyLimit <= 0 || st.deliveryBacklog <= 0 || st.retryLimit <= 0 {
 		err := errors.New("-history-limit, -delivery-backlog and -retry-limit must be positive")
-		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
 	if st.upstream != "" && chaos.c != nil {
 		err := errors.New("-upstream forwards every /v1 request to a deployment and makes no delivery: -chaos plays the in-memory service, so it does not go with it")
-		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
 	if st.upstream != "" && (len(keys) > 0 || st.stateFile != "") {
 		err := errors.New("-upstream forwards every /v1 request with the caller's own Authorization, and keeps no state: -key and -state-file do not go with it")
-		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
 	parsed, err := keys.parse()
 	if err != nil {
-		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
 	if len(parsed) == 0 {
@@ -301,7 +296,6 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	st.keys, st.schedule, st.logLevel, st.adminHosts, st.chaos = parsed, schedule.delays, level.level, hosts, chaos.c
 	if st.adminAuthFile != "" {
 		if st.adminAuth, err = readAdminAuth(st.adminAuthFile); err != nil {
-			fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 			return nil, err
 		}
 	}
@@ -310,7 +304,6 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 			"anyone who reaches the port could read every account's contexts and webhook secrets and reset the mock. "+
 			"Add -admin-auth-file FILE (lines of user:bcrypt-hash, as -hash-password USER writes them), "+
 			"or -admin=false to turn the admin routes off, or -admin-insecure if anyone who reaches the port may use them", st.addr)
-		fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
 		return nil, err
 	}
 	return &st, nil
@@ -442,6 +435,17 @@ func (st *settings) options(logger *slog.Logger) []mockserver.Option {
 	return opts
 }
 
+// shellWord quotes a value for a POSIX shell when it holds anything but
+// the characters a word may hold unquoted.
+func shellWord(v string) string {
+	if v != "" && !strings.ContainsFunc(v, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+}
+
 // stateFileText is the start line's word on the state file.
 func stateFileText(st *settings) string {
 	if st.stateFile == "" {
@@ -500,7 +504,13 @@ func baseURL(addr net.Addr) (url string, everyInterface bool) {
 // and returns the exit code. With -hash-password it reads the password
 // from the process's stdin.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runInput(ctx, args, os.Stdin, stdout, stderr)
+	return RunAs(ctx, "contextsvc-mock", args, stdout, stderr)
+}
+
+// RunAs is Run for the command called name (contextsvc mock), which its
+// help and usage errors name.
+func RunAs(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
+	return runMain(ctx, name, args, os.Getenv, os.Stdin, stdout, stderr)
 }
 
 // runInput is run with stdin given.
@@ -510,17 +520,23 @@ func runInput(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 // runEnv is runInput with the environment's variables read by getenv.
 func runEnv(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	st, err := parseFlags(args, stderr)
+	return runMain(ctx, "contextsvc-mock", args, getenv, stdin, stdout, stderr)
+}
+
+// runMain is the command called name.
+func runMain(ctx context.Context, name string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	st, err := parseFlagsAs(name, args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if err != nil {
+		cliflags.Report(stderr, name, err)
 		return exitUsage
 	}
 	if st.hashUser != "" {
 		line, err := hashPasswordLine(st.hashUser, stdin)
 		if err != nil {
-			fmt.Fprintf(stderr, "contextsvc-mock: -hash-password: %v\n", err)
+			cliflags.Report(stderr, name, fmt.Errorf("-hash-password: %w", err))
 			return exitUsage
 		}
 		fmt.Fprintln(stdout, line)
@@ -531,7 +547,7 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 	if otelWanted(st, getenv) {
 		otelOpts, stopOtel, err := startOtel(ctx, getenv, logger)
 		if err != nil {
-			fmt.Fprintf(stderr, "contextsvc-mock: %v\n", err)
+			cliflags.Report(stderr, name, err)
 			return exitUsage
 		}
 		opts = append(opts, otelOpts...)
@@ -546,11 +562,11 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 	}
 	srv, err := mockserver.Open(opts...)
 	if msg := badOption(err, "WithUpstream: ", "-upstream: "); msg != "" {
-		fmt.Fprintf(stderr, "contextsvc-mock: %s\n", msg)
+		cliflags.Report(stderr, name, errors.New(msg))
 		return exitUsage
 	}
 	if msg := badAdminAuth(st, err); msg != "" {
-		fmt.Fprintf(stderr, "contextsvc-mock: %s\n", msg)
+		cliflags.Report(stderr, name, errors.New(msg))
 		return exitUsage
 	}
 	if err != nil {
@@ -574,14 +590,18 @@ func runEnv(ctx context.Context, args []string, getenv func(string) string, stdi
 	go func() { served <- hs.Serve(ln) }()
 
 	if st.upstream != "" {
-		// A proxy has no key: its callers use the upstream's.
-		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\n", base)
+		// A proxy has no key: its callers use the upstream's. The lines
+		// are shell commands, so that pasted (or sourced) they set the
+		// variables for the commands run after them, not for the shell
+		// alone.
+		fmt.Fprintf(stdout, "export CONTEXTSVC_BASE_URL=%s/v1\n", base)
 		logger.Info("contextsvc-mock proxying: every /v1 request goes to the upstream, and each request and answer is held to the contract's document",
 			"baseURL", base+"/v1", "upstream", st.upstream, "upstreamTimeout", st.upstreamTimeout, "upstreamIdleTimeout", st.upstreamIdle,
 			"maxValidatedBody", mockserver.MaxValidatedBody, "admin", st.admin)
 	} else {
-		// stdout carries only these two lines, so a script can read them.
-		fmt.Fprintf(stdout, "CONTEXTSVC_BASE_URL=%s/v1\nCONTEXTSVC_API_KEY=%s\n", base, srv.DefaultKey().Token)
+		// stdout carries only these two lines, so a script can read them;
+		// pasted or sourced, they set the variables for what runs next.
+		fmt.Fprintf(stdout, "export CONTEXTSVC_BASE_URL=%s/v1\nexport CONTEXTSVC_API_KEY=%s\n", base, shellWord(srv.DefaultKey().Token))
 		logger.Info("contextsvc-mock serving", "baseURL", base+"/v1", "keys", len(srv.Keys()), "accounts", accountNames(srv.Keys()),
 			"admin", st.admin, "fakeClock", st.fakeClock, "retrySchedule", (&scheduleFlag{st.schedule}).String(), "stateFile", stateFileText(st))
 	}

@@ -5,14 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/chaos"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/events"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -113,4 +118,50 @@ func (s *Service) Publish(ctx context.Context, contextID string) (model.Event, e
 	}
 	d := contextPublishedData{ContextID: contextID, Name: p.Name, Version: p.Version, PublishedBy: p.By}
 	return s.Emit(ctx, p.Account, contextsvc.EventContextPublished, contextID, d), nil
+}
+
+// Resend makes a new delivery of the kept event eventID, signed and sent
+// as its first deliveries were: to the webhook webhookID, or, when it is
+// "", to every active webhook of the event's account that receives its
+// type. The deliveries are new (ids of their own, attempts from 1), with
+// no chaos decision; the event keeps its id, so a receiver that
+// deduplicates sees it again as the same event. Its errors are the admin
+// API's answers (*httpapi.Error): 404 for an event or webhook it does not
+// have, 409 for a webhook of another account, inactive, or that does not
+// receive the event's type, or for no webhook at all to send to.
+func (s *Service) Resend(ctx context.Context, eventID, webhookID string) ([]model.Delivery, error) {
+	ev, ok := s.Events.Get(eventID)
+	if !ok {
+		return nil, httpapi.NotFound("no kept event with id " + strconv.Quote(eventID))
+	}
+	conflict := func(msg string) error {
+		return &httpapi.Error{Status: http.StatusConflict, Type: httpapi.TypeConflict, Message: msg}
+	}
+	var targets []*store.Webhook
+	if webhookID == "" {
+		if targets = s.Store.Targets(ev.Account, ev.Type); len(targets) == 0 {
+			return nil, conflict(fmt.Sprintf("no active webhook of account %q receives %s: register one (or give webhookId)", ev.Account, ev.Type))
+		}
+	} else {
+		w, ok := s.Store.Webhook(webhookID)
+		switch {
+		case !ok:
+			return nil, rules.WebhookNotFound(webhookID)
+		case w.Account() != ev.Account:
+			return nil, conflict(fmt.Sprintf("the webhook %s is of account %q, the event of account %q: an event goes only to its account's webhooks", webhookID, w.Account(), ev.Account))
+		case !w.State().Deliverable():
+			return nil, conflict(fmt.Sprintf("the webhook %s is inactive: it takes deliveries again once reactivated (PATCH /_mock/webhooks/{id} {\"active\":true})", webhookID))
+		case !slices.Contains(w.State().Events, ev.Type):
+			return nil, conflict(fmt.Sprintf("the webhook %s does not receive %s", webhookID, ev.Type))
+		}
+		targets = []*store.Webhook{w}
+	}
+	out := make([]model.Delivery, 0, len(targets))
+	for _, w := range targets {
+		// Deactivated meanwhile: it takes nothing, as for a new event.
+		if d, ok := s.Deliveries.Enqueue(ctx, ev.ID, ev.Type, ev.Body, w, chaos.Ticket{}); ok {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
