@@ -60,6 +60,11 @@ func (f *apiFlags) client() (*contextsvc.Client, error) {
 	opts := []contextsvc.Option{
 		contextsvc.WithBaseURL(base),
 		contextsvc.WithHTTPClient(&http.Client{Timeout: f.timeout, Transport: f.s.transport}),
+		// --timeout bounds each request, its answer's headers included: a
+		// longer one lifts the SDK's bounds on the call and on the headers
+		// with it, so that it is the flag that cuts a slow export.
+		contextsvc.WithCallTimeout(max(f.timeout, contextsvc.DefaultCallTimeout)),
+		contextsvc.WithHeaderTimeout(max(f.timeout, contextsvc.DefaultHeaderTimeout)),
 		contextsvc.WithUserAgent("contextsvc-cli/" + commandVersion()),
 	}
 	if d := f.s.debugLog(); d != nil {
