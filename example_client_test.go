@@ -2,7 +2,6 @@ package contextsvc_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -288,10 +287,7 @@ func ExampleClient_Do() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	var page struct {
-		Data    []json.RawMessage `json:"data"`
-		HasMore bool              `json:"hasMore"`
-	}
+	var page contextsvc.ContextList
 	if _, err := client.Do(ctx, req, &page); err != nil {
 		log.Fatal(err)
 	}

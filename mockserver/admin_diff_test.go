@@ -9,6 +9,7 @@ import (
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/browsertest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // TestAdminDiffBounded: the diff of two versions of the largest content
@@ -41,16 +42,16 @@ func TestAdminDiffBounded(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, from, to string
-		check          func(t *testing.T, d diffJSON)
+		check          func(t *testing.T, d adminapi.DiffJSON)
 	}{
-		{"too different", strings.Repeat("<\n", size/2), strings.Repeat(">\n", size/2), func(t *testing.T, d diffJSON) {
+		{"too different", strings.Repeat("<\n", size/2), strings.Repeat(">\n", size/2), func(t *testing.T, d adminapi.DiffJSON) {
 			if !d.TooDifferent || d.FromContent == nil || d.ToContent == nil || len(*d.FromContent) != adminapi.MaxDiffContentBytes ||
 				*d.FromContent != strings.Repeat("<\n", size/2)[:adminapi.MaxDiffContentBytes] || d.FromContentCut != size-adminapi.MaxDiffContentBytes ||
 				d.ToContentCut != size-adminapi.MaxDiffContentBytes {
 				t.Errorf("too different: %d and %d bytes sent, %d and %d cut", len(*d.FromContent), len(*d.ToContent), d.FromContentCut, d.ToContentCut)
 			}
 		}},
-		{"one long line each", strings.Repeat("é", size/2), strings.Repeat("<", size), func(t *testing.T, d diffJSON) {
+		{"one long line each", strings.Repeat("é", size/2), strings.Repeat("<", size), func(t *testing.T, d adminapi.DiffJSON) {
 			if len(d.Hunks) != 1 || len(d.Hunks[0].Lines) != 2 {
 				t.Fatalf("hunks %+v", d.Hunks)
 			}
@@ -60,7 +61,7 @@ func TestAdminDiffBounded(t *testing.T) {
 				t.Errorf("cut lines: %d bytes, %d cut; %d bytes, %d cut", len(del.Text), del.Cut, len(ins.Text), ins.Cut)
 			}
 		}},
-		{"many hunks", longLines.String(), changed.String(), func(t *testing.T, d diffJSON) {
+		{"many hunks", longLines.String(), changed.String(), func(t *testing.T, d adminapi.DiffJSON) {
 			text := 0
 			for _, h := range d.Hunks {
 				for _, l := range h.Lines {
@@ -72,7 +73,7 @@ func TestAdminDiffBounded(t *testing.T) {
 				t.Errorf("%d hunks sent (%d bytes of text), %d left out, +%d −%d", len(d.Hunks), text, d.HunksLeftOut, d.Added, d.Removed)
 			}
 		}},
-		{"one big hunk", block.String(), blockChanged.String(), func(t *testing.T, d diffJSON) {
+		{"one big hunk", block.String(), blockChanged.String(), func(t *testing.T, d adminapi.DiffJSON) {
 			if len(d.Hunks) != 1 || d.HunksLeftOut != 0 {
 				t.Fatalf("%d hunks, %d left out", len(d.Hunks), d.HunksLeftOut)
 			}
@@ -93,7 +94,7 @@ func TestAdminDiffBounded(t *testing.T) {
 				t.Errorf("%d, %d bytes", r.Status, len(r.Body))
 			}
 			t.Logf("%d bytes", len(r.Body))
-			var d diffJSON
+			var d adminapi.DiffJSON
 			r.json(t, &d)
 			tc.check(t, d)
 		})
@@ -135,7 +136,7 @@ func TestAdminContextTextSize(t *testing.T) {
 	content := strings.Repeat("<a href='x'>&</a>\n", 10_000)
 	c := create(t, ts, bodyJSON(map[string]string{"name": "<b>Markup</b>", "content": content}))
 	r := admin(t, ts, "GET", "/_mock/contexts/"+c.ID, "")
-	var got adminContextJSON
+	var got adminapi.ContextJSON
 	r.json(t, &got)
 	if got.Content == nil || *got.Content != content || got.Name != "<b>Markup</b>" || len(r.Body) > len(content)*5/4 {
 		t.Errorf("%d bytes for %d of content: %.300s", len(r.Body), len(content), r.Body)
@@ -182,7 +183,7 @@ func BenchmarkAdminDiff(b *testing.B) {
 				return fmt.Sprintf("%04d %s\n", i, strings.Repeat("<", 994))
 			})},
 	} {
-		var c contextJSON
+		var c model.ContextJSON
 		if err := json.Unmarshal(serve("POST", "/v1/contexts", bodyJSON(map[string]string{"name": bc.name, "content": bc.from})).Body.Bytes(), &c); err != nil {
 			b.Fatal(err)
 		}

@@ -37,12 +37,11 @@ func TestAdminEvents(t *testing.T) {
 	if r.Status != http.StatusCreated {
 		t.Fatalf("emit: %d %s", r.Status, r.Body)
 	}
-	var ev struct {
-		ID, Type, Timestamp, Account string
-		Data                         map[string]string
-	}
+	var ev Event
 	r.json(t, &ev)
-	if ev.Type != "team.member.added" || ev.Account != ts.DefaultKey().Account || ev.Data["role"] != "editor" || ev.Timestamp != "2026-11-21T12:00:00.000Z" {
+	var data contextsvc.TeamMemberAddedData
+	if err := json.Unmarshal(ev.Data, &data); err != nil || ev.Type != contextsvc.EventTeamMemberAdded || ev.Account != ts.DefaultKey().Account ||
+		data.Role != "editor" || !ev.Timestamp.Equal(dlvT0) {
 		t.Errorf("emitted %s", r.Body)
 	}
 	idle(t, ts)

@@ -1,10 +1,13 @@
 package mockserver
 
-import contextsvc "github.com/contextsvc/contextsvc-go"
-
-// The admin API's answers as a client decodes them. The tests read the
-// answers into these, written apart from the server's own types, so a
-// change of a name or a field on the wire fails them.
+// The admin API's own answers as a client decodes them, written apart
+// from the server's types, so a change of a name or a field on the wire
+// fails the tests that read them. What the admin API shows of the
+// contract's objects (a context, a version, a diff, a webhook, an event,
+// a delivery) is read into its one definition instead (adminapi's, held
+// to model's wire types; mockserver's public types), as the /v1 answers
+// are (model's wire types): there the validating wrapper holds every
+// answer to openapi.yaml, and a test holds each shape to the definition.
 
 // clockJSON is GET /_mock/clock.
 type clockJSON struct {
@@ -47,69 +50,6 @@ type keyJSON struct {
 	Scope     Scope  `json:"scope"`
 	PerMinute int    `json:"perMinute,omitempty"`
 	Burst     int    `json:"burst,omitempty"`
-}
-
-// adminContextJSON is a context of GET /_mock/contexts (and, with its
-// content, GET /_mock/contexts/{id}).
-type adminContextJSON struct {
-	ID        string   `json:"id"`
-	Account   string   `json:"account"`
-	Name      string   `json:"name"`
-	Tags      []string `json:"tags"`
-	Version   int      `json:"version"`
-	SizeBytes int      `json:"sizeBytes"`
-	CreatedAt string   `json:"createdAt"`
-	UpdatedAt string   `json:"updatedAt"`
-	Content   *string  `json:"content,omitempty"`
-}
-
-// adminVersionJSON is a version of GET /_mock/contexts/{id}/versions.
-type adminVersionJSON struct {
-	ContextID string             `json:"contextId"`
-	Version   int                `json:"version"`
-	Name      string             `json:"name"`
-	Tags      []string           `json:"tags"`
-	SizeBytes int                `json:"sizeBytes"`
-	CreatedAt string             `json:"createdAt"`
-	CreatedBy string             `json:"createdBy"`
-	Changes   contextsvc.Changes `json:"changes"`
-}
-
-// diffJSON is GET /_mock/contexts/{id}/diff.
-type diffJSON struct {
-	ContextID      string         `json:"contextId"`
-	From           int            `json:"from"`
-	To             int            `json:"to"`
-	FromName       string         `json:"fromName"`
-	ToName         string         `json:"toName"`
-	FromTags       []string       `json:"fromTags"`
-	ToTags         []string       `json:"toTags"`
-	Identical      bool           `json:"identical"`
-	TooDifferent   bool           `json:"tooDifferent"`
-	Added          int            `json:"added"`
-	Removed        int            `json:"removed"`
-	Hunks          []diffHunkJSON `json:"hunks"`
-	HunksLeftOut   int            `json:"hunksLeftOut,omitempty"`
-	FromContent    *string        `json:"fromContent,omitempty"`
-	ToContent      *string        `json:"toContent,omitempty"`
-	FromContentCut int            `json:"fromContentCut,omitempty"`
-	ToContentCut   int            `json:"toContentCut,omitempty"`
-}
-
-type diffHunkJSON struct {
-	FromStart    int            `json:"fromStart"`
-	FromLines    int            `json:"fromLines"`
-	ToStart      int            `json:"toStart"`
-	ToLines      int            `json:"toLines"`
-	Lines        []diffLineJSON `json:"lines"`
-	LinesLeftOut int            `json:"linesLeftOut,omitempty"`
-}
-
-type diffLineJSON struct {
-	Op        string `json:"op"`
-	Text      string `json:"text"`
-	NoNewline bool   `json:"noNewline,omitempty"`
-	Cut       int    `json:"cut,omitempty"`
 }
 
 // summaryJSON is GET /_mock/summary.

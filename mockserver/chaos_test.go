@@ -19,6 +19,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // chaosKey is an unlimited key: the chaos tests' 429s are chaos's alone.
@@ -308,12 +309,12 @@ func chaosDecisions(t *testing.T, seed uint64, workers int) chaosScenario {
 	hooks := map[string]int{}
 	for i := range 3 {
 		rc := deliverytest.NewReceiver(t, clock, "whsec_same", func(http.ResponseWriter, *http.Request, deliverytest.Hit) {})
-		var wh webhookJSON
+		var wh model.WebhookJSON
 		_ = json.Unmarshal(send("POST", "/v1/webhooks", `{"url":"`+rc.URL+`","events":["context.created","context.updated"],"secret":"whsec_same"}`), &wh)
 		hooks[wh.ID] = i
 	}
 	for i := range 8 {
-		var c contextJSON
+		var c model.ContextJSON
 		_ = json.Unmarshal(send("POST", "/v1/contexts", fmt.Sprintf(`{"name":"Doc %d"}`, i)), &c)
 		send("GET", "/v1/contexts/"+c.ID, "")
 		send("PUT", "/v1/contexts/"+c.ID, `{"content":"changed"}`)

@@ -185,15 +185,15 @@ func TestAdvanceRunsAttemptsInTimeOrder(t *testing.T) {
 		want = append(want, fmt.Sprintf("%s at +%v", a.Name, o), fmt.Sprintf("%s at +%v", b.Name, o+30*time.Second))
 	}
 	for _, h := range rc.Got() {
-		var ev struct {
-			Data struct {
-				Name string `json:"name"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(h.Body, &ev); err != nil {
+		ev, err := contextsvc.ParseEvent(h.Body)
+		if err != nil {
 			t.Fatal(err)
 		}
-		hits = append(hits, fmt.Sprintf("%s at +%v", ev.Data.Name, h.At.Sub(dlvT0)))
+		created, err := ev.ContextCreated()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits = append(hits, fmt.Sprintf("%s at +%v", created.Name, h.At.Sub(dlvT0)))
 	}
 	if diff := cmp.Diff(want, hits); diff != "" {
 		t.Errorf("the receiver's requests (-want +got):\n%s", diff)

@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"fmt"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"net/url"
 	"sync"
 	"testing"
@@ -23,7 +24,7 @@ func TestParallelClients(t *testing.T) {
 		key := []string{"a", "b"}[w%2]
 		wg.Go(func() {
 			for i := range rounds {
-				var c contextJSON
+				var c model.ContextJSON
 				do(t, ts, call{method: "POST", path: "/v1/contexts", key: key, body: fmt.Sprintf(`{"name":"w%d-%d","content":"# S\n\ntext","tags":["w%d","all"]}`, w, i, w)}).json(t, &c)
 				do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, key: key, body: `{"content":"# S\n\nmore text"}`})
 				do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, key: key, body: `{"tags":["all"]}`})

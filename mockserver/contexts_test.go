@@ -14,14 +14,15 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 var t0 = time.Date(2026, 11, 21, 20, 51, 0, 123_000_000, time.UTC)
 
 type listBody struct {
-	Data       []contextJSON `json:"data"`
-	HasMore    bool          `json:"hasMore"`
-	NextCursor *string       `json:"nextCursor"`
+	Data       []model.ContextJSON `json:"data"`
+	HasMore    bool                `json:"hasMore"`
+	NextCursor *string             `json:"nextCursor"`
 }
 
 func mustJSON(v any) string {
@@ -32,13 +33,13 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-func create(t testing.TB, ts *TestServer, body string) contextJSON {
+func create(t testing.TB, ts *TestServer, body string) model.ContextJSON {
 	t.Helper()
 	r := do(t, ts, call{method: "POST", path: "/v1/contexts", body: body})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
-	var c contextJSON
+	var c model.ContextJSON
 	r.json(t, &c)
 	return c
 }
@@ -50,13 +51,13 @@ func TestContextLifecycle(t *testing.T) {
 	user := ts.DefaultKey().User
 
 	c := create(t, ts, `{"name":"Runbook","content":"Intro text.\n\n# Setup\n\nInstall it.\n","tags":["ops","ops","db"]}`)
-	want := contextJSON{ID: c.ID, Name: "Runbook", Content: "Intro text.\n\n# Setup\n\nInstall it.\n", Tags: []string{"ops", "db"},
+	want := model.ContextJSON{ID: c.ID, Name: "Runbook", Content: "Intro text.\n\n# Setup\n\nInstall it.\n", Tags: []string{"ops", "db"},
 		Version: 1, CreatedAt: "2026-11-21T20:51:00.123Z", UpdatedAt: "2026-11-21T20:51:00.123Z"}
 	if d := cmp.Diff(want, c); d != "" {
 		t.Fatalf("created (-want +got):\n%s", d)
 	}
 
-	var got contextJSON
+	var got model.ContextJSON
 	do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID}).json(t, &got)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("get (-want +got):\n%s", d)
@@ -93,9 +94,9 @@ func TestContextLifecycle(t *testing.T) {
 	}
 
 	var vl struct {
-		Data       []versionJSON `json:"data"`
-		HasMore    bool          `json:"hasMore"`
-		NextCursor *string       `json:"nextCursor"`
+		Data       []model.VersionJSON `json:"data"`
+		HasMore    bool                `json:"hasMore"`
+		NextCursor *string             `json:"nextCursor"`
 	}
 	do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/versions"}).json(t, &vl)
 	wantChanges := []contextsvc.Changes{
@@ -116,9 +117,9 @@ func TestContextLifecycle(t *testing.T) {
 	}
 	// Versions page by cursor.
 	var p1, p2 struct {
-		Data       []versionJSON `json:"data"`
-		NextCursor *string       `json:"nextCursor"`
-		HasMore    bool          `json:"hasMore"`
+		Data       []model.VersionJSON `json:"data"`
+		NextCursor *string             `json:"nextCursor"`
+		HasMore    bool                `json:"hasMore"`
 	}
 	do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/versions?limit=2"}).json(t, &p1)
 	if len(p1.Data) != 2 || !p1.HasMore || p1.NextCursor == nil {
@@ -440,9 +441,9 @@ func TestWebhookRegister(t *testing.T) {
 	if strings.Contains(string(r.Body), "s3cret") {
 		t.Fatalf("secret returned: %s", r.Body)
 	}
-	var w webhookJSON
+	var w model.WebhookJSON
 	r.json(t, &w)
-	want := webhookJSON{ID: w.ID, URL: "https://example.com/hook", Events: []contextsvc.EventType{"context.updated", "export.completed"}, CreatedAt: "2026-11-21T20:51:00.123Z", Active: true}
+	want := model.WebhookJSON{ID: w.ID, URL: "https://example.com/hook", Events: []contextsvc.EventType{"context.updated", "export.completed"}, CreatedAt: "2026-11-21T20:51:00.123Z", Active: true}
 	if d := cmp.Diff(want, w); d != "" || !strings.HasPrefix(w.ID, "wh_") {
 		t.Fatalf("(-want +got):\n%s", d)
 	}
@@ -497,7 +498,7 @@ func TestPublish(t *testing.T) {
 	}
 	hook := func(events string) string {
 		r := do(t, ts, call{method: "POST", path: "/v1/webhooks", body: `{"url":"https://example.com/h","events":` + events + `,"secret":"k"}`})
-		var w webhookJSON
+		var w model.WebhookJSON
 		r.json(t, &w)
 		return w.ID
 	}
@@ -592,27 +593,27 @@ func TestValidationBoundaries(t *testing.T) {
 		body   map[string]any
 		status int
 		param  string
-		want   func(c contextJSON) bool
+		want   func(c model.ContextJSON) bool
 	}{
 		{"200 two-byte characters", map[string]any{"name": strings.Repeat("é", 200)}, 201, "",
-			func(c contextJSON) bool { return c.Name == strings.Repeat("é", 200) }},
+			func(c model.ContextJSON) bool { return c.Name == strings.Repeat("é", 200) }},
 		{"201 characters", map[string]any{"name": strings.Repeat("n", 201)}, 400, "name", nil},
 		{"name with white space around text", map[string]any{"name": "  x  "}, 201, "",
-			func(c contextJSON) bool { return c.Name == "  x  " }},
+			func(c model.ContextJSON) bool { return c.Name == "  x  " }},
 		{"content of 1,000,000 bytes", map[string]any{"name": "a", "content": strings.Repeat("ü", 500_000)}, 201, "",
-			func(c contextJSON) bool { return len(c.Content) == 1_000_000 }},
+			func(c model.ContextJSON) bool { return len(c.Content) == 1_000_000 }},
 		{"content of 1,000,001 bytes", map[string]any{"name": "a", "content": strings.Repeat("ü", 500_000) + "x"}, 400, "content", nil},
 		{"20 tags", map[string]any{"name": "a", "tags": tags(20)}, 201, "",
-			func(c contextJSON) bool { return cmp.Equal(c.Tags, tags(20)) }},
+			func(c model.ContextJSON) bool { return cmp.Equal(c.Tags, tags(20)) }},
 		{"21 tags, one a duplicate", map[string]any{"name": "a", "tags": append(tags(20), "t3")}, 201, "",
-			func(c contextJSON) bool { return cmp.Equal(c.Tags, tags(20)) }},
+			func(c model.ContextJSON) bool { return cmp.Equal(c.Tags, tags(20)) }},
 		{"duplicates dropped, first kept, order kept", map[string]any{"name": "a", "tags": []string{"b", "a", "b", "c", "a"}}, 201, "",
-			func(c contextJSON) bool { return cmp.Equal(c.Tags, []string{"b", "a", "c"}) }},
+			func(c model.ContextJSON) bool { return cmp.Equal(c.Tags, []string{"b", "a", "c"}) }},
 		{"21 distinct tags", map[string]any{"name": "a", "tags": tags(21)}, 400, "tags", nil},
 		{"50-character tag", map[string]any{"name": "a", "tags": []string{strings.Repeat("é", 50)}}, 201, "",
-			func(c contextJSON) bool { return c.Tags[0] == strings.Repeat("é", 50) }},
+			func(c model.ContextJSON) bool { return c.Tags[0] == strings.Repeat("é", 50) }},
 		{"no tags nor content", map[string]any{"name": "a"}, 201, "",
-			func(c contextJSON) bool { return c.Tags != nil && len(c.Tags) == 0 && c.Content == "" }},
+			func(c model.ContextJSON) bool { return c.Tags != nil && len(c.Tags) == 0 && c.Content == "" }},
 	} {
 		r := do(t, ts, call{method: "POST", path: "/v1/contexts", key: "k", body: mustJSON(tc.body)})
 		if r.Status != tc.status {
@@ -625,7 +626,7 @@ func TestValidationBoundaries(t *testing.T) {
 			}
 			continue
 		}
-		var c contextJSON
+		var c model.ContextJSON
 		r.json(t, &c)
 		if !tc.want(c) {
 			t.Errorf("%s: stored %+.300v", tc.name, c)
@@ -659,28 +660,4 @@ func TestValidationBoundaries(t *testing.T) {
 	} else if r.json(t, &lb); len(lb.Data) != 0 || lb.HasMore {
 		t.Errorf("21 tag filters: %+v", lb)
 	}
-}
-
-// contextJSON is the wire shape of a Context (contextView.appendJSON
-// writes it).
-type contextJSON struct {
-	ID        string   `json:"id"`
-	Name      string   `json:"name"`
-	Content   string   `json:"content"`
-	Tags      []string `json:"tags"`
-	Version   int      `json:"version"`
-	CreatedAt string   `json:"createdAt"`
-	UpdatedAt string   `json:"updatedAt"`
-}
-
-// versionJSON is the wire shape of a Version (appendVersionJSON writes it).
-type versionJSON struct {
-	ContextID string             `json:"contextId"`
-	Version   int                `json:"version"`
-	Name      string             `json:"name"`
-	Content   string             `json:"content"`
-	Tags      []string           `json:"tags"`
-	CreatedAt string             `json:"createdAt"`
-	CreatedBy string             `json:"createdBy"`
-	Changes   contextsvc.Changes `json:"changes"`
 }

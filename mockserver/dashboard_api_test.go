@@ -18,9 +18,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/changes"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // The admin endpoints the dashboard reads and acts through, its page and
@@ -70,7 +72,7 @@ func TestAdminContexts(t *testing.T) {
 	var all []string
 	for i, key := range []string{"tok_a", "tok_b", "tok_a", "tok_b", "tok_b"} {
 		r := do(t, ts, call{method: "POST", path: "/v1/contexts", key: key, body: fmt.Sprintf(`{"name":"Doc %d","content":"# Doc\n\nline one\nline two\n"}`, i)})
-		var c contextJSON
+		var c model.ContextJSON
 		r.json(t, &c)
 		all = append(all, c.ID)
 	}
@@ -107,14 +109,14 @@ func TestAdminContexts(t *testing.T) {
 		}
 	}
 	r = admin(t, ts, "GET", "/_mock/contexts/"+id, "")
-	var detail adminContextJSON
+	var detail adminapi.ContextJSON
 	r.json(t, &detail)
 	if detail.Account != "globex" || detail.Version != 3 || detail.Content == nil || *detail.Content != "# Doc\n\nline one\nline 2\nline three\n" || detail.SizeBytes != len(*detail.Content) {
 		t.Errorf("context: %s", r.Body)
 	}
 	var versions []int
 	for _, raw := range pageAll(t, ts, "/_mock/contexts/"+id+"/versions?order=desc", 2) {
-		var v adminVersionJSON
+		var v adminapi.VersionJSON
 		if err := json.Unmarshal(raw, &v); err != nil {
 			t.Fatal(err)
 		}
@@ -127,10 +129,10 @@ func TestAdminContexts(t *testing.T) {
 		t.Errorf("versions newest first: %v", versions)
 	}
 
-	var d diffJSON
+	var d adminapi.DiffJSON
 	admin(t, ts, "GET", "/_mock/contexts/"+id+"/diff", "").json(t, &d) // the latest against the one before
-	want := diffJSON{ContextID: id, From: 2, To: 3, FromName: "Doc v2", ToName: "Doc v3", FromTags: []string{}, ToTags: []string{},
-		Added: 1, Hunks: []diffHunkJSON{{FromStart: 2, FromLines: 3, ToStart: 2, ToLines: 4, Lines: []diffLineJSON{
+	want := adminapi.DiffJSON{ContextID: id, From: 2, To: 3, FromName: "Doc v2", ToName: "Doc v3", FromTags: []string{}, ToTags: []string{},
+		Added: 1, Hunks: []adminapi.DiffHunkJSON{{FromStart: 2, FromLines: 3, ToStart: 2, ToLines: 4, Lines: []adminapi.DiffLineJSON{
 			{Op: "equal", Text: ""}, {Op: "equal", Text: "line one"}, {Op: "equal", Text: "line 2"}, {Op: "insert", Text: "line three"}}}}}
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("diff 2..3 (-want +got):\n%s", diff)
@@ -174,7 +176,7 @@ func TestAdminDiffTooDifferent(t *testing.T) {
 	}
 	c := create(t, ts, mustJSON(map[string]string{"name": "Big", "content": a.String()}))
 	do(t, ts, call{method: "PUT", path: "/v1/contexts/" + c.ID, body: mustJSON(map[string]string{"content": b.String()})})
-	var d diffJSON
+	var d adminapi.DiffJSON
 	admin(t, ts, "GET", "/_mock/contexts/"+c.ID+"/diff", "").json(t, &d)
 	if !d.TooDifferent || len(d.Hunks) != 0 || d.FromContent == nil || *d.FromContent != a.String() || d.ToContent == nil || *d.ToContent != b.String() {
 		t.Errorf("too different: %+v", d)
@@ -197,7 +199,7 @@ func TestAdminListFilters(t *testing.T) {
 	}
 	for i, key := range []string{"tok_a", "tok_b", "tok_a"} {
 		r := do(t, ts, call{method: "POST", path: "/v1/contexts", key: key, body: fmt.Sprintf(`{"name":"D%d"}`, i)})
-		var c contextJSON
+		var c model.ContextJSON
 		r.json(t, &c)
 		if i == 2 {
 			do(t, ts, call{method: "DELETE", path: "/v1/contexts/" + c.ID, key: key})

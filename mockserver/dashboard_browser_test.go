@@ -19,6 +19,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/browsertest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // The dashboard in a real browser (Debian's chromium, headless, through
@@ -230,7 +231,7 @@ func newDemo(t *testing.T, opts ...Option) *demo {
 
 	hook := func(key, url string, events ...string) string {
 		b, _ := json.Marshal(map[string]any{"url": url, "events": events, "secret": "whsec_demo"})
-		var w webhookJSON
+		var w model.WebhookJSON
 		json.Unmarshal(apiCall(t, ts, key, "POST", "/v1/webhooks", string(b)), &w)
 		return w.ID
 	}
@@ -245,7 +246,7 @@ func newDemo(t *testing.T, opts ...Option) *demo {
 
 	create := func(key, name, content string, tags ...string) string {
 		b, _ := json.Marshal(map[string]any{"name": name, "content": content, "tags": append([]string{}, tags...)})
-		var c contextJSON
+		var c model.ContextJSON
 		json.Unmarshal(apiCall(t, ts, key, "POST", "/v1/contexts", string(b)), &c)
 		return c.ID
 	}

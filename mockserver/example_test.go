@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver"
 )
 
@@ -26,10 +27,7 @@ func ExampleNew() {
 		panic(err)
 	}
 	defer res.Body.Close()
-	var c struct {
-		Version int      `json:"version"`
-		Tags    []string `json:"tags"`
-	}
+	var c contextsvc.Context
 	_ = json.NewDecoder(res.Body).Decode(&c)
 	fmt.Println(res.StatusCode, c.Version, c.Tags, res.Header.Get("X-RateLimit-Limit"), res.Header.Get("X-RateLimit-Remaining"))
 	// Output: 201 1 [ops] 300 49

@@ -10,8 +10,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown/markdowntest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 func TestExportFormats(t *testing.T) {
@@ -55,7 +57,7 @@ func TestExportFormats(t *testing.T) {
 		}},
 		{"txt", "text", "text/plain; charset=utf-8", "txt", nil},
 		{"json", "json", "application/json", "json", func(t *testing.T, b []byte) {
-			var got contextJSON
+			var got model.ContextJSON
 			if err := json.Unmarshal(b, &got); err != nil {
 				t.Fatal(err)
 			}
@@ -92,11 +94,11 @@ func TestExportFormats(t *testing.T) {
 			if len(evs) != 1 {
 				t.Fatalf("%d events", len(evs))
 			}
-			var d exportCompletedData
+			var d contextsvc.ExportCompletedData
 			if err := json.Unmarshal(evs[0].Data, &d); err != nil {
 				t.Fatal(err)
 			}
-			want := exportCompletedData{ExportID: d.ExportID, ContextID: c.ID, Version: 1, Format: tc.canonical, SizeBytes: len(r.Body)}
+			want := contextsvc.ExportCompletedData{ExportID: d.ExportID, ContextID: c.ID, Version: 1, Format: tc.canonical, SizeBytes: int64(len(r.Body))}
 			if diff := cmp.Diff(want, d); diff != "" || !strings.HasPrefix(d.ExportID, "exp_") {
 				t.Errorf("export.completed (-want +got):\n%s", diff)
 			}
@@ -114,7 +116,7 @@ func TestExportVersion(t *testing.T) {
 	if r.Status != 200 || string(r.Body) != "first text" || r.Header.Get("Content-Disposition") != `attachment; filename="doc-v1.md"; filename*=UTF-8''Doc-v1.md` {
 		t.Fatalf("version 1: %d %q %q", r.Status, r.Body, r.Header.Get("Content-Disposition"))
 	}
-	var got contextJSON
+	var got model.ContextJSON
 	do(t, ts, call{method: "GET", path: "/v1/contexts/" + c.ID + "/export?version=1&format=json"}).json(t, &got)
 	if got.Version != 1 || got.Name != "Doc" || got.Content != "first text" || got.CreatedAt != c.CreatedAt {
 		t.Fatalf("json of version 1: %+v", got)

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 func TestFaultStatuses(t *testing.T) {
@@ -249,7 +250,7 @@ func TestFaultModesLoseTheAnswer(t *testing.T) {
 		t.Fatalf("stored %+v, want the context the lost answer was about", stored)
 	}
 	again := do(t, ts, create)
-	var c contextJSON
+	var c model.ContextJSON
 	again.json(t, &c)
 	if again.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || c.ID != stored[0].ID {
 		t.Errorf("repeat: %d %q %s, want the stored 201 for %s", again.Status, again.Header.Get("Idempotent-Replayed"), again.Body, stored[0].ID)

@@ -12,6 +12,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown/markdowntest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // bodyJSON encodes a request body as a client may: '<', '>' and '&' as
@@ -106,7 +107,7 @@ func TestHostileBodies(t *testing.T) {
 			if got, want := string(exportBody(t, ts, u.ID, "text")), markdowntest.Text(doc, []byte(body), true); got != want {
 				t.Errorf("text export differs from the oracle's (%d bytes, want %d)", len(got), len(want))
 			}
-			var j contextJSON
+			var j model.ContextJSON
 			if err := json.Unmarshal(exportBody(t, ts, u.ID, "json"), &j); err != nil || j.Content != body || j.Version != 2 {
 				t.Errorf("json export: %v, version %d, content of %d bytes", err, j.Version, len(j.Content))
 			}
@@ -125,9 +126,9 @@ func TestHostileBodies(t *testing.T) {
 	}
 }
 
-func versionOf(t *testing.T, ts *TestServer, id string, n int) versionJSON {
+func versionOf(t *testing.T, ts *TestServer, id string, n int) model.VersionJSON {
 	t.Helper()
-	var page struct{ Data []versionJSON }
+	var page struct{ Data []model.VersionJSON }
 	do(t, ts, call{method: "GET", path: "/v1/contexts/" + id + "/versions"}).json(t, &page)
 	if len(page.Data) < n {
 		t.Fatalf("%s has %d versions, want %d", id, len(page.Data), n)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/markdown/markdowntest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // BenchmarkHostileMarkdown runs each hostile body (markdowntest.Hostile) at
@@ -72,7 +73,7 @@ func newHostileFixture(b *testing.B, body string) *hostileFixture {
 	if rec.Code != 201 {
 		b.Fatalf("create: %d %.200s", rec.Code, rec.Body)
 	}
-	var c contextJSON
+	var c model.ContextJSON
 	if err := json.Unmarshal(rec.Body.Bytes(), &c); err != nil {
 		b.Fatal(err)
 	}

@@ -45,10 +45,7 @@ func TestReceiverURLRedacted(t *testing.T) {
 	if got != want {
 		t.Errorf("the attempt's error:\n%s\nwant\n%s", got, want)
 	}
-	var dl struct {
-		URL      string
-		Attempts []struct{ Error string }
-	}
+	var dl Delivery
 	admin(t, ts, "GET", "/_mock/deliveries/"+dls[0].ID, "").json(t, &dl)
 	if len(dl.Attempts) != 1 || dl.Attempts[0].Error != want {
 		t.Errorf("the admin API's attempt error: %+v", dl.Attempts)

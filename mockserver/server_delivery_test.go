@@ -16,6 +16,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // These tests run deliveries through a whole Server: webhooks registered
@@ -37,7 +38,7 @@ func registerHook(t *testing.T, ts *TestServer, url, secret string, events ...co
 	if r.Status != http.StatusCreated {
 		t.Fatalf("register webhook: %d %s", r.Status, r.Body)
 	}
-	var wh webhookJSON
+	var wh model.WebhookJSON
 	r.json(t, &wh)
 	return wh.ID
 }
@@ -401,7 +402,7 @@ func TestServerDeliveryRouting(t *testing.T) {
 		if r.Status != http.StatusCreated {
 			t.Fatalf("register webhook: %d %s", r.Status, r.Body)
 		}
-		var wh webhookJSON
+		var wh model.WebhookJSON
 		r.json(t, &wh)
 		return wh.ID
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 )
 
@@ -128,16 +129,6 @@ func BenchmarkState(b *testing.B) {
 	})
 	b.Run("load-baseline", func(b *testing.B) {
 		b.SetBytes(size)
-		type version struct {
-			Version              int
-			Name, Content        string
-			Tags                 []string
-			CreatedAt, CreatedBy string
-			Changes              struct {
-				SectionsModified []string `json:"sections_modified"`
-				WordCountDelta   int      `json:"word_count_delta"`
-			}
-		}
 		type state struct {
 			Format   string
 			Version  int
@@ -147,7 +138,7 @@ func BenchmarkState(b *testing.B) {
 				Contexts   []struct {
 					ID       string
 					Seq      int
-					Versions []version
+					Versions []model.VersionRecordJSON
 				}
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 // clockT0 is a start far ahead of any machine's clock, so that a state
@@ -71,9 +73,7 @@ func TestStateFileResumesFakeClock(t *testing.T) {
 				t.Errorf("the clock reads %s after the restart, want %s", now, tt.want)
 			}
 			r := do(t, ts, call{method: "PUT", path: "/v1/contexts/" + id, body: `{"name":"Renamed"}`, key: "sk_state_a"})
-			var c struct {
-				CreatedAt, UpdatedAt time.Time
-			}
+			var c contextsvc.Context
 			if err := json.Unmarshal(r.Body, &c); err != nil || c.UpdatedAt.Before(c.CreatedAt) || c.CreatedAt.IsZero() {
 				t.Errorf("after the restart: %d, created %s, updated %s (%v)", r.Status, c.CreatedAt, c.UpdatedAt, err)
 			}

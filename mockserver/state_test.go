@@ -20,6 +20,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/statefile"
 )
 
@@ -188,7 +189,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 	// The next update is diffed against the restored text: only the
 	// section it changes is listed.
 	r := do(t, ts2, call{method: "PUT", path: "/v1/contexts/" + ids[0], body: `{"content":"# Start\n\nOne two four.\n\n# Stop\n\nThree and more."}`})
-	var updated contextJSON
+	var updated model.ContextJSON
 	r.json(t, &updated)
 	if updated.Version != 5 {
 		t.Errorf("version after the restart's update: %d, want 5", updated.Version)

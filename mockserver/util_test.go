@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	contextsvc "github.com/contextsvc/contextsvc-go"
 )
 
 func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
@@ -80,22 +78,3 @@ func httptestRequest(method, path, body, key string) *http.Request {
 
 // dlvT0 is when every fake clock of these tests starts.
 var dlvT0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-
-// webhookJSON is a registered webhook as the /v1 API answers it.
-type webhookJSON struct {
-	ID        string                 `json:"id"`
-	URL       string                 `json:"url"`
-	Events    []contextsvc.EventType `json:"events"`
-	CreatedAt string                 `json:"createdAt"`
-	Active    bool                   `json:"active"`
-}
-
-// exportCompletedData is the data of export.completed, as the contract's
-// event table shapes it.
-type exportCompletedData struct {
-	ExportID  string `json:"exportId"`
-	ContextID string `json:"contextId"`
-	Version   int    `json:"version"`
-	Format    string `json:"format"`
-	SizeBytes int    `json:"sizeBytes"`
-}

@@ -18,6 +18,7 @@ import (
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/delivery/deliverytest"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/httpapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 )
 
 // webhookPage is the admin list's body.
@@ -40,7 +41,7 @@ func TestAdminWebhooks(t *testing.T) {
 		if r.Status != http.StatusCreated {
 			t.Fatalf("register: %d %s", r.Status, r.Body)
 		}
-		var wh webhookJSON
+		var wh model.WebhookJSON
 		r.json(t, &wh)
 		return wh.ID
 	}
@@ -292,7 +293,7 @@ func TestWebhookLimitPerAccount(t *testing.T) {
 		if r.Status != 201 {
 			t.Fatalf("register: %d %s", r.Status, r.Body)
 		}
-		var wh webhookJSON
+		var wh model.WebhookJSON
 		r.json(t, &wh)
 		last = wh.ID
 	}
@@ -553,7 +554,7 @@ func TestWebhooksCostDoesNotGrowWithVersions(t *testing.T) {
 		serve("POST", "/v1/webhooks", fmt.Sprintf(`{"url":"http://127.0.0.1:9/hook%d","events":["team.member.added"],"secret":"s"}`, i))
 	}
 	create := func() string {
-		var c contextJSON
+		var c model.ContextJSON
 		if err := json.Unmarshal(serve("POST", "/v1/contexts", `{"name":"Doc","content":"v1"}`), &c); err != nil {
 			t.Fatal(err)
 		}

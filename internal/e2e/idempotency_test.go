@@ -43,11 +43,6 @@ func (l *loseFirstAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, errors.New("read: connection reset by peer (after the server answered)")
 }
 
-// idOnly decodes the id of a context event's data.
-type idOnly struct {
-	ContextID string `json:"contextId"`
-}
-
 // TestLostAnswers: a create, a webhook registration or a delete whose first
 // answer is lost after the mock server acted (a gateway's 5xx in its place,
 // a connection it closes, or a connection the client's side loses after the
@@ -149,8 +144,8 @@ func TestLostAnswers(t *testing.T) {
 			snap := ts.Snapshot()
 			switch tc.op {
 			case create:
-				created := eventsOf[idOnly](t, ts.Server, contextsvc.EventContextCreated)
-				versions := eventsOf[idOnly](t, ts.Server, contextsvc.EventContextVersionCreated)
+				created := eventsOf[contextsvc.ContextCreatedData](t, ts.Server, contextsvc.EventContextCreated)
+				versions := eventsOf[contextsvc.ContextVersionCreatedData](t, ts.Server, contextsvc.EventContextVersionCreated)
 				if len(snap.Contexts) != 1 || snap.Contexts[0].ID != id || len(created) != 1 || created[0].ContextID != id || len(versions) != 1 {
 					t.Errorf("after one create: %d contexts, context.created %v, context.version.created %v; want one each, for %s",
 						len(snap.Contexts), created, versions, id)
@@ -160,7 +155,7 @@ func TestLostAnswers(t *testing.T) {
 					t.Errorf("%d webhooks registered, want 1", len(snap.Webhooks))
 				}
 			case remove:
-				deleted := eventsOf[idOnly](t, ts.Server, contextsvc.EventContextDeleted)
+				deleted := eventsOf[contextsvc.ContextDeletedData](t, ts.Server, contextsvc.EventContextDeleted)
 				if len(snap.Contexts) != 0 || len(deleted) != 1 || deleted[0].ContextID != existing.ID {
 					t.Errorf("after one delete: %d contexts, context.deleted %v", len(snap.Contexts), deleted)
 				}

@@ -11,9 +11,11 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/store"
 )
 
-// contextJSON is a context as the admin lists show it: its account,
-// and its content's size instead of the content.
-type contextJSON struct {
+// ContextJSON is a context as the admin lists show it: the contract's
+// Context (model.ContextJSON) with its account, and its content's size
+// instead of the content (TestAdminShapesFollowTheWire holds it to the
+// definition).
+type ContextJSON struct {
 	ID        string   `json:"id"`
 	Account   string   `json:"account"`
 	Name      string   `json:"name"`
@@ -27,13 +29,13 @@ type contextJSON struct {
 }
 
 // MarshalJSON is the default encoding; it lets httpapi.WritePage encode contexts.
-func (c contextJSON) MarshalJSON() ([]byte, error) {
-	type plain contextJSON
+func (c ContextJSON) MarshalJSON() ([]byte, error) {
+	type plain ContextJSON
 	return json.Marshal(plain(c))
 }
 
-func toContextJSON(c store.Summary) contextJSON {
-	return contextJSON{ID: c.ID, Account: c.Account, Name: c.Name, Tags: c.Tags, Version: c.Version,
+func toContextJSON(c store.Summary) ContextJSON {
+	return ContextJSON{ID: c.ID, Account: c.Account, Name: c.Name, Tags: c.Tags, Version: c.Version,
 		SizeBytes: c.SizeBytes, CreatedAt: jsonwire.FormatTime(c.CreatedAt), UpdatedAt: jsonwire.FormatTime(c.UpdatedAt)}
 }
 
@@ -57,7 +59,7 @@ func (h *Handler) listContexts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sums, next := h.svc.Store.ContextsPage(account, start, limit)
-	items := make([]contextJSON, len(sums))
+	items := make([]ContextJSON, len(sums))
 	for i, c := range sums {
 		items[i] = toContextJSON(c)
 	}
@@ -74,14 +76,15 @@ func (h *Handler) getContext(w http.ResponseWriter, r *http.Request) {
 	cj.Content = &c.Content
 	// The page shows the content: 1 MB of '<' answers 1 MB, not 6. (The
 	// plain type has no MarshalJSON, whose json.Marshal would escape.)
-	type plain contextJSON
+	type plain ContextJSON
 	writeText(w, plain(cj))
 }
 
-// versionJSON is a version as the admin list shows it: its content's
-// size instead of the content (GET /v1/contexts/{id}/versions has it, and
-// the diff compares it).
-type versionJSON struct {
+// VersionJSON is a version as the admin list shows it: the contract's
+// Version (model.VersionJSON) with its content's size instead of the
+// content (GET /v1/contexts/{id}/versions has it, and the diff compares
+// it).
+type VersionJSON struct {
 	ContextID string             `json:"contextId"`
 	Version   int                `json:"version"`
 	Name      string             `json:"name"`
@@ -93,8 +96,8 @@ type versionJSON struct {
 }
 
 // MarshalJSON is the default encoding; it lets httpapi.WritePage encode versions.
-func (v versionJSON) MarshalJSON() ([]byte, error) {
-	type plain versionJSON
+func (v VersionJSON) MarshalJSON() ([]byte, error) {
+	type plain VersionJSON
 	if v.Changes.SectionsModified == nil {
 		v.Changes.SectionsModified = []string{}
 	}
@@ -111,9 +114,9 @@ func (h *Handler) listContextVersions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	var items []versionJSON
+	var items []VersionJSON
 	next, ok := h.svc.Store.VersionsPage(id, start, limit, func(v *store.Version) {
-		items = append(items, versionJSON{ContextID: id, Version: v.Version, Name: v.Name, Tags: v.Tags,
+		items = append(items, VersionJSON{ContextID: id, Version: v.Version, Name: v.Name, Tags: v.Tags,
 			SizeBytes: len(v.Content), CreatedAt: jsonwire.FormatTime(v.CreatedAt), CreatedBy: v.CreatedBy, Changes: v.Changes})
 	})
 	if !ok {
@@ -121,7 +124,7 @@ func (h *Handler) listContextVersions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if items == nil {
-		items = []versionJSON{}
+		items = []VersionJSON{}
 	}
 	httpapi.WritePage(w, h.svc.Cursors, httpapi.CursorContextVersions, scope, items, next)
 }

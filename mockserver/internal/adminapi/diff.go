@@ -9,8 +9,9 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/linediff"
 )
 
-// diffJSON is the answer of GET /_mock/contexts/{id}/diff.
-type diffJSON struct {
+// DiffJSON is the answer of GET /_mock/contexts/{id}/diff: its contextId,
+// names and tags are a Version's (TestAdminShapesFollowTheWire).
+type DiffJSON struct {
 	ContextID    string         `json:"contextId"`
 	From         int            `json:"from"`
 	To           int            `json:"to"`
@@ -22,7 +23,7 @@ type diffJSON struct {
 	TooDifferent bool           `json:"tooDifferent"`
 	Added        int            `json:"added"`
 	Removed      int            `json:"removed"`
-	Hunks        []diffHunkJSON `json:"hunks"`
+	Hunks        []DiffHunkJSON `json:"hunks"`
 	// HunksLeftOut counts the hunks past MaxDiffTextBytes, not sent.
 	HunksLeftOut int `json:"hunksLeftOut,omitempty"`
 	// FromContent and ToContent are both texts, when they are too
@@ -49,18 +50,20 @@ const (
 	MaxDiffContentBytes = 128 << 10
 )
 
-type diffHunkJSON struct {
+// DiffHunkJSON is a hunk of a DiffJSON.
+type DiffHunkJSON struct {
 	FromStart int            `json:"fromStart"`
 	FromLines int            `json:"fromLines"`
 	ToStart   int            `json:"toStart"`
 	ToLines   int            `json:"toLines"`
-	Lines     []diffLineJSON `json:"lines"`
+	Lines     []DiffLineJSON `json:"lines"`
 	// LinesLeftOut counts the lines of the hunk past MaxDiffTextBytes,
 	// not sent (the last hunk sent may end early).
 	LinesLeftOut int `json:"linesLeftOut,omitempty"`
 }
 
-type diffLineJSON struct {
+// DiffLineJSON is a line of a DiffHunkJSON.
+type DiffLineJSON struct {
 	Op        string `json:"op"`
 	Text      string `json:"text"`
 	NoNewline bool   `json:"noNewline,omitempty"`
@@ -113,16 +116,16 @@ func (h *Handler) diffContext(w http.ResponseWriter, r *http.Request) {
 	// Versions never change once recorded: the diff runs unlocked.
 
 	d := linediff.Texts(fv.Content, tv.Content)
-	out := diffJSON{ContextID: id, From: from, To: to, FromName: fv.Name, ToName: tv.Name, FromTags: fv.Tags, ToTags: tv.Tags,
-		Identical: d.Identical, TooDifferent: d.TooDifferent, Added: d.Added, Removed: d.Removed, Hunks: []diffHunkJSON{}}
+	out := DiffJSON{ContextID: id, From: from, To: to, FromName: fv.Name, ToName: tv.Name, FromTags: fv.Tags, ToTags: tv.Tags,
+		Identical: d.Identical, TooDifferent: d.TooDifferent, Added: d.Added, Removed: d.Removed, Hunks: []DiffHunkJSON{}}
 	sent := 0 // bytes of text in the hunks so far
 	for n, h := range d.Hunks {
 		if sent >= MaxDiffTextBytes {
 			out.HunksLeftOut = len(d.Hunks) - n
 			break
 		}
-		hj := diffHunkJSON{FromStart: h.FromStart, FromLines: h.FromLines, ToStart: h.ToStart, ToLines: h.ToLines,
-			Lines: make([]diffLineJSON, 0, len(h.Lines))}
+		hj := DiffHunkJSON{FromStart: h.FromStart, FromLines: h.FromLines, ToStart: h.ToStart, ToLines: h.ToLines,
+			Lines: make([]DiffLineJSON, 0, len(h.Lines))}
 		for i, l := range h.Lines {
 			if sent >= MaxDiffTextBytes {
 				// One hunk may hold 1,000 changed lines: it ends here.
@@ -131,7 +134,7 @@ func (h *Handler) diffContext(w http.ResponseWriter, r *http.Request) {
 			}
 			text := jsonwire.CutUTF8(l.Text, MaxDiffLineBytes)
 			sent += len(text)
-			hj.Lines = append(hj.Lines, diffLineJSON{Op: diffOpNames[l.Op], Text: text, NoNewline: l.NoNewline, Cut: len(l.Text) - len(text)})
+			hj.Lines = append(hj.Lines, DiffLineJSON{Op: diffOpNames[l.Op], Text: text, NoNewline: l.NoNewline, Cut: len(l.Text) - len(text)})
 		}
 		out.Hunks = append(out.Hunks, hj)
 	}

@@ -24,9 +24,10 @@ import (
 // public mockserver.Event).
 type Event = model.Event
 
-// New builds an event and its envelope {"id","type","timestamp","data"},
-// data written as given. Data is the tail of Body, so the event holds its
-// data once.
+// New builds an event and its envelope {"id","type","timestamp","data"}
+// (model.EventJSON, written by hand: TestNewEvent holds it to
+// encoding/json's bytes), data written as given. Data is the tail of
+// Body, so the event holds its data once.
 func New(id string, typ contextsvc.EventType, at time.Time, account string, data []byte) Event {
 	b := make([]byte, 0, 64+len(id)+len(typ)+len(data)+len(jsonwire.TimeFormat))
 	b = append(b, `{"id":`...)

@@ -67,8 +67,9 @@ type Delivery struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-// deliveryJSON is the wire shape of a Delivery: times as the contract
-// writes them (RFC 3339, UTC, milliseconds).
+// deliveryJSON is the wire shape of a Delivery: its fields under the names
+// its tags read back (TestAdminShapesFollowTheWire), the times as the
+// contract writes them (RFC 3339, UTC, milliseconds).
 type deliveryJSON struct {
 	ID            string               `json:"id"`
 	EventID       string               `json:"eventId"`
@@ -144,6 +145,8 @@ func (a DeliveryAttempt) Succeeded() bool {
 	return a.Error == "" && a.StatusCode >= 200 && a.StatusCode <= 299
 }
 
+// attemptJSON is the wire shape of a DeliveryAttempt, as deliveryJSON is
+// a Delivery's.
 type attemptJSON struct {
 	Number          int         `json:"number"`
 	ScheduledAt     string      `json:"scheduledAt"`

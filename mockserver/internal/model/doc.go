@@ -23,4 +23,11 @@
 // delivery.go's, and mockserver's chaos.go re-exports them. Behaviour
 // that is no part of the public API (matching a fault to a request,
 // validating one, copying a record) is the owning package's, as functions.
+//
+// wire.go is the one exception to the aliases: it defines the contract's
+// objects as the server writes them on the wire ([ContextJSON],
+// [VersionJSON], [WebhookJSON], [EventJSON]), which mockserver does not
+// re-export. They are the one definition of each shape in the server:
+// its hand-written encoders, the admin API's and the state document's
+// shapes and its tests are held to them.
 package model

@@ -30,8 +30,9 @@ type Event struct {
 	ChaosOrdinal uint64
 }
 
-// eventJSON is an event as the admin API shows it: the envelope's fields
-// plus the account.
+// eventJSON is an event as the admin API shows it: the envelope
+// (EventJSON) with the account before its data, and the chaos ordinal
+// (TestAdminShapesFollowTheWire).
 type eventJSON struct {
 	ID        string               `json:"id"`
 	Type      contextsvc.EventType `json:"type"`

@@ -29,8 +29,9 @@ type Webhook struct {
 	Active bool
 }
 
-// webhookJSON is a webhook as the admin API shows it: the /v1 shape plus
-// its account.
+// webhookJSON is a webhook as the admin API shows it: the contract's
+// Webhook (WebhookJSON) with its account after its id
+// (TestAdminShapesFollowTheWire).
 type webhookJSON struct {
 	ID        string                 `json:"id"`
 	Account   string                 `json:"account"`

@@ -98,15 +98,6 @@ func (s *Service) EmitEvent(ctx context.Context, account string, typ contextsvc.
 	return s.Emit(ctx, account, typ, "", json.RawMessage(buf.Bytes())), nil
 }
 
-// contextPublishedData is the data of context.published, as the
-// contract's event table gives it.
-type contextPublishedData struct {
-	ContextID   string `json:"contextId"`
-	Name        string `json:"name"`
-	Version     int    `json:"version"`
-	PublishedBy string `json:"publishedBy"`
-}
-
 // Publish fires context.published for the live context contextID of any
 // account (the mock's stand-in for the dashboard action, which has no
 // public endpoint), as published by the first user of its account. Its
@@ -116,7 +107,7 @@ func (s *Service) Publish(ctx context.Context, contextID string) (model.Event, e
 	if !ok {
 		return model.Event{}, fmt.Errorf("%w: %q", model.ErrContextNotFound, contextID)
 	}
-	d := contextPublishedData{ContextID: contextID, Name: p.Name, Version: p.Version, PublishedBy: p.By}
+	d := contextsvc.ContextPublishedData{ContextID: contextID, Name: p.Name, Version: p.Version, PublishedBy: p.By}
 	return s.Emit(ctx, p.Account, contextsvc.EventContextPublished, contextID, d), nil
 }
 

@@ -238,10 +238,12 @@ func (sw *stateWriter) account(a *store.SavedAccount) {
 	sw.raw("\n]}")
 }
 
-// context writes a context with its versions. Contexts are nearly all of
-// a document, so their bytes are appended here (jsonwire quotes each
-// string as the encoder would) rather than through the encoder's tokens:
-// see jsonwire.AppendString for the figures.
+// context writes a context with its versions, each as the store writes
+// what a version records (model.VersionRecordJSON, a Version without its
+// contextId). Contexts are nearly all of a document, so their bytes are
+// appended (jsonwire quotes each string as the encoder would) rather than
+// written through the encoder's tokens: see jsonwire.AppendString for the
+// figures.
 func (sw *stateWriter) context(c *store.SavedContext) {
 	if sw.err != nil {
 		return
@@ -251,28 +253,11 @@ func (sw *stateWriter) context(c *store.SavedContext) {
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendUint(b, c.Seq, 10)
 	b = append(b, `,"versions":[`...)
-	for i := range c.Versions {
-		v := c.Versions[i]
+	for i, v := range c.Versions {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"version":`...)
-		b = strconv.AppendInt(b, int64(v.Version), 10)
-		b = append(b, `,"name":`...)
-		b = jsonwire.AppendString(b, v.Name)
-		b = append(b, `,"content":`...)
-		b = jsonwire.AppendString(b, v.Content)
-		b = append(b, `,"tags":`...)
-		b = jsonwire.AppendStrings(b, v.Tags)
-		b = append(b, `,"createdAt":`...)
-		b = jsonwire.AppendTime(b, v.CreatedAt)
-		b = append(b, `,"createdBy":`...)
-		b = jsonwire.AppendString(b, v.CreatedBy)
-		b = append(b, `,"changes":{"sections_modified":`...)
-		b = jsonwire.AppendStrings(b, v.Changes.SectionsModified)
-		b = append(b, `,"word_count_delta":`...)
-		b = strconv.AppendInt(b, int64(v.Changes.WordCountDelta), 10)
-		b = append(b, "}}"...)
+		b = store.AppendVersionRecordJSON(b, v)
 	}
 	b = append(b, "]}"...)
 	var n int

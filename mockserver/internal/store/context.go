@@ -44,12 +44,14 @@ type Context struct {
 // Changes, worked out before a loaded state is installed).
 type Version = model.StoredVersion
 
-// The wire shapes of contexts and versions are written into a reused
-// buffer: a context's text is held once, in its version, and encoded on
-// each read, so encoding must cost little more than quoting the text. Each
-// string is quoted by the JSON library's encoder, escaped as encoding/json
-// escapes it (<, >, & and U+2028, U+2029 too), so the output is byte for
-// byte what encoding/json writes (TestContextJSON compares them).
+// The wire shapes of contexts and versions (model.ContextJSON,
+// model.VersionJSON) are written here by hand into a reused buffer: a
+// context's text is held once, in its version, and encoded on each read,
+// so encoding must cost little more than quoting the text. Each string is
+// escaped as encoding/json escapes it (<, >, & and U+2028, U+2029 too),
+// so the output is byte for byte what encoding/json writes of the model's
+// definitions (TestContextJSON compares them over strings that need every
+// escape); a list held as nil is written [], as the contract has it.
 
 // View is what a read needs of a context, copied under the account's lock
 // and encoded after it is released: the Context JSON's fields before the
@@ -94,11 +96,23 @@ func newView(id, name, content string, tags []string, version int, createdAt, up
 }
 
 // AppendVersionJSON appends the Version object of v, a version of the
-// context contextID.
+// context contextID: {"contextId":…} and what the version records.
 func AppendVersionJSON(dst []byte, contextID string, v *Version) []byte {
 	dst = append(dst, `{"contextId":`...)
 	dst = jsonwire.AppendString(dst, contextID)
-	dst = append(dst, `,"version":`...)
+	return appendRecordFields(append(dst, ','), v)
+}
+
+// AppendVersionRecordJSON appends what v records, a Version without its
+// contextId (model.VersionRecordJSON): the state document's version.
+func AppendVersionRecordJSON(dst []byte, v *Version) []byte {
+	return appendRecordFields(append(dst, '{'), v)
+}
+
+// appendRecordFields appends the members of a VersionRecordJSON and the
+// object's closing brace.
+func appendRecordFields(dst []byte, v *Version) []byte {
+	dst = append(dst, `"version":`...)
 	dst = strconv.AppendInt(dst, int64(v.Version), 10)
 	dst = append(dst, `,"name":`...)
 	dst = jsonwire.AppendString(dst, v.Name)

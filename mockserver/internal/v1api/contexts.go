@@ -97,8 +97,8 @@ func (h *Handler) createContext(w http.ResponseWriter, r *http.Request, k *keys.
 	}
 	a := k.Data
 	c := a.Create(ids.New("ctx_"), *f.name, content, f.tags, h.svc.Now, k.User)
-	h.svc.Emit(r.Context(), a.ID(), contextsvc.EventContextCreated, c.ID, contextCreatedData{ContextID: c.ID, Name: c.Name, Version: 1, Tags: c.Tags, CreatedBy: k.User})
-	h.svc.Emit(r.Context(), a.ID(), contextsvc.EventContextVersionCreated, c.ID, versionCreatedData{ContextID: c.ID, Version: 1, CreatedBy: k.User})
+	h.svc.Emit(r.Context(), a.ID(), contextsvc.EventContextCreated, c.ID, contextsvc.ContextCreatedData{ContextID: c.ID, Name: c.Name, Version: 1, Tags: c.Tags, CreatedBy: k.User})
+	h.svc.Emit(r.Context(), a.ID(), contextsvc.EventContextVersionCreated, c.ID, contextsvc.ContextVersionCreatedData{ContextID: c.ID, Version: 1, CreatedBy: k.User})
 	writeContext(w, http.StatusCreated, &c.View)
 }
 
@@ -118,8 +118,8 @@ func (h *Handler) updateContext(w http.ResponseWriter, r *http.Request, k *keys.
 		return
 	}
 	if u.Changed {
-		h.svc.Emit(r.Context(), a.ID(), contextsvc.EventContextUpdated, u.ID, contextUpdatedData{ContextID: u.ID, Name: u.Name, Version: u.Version, UpdatedBy: k.User, Changes: u.Changes})
-		h.svc.Emit(r.Context(), a.ID(), contextsvc.EventContextVersionCreated, u.ID, versionCreatedData{ContextID: u.ID, Version: u.Version, CreatedBy: k.User})
+		h.svc.Emit(r.Context(), a.ID(), contextsvc.EventContextUpdated, u.ID, contextsvc.ContextUpdatedData{ContextID: u.ID, Name: u.Name, Version: u.Version, UpdatedBy: k.User, Changes: u.Changes})
+		h.svc.Emit(r.Context(), a.ID(), contextsvc.EventContextVersionCreated, u.ID, contextsvc.ContextVersionCreatedData{ContextID: u.ID, Version: u.Version, CreatedBy: k.User})
 	}
 	writeContext(w, http.StatusOK, &u.View)
 }
@@ -131,7 +131,7 @@ func (h *Handler) deleteContext(w http.ResponseWriter, r *http.Request, k *keys.
 		httpapi.WriteError(w, notFound(id))
 		return
 	}
-	h.svc.Emit(r.Context(), a.ID(), contextsvc.EventContextDeleted, id, contextDeletedData{ContextID: id, Name: name, DeletedBy: k.User})
+	h.svc.Emit(r.Context(), a.ID(), contextsvc.EventContextDeleted, id, contextsvc.ContextDeletedData{ContextID: id, Name: name, DeletedBy: k.User})
 	b, _ := json.Marshal(struct {
 		ID      string `json:"id"`
 		Deleted bool   `json:"deleted"`

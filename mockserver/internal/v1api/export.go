@@ -55,8 +55,8 @@ func (h *Handler) exportContext(w http.ResponseWriter, r *http.Request, k *keys.
 	hdr["Content-Type"] = []string{f.ContentType}
 	hdr["Content-Disposition"] = []string{export.ContentDisposition(d.Name, version, f.Ext)}
 	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
-	h.svc.Emit(r.Context(), a.ID(), contextsvc.EventExportCompleted, id, exportCompletedData{
-		ExportID: ids.New("exp_"), ContextID: id, Version: version, Format: f.Name, SizeBytes: len(body),
+	h.svc.Emit(r.Context(), a.ID(), contextsvc.EventExportCompleted, id, contextsvc.ExportCompletedData{
+		ExportID: ids.New("exp_"), ContextID: id, Version: version, Format: f.Name, SizeBytes: int64(len(body)),
 	})
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)

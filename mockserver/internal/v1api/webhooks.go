@@ -9,17 +9,9 @@ import (
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/ids"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/jsonwire"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/keys"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/model"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 )
-
-// webhookJSON is a registered webhook as the /v1 API answers it.
-type webhookJSON struct {
-	ID        string                 `json:"id"`
-	URL       string                 `json:"url"`
-	Events    []contextsvc.EventType `json:"events"`
-	CreatedAt string                 `json:"createdAt"`
-	Active    bool                   `json:"active"`
-}
 
 // registerWebhook answers POST /v1/webhooks: a webhook of the key's
 // account, checked as the contract says.
@@ -35,7 +27,7 @@ func (h *Handler) registerWebhook(w http.ResponseWriter, r *http.Request, k *key
 		return
 	}
 	st := wh.State()
-	b, _ := json.Marshal(webhookJSON{ID: wh.ID(), URL: st.URL, Events: st.Events, CreatedAt: jsonwire.FormatTime(wh.CreatedAt()), Active: true})
+	b, _ := json.Marshal(model.WebhookJSON{ID: wh.ID(), URL: st.URL, Events: st.Events, CreatedAt: jsonwire.FormatTime(wh.CreatedAt()), Active: true})
 	httpapi.WriteJSON(w, http.StatusCreated, b)
 }
 
