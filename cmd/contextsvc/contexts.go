@@ -6,7 +6,6 @@ import (
 	"io"
 	"iter"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -445,108 +444,4 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 		return t.writeTo(s.out)
 	})
 	return cmd
-}
-
-// exportFormats maps --format to the API's format.
-var exportFormats = map[string]contextsvc.ExportFormat{
-	"md": contextsvc.ExportMarkdown, "markdown": contextsvc.ExportMarkdown,
-	"html": contextsvc.ExportHTML,
-	"txt":  contextsvc.ExportText, "text": contextsvc.ExportText,
-	"pdf":  contextsvc.ExportPDF,
-	"json": contextsvc.ExportJSON,
-}
-
-func newContextsExportCmd(s *streams) *cobra.Command {
-	var (
-		format  string
-		version int
-		output  string
-	)
-	cmd, api := oneContextCmd(s, &cobra.Command{
-		Use:   "export ID --format md|html|txt|pdf|json [--version N] -o FILE",
-		Short: "Download a context as a document (-o - writes it to stdout)",
-		Long: `Download a context as a document: Markdown, HTML, plain text, PDF or the
-context's JSON. -o names the file (written whole or not at all), a
-directory to save it under the service's file name, or - for stdout.`,
-		Example: `  contextsvc contexts export ctx_123 --format pdf -o runbook.pdf
-  contextsvc contexts export ctx_123 --format md --version 1 -o - | less`,
-	})
-	fs := cmd.Flags()
-	fs.StringVar(&format, "format", "md", "the document's `format`: md, html, txt, pdf or json")
-	fs.IntVar(&version, "version", 0, "export this earlier `version` (default 0: the current one)")
-	fs.StringVarP(&output, "output", "o", "", "the `file` to write, a directory, or - for stdout (required)")
-	_ = cmd.MarkFlagRequired("output")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"md", "html", "txt", "pdf", "json"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
-		f, ok := exportFormats[format]
-		if !ok {
-			return usagef("--format must be md, html, txt, pdf or json, got %q", format)
-		}
-		if version < 0 {
-			return usagef("--version must be 1 or more (0: the current one), got %d", version)
-		}
-		if output == "" {
-			return usagef("-o needs a file, a directory, or - for stdout")
-		}
-		c, err := api.client()
-		if err != nil {
-			return err
-		}
-		exp, err := c.Contexts.Export(cmd.Context(), args[0], &contextsvc.ExportOptions{Format: f, Version: version})
-		if err != nil {
-			return err
-		}
-		defer exp.Body.Close()
-		if output == "-" {
-			_, err := io.Copy(s.out, exp.Body)
-			return err
-		}
-		path := output
-		if fi, err := os.Stat(output); err == nil && fi.IsDir() {
-			name := exp.Filename
-			if name == "" {
-				name = fmt.Sprintf("%s.%s", args[0], format)
-			}
-			path = filepath.Join(output, name)
-		}
-		n, err := writeFileAtomically(path, exp.Body)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(s.out, "Wrote %s (%d bytes, %s)\n", path, n, cell(exp.ContentType, 100))
-		return err
-	})
-	return cmd
-}
-
-// writeFileAtomically writes r to path through a temporary file in the
-// same directory, renamed over path once whole: a failed download leaves
-// no partial file, and an existing file stays as it was.
-func writeFileAtomically(path string, r io.Reader) (int64, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return 0, err
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	n, err := io.Copy(tmp, r)
-	if err != nil {
-		return n, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return n, err
-	}
-	if err := tmp.Close(); err != nil {
-		return n, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return n, err
-	}
-	done = true
-	return n, nil
 }
