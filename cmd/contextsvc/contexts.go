@@ -71,7 +71,17 @@ func newContextsListCmd(s *streams) *cobra.Command {
 			return err
 		}
 		opts := &contextsvc.ContextListOptions{Limit: limit, Cursor: cursor, Tags: tags}
-		shown, err := listPages(s, "contexts", all, asJSON,
+		l := listing[contextsvc.Context]{
+			noun:   "contexts",
+			empty:  "No contexts.",
+			header: []string{"ID", "NAME", "TAGS", "VERSION", "UPDATED"},
+			row: func(x *contextsvc.Context) []string {
+				return []string{cell(x.ID, 80), cell(x.Name, 50), tagList(x.Tags), fmt.Sprint(x.Version), when(x.UpdatedAt)}
+			},
+			id:    func(x *contextsvc.Context) string { return x.ID },
+			quiet: quiet,
+		}
+		return listPages(s, l, all, asJSON,
 			func(ro ...contextsvc.RequestOption) ([]*contextsvc.Context, bool, string, error) {
 				page, err := c.Contexts.List(cmd.Context(), opts, ro...)
 				if err != nil {
@@ -82,24 +92,6 @@ func newContextsListCmd(s *streams) *cobra.Command {
 			func(ro ...contextsvc.RequestOption) iter.Seq2[*contextsvc.Context, error] {
 				return c.Contexts.All(cmd.Context(), opts, ro...)
 			})
-		if err != nil || asJSON {
-			return err
-		}
-		if quiet {
-			for _, x := range shown {
-				fmt.Fprintln(s.out, x.ID)
-			}
-			return nil
-		}
-		if len(shown) == 0 {
-			fmt.Fprintln(s.out, "No contexts.")
-			return nil
-		}
-		t := newTable(paint(s.colorOK(s.outTTY)), "ID", "NAME", "TAGS", "VERSION", "UPDATED")
-		for _, x := range shown {
-			t.row(cell(x.ID, 80), cell(x.Name, 50), tagList(x.Tags), fmt.Sprint(x.Version), when(x.UpdatedAt))
-		}
-		return t.writeTo(s.out)
 	})
 	return cmd
 }
@@ -422,7 +414,15 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 			return err
 		}
 		opts := &contextsvc.VersionListOptions{Limit: limit, Cursor: cursor}
-		shown, err := listPages(s, "versions", all, asJSON,
+		l := listing[contextsvc.Version]{
+			noun:   "versions",
+			header: []string{"VERSION", "NAME", "TAGS", "CREATED", "CREATED BY", "WORDS", "SECTIONS CHANGED"},
+			row: func(v *contextsvc.Version) []string {
+				return []string{fmt.Sprint(v.Version), cell(v.Name, 40), tagList(v.Tags), when(v.CreatedAt), cell(v.CreatedBy, 40),
+					signed(v.Changes.WordCountDelta), cell(strings.Join(v.Changes.SectionsModified, ", "), 60)}
+			},
+		}
+		return listPages(s, l, all, asJSON,
 			func(ro ...contextsvc.RequestOption) ([]*contextsvc.Version, bool, string, error) {
 				page, err := c.Contexts.ListVersions(cmd.Context(), args[0], opts, ro...)
 				if err != nil {
@@ -433,15 +433,6 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 			func(ro ...contextsvc.RequestOption) iter.Seq2[*contextsvc.Version, error] {
 				return c.Contexts.AllVersions(cmd.Context(), args[0], opts, ro...)
 			})
-		if err != nil || asJSON {
-			return err
-		}
-		t := newTable(paint(s.colorOK(s.outTTY)), "VERSION", "NAME", "TAGS", "CREATED", "CREATED BY", "WORDS", "SECTIONS CHANGED")
-		for _, v := range shown {
-			t.row(fmt.Sprint(v.Version), cell(v.Name, 40), tagList(v.Tags), when(v.CreatedAt), cell(v.CreatedBy, 40),
-				signed(v.Changes.WordCountDelta), cell(strings.Join(v.Changes.SectionsModified, ", "), 60))
-		}
-		return t.writeTo(s.out)
 	})
 	return cmd
 }
