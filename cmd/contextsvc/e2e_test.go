@@ -321,7 +321,8 @@ func TestDocsSession(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the session: %v\n%s", err, out)
 	}
-	for _, want := range []string{"now at version 2", "Deploy runbook", "Roll back", "Wrote runbook.pdf", `"hasMore":false`, "Wrote local.json: 1 context, 2 versions"} {
+	for _, want := range []string{"now at version 2", "Deploy runbook", "Roll back", "Wrote runbook.pdf", "-v2.html (",
+		"Error: runbook.pdf exists: it was left as it is (--force replaces it)\nrunbook.pdf kept\n", `"hasMore":false`, "Wrote local.json: 1 context, 2 versions"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the session's output lacks %q:\n%s", want, out)
 		}

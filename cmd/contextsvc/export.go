@@ -235,8 +235,9 @@ func saveExport(path string, body io.Reader, replace bool) (int64, error) {
 }
 
 // maxExportName bounds the file name export takes from the service, in
-// bytes: well under the 255 most file systems take.
-const maxExportName = 200
+// bytes: with the longest extension added (".markdown") within the 255
+// most file systems take.
+const maxExportName = 240
 
 // exportFileName is the name a document saved into a directory gets: the
 // service's, when it is a plain name (no path, not hidden, no control
