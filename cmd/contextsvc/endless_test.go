@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -15,15 +16,15 @@ import (
 // endlessServer serves lists whose pages never end: each page holds
 // perPage items with content, and a cursor never given before. The
 // contexts list is endless; so are the versions of the context
-// ctx_endless, while every other context has one version. onPage is told
-// of each list page asked for (k from 1), before it is answered.
+// ctx_endless. onPage is told of each page asked for (k from 1), before it
+// is answered.
 type endlessServer struct {
 	perPage int
 	content string
 	onPage  func(k int)
 
 	mu        sync.Mutex
-	pages     int // list pages asked for
+	pages     int // pages asked for
 	pageBytes int // the size of the last page sent
 }
 
@@ -56,7 +57,7 @@ func (e *endlessServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if r.URL.Path == "/v1/contexts" {
+	{
 		e.mu.Lock()
 		e.pages++
 		e.pageBytes = b.Len()
@@ -140,5 +141,26 @@ func TestListAllStreams(t *testing.T) {
 				t.Errorf("%d pages asked for; pages not written before the next was asked:\n%s", srv.pages, strings.Join(late, "\n"))
 			}
 		})
+	}
+}
+
+// TestListAllJSONLines: with --all --json each page is one line, however
+// the server laid it out, so the output is JSON Lines.
+func TestListAllJSONLines(t *testing.T) {
+	t.Parallel()
+	pages := map[string]string{
+		"":  "{\n  \"data\": [\n    {\"id\": \"ctx_1\", \"name\": \"n\", \"version\": 1}\n  ],\n  \"hasMore\": true,\n  \"nextCursor\": \"a\"\n}\n",
+		"a": "{\"data\":[{\"id\":\"ctx_2\",\"name\":\"n\",\"version\":1}],\"hasMore\":false}",
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, pages[r.URL.Query().Get("cursor")])
+	}))
+	defer srv.Close()
+	c := &cli{t: t, env: map[string]string{"CONTEXTSVC_BASE_URL": srv.URL + "/v1", "CONTEXTSVC_API_KEY": testKey}}
+	out := c.ok("contexts", "list", "--all", "--json")
+	want := `{"data":[{"id":"ctx_1","name":"n","version":1}],"hasMore":true,"nextCursor":"a"}` + "\n" + pages["a"] + "\n"
+	if out != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", out, want)
 	}
 }
