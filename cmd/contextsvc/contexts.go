@@ -6,7 +6,6 @@ import (
 	"io"
 	"iter"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -72,7 +71,17 @@ func newContextsListCmd(s *streams) *cobra.Command {
 			return err
 		}
 		opts := &contextsvc.ContextListOptions{Limit: limit, Cursor: cursor, Tags: tags}
-		shown, more, err := listPages(cmd.Context(), s, "contexts", all, asJSON,
+		l := listing[contextsvc.Context]{
+			noun:   "contexts",
+			empty:  "No contexts.",
+			header: []string{"ID", "NAME", "TAGS", "VERSION", "UPDATED"},
+			row: func(t *streamTable, x *contextsvc.Context) []string {
+				return []string{t.cell(x.ID, 80), t.cell(x.Name, 50), tagList(x.Tags, t.width(40)), fmt.Sprint(x.Version), when(x.UpdatedAt)}
+			},
+			id:    func(x *contextsvc.Context) string { return x.ID },
+			quiet: quiet,
+		}
+		return listPages(cmd.Context(), s, l, all, asJSON,
 			func(ro ...contextsvc.RequestOption) ([]*contextsvc.Context, bool, string, error) {
 				page, err := c.Contexts.List(cmd.Context(), opts, ro...)
 				if err != nil {
@@ -83,25 +92,6 @@ func newContextsListCmd(s *streams) *cobra.Command {
 			func(ro ...contextsvc.RequestOption) iter.Seq2[*contextsvc.Context, error] {
 				return c.Contexts.All(cmd.Context(), opts, ro...)
 			})
-		if err != nil || asJSON.enabled() {
-			return err
-		}
-		defer noteMore(s, more)
-		if quiet {
-			for _, x := range shown {
-				fmt.Fprintln(s.out, x.ID)
-			}
-			return nil
-		}
-		if len(shown) == 0 {
-			fmt.Fprintln(s.out, "No contexts.")
-			return nil
-		}
-		t := newTable(s, "ID", "NAME", "TAGS", "VERSION", "UPDATED")
-		for _, x := range shown {
-			t.row(t.cell(x.ID, 80), t.cell(x.Name, 50), tagList(x.Tags, t.width(40)), fmt.Sprint(x.Version), when(x.UpdatedAt))
-		}
-		return t.writeTo(s.out)
 	})
 	return cmd
 }
@@ -433,7 +423,19 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 			return err
 		}
 		opts := &contextsvc.VersionListOptions{Limit: limit, Cursor: cursor}
-		shown, more, err := listPages(cmd.Context(), s, "versions", all, asJSON,
+		l := listing[contextsvc.Version]{
+			noun:   "versions",
+			header: []string{"VERSION", "NAME", "TAGS", "CREATED", "CREATED BY", "WORDS", "SECTIONS CHANGED"},
+			row: func(t *streamTable, v *contextsvc.Version) []string {
+				sections := "-"
+				if len(v.Changes.SectionsModified) > 0 {
+					sections = t.cell(strings.Join(v.Changes.SectionsModified, ", "), 60)
+				}
+				return []string{fmt.Sprint(v.Version), t.cell(v.Name, 40), tagList(v.Tags, t.width(40)), when(v.CreatedAt), t.cell(v.CreatedBy, 40),
+					signed(v.Changes.WordCountDelta), sections}
+			},
+		}
+		return listPages(cmd.Context(), s, l, all, asJSON,
 			func(ro ...contextsvc.RequestOption) ([]*contextsvc.Version, bool, string, error) {
 				page, err := c.Contexts.ListVersions(cmd.Context(), args[0], opts, ro...)
 				if err != nil {
@@ -444,124 +446,6 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 			func(ro ...contextsvc.RequestOption) iter.Seq2[*contextsvc.Version, error] {
 				return c.Contexts.AllVersions(cmd.Context(), args[0], opts, ro...)
 			})
-		if err != nil || asJSON.enabled() {
-			return err
-		}
-		defer noteMore(s, more)
-		t := newTable(s, "VERSION", "NAME", "TAGS", "CREATED", "CREATED BY", "WORDS", "SECTIONS CHANGED")
-		for _, v := range shown {
-			sections := "-"
-			if len(v.Changes.SectionsModified) > 0 {
-				sections = t.cell(strings.Join(v.Changes.SectionsModified, ", "), 60)
-			}
-			t.row(fmt.Sprint(v.Version), t.cell(v.Name, 40), tagList(v.Tags, t.width(40)), when(v.CreatedAt), t.cell(v.CreatedBy, 40),
-				signed(v.Changes.WordCountDelta), sections)
-		}
-		return t.writeTo(s.out)
 	})
 	return cmd
-}
-
-// exportFormats maps --format to the API's format.
-var exportFormats = map[string]contextsvc.ExportFormat{
-	"md": contextsvc.ExportMarkdown, "markdown": contextsvc.ExportMarkdown,
-	"html": contextsvc.ExportHTML,
-	"txt":  contextsvc.ExportText, "text": contextsvc.ExportText,
-	"pdf":  contextsvc.ExportPDF,
-	"json": contextsvc.ExportJSON,
-}
-
-func newContextsExportCmd(s *streams) *cobra.Command {
-	var (
-		format  string
-		version int
-		output  string
-	)
-	cmd, api := oneContextCmd(s, &cobra.Command{
-		Use:   "export ID --format md|html|txt|pdf|json [--version N] -o FILE",
-		Short: "Download a context as a document (-o - writes it to stdout)",
-		Long: `Download a context as a document: Markdown, HTML, plain text, PDF or the
-context's JSON. -o names the file (written whole or not at all), a
-directory to save it under the service's file name, or - for stdout.`,
-		Example: `  contextsvc contexts export ctx_123 --format pdf -o runbook.pdf
-  contextsvc contexts export ctx_123 --format md --version 1 -o - | less`,
-	})
-	fs := cmd.Flags()
-	fs.StringVar(&format, "format", "md", "the document's `format`: md, html, txt, pdf or json")
-	fs.IntVar(&version, "version", 0, "export this earlier `version` (default 0: the current one)")
-	fs.StringVarP(&output, "output", "o", "", "the `file` to write, a directory, or - for stdout (required)")
-	_ = cmd.MarkFlagRequired("output")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"md", "html", "txt", "pdf", "json"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
-		f, ok := exportFormats[format]
-		if !ok {
-			return usagef("--format must be md, html, txt, pdf or json, got %q", format)
-		}
-		if version < 0 {
-			return usagef("--version must be 1 or more (0: the current one), got %d", version)
-		}
-		if output == "" {
-			return usagef("-o needs a file, a directory, or - for stdout")
-		}
-		c, err := api.client()
-		if err != nil {
-			return err
-		}
-		exp, err := c.Contexts.Export(cmd.Context(), args[0], &contextsvc.ExportOptions{Format: f, Version: version})
-		if err != nil {
-			return err
-		}
-		defer exp.Body.Close()
-		if output == "-" {
-			_, err := io.Copy(s.out, exp.Body)
-			return err
-		}
-		path := output
-		if fi, err := os.Stat(output); err == nil && fi.IsDir() {
-			name := exp.Filename
-			if name == "" {
-				name = fmt.Sprintf("%s.%s", args[0], format)
-			}
-			path = filepath.Join(output, name)
-		}
-		n, err := writeFileAtomically(path, exp.Body)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(s.out, "Wrote %s (%d bytes, %s)\n", path, n, cell(exp.ContentType, 100))
-		return err
-	})
-	return cmd
-}
-
-// writeFileAtomically writes r to path through a temporary file in the
-// same directory, renamed over path once whole: a failed download leaves
-// no partial file, and an existing file stays as it was.
-func writeFileAtomically(path string, r io.Reader) (int64, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return 0, err
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	n, err := io.Copy(tmp, r)
-	if err != nil {
-		return n, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return n, err
-	}
-	if err := tmp.Close(); err != nil {
-		return n, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return n, err
-	}
-	done = true
-	return n, nil
 }

@@ -237,7 +237,9 @@ func TestCommandLine(t *testing.T) {
 		got <- ev
 	}))
 	defer app.Close()
-	listen := start(t, env, "listen", "--forward-to", app.URL+"/webhooks", "--secret", "whsec_e2e_secret")
+	// The secret from the environment: out of the process list, and not
+	// printed.
+	listen := start(t, append(env, "CONTEXTSVC_WEBHOOK_SECRET=whsec_e2e_secret"), "listen", "--forward-to", app.URL+"/webhooks")
 	listen.wait("Ready.")
 	if out := execOK(t, env, "trigger", "context.updated"); !strings.HasPrefix(out, "Triggered context.updated: event evt_") {
 		t.Errorf("trigger: %q", out)
@@ -246,9 +248,13 @@ func TestCommandLine(t *testing.T) {
 	if d, err := ev.ContextUpdated(); err != nil || ev.Type != contextsvc.EventContextUpdated || d.ContextID != id || d.Version != 2 {
 		t.Errorf("the app got %s %+v %v", ev.Type, d, err)
 	}
-	listen.wait("  context.updated  " + ev.ID + "  attempt 1  signature verified  200 OK  ")
+	listen.wait(ev.ID)
+	if !deliveryLine("context.updated", ev.ID, "1", "signature verified", "200 OK").MatchString(listen.out.String()) {
+		t.Errorf("listen's line:\n%s", listen.out)
+	}
 	webhookID := regexp.MustCompile(`Webhook (wh_[a-z0-9]+) registered`).FindStringSubmatch(listen.out.String())
-	if code := listen.interrupt(); code != 0 || webhookID == nil || !strings.Contains(listen.out.String(), "Removed the webhook "+webhookID[1]) {
+	if code := listen.interrupt(); code != 0 || webhookID == nil || !strings.Contains(listen.out.String(), "Removed the webhook "+webhookID[1]) ||
+		strings.Contains(listen.out.String()+listen.errOut.String(), "whsec_e2e_secret") {
 		t.Errorf("listen after Ctrl-C: exit %d\n%s\n%s", code, listen.out, listen.errOut)
 	}
 
@@ -316,7 +322,8 @@ func TestDocsSession(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the session: %v\n%s", err, out)
 	}
-	for _, want := range []string{"now at version 2", "Deploy runbook", "Roll back", "Wrote runbook.pdf", `"hasMore":false`, "Wrote local.json: 1 context, 2 versions",
+	for _, want := range []string{"now at version 2", "Deploy runbook", "Roll back", "Wrote runbook.pdf", "-v2.html (",
+		"Error: runbook.pdf exists: it was left as it is (--force replaces it)\nrunbook.pdf kept\n", `"hasMore":false`, "Wrote local.json: 1 context, 2 versions",
 		"Triggered context.updated: event evt_", " (with your data)\n", "\tcontext.updated\twh_", "\tpending\t1\t", "Resent evt_", "Advanced the mock's clock by 1m0s to ",
 		" delivery attempts ran", "Chaos: on since ", ", seed=42,duplicate=0.2,delay=2s, seed 42.\n", "Chaos: off.\n", "\thttp://127.0.0.1:9/hooks\tcontext.updated\tyes\t",
 		"Deleted the webhook wh_", "* GET http://127.0.0.1:", "> Authorization: Bearer [redacted]\n", "< 200 OK in ", "Reset the mock: "} {

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -24,56 +21,67 @@ import (
 )
 
 // The receiver's bounds: a delivery's body is at most the SDK's
-// receivers' default, the app's answer is passed on up to maxAnswer bytes.
+// receivers' default, the app's answer is passed on up to maxAnswer bytes,
+// at most maxInFlight deliveries are handled at once (past it the sender
+// is told to retry), and the event ids of the last maxSeenEvents verified
+// deliveries are remembered to tell duplicates.
 const (
 	maxDeliveryBody       = contextsvc.DefaultWebhookMaxBodyBytes
 	maxAnswer             = 1 << 20
+	maxInFlight           = 32
+	maxSeenEvents         = 10_000
 	defaultForwardTimeout = 30 * time.Second
 	shutdownTimeout       = 5 * time.Second
+	resolveTimeout        = 5 * time.Second
 )
 
-// hopHeaders are the headers of one connection, never forwarded (RFC
-// 9110 section 7.6.1), with Host and Content-Length, which the forwarded
-// request and answer set for themselves.
-var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
-	"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length"}
+// envWebhookSecret holds listen's signing secret, out of the process list.
+const envWebhookSecret = "CONTEXTSVC_WEBHOOK_SECRET"
 
-func copyHeaders(dst, src http.Header) {
-	for k, vs := range src {
-		dst[k] = append([]string(nil), vs...)
-	}
-	for _, f := range src.Values("Connection") {
-		for _, name := range strings.Split(f, ",") {
-			dst.Del(strings.TrimSpace(name))
-		}
-	}
-	for _, h := range hopHeaders {
-		dst.Del(h)
-	}
+// listenOptions are listen's flags.
+type listenOptions struct {
+	forwardTo         string
+	events            []string
+	secret            string
+	listenAddr        string
+	publicURL         string
+	forwardTimeout    time.Duration
+	forwardUnverified bool
+	printJSON         bool
+	asJSON            bool
 }
 
 func newListenCmd(s *streams) *cobra.Command {
-	var (
-		forwardTo      string
-		events         []string
-		secret         string
-		listenAddr     string
-		publicURL      string
-		forwardTimeout time.Duration
-		asJSON         bool
-	)
+	var o listenOptions
 	cmd := &cobra.Command{
-		Use:   "listen --forward-to URL [--event T]... [--secret S] [--listen ADDR] [--public-url URL]",
-		Short: "Receive the account's webhook deliveries and forward each to your app, one line per delivery",
+		Use:   "listen [--forward-to URL] [--event T]... [--listen ADDR] [--public-url URL] [--print-json]",
+		Short: "Receive the account's webhook deliveries, print a line for each and forward them to your app",
 		Long: `Register a webhook whose URL reaches a receiver of this command's own
-(--listen), and forward every delivery, its body and headers as they came,
-to your app (--forward-to). The app's answer goes back to the service as the
-delivery's answer, so a failure is retried by the service for real.
+(--listen), and print a line for every delivery: time, event type, event
+id, attempt, whether the signature verified with the secret, the status it
+was answered with and how long it took; a delivery of an event already
+taken (answered 2xx, or still in hand) is marked duplicate, and a failed
+one says when the service tries again.
 
-It prints the webhook's id and the signing secret your app verifies with
-(--secret chooses it), then one line per delivery: time, event type, event
-id, attempt, whether the signature verified with the secret, the app's
-status and how long it took.
+With --forward-to, each delivery whose signature verifies is forwarded to
+your app, its body as it came and the headers a delivery carries
+(Content-Type, User-Agent, X-Service-Signature, X-Service-Event,
+X-Service-Delivery, X-Service-Delivery-Attempt, traceparent, tracestate);
+the app's status and body go back to the service as the delivery's answer,
+so a failure is retried by the service for real. Without it, each verified
+delivery is answered 200; --print-json prints its body.
+
+A request whose signature does not verify with the secret is answered 401
+and not forwarded (--forward-unverified forwards it, with its other
+headers but never Authorization, Cookie or Proxy-Authorization). A
+browser's cross-site request, a body that is not JSON and a request that
+went round back to this receiver are refused whatever the flags. At most
+32 deliveries are handled at once: past that the sender is answered 503
+with Retry-After, and retries. Duplicates are told among the last 10,000
+events.
+
+The secret your app verifies with: --secret, else $CONTEXTSVC_WEBHOOK_SECRET,
+else a new one, printed (a secret given is never printed).
 
 Ctrl-C stops it. On the mock it removes the webhook (through the mock's
 admin API); on a deployment, whose /v1 API cannot delete a webhook, it says
@@ -82,62 +90,114 @@ how to.
 A server that is not on this machine cannot reach --listen: give it
 --public-url, the https URL of a tunnel (cloudflared, ngrok…) that
 forwards to --listen.`,
-		Example: `  contextsvc listen --forward-to http://localhost:3000/webhooks
-  contextsvc listen --forward-to http://localhost:3000/webhooks --event context.updated --secret "$WEBHOOK_SECRET"
+		Example: `  contextsvc listen --forward-to localhost:3000/webhooks
+  CONTEXTSVC_WEBHOOK_SECRET=whsec_local_dev contextsvc listen --forward-to http://localhost:3000/webhooks --event context.updated
+  contextsvc listen --print-json
   contextsvc listen --forward-to http://localhost:3000/webhooks --listen 127.0.0.1:9000 --public-url https://abc.trycloudflare.com/`,
 		Args: cobra.NoArgs,
 	}
 	api := addAPIFlags(cmd, s)
 	fs := cmd.Flags()
-	fs.StringVar(&forwardTo, "forward-to", "", "your app's webhook `URL`, which gets every delivery (required)")
-	fs.StringArrayVar(&events, "event", nil, "an event `type` to receive, repeatable (default all eight types)")
-	fs.StringVar(&secret, "secret", "", "the signing `secret` your app verifies with, 1 to 256 characters (default: a new random whsec_… secret, printed)")
-	fs.StringVar(&listenAddr, "listen", "127.0.0.1:0", "the receiver's `address` (port 0 picks a free port)")
-	fs.StringVar(&publicURL, "public-url", "", "the `URL` the server sends deliveries to, reaching --listen (a tunnel's); needed for a server not on this machine (default http://<the --listen address>/)")
-	fs.DurationVar(&forwardTimeout, "forward-timeout", defaultForwardTimeout, "how long your app may take to answer a delivery")
-	fs.BoolVar(&asJSON, "json", false, "print the start and each delivery as a JSON object, one a line")
-	_ = cmd.MarkFlagRequired("forward-to")
+	fs.StringVar(&o.forwardTo, "forward-to", "", "your app's webhook `URL` (http:// is added to localhost:3000/hooks), which gets every verified delivery (default none: print each delivery and answer 200)")
+	fs.StringArrayVar(&o.events, "event", nil, "an event `type` to receive, repeatable (default all eight types)")
+	fs.StringVar(&o.secret, "secret", "", "the signing `secret` your app verifies with, 1 to 256 characters (default $"+envWebhookSecret+
+		", else a new random whsec_… secret, printed; a flag's value shows in the process list, the variable's does not)")
+	fs.StringVar(&o.listenAddr, "listen", "127.0.0.1:0", "the receiver's `address` (port 0 picks a free port)")
+	fs.StringVar(&o.publicURL, "public-url", "", "the `URL` the server sends deliveries to, reaching --listen (a tunnel's); needed for a server not on this machine (default http://<the --listen address>/)")
+	fs.DurationVar(&o.forwardTimeout, "forward-timeout", defaultForwardTimeout, "how long your app may take to answer a delivery")
+	fs.BoolVar(&o.forwardUnverified, "forward-unverified", false, "forward requests whose signature does not verify too, with their headers (but never credentials)")
+	fs.BoolVar(&o.printJSON, "print-json", false, "print each delivery's body after its line")
+	fs.BoolVar(&o.asJSON, "json", false, "print the start and each delivery as a JSON object, one a line")
 	_ = cmd.RegisterFlagCompletionFunc("event", completeEventTypes)
 	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
-		target, err := url.Parse(forwardTo)
-		if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
-			return usagef("--forward-to must be an absolute http or https URL, got %q", redact.URL(forwardTo))
+		var target *url.URL
+		if cmd.Flags().Changed("forward-to") {
+			var err error
+			if target, err = forwardTarget(o.forwardTo); err != nil {
+				return err
+			}
 		}
-		types, err := eventTypes(events, true)
+		if o.forwardUnverified && target == nil {
+			return usagef("--forward-unverified needs --forward-to")
+		}
+		types, err := eventTypes(o.events, true)
 		if err != nil {
 			return err
 		}
-		generated, err := signingSecret(cmd, &secret)
+		from, err := listenSecret(cmd, s, &o.secret)
 		if err != nil {
 			return err
 		}
-		if forwardTimeout <= 0 {
+		if o.forwardTimeout <= 0 {
 			return usagef("--forward-timeout must be positive")
 		}
-		if publicURL != "" {
-			if u, err := url.Parse(publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return usagef("--public-url must be an absolute URL (https://… for a tunnel), got %q", redact.URL(publicURL))
+		if o.publicURL != "" {
+			if u, err := url.Parse(o.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return usagef("--public-url must be an absolute URL (https://… for a tunnel), got %q", redact.URL(o.publicURL))
 			}
 		}
 		c, err := api.client()
 		if err != nil {
 			return err
 		}
-		if publicURL == "" && !onThisMachine(c.BaseURL()) {
+		if o.publicURL == "" && !onThisMachine(c.BaseURL()) {
 			return usagef("the server at %s is not on this machine, so it cannot reach the receiver at %s: "+
-				"give --public-url, the https URL of a tunnel (cloudflared, ngrok…) that forwards to --listen", c.BaseURL(), listenAddr)
+				"give --public-url, the https URL of a tunnel (cloudflared, ngrok…) that forwards to --listen", c.BaseURL(), o.listenAddr)
 		}
-		l := &listener{
-			s:         s,
-			target:    target,
-			secret:    secret,
-			asJSON:    asJSON,
-			color:     paint(s.colorOK(s.outTTY)),
-			forwarder: &http.Client{Timeout: forwardTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		}
-		return l.run(cmd.Context(), c, listenAddr, publicURL, types, generated)
+		l := newListener(s, &o, target, from)
+		return l.run(cmd.Context(), c, o.listenAddr, o.publicURL, types)
 	})
 	return cmd
+}
+
+// forwardTarget reads --forward-to: an absolute http or https URL, or
+// host:port/path, to which http:// is added (localhost:3000/hooks).
+func forwardTarget(raw string) (*url.URL, error) {
+	text := raw
+	if !strings.Contains(text, "://") {
+		text = "http://" + text
+	}
+	u, err := url.Parse(text)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usagef("--forward-to must be an http or https URL, or host:port/path (localhost:3000/webhooks), got %q", redact.URL(raw))
+	}
+	if u.Hostname() == "" { // :3000/hooks
+		u.Host = "localhost" + u.Host
+	}
+	if u.Port() != "" {
+		if p, err := strconv.Atoi(u.Port()); err != nil || p < 1 || p > 65535 {
+			return nil, usagef("--forward-to %q: the port must be 1 to 65535", redact.URL(raw))
+		}
+	}
+	return u, nil
+}
+
+// secretSource says where listen's secret came from.
+type secretSource string
+
+const (
+	secretFlag      secretSource = "flag"
+	secretEnv       secretSource = "env"
+	secretGenerated secretSource = "generated"
+)
+
+// listenSecret settles listen's secret: --secret, else the variable, else
+// a new one.
+func listenSecret(cmd *cobra.Command, s *streams, secret *string) (secretSource, error) {
+	if cmd.Flags().Changed("secret") {
+		return secretFlag, checkSecret(*secret)
+	}
+	if v := s.getenv(envWebhookSecret); v != "" {
+		if err := checkSecret(v); err != nil {
+			return "", usagef("$%s: %s", envWebhookSecret, strings.TrimPrefix(err.Error(), "--secret "))
+		}
+		*secret = v
+		return secretEnv, nil
+	}
+	if _, err := signingSecret(cmd, secret); err != nil {
+		return "", err
+	}
+	return secretGenerated, nil
 }
 
 // onThisMachine reports whether a base URL's host is a loopback one.
@@ -146,39 +206,82 @@ func onThisMachine(base string) bool {
 	if err != nil {
 		return false
 	}
-	host := u.Hostname()
+	return loopbackHost(u.Hostname())
+}
+
+// loopbackHost reports whether a host name or address is this machine's
+// loopback.
+func loopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// listener is listen's receiver: it forwards each delivery to the app
-// and prints a line about it.
+// listener is listen's receiver: it prints a line about each delivery,
+// forwarding it to the app when there is one.
 type listener struct {
-	s         *streams
-	target    *url.URL
-	secret    string
-	asJSON    bool
-	color     paint
-	forwarder *http.Client
+	s                 *streams
+	target            *url.URL // nil: deliveries are printed, not forwarded
+	secret            string
+	secretFrom        secretSource
+	forwardUnverified bool
+	showBody          bool
+	asJSON            bool
+	color             paint
+	forwarder         *http.Client
+	forwardTimeout    time.Duration
+	// id names this receiver in the Contextsvc-Listen-Via header of what
+	// it forwards, so a request that comes round again is refused.
+	id       string
+	inFlight chan struct{} // a slot per delivery being handled
+	seen     *seenEvents
 
 	mu sync.Mutex // one line at a time
 }
 
+func newListener(s *streams, o *listenOptions, target *url.URL, from secretSource) *listener {
+	return &listener{
+		s:                 s,
+		target:            target,
+		secret:            o.secret,
+		secretFrom:        from,
+		forwardUnverified: o.forwardUnverified,
+		showBody:          o.printJSON,
+		asJSON:            o.asJSON,
+		color:             paint(s.colorOK(s.outTTY)),
+		forwarder:         &http.Client{Timeout: o.forwardTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		forwardTimeout:    o.forwardTimeout,
+		id:                randomID("lsn_"),
+		inFlight:          make(chan struct{}, maxInFlight),
+		seen:              newSeenEvents(maxSeenEvents),
+	}
+}
+
 // run listens, registers the webhook, serves until ctx is done, then
 // removes the webhook where it can.
-func (l *listener) run(ctx context.Context, c *contextsvc.Client, addr, publicURL string, types []contextsvc.EventType, generated bool) error {
+func (l *listener) run(ctx context.Context, c *contextsvc.Client, addr, publicURL string, types []contextsvc.EventType) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
+	if l.target != nil {
+		rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+		self := forwardsToItself(rctx, l.target, ln.Addr(), net.DefaultResolver.LookupNetIP, localAddrs)
+		cancel()
+		if self {
+			ln.Close()
+			return usagef("--forward-to %s is this receiver itself (listening on %s): each delivery would be forwarded to itself without end; give your app's URL",
+				redact.URL(l.target.String()), ln.Addr())
+		}
+	}
+	l.warn(ln.Addr())
 	hs := &http.Server{
 		Handler:           l,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
-		WriteTimeout:      l.forwarder.Timeout + time.Minute,
+		WriteTimeout:      l.forwardTimeout + time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
@@ -204,7 +307,7 @@ func (l *listener) run(ctx context.Context, c *contextsvc.Client, addr, publicUR
 	if err != nil {
 		return err
 	}
-	l.started(wh, ln.Addr().String(), hookURL, kind, generated)
+	l.started(wh, ln.Addr().String(), hookURL, kind)
 
 	var serveErr error
 	select {
@@ -218,30 +321,72 @@ func (l *listener) run(ctx context.Context, c *contextsvc.Client, addr, publicUR
 	return cleanupErr
 }
 
-// started prints the start: the webhook, the secret and what Ctrl-C does.
-func (l *listener) started(wh *contextsvc.Webhook, addr, hookURL string, kind serverKind, generated bool) {
+// warn says on stderr, once, what exposes the deliveries beyond this
+// machine: a receiver listening beyond loopback, or an app reached over
+// plain http on another host.
+func (l *listener) warn(addr net.Addr) {
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		if ip, ok := netip.AddrFromSlice(tcp.IP); ok && !ip.Unmap().IsLoopback() {
+			what := "it forwards only deliveries signed with the secret"
+			if l.target == nil {
+				what = "it answers only deliveries signed with the secret"
+			} else if l.forwardUnverified {
+				what = "with --forward-unverified it forwards whatever it is sent to your app"
+			}
+			fmt.Fprintf(l.s.err, "Warning: the receiver listens on %s, which other machines can reach: %s; --listen 127.0.0.1:PORT keeps it on this machine.\n", addr, what)
+		}
+	}
+	if l.target != nil && l.target.Scheme == "http" && !loopbackHost(l.target.Hostname()) {
+		fmt.Fprintf(l.s.err, "Warning: --forward-to %s is plain http to another machine: each delivery and its signature cross the network unencrypted; use https.\n",
+			cell(redact.URL(l.target.String()), 300))
+	}
+}
+
+// started prints the start: the webhook, the secret (only one made up
+// here) and what Ctrl-C does.
+func (l *listener) started(wh *contextsvc.Webhook, addr, hookURL string, kind serverKind) {
 	var names []string
 	for _, t := range wh.Events {
 		names = append(names, string(t))
 	}
 	if l.asJSON {
-		l.printJSON(map[string]any{"kind": "ready", "webhookId": wh.ID, "url": redact.URL(hookURL), "listen": addr, "forwardTo": redact.URL(l.target.String()),
-			"events": names, "secret": l.secret, "mock": kind != kindDeployment})
+		ready := map[string]any{"kind": "ready", "webhookId": wh.ID, "url": redact.URL(hookURL), "listen": addr,
+			"events": names, "secretFrom": l.secretFrom, "mock": kind != kindDeployment, "forwardUnverified": l.forwardUnverified}
+		if l.target != nil {
+			ready["forwardTo"] = redact.URL(l.target.String())
+		}
+		if l.secretFrom == secretGenerated {
+			ready["secret"] = l.secret
+		}
+		l.printJSON(ready)
 		return
 	}
 	stop := "Ctrl-C removes the webhook and stops."
 	if kind == kindDeployment {
 		stop = "Ctrl-C stops (the webhook stays registered: the /v1 API cannot delete one)."
 	}
-	secretNote := ""
-	if !generated {
-		secretNote = " (--secret)"
+	var secret string
+	switch l.secretFrom {
+	case secretGenerated:
+		secret = l.secret + " (made up for this session: give it to your app)"
+	case secretEnv:
+		secret = "from $" + envWebhookSecret
+	default:
+		secret = "from --secret"
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	fmt.Fprintf(l.s.out, "Webhook %s registered for %s\n", cell(wh.ID, 80), strings.Join(names, ", "))
-	fmt.Fprintf(l.s.out, "Signing secret: %s%s\n", l.secret, secretNote)
-	fmt.Fprintf(l.s.out, "Forwarding deliveries from %s (listening on %s) to %s\n", cell(redact.URL(hookURL), 300), addr, cell(redact.URL(l.target.String()), 300))
+	fmt.Fprintf(l.s.out, "Signing secret: %s\n", secret)
+	if l.target != nil {
+		unverified := ""
+		if l.forwardUnverified {
+			unverified = " (unverified ones too: --forward-unverified)"
+		}
+		fmt.Fprintf(l.s.out, "Forwarding deliveries from %s (listening on %s) to %s%s\n", cell(redact.URL(hookURL), 300), addr, cell(redact.URL(l.target.String()), 300), unverified)
+	} else {
+		fmt.Fprintf(l.s.out, "Printing deliveries from %s (listening on %s), each verified one answered 200 (--forward-to sends them to your app)\n", cell(redact.URL(hookURL), 300), addr)
+	}
 	fmt.Fprintf(l.s.out, "%s Waiting for deliveries. %s\n", l.color.style(styleBold, "Ready."), stop)
 }
 
@@ -280,108 +425,4 @@ func (l *listener) printJSON(v any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.s.out.Write(append(b, '\n'))
-}
-
-// delivery is what listen says of one delivery.
-type delivery struct {
-	Time       time.Time `json:"time"`
-	EventType  string    `json:"eventType"`
-	EventID    string    `json:"eventId"`
-	DeliveryID string    `json:"deliveryId"`
-	Attempt    int       `json:"attempt"`
-	Verified   bool      `json:"signatureVerified"`
-	Status     int       `json:"status"`
-	DurationMS float64   `json:"durationMs"`
-	Error      string    `json:"error,omitempty"`
-}
-
-// ServeHTTP takes a delivery, forwards it to the app and answers with the
-// app's answer.
-func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "contextsvc listen takes webhook deliveries (POST) only", http.StatusMethodNotAllowed)
-		return
-	}
-	d := delivery{Time: time.Now(), DeliveryID: r.Header.Get("X-Service-Delivery"), EventType: r.Header.Get("X-Service-Event")}
-	d.Attempt, _ = strconv.Atoi(r.Header.Get("X-Service-Delivery-Attempt"))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxDeliveryBody))
-	if err != nil {
-		d.Status = http.StatusBadRequest
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			d.Status = http.StatusRequestEntityTooLarge
-		}
-		d.Error = "reading the delivery: " + err.Error()
-		http.Error(w, d.Error, d.Status)
-		l.line(d)
-		return
-	}
-	d.Verified = contextsvc.VerifySignature(body, r.Header.Get(contextsvc.DefaultSignatureHeader), l.secret) == nil
-	var env struct {
-		ID   string `json:"id"`
-		Type string `json:"type"`
-	}
-	if json.Unmarshal(body, &env) == nil {
-		d.EventID = env.ID
-		if env.Type != "" {
-			d.EventType = env.Type
-		}
-	}
-
-	start := time.Now()
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, l.target.String(), bytes.NewReader(body))
-	if err != nil {
-		d.Status, d.Error = http.StatusBadGateway, err.Error()
-		http.Error(w, d.Error, d.Status)
-		l.line(d)
-		return
-	}
-	copyHeaders(req.Header, r.Header)
-	resp, err := l.forwarder.Do(req)
-	if err != nil {
-		d.DurationMS = ms(time.Since(start))
-		d.Status = http.StatusBadGateway
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		d.Error = "the app did not answer: " + err.Error()
-		http.Error(w, "contextsvc listen: "+d.Error, d.Status)
-		l.line(d)
-		return
-	}
-	defer resp.Body.Close()
-	copyHeaders(w.Header(), resp.Header)
-	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, io.LimitReader(resp.Body, maxAnswer))
-	d.Status, d.DurationMS = resp.StatusCode, ms(time.Since(start))
-	l.line(d)
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// line prints a delivery's line.
-func (l *listener) line(d delivery) {
-	if l.asJSON {
-		l.printJSON(struct {
-			Kind string `json:"kind"`
-			delivery
-		}{"delivery", d})
-		return
-	}
-	verified := l.color.style(styleGreen, "signature verified")
-	if !d.Verified {
-		verified = l.color.style(styleRed, "signature NOT verified")
-	}
-	status := l.color.style(statusStyle(d.Status), fmt.Sprintf("%d %s", d.Status, http.StatusText(d.Status)))
-	eventID := cmp.Or(cell(d.EventID, 80), "-")
-	text := fmt.Sprintf("%s  %s  %s  attempt %d  %s  %s  %s", d.Time.Format("2006-01-02 15:04:05"), cmp.Or(cell(d.EventType, 60), "-"),
-		eventID, d.Attempt, verified, status, time.Duration(d.DurationMS*float64(time.Millisecond)).Round(100*time.Microsecond))
-	if d.Error != "" {
-		text += "  (" + cell(d.Error, 300) + ")"
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintln(l.s.out, text)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,9 +20,11 @@ func newSnapshotCmd(s *streams) *cobra.Command {
 	var (
 		output  string
 		account string
+		force   bool
+		maxSize = byteSize(defaultSnapshotMax)
 	)
 	cmd := &cobra.Command{
-		Use:   "snapshot -o FILE [--account NAME]",
+		Use:   "snapshot -o FILE [--account NAME] [--max-size SIZE] [--force]",
 		Short: "Copy every context, with all its versions, into a state file the mock loads",
 		Long: `Read every context and all its versions from the server (a key of read
 scope is enough) and write a state document that the mock loads:
@@ -37,7 +38,13 @@ starts from a deployment's data.
 
 Webhooks are left out: the API never returns their secrets. The document is
 checked as the mock will load it before the file is written (whole, or not
-at all). Progress shows on stderr when it is a terminal.`,
+at all); a file that is there already is replaced only with --force.
+
+What it reads is held in memory until the file is written, so it stops,
+writing nothing, once the server's answers come to more than --max-size
+bytes (256MiB by default, what the mock takes as a state document): a
+server whose contexts or pages never end cannot exhaust the machine.
+Progress shows on stderr when it is a terminal.`,
 		Example: `  CONTEXTSVC_BASE_URL=https://staging.example.com/v1 CONTEXTSVC_API_KEY=$STAGING_READ_KEY contextsvc snapshot -o staging.json
   contextsvc mock -state-file staging.json`,
 		Args: cobra.NoArgs,
@@ -46,6 +53,8 @@ at all). Progress shows on stderr when it is a terminal.`,
 	fs := cmd.Flags()
 	fs.StringVarP(&output, "output", "o", "", "the state `file` to write (required)")
 	fs.StringVar(&account, "account", mockserver.DefaultAccount, "the mock's account the contexts go to (1 to 64 of A-Z a-z 0-9 _ . -)")
+	fs.BoolVar(&force, "force", false, "replace the file if it is there already")
+	fs.Var(&maxSize, "max-size", "stop, writing nothing, once the server's answers come to more than this `size` (bytes, or with KiB, MiB, GiB)")
 	_ = cmd.MarkFlagRequired("output")
 	cmd.RunE = action(func(cmd *cobra.Command, args []string) error {
 		if output == "" || output == "-" {
@@ -54,17 +63,27 @@ at all). Progress shows on stderr when it is a terminal.`,
 		if err := mockserver.ValidAccount(account); err != nil {
 			return usagef("--account: %s", strings.TrimPrefix(err.Error(), "mockserver: "))
 		}
+		if maxSize <= 0 {
+			return usagef("--max-size must be more than 0")
+		}
+		if err := checkTarget(output, force); err != nil {
+			return err
+		}
 		c, err := api.client()
 		if err != nil {
 			return err
 		}
 		p := newProgress(s)
-		contexts, versions, err := readAll(cmd.Context(), c, account, p)
+		budget := &sizeBudget{limit: int64(maxSize)}
+		contexts, versions, err := readAll(cmd.Context(), c, account, p, budget.option())
 		p.done()
+		if budget.exceeded {
+			return fmt.Errorf("the server's answers came to more than %s, the snapshot's limit (--max-size raises it): nothing was written", maxSize)
+		}
 		if err != nil {
 			return err
 		}
-		if err := writeSnapshot(cmd.Context(), output, account, contexts); err != nil {
+		if err := writeSnapshot(cmd.Context(), output, account, contexts, force); err != nil {
 			return err
 		}
 		fmt.Fprintf(s.out, "Wrote %s: %s, %s, in the account %s.\n", output, plural(len(contexts), "context"), plural(versions, "version"), account)
@@ -80,9 +99,10 @@ at all). Progress shows on stderr when it is a terminal.`,
 }
 
 // readAll reads every context with all its versions, oldest first.
-func readAll(ctx context.Context, c *contextsvc.Client, account string, p *progress) ([]mockserver.StoredContext, int, error) {
+// Each call is made with ro (the size budget).
+func readAll(ctx context.Context, c *contextsvc.Client, account string, p *progress, ro ...contextsvc.RequestOption) ([]mockserver.StoredContext, int, error) {
 	var list []*contextsvc.Context
-	for x, err := range c.Contexts.All(ctx, &contextsvc.ContextListOptions{Limit: 100}) {
+	for x, err := range c.Contexts.All(ctx, &contextsvc.ContextListOptions{Limit: 100}, ro...) {
 		if err != nil {
 			return nil, 0, err
 		}
@@ -94,7 +114,7 @@ func readAll(ctx context.Context, c *contextsvc.Client, account string, p *progr
 	for i, x := range list {
 		sc := mockserver.StoredContext{Account: account, ID: x.ID, Name: x.Name, Content: x.Content, Tags: x.Tags,
 			Version: x.Version, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
-		for v, err := range c.Contexts.AllVersions(ctx, x.ID, &contextsvc.VersionListOptions{Limit: 100}) {
+		for v, err := range c.Contexts.AllVersions(ctx, x.ID, &contextsvc.VersionListOptions{Limit: 100}, ro...) {
 			if errors.Is(err, contextsvc.ErrNotFound) && len(sc.Versions) == 0 {
 				// Deleted since the list: it is left out, as it would be
 				// from a list taken now.
@@ -124,34 +144,25 @@ var statePath = regexp.MustCompile(`^accounts\[0\]\.contexts\[(\d+)\](.*)$`)
 // writeSnapshot writes the state document to path: first to a temporary
 // file beside it, which a scratch mock loads as the mock will (so a
 // document the mock would refuse is never written, and the error names the
-// context at fault), then renamed over path.
-func writeSnapshot(ctx context.Context, path, account string, contexts []mockserver.StoredContext) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+// context at fault), then published under path (over a file there only
+// with replace).
+func writeSnapshot(ctx context.Context, path, account string, contexts []mockserver.StoredContext, replace bool) error {
+	// Mode 0600, as the mock writes its state files.
+	pf, err := createPending(path, 0o600)
 	if err != nil {
 		return err
 	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	// Mode 0600, as the mock writes its state files.
-	if err := mockserver.WriteStateDocument(tmp, contexts); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	defer pf.discard()
+	if err := mockserver.WriteStateDocument(pf, contexts); err != nil {
+		return targetError(path, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := checkState(ctx, tmp.Name(), account, contexts); err != nil {
+	if err := pf.closeFile(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := checkState(ctx, pf.Name(), account, contexts); err != nil {
 		return err
 	}
-	done = true
-	return nil
+	return pf.publish(replace)
 }
 
 // checkState loads the document at path into a scratch mock that has the

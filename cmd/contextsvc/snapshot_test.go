@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,5 +102,94 @@ func TestSnapshotRefused(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 0 {
 		t.Errorf("%d files left", len(entries))
+	}
+}
+
+// TestSnapshotLimit: against a server whose contexts, or one context's
+// versions, never end, snapshot stops once the answers pass --max-size,
+// writes nothing, and has read no more than the limit and a page.
+func TestSnapshotLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 1 << 20
+	for _, tt := range []struct {
+		name     string
+		versions bool // the contexts end, ctx_endless's versions do not
+	}{
+		{"endless contexts", false},
+		{"endless versions", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := &endlessServer{perPage: 100, content: strings.Repeat("x", 1000)}
+			var handler http.Handler = srv
+			if tt.versions {
+				handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/v1/contexts" {
+						w.Header().Set("Content-Type", "application/json")
+						fmt.Fprint(w, `{"data":[{"id":"ctx_endless","name":"n","version":1}],"hasMore":false}`)
+						return
+					}
+					srv.ServeHTTP(w, r)
+				})
+			}
+			ts := httptest.NewServer(handler)
+			defer ts.Close()
+			c := &cli{t: t, env: map[string]string{"CONTEXTSVC_BASE_URL": ts.URL + "/v1", "CONTEXTSVC_API_KEY": testKey}}
+			dir := t.TempDir()
+			path := filepath.Join(dir, "snap.json")
+			r := c.run("snapshot", "-o", path, "--max-size", "1MiB")
+			if r.code != exitError || r.out != "" ||
+				r.errOut != "Error: the server's answers came to more than 1MiB, the snapshot's limit (--max-size raises it): nothing was written\n" {
+				t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.out, r.errOut)
+			}
+			if got := dirFiles(t, dir); len(got) != 0 {
+				t.Errorf("the directory holds %q", got)
+			}
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			if srv.pages > 0 && srv.pages > limit/srv.pageBytes+2 {
+				t.Errorf("%d pages of %d bytes read for a limit of %d", srv.pages, srv.pageBytes, limit)
+			}
+		})
+	}
+}
+
+// TestSnapshotKeepsFiles: a file that is there is replaced only with
+// --force, and without it nothing is asked of the server.
+func TestSnapshotKeepsFiles(t *testing.T) {
+	t.Parallel()
+	c, _ := newCLI(t)
+	c.ok("contexts", "create", "--name", "A")
+	path := filepath.Join(t.TempDir(), "state.json")
+	os.WriteFile(path, []byte("mine"), 0o600)
+	r := c.run("snapshot", "-o", path)
+	if b, _ := os.ReadFile(path); r.code != exitError || string(b) != "mine" || !strings.Contains(r.errOut, path+" exists: it was left as it is (--force replaces it)") {
+		t.Errorf("exit %d, %q; the file holds %q", r.code, r.errOut, b)
+	}
+	c.ok("snapshot", "-o", path, "--force")
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), `"contextsvc-mock-state"`) {
+		t.Errorf("--force: the file holds %.100q", b)
+	}
+	if r := c.run("snapshot", "-o", path, "--max-size", "lots"); r.code != exitUsage || !strings.Contains(r.errOut, `"lots" is not a size`) {
+		t.Errorf("a bad size: exit %d, %q", r.code, r.errOut)
+	}
+}
+
+// TestWriteErrorsNameTheTarget: a file that cannot be written is named in
+// the error, not the temporary file it was being written through.
+func TestWriteErrorsNameTheTarget(t *testing.T) {
+	t.Parallel()
+	c, _ := newCLI(t)
+	id := strings.TrimSpace(c.ok("contexts", "create", "--name", "A", "-q"))
+	dir := filepath.Join(t.TempDir(), "missing")
+	for _, args := range [][]string{
+		{"snapshot", "-o", filepath.Join(dir, "x.json")},
+		{"contexts", "export", id, "-o", filepath.Join(dir, "x.md")},
+	} {
+		r := c.run(args...)
+		target := args[len(args)-1]
+		if r.code != exitError || r.errOut != "Error: cannot write "+target+": no such file or directory\n" {
+			t.Errorf("%q: exit %d, %q", args, r.code, r.errOut)
+		}
 	}
 }

@@ -79,7 +79,7 @@ func TestProgress(t *testing.T) {
 		t.Errorf("off a terminal: exit %d, stderr %q", r.code, r.errOut)
 	}
 	c.tty = true
-	if r := c.run("snapshot", "-o", path); r.code != exitOK || !strings.Contains(r.errOut, "\r\x1b[KReading versions [") || !strings.Contains(r.errOut, "] 1/1 contexts") {
+	if r := c.run("snapshot", "-o", path, "--force"); r.code != exitOK || !strings.Contains(r.errOut, "\r\x1b[KReading versions [") || !strings.Contains(r.errOut, "] 1/1 contexts") {
 		t.Errorf("on a terminal: exit %d, stderr %q", r.code, r.errOut)
 	}
 }
