@@ -75,7 +75,7 @@ func newContextsListCmd(s *streams) *cobra.Command {
 			noun:   "contexts",
 			empty:  "No contexts.",
 			header: []string{"ID", "NAME", "TAGS", "VERSION", "UPDATED"},
-			row: func(t *streamTable, x *contextsvc.Context) []string {
+			row: func(t *table, x *contextsvc.Context) []string {
 				return []string{t.cell(x.ID, 80), t.cell(x.Name, 50), tagList(x.Tags, t.width(40)), fmt.Sprint(x.Version), when(x.UpdatedAt)}
 			},
 			id:    func(x *contextsvc.Context) string { return x.ID },
@@ -426,7 +426,7 @@ func newContextsVersionsCmd(s *streams) *cobra.Command {
 		l := listing[contextsvc.Version]{
 			noun:   "versions",
 			header: []string{"VERSION", "NAME", "TAGS", "CREATED", "CREATED BY", "WORDS", "SECTIONS CHANGED"},
-			row: func(t *streamTable, v *contextsvc.Version) []string {
+			row: func(t *table, v *contextsvc.Version) []string {
 				sections := "-"
 				if len(v.Changes.SectionsModified) > 0 {
 					sections = t.cell(strings.Join(v.Changes.SectionsModified, ", "), 60)

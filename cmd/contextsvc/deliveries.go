@@ -94,7 +94,7 @@ func deliveriesListRun(ctx context.Context, o *deliveriesListOptions) error {
 		_, err := fmt.Fprintf(o.s.out, "No deliveries in the mock's account %s.\n", cell(account, 80))
 		return err
 	}
-	return t.writeTo(o.s.out)
+	return t.finish()
 }
 
 // lastAnswer is what the receiver answered the delivery's latest

@@ -74,17 +74,11 @@ func (l *listFlags) query() url.Values {
 	return q
 }
 
-// maxTableRows bounds the rows a table holds for a terminal, where its
-// columns are aligned once every row is known; off a terminal each page's
-// rows are written as they come.
-const maxTableRows = 10_000
-
 // listAdmin reads a list of the mock's (path, its filters in q) for a
 // command: a page, or every page with --all; with --json each page as it
-// came, else each item made a row of t by row. Off a terminal the rows
-// are written page by page; on one, the table is left to write, up to
-// maxTableRows. It returns the line that says more pages follow, for
-// after the table, and how many rows there were.
+// came, else each item made a row of t by row, each page's rows written
+// before the next page is asked for. It returns the line that says more
+// pages follow, for after the table, and how many rows there were.
 func listAdmin[T any](ctx context.Context, s *streams, m *mockAdmin, path string, q url.Values, l *listFlags, j *jsonOutput, noun string,
 	t *table, row func(T) []string) (more string, rows int, err error) {
 	err = everyPage(ctx, m, path, q, func(p *adminPage[T], raw []byte) error {
@@ -94,17 +88,11 @@ func listAdmin[T any](ctx context.Context, s *streams, m *mockAdmin, path string
 			}
 		} else {
 			for _, it := range p.Data {
-				t.row(row(it)...)
+				t.add(row(it)...)
 			}
 			rows += len(p.Data)
-			switch {
-			case !t.tty:
-				if err := t.writeTo(s.out); err != nil {
-					return err
-				}
-				t.rows = nil
-			case rows > maxTableRows:
-				return fmt.Errorf("more than %d %s: too many for a table on a terminal; pipe the command (rows are written as they come) or give --json", maxTableRows, noun)
+			if err := t.flush(); err != nil {
+				return err
 			}
 		}
 		if !l.all {
@@ -181,7 +169,7 @@ func eventsListRun(ctx context.Context, o *eventsListOptions) error {
 		_, err := fmt.Fprintf(o.s.out, "No events in the mock's account %s.\n", cell(account, 80))
 		return err
 	}
-	return t.writeTo(o.s.out)
+	return t.finish()
 }
 
 // eventSubject is what an event is about, from its data: the context,

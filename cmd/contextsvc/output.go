@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -140,60 +138,6 @@ func safeText(text string) string {
 		}
 		return '�'
 	}, text)
-}
-
-// table writes rows as gh does: for people on a terminal, aligned
-// columns under a bold header; for scripts (stdout not a terminal), one
-// line a row, its values separated by tabs, without the header.
-type table struct {
-	tty    bool
-	bold   paint
-	header []string
-	rows   [][]string
-}
-
-// newTable starts a table for stdout.
-func newTable(s *streams, header ...string) *table {
-	return &table{tty: s.outTTY, bold: paint(s.colorOK(s.outTTY)), header: header}
-}
-
-// cell is text made a cell of the table (see cell): cut to max runes on
-// a terminal, whole for scripts.
-func (t *table) cell(text string, max int) string { return cell(text, t.width(max)) }
-
-// width is max on a terminal, no limit (-1) for scripts.
-func (t *table) width(max int) int {
-	if !t.tty {
-		return -1
-	}
-	return max
-}
-
-// row adds a row; each value must already be a cell.
-func (t *table) row(values ...string) { t.rows = append(t.rows, values) }
-
-// writeTo writes the table. On a terminal tabwriter aligns the plain
-// text, then the header line is styled (styled text would count its
-// escapes as width).
-func (t *table) writeTo(w io.Writer) error {
-	var buf bytes.Buffer
-	if !t.tty {
-		for _, r := range t.rows {
-			buf.WriteString(strings.Join(r, "\t") + "\n")
-		}
-		_, err := w.Write(buf.Bytes())
-		return err
-	}
-	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	for _, r := range append([][]string{t.header}, t.rows...) {
-		io.WriteString(tw, strings.Join(r, "\t")+"\n")
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	header, rest, _ := bytes.Cut(buf.Bytes(), []byte("\n"))
-	_, err := fmt.Fprintf(w, "%s\n%s", t.bold.style(styleBold, strings.TrimRight(string(header), " ")), rest)
-	return err
 }
 
 // when formats a time for a table: UTC, to the second.

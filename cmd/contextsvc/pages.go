@@ -16,11 +16,11 @@ import (
 // listing says how a list command shows its items: a table for people, or
 // the ids alone, one a line (quiet).
 type listing[T any] struct {
-	noun   string                              // "contexts", for the words about more pages
-	empty  string                              // printed when there is no item; "" prints the header alone
-	header []string                            // the table's header
-	row    func(t *streamTable, x *T) []string // an item's cells, made for t
-	id     func(*T) string                     // an item's id, for quiet
+	noun   string                        // "contexts", for the words about more pages
+	empty  string                        // printed when there is no item; "" prints the header alone
+	header []string                      // the table's header
+	row    func(t *table, x *T) []string // an item's cells, made for t
+	id     func(*T) string               // an item's id, for quiet
 	quiet  bool
 }
 
@@ -36,7 +36,7 @@ type listing[T any] struct {
 // pages never end is shown until interrupted): with asJSON each page's
 // answer as it came, once the SDK accepted it (with all, one a line: JSON
 // Lines; --jq runs on each); quiet, each id; else the table's rows of each
-// page (see streamTable). Without all, stderr says after the table when
+// page (see table). Without all, stderr says after the table when
 // more pages follow.
 func listPages[T any](ctx context.Context, s *streams, l listing[T], all bool, asJSON *jsonOutput,
 	page func(opts ...contextsvc.RequestOption) (items []*T, hasMore bool, next string, err error),
@@ -45,7 +45,7 @@ func listPages[T any](ctx context.Context, s *streams, l listing[T], all bool, a
 	if asJSON.enabled() {
 		return listJSON(ctx, s, all, asJSON, page, every)
 	}
-	out := &itemWriter[T]{s: s, l: l, table: newStreamTable(s, l.header...)}
+	out := &itemWriter[T]{s: s, l: l, table: newTable(s, l.header...)}
 	if !all {
 		items, more, next, err := page()
 		if err != nil {
@@ -93,7 +93,7 @@ func moreFollow(noun, next string) string {
 type itemWriter[T any] struct {
 	s     *streams
 	l     listing[T]
-	table *streamTable
+	table *table
 	n     int
 }
 

@@ -79,7 +79,7 @@ func webhooksListRun(ctx context.Context, o *webhooksListOptions) error {
 		_, err := fmt.Fprintf(o.s.out, "No webhooks in the mock's account %s.\n", cell(account, 80))
 		return err
 	}
-	return t.writeTo(o.s.out)
+	return t.finish()
 }
 
 type webhooksDeleteOptions struct {

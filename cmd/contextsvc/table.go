@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// streamTable writes a table a page at a time, for lists of any length:
+// table writes a list's rows a page at a time, for lists of any length:
 // it holds the rows of one page, and each flush writes them. The first
 // flush writes the header too. Columns are as wide as their widest cell
 // so far: a page aligns with itself and with the pages before, and a
@@ -15,7 +15,7 @@ import (
 // columns, the last cell not padded), the header in bold on a terminal.
 // For scripts (stdout not a terminal) it is as gh prints one: no header,
 // the cells whole and tab-separated, each row as it comes.
-type streamTable struct {
+type table struct {
 	w       io.Writer
 	tty     bool
 	bold    paint
@@ -25,16 +25,16 @@ type streamTable struct {
 	started bool
 }
 
-func newStreamTable(s *streams, header ...string) *streamTable {
-	return &streamTable{w: s.out, tty: s.outTTY, bold: paint(s.colorOK(s.outTTY)), header: header, widths: make([]int, len(header))}
+func newTable(s *streams, header ...string) *table {
+	return &table{w: s.out, tty: s.outTTY, bold: paint(s.colorOK(s.outTTY)), header: header, widths: make([]int, len(header))}
 }
 
 // cell is text made a cell of the table (see cell): cut to max runes on
 // a terminal, whole for scripts.
-func (t *streamTable) cell(text string, max int) string { return cell(text, t.width(max)) }
+func (t *table) cell(text string, max int) string { return cell(text, t.width(max)) }
 
 // width is max on a terminal, no limit (-1) for scripts.
-func (t *streamTable) width(max int) int {
+func (t *table) width(max int) int {
 	if !t.tty {
 		return -1
 	}
@@ -43,13 +43,13 @@ func (t *streamTable) width(max int) int {
 
 // add holds a row until the next flush; each value must already be a
 // cell.
-func (t *streamTable) add(cells ...string) {
+func (t *table) add(cells ...string) {
 	t.rows = append(t.rows, cells)
 }
 
 // flush writes the rows held (and, the first time, the header); with no
 // row held it writes nothing.
-func (t *streamTable) flush() error {
+func (t *table) flush() error {
 	if len(t.rows) == 0 {
 		return nil
 	}
@@ -58,14 +58,14 @@ func (t *streamTable) flush() error {
 
 // finish writes the rows held, and the header if nothing was written yet
 // (an empty table is its header).
-func (t *streamTable) finish() error {
+func (t *table) finish() error {
 	if !t.started {
 		return t.write()
 	}
 	return t.flush()
 }
 
-func (t *streamTable) write() error {
+func (t *table) write() error {
 	if !t.tty {
 		var b strings.Builder
 		for _, r := range t.rows {
@@ -101,7 +101,7 @@ func (t *streamTable) write() error {
 }
 
 // widen makes the columns as wide as the row's cells.
-func (t *streamTable) widen(cells []string) {
+func (t *table) widen(cells []string) {
 	for i, c := range cells {
 		if i < len(t.widths) {
 			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
@@ -111,7 +111,7 @@ func (t *streamTable) widen(cells []string) {
 
 // line lays out a row: each cell but the last padded to its column's
 // width and two spaces.
-func (t *streamTable) line(cells []string) string {
+func (t *table) line(cells []string) string {
 	var b strings.Builder
 	for i, c := range cells {
 		b.WriteString(c)
