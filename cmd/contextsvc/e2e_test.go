@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,18 +22,28 @@ import (
 	"github.com/contextsvc/contextsvc-go/cmd/internal/testproc"
 )
 
-// The tests here drive the built command as a person would: each run is
-// a process, against contextsvc mock started as a process on a free port.
-// The command is built once per test binary.
+// The tests here drive the command as a person would: each run is a
+// process, against contextsvc mock started as a process on a free port.
+// The test binary stands in for the command (TestMain runs its main when
+// asCommand is in its environment), so the processes run the code the
+// tests were built with, race detector included, and nothing is built
+// again; binary gives it the name contextsvc, for a shell's PATH.
+
+// asCommand, in a process's environment, makes the test binary the
+// command.
+const asCommand = "CONTEXTSVC_TEST_AS_COMMAND=1"
 
 var (
-	buildOnce sync.Once
-	binDir    string
-	binPath   string
-	buildErr  error
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
 )
 
 func TestMain(m *testing.M) {
+	if slices.Contains(os.Environ(), asCommand) {
+		main() // it exits
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
@@ -40,25 +51,27 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// binary builds the command (once) and returns its path.
+// binary returns the path of the command: a link named contextsvc to the
+// test binary, made once.
 func binary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("builds the command")
+		t.Skip("runs the command as processes")
 	}
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "contextsvc-e2e")
-		if buildErr != nil {
+	binOnce.Do(func() {
+		exe, err := os.Executable()
+		if err != nil {
+			binErr = err
+			return
+		}
+		if binDir, binErr = os.MkdirTemp("", "contextsvc-e2e"); binErr != nil {
 			return
 		}
 		binPath = filepath.Join(binDir, "contextsvc")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New("go build: " + err.Error() + "\n" + string(out))
-		}
+		binErr = os.Symlink(exe, binPath)
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if binErr != nil {
+		t.Fatal(binErr)
 	}
 	return binPath
 }
@@ -104,7 +117,7 @@ func cleanEnv() []string {
 			env = append(env, kv)
 		}
 	}
-	return env
+	return append(env, asCommand)
 }
 
 // wait waits for text on stdout; the process ending first fails the test.

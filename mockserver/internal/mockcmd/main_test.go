@@ -12,9 +12,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +25,7 @@ import (
 
 	contextsvc "github.com/contextsvc/contextsvc-go"
 	"github.com/contextsvc/contextsvc-go/mockserver"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/interrupt"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/mockrules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/syncbuf"
 	"github.com/google/go-cmp/cmp"
@@ -449,19 +452,39 @@ func TestRunShutdownDeliveries(t *testing.T) {
 	}
 }
 
-// TestCommand builds the command, starts it on a free port, creates a
+// asCommand, in a process's environment, makes the test binary the
+// command contextsvc-mock, as its main runs it (see TestMain): the tests
+// that need it as a process run the code they were built with, and build
+// nothing.
+const asCommand = "CONTEXTSVC_TEST_AS_COMMAND=1"
+
+func TestMain(m *testing.M) {
+	if slices.Contains(os.Environ(), asCommand) {
+		ctx, stop := interrupt.Context()
+		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// TestCommand starts the command as a process on a free port, creates a
 // context through the SDK and stops it with SIGTERM.
 func TestCommand(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the command")
+		t.Skip("runs the command as a process")
 	}
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "contextsvc-mock")
-	build := exec.Command("go", "build", "-o", bin, "github.com/contextsvc/contextsvc-go/mockserver/cmd/contextsvc-mock")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-key", "sk_test_cmd:unlimited", "-key", "sk_test_reader:free:read",
+	command := func(args ...string) *exec.Cmd {
+		c := exec.Command(exe, args...)
+		c.Env = append(os.Environ(), asCommand)
+		return c
+	}
+	cmd := command("-addr", "127.0.0.1:0", "-key", "sk_test_cmd:unlimited", "-key", "sk_test_reader:free:read",
 		"-retry-schedule", "1s,5s")
 	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
@@ -537,7 +560,7 @@ func TestCommand(t *testing.T) {
 	}
 
 	// SIGINT (Ctrl-C) stops it the same way.
-	intr := exec.Command(bin, "-addr", "127.0.0.1:0", "-fake-clock")
+	intr := command("-addr", "127.0.0.1:0", "-fake-clock")
 	var stderr2 syncbuf.Buffer
 	intr.Stderr = &stderr2
 	if stdout, err = intr.StdoutPipe(); err != nil {
@@ -561,7 +584,7 @@ func TestCommand(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	defer hanging.Close()
-	twice := exec.Command(bin, "-addr", "127.0.0.1:0", "-shutdown-timeout", "10m")
+	twice := command("-addr", "127.0.0.1:0", "-shutdown-timeout", "10m")
 	var stderr3 syncbuf.Buffer
 	twice.Stderr = &stderr3
 	if stdout, err = twice.StdoutPipe(); err != nil {
