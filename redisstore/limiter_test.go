@@ -254,7 +254,7 @@ func TestLimiterThroughClients(t *testing.T) {
 		}
 		wg.Go(func() {
 			for j := range 5 {
-				if _, err := client.Contexts.Get(ctx, "ctx_missing_"+fmt.Sprint(i, j)); !errors.Is(err, contextsvc.ErrNotFound) {
+				if _, err := client.Contexts.Get(ctx, "ctx_missing_"+fmt.Sprint(i, "_", j)); !errors.Is(err, contextsvc.ErrNotFound) {
 					t.Errorf("client %d call %d: %v, want 404 (and never 429)", i, j, err)
 				}
 			}
