@@ -368,7 +368,7 @@ func (l *listener) started(wh *contextsvc.Webhook, addr, hookURL string, kind se
 	var secret string
 	switch l.secretFrom {
 	case secretGenerated:
-		secret = l.secret + " (made up for this session: give it to your app)"
+		secret = l.secret + " (made up for this listen: give it to your app)"
 	case secretEnv:
 		secret = "from $" + envWebhookSecret
 	default:
