@@ -1,7 +1,10 @@
 package mockserver
 
 import (
+	"encoding/json"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"regexp/syntax"
@@ -12,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/chaos"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/service"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
@@ -34,10 +38,14 @@ func TestDocumentPatternsAreTheServers(t *testing.T) {
 		"UserID":        state.UserIDPattern,
 		"EventID":       state.EventIDPattern,
 		"AccountID":     rules.AccountPattern,
+		"MockChaosSpec": chaos.SpecPattern,
 	} {
 		if got := doc.Components.Schemas[name].Value.Pattern; got != want {
 			t.Errorf("%s: the document's pattern\n%s\nis not the server's\n%s", name, got, want)
 		}
+	}
+	if got := doc.Components.Schemas["MockChaosSpec"].Value.Not.Value.Pattern; got != chaos.SpecNotPattern {
+		t.Errorf("MockChaosSpec: the document's not pattern\n%s\nis not the server's\n%s", got, chaos.SpecNotPattern)
 	}
 	// The state document's own patterns.
 	for _, p := range []struct{ schema, property, want string }{
@@ -208,6 +216,49 @@ func FuzzAccountPattern(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string) {
 		if (ValidAccount(name) == nil) != accounts.MatchString(name) {
 			t.Fatalf("account %q: ValidAccount and the pattern disagree", name)
+		}
+	})
+}
+
+// FuzzChaosSpecPattern holds the document's MockChaosSpec (its pattern
+// and not pattern, compiled from the document) and PUT /_mock/chaos to the
+// same SPECs, made from the pattern or given by the fuzzer: one the
+// document allows is set (200), one it forbids is a 400 naming spec.
+func FuzzChaosSpecPattern(f *testing.F) {
+	for _, s := range []string{"seed=42,duplicate=0.2,reorder=0.3,delay=2s,api-error=0.1", "", " ", "NUL", "seed=1,seed=2",
+		"delay=4m59.999s", "delay=300001ms", "duplicate=1e-05", "duplicate=50e-2", "seed=9007199254740992", "seed=1\u00a0",
+		"seed=1\t", "seed=1\n", "seed=1" + strings.Repeat(" ", 17), strings.Repeat(" ", 17), "seed=" + strings.Repeat("0", 1020) + "1"} {
+		f.Add(s, uint64(0))
+	}
+	for i := range uint64(4) {
+		f.Add("", i+1)
+	}
+	doc, err := spec()
+	if err != nil {
+		f.Fatal(err)
+	}
+	schema := doc.Components.Schemas["MockChaosSpec"].Value
+	allowed := regexp.MustCompile(schema.Pattern)
+	forbidden := regexp.MustCompile(schema.Not.Value.Pattern)
+	s := New()
+	f.Fuzz(func(t *testing.T, raw string, seed uint64) {
+		if seed != 0 {
+			raw = genMatching(t, schema.Pattern, rand.New(rand.NewPCG(seed, 3)))
+			if !allowed.MatchString(raw) {
+				t.Fatalf("made %q from the pattern, which does not match it", raw)
+			}
+		}
+		body, _ := json.Marshal(map[string]string{"spec": raw})
+		var sent struct{ Spec string }
+		_ = json.Unmarshal(body, &sent) // as the server reads it: invalid UTF-8 is U+FFFD
+		documented := allowed.MatchString(sent.Spec) && !forbidden.MatchString(sent.Spec)
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptestRequest("PUT", "/_mock/chaos", string(body), "-"))
+		switch {
+		case documented && rec.Code != http.StatusOK:
+			t.Fatalf("spec %q, which the document allows: %d %s", sent.Spec, rec.Code, rec.Body)
+		case !documented && (rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"param":"spec"`)):
+			t.Fatalf("spec %q, which the document forbids: %d %s, want a 400 naming spec", sent.Spec, rec.Code, rec.Body)
 		}
 	})
 }
