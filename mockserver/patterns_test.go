@@ -2,17 +2,21 @@ package mockserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/chaos"
@@ -261,4 +265,77 @@ func FuzzChaosSpecPattern(f *testing.F) {
 			t.Fatalf("spec %q, which the document forbids: %d %s, want a 400 naming spec", sent.Spec, rec.Code, rec.Body)
 		}
 	})
+}
+
+// TestRequestPatternsReadAlikeInPython checks each pattern a request
+// body's field is held to, as Python's re reads it: its $ also matches
+// before a final newline, so a tool built on it (schemathesis, through
+// hypothesis) takes "v\n" for any v the pattern matches. Where the server
+// refuses that, the schema must refuse it too (a not pattern that matches
+// the newline), or such a tool sends it as a valid request. Parameters are
+// left out: kin-openapi, which holds requests to the document (the
+// validating proxy, these tests), cannot decode a parameter whose schema
+// has a not, so a query parameter's pattern keeps that one difference.
+func TestRequestPatternsReadAlikeInPython(t *testing.T) {
+	t.Parallel()
+	doc, err := spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{} // a schema, and the not patterns beside it
+	// nots are the not patterns that hold beside s: its own, and those of
+	// the schemas it is in the allOf of.
+	var check func(where string, s *openapi3.Schema, nots []string)
+	check = func(where string, s *openapi3.Schema, nots []string) {
+		key := fmt.Sprintf("%p %q", s, nots)
+		if s == nil || seen[key] {
+			return
+		}
+		seen[key] = true
+		if s.Not != nil && s.Not.Value.Pattern != "" {
+			nots = append(slices.Clip(nots), s.Not.Value.Pattern)
+		}
+		if p := s.Pattern; strings.HasSuffix(p, "$") && !strings.HasSuffix(p, `\$`) {
+			re := regexp.MustCompile(goRegexp(p))
+			refused := func(v string) bool {
+				for _, n := range nots {
+					if regexp.MustCompile(goRegexp(n)).MatchString(v) {
+						return true
+					}
+				}
+				return s.MaxLength != nil && uint64(utf8.RuneCountInString(v)) > *s.MaxLength
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			for range 20 {
+				if v := genMatchingPattern(p, r) + "\n"; !re.MatchString(v) && !refused(v) {
+					t.Errorf("%s: Python's re reads the pattern %.60s… as matching %q, which the server refuses", where, p, v)
+					break
+				}
+			}
+		}
+		for name, p := range s.Properties {
+			check(where+"."+name, p.Value, nil)
+		}
+		for _, sub := range s.AllOf {
+			check(where, sub.Value, nots)
+		}
+		for _, sub := range slices.Concat(s.AnyOf, s.OneOf) {
+			check(where, sub.Value, nil)
+		}
+		if s.Items != nil {
+			check(where+"[]", s.Items.Value, nil)
+		}
+		if s.AdditionalProperties.Schema != nil {
+			check(where+".*", s.AdditionalProperties.Schema.Value, nil)
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.RequestBody != nil {
+				for _, mt := range op.RequestBody.Value.Content {
+					check(method+" "+path+" body", mt.Schema.Value, nil)
+				}
+			}
+		}
+	}
 }
