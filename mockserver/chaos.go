@@ -127,11 +127,16 @@ const (
 	MaxChaosDecisions = model.MaxChaosDecisions
 )
 
-// ParseChaos reads a SPEC, as the command's -chaos does: a comma-separated
-// list of KEY=VALUE, each key at most once, among seed, duplicate,
-// reorder, delay and api-error (see [Chaos]); spaces around an item are
-// allowed, and "" is the zero Chaos. Its error is a [*ChaosError] naming
-// the key at fault.
+// ParseChaos reads a SPEC, as the command's -chaos and PUT /_mock/chaos
+// do: a comma-separated list of KEY=VALUE, each key at most once, among
+// seed, duplicate, reorder, delay and api-error (see [Chaos]); up to 16
+// spaces in a row around items, keys and values are allowed, and "" is
+// the zero Chaos. A probability is written as a decimal (0.2, .5, 1) or with a
+// negative exponent (1e-05), a delay in milliseconds (500ms), seconds (2s,
+// 1.5s), minutes (5m) or minutes and seconds (1m30s), as a [Chaos]'s String
+// writes them. It reads exactly the SPECs that openapi.yaml's
+// MockChaosSpec allows (its pattern holds the ranges too). Its error is a
+// [*ChaosError] naming the key at fault.
 func ParseChaos(spec string) (Chaos, error) { return chaos.Parse(spec) }
 
 // WithChaos sets the chaos mode c from the start (see [Chaos]); the

@@ -1,17 +1,25 @@
 package mockserver
 
 import (
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/adminapi"
+	"github.com/contextsvc/contextsvc-go/mockserver/internal/chaos"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/rules"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/service"
 	"github.com/contextsvc/contextsvc-go/mockserver/internal/state"
@@ -34,10 +42,14 @@ func TestDocumentPatternsAreTheServers(t *testing.T) {
 		"UserID":        state.UserIDPattern,
 		"EventID":       state.EventIDPattern,
 		"AccountID":     rules.AccountPattern,
+		"MockChaosSpec": chaos.SpecPattern,
 	} {
 		if got := doc.Components.Schemas[name].Value.Pattern; got != want {
 			t.Errorf("%s: the document's pattern\n%s\nis not the server's\n%s", name, got, want)
 		}
+	}
+	if got := doc.Components.Schemas["MockChaosSpec"].Value.Not.Value.Pattern; got != chaos.SpecNotPattern {
+		t.Errorf("MockChaosSpec: the document's not pattern\n%s\nis not the server's\n%s", got, chaos.SpecNotPattern)
 	}
 	// The state document's own patterns.
 	for _, p := range []struct{ schema, property, want string }{
@@ -210,4 +222,120 @@ func FuzzAccountPattern(f *testing.F) {
 			t.Fatalf("account %q: ValidAccount and the pattern disagree", name)
 		}
 	})
+}
+
+// FuzzChaosSpecPattern holds the document's MockChaosSpec (its pattern
+// and not pattern, compiled from the document) and PUT /_mock/chaos to the
+// same SPECs, made from the pattern or given by the fuzzer: one the
+// document allows is set (200), one it forbids is a 400 naming spec.
+func FuzzChaosSpecPattern(f *testing.F) {
+	for _, s := range []string{"seed=42,duplicate=0.2,reorder=0.3,delay=2s,api-error=0.1", "", " ", "NUL", "seed=1,seed=2",
+		"delay=4m59.999s", "delay=300001ms", "duplicate=1e-05", "duplicate=50e-2", "seed=9007199254740992", "seed=1\u00a0",
+		"seed=1\t", "seed=1\n", "seed=1" + strings.Repeat(" ", 17), strings.Repeat(" ", 17), "seed=" + strings.Repeat("0", 1020) + "1"} {
+		f.Add(s, uint64(0))
+	}
+	for i := range uint64(4) {
+		f.Add("", i+1)
+	}
+	doc, err := spec()
+	if err != nil {
+		f.Fatal(err)
+	}
+	schema := doc.Components.Schemas["MockChaosSpec"].Value
+	allowed := regexp.MustCompile(schema.Pattern)
+	forbidden := regexp.MustCompile(schema.Not.Value.Pattern)
+	s := New()
+	f.Fuzz(func(t *testing.T, raw string, seed uint64) {
+		if seed != 0 {
+			raw = genMatching(t, schema.Pattern, rand.New(rand.NewPCG(seed, 3)))
+			if !allowed.MatchString(raw) {
+				t.Fatalf("made %q from the pattern, which does not match it", raw)
+			}
+		}
+		body, _ := json.Marshal(map[string]string{"spec": raw})
+		var sent struct{ Spec string }
+		_ = json.Unmarshal(body, &sent) // as the server reads it: invalid UTF-8 is U+FFFD
+		documented := allowed.MatchString(sent.Spec) && !forbidden.MatchString(sent.Spec)
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptestRequest("PUT", "/_mock/chaos", string(body), "-"))
+		switch {
+		case documented && rec.Code != http.StatusOK:
+			t.Fatalf("spec %q, which the document allows: %d %s", sent.Spec, rec.Code, rec.Body)
+		case !documented && (rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"param":"spec"`)):
+			t.Fatalf("spec %q, which the document forbids: %d %s, want a 400 naming spec", sent.Spec, rec.Code, rec.Body)
+		}
+	})
+}
+
+// TestRequestPatternsReadAlikeInPython checks each pattern a request
+// body's field is held to, as Python's re reads it: its $ also matches
+// before a final newline, so a tool built on it (schemathesis, through
+// hypothesis) takes "v\n" for any v the pattern matches. Where the server
+// refuses that, the schema must refuse it too (a not pattern that matches
+// the newline), or such a tool sends it as a valid request. Parameters are
+// left out: kin-openapi, which holds requests to the document (the
+// validating proxy, these tests), cannot decode a parameter whose schema
+// has a not, so a query parameter's pattern keeps that one difference.
+func TestRequestPatternsReadAlikeInPython(t *testing.T) {
+	t.Parallel()
+	doc, err := spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{} // a schema, and the not patterns beside it
+	// nots are the not patterns that hold beside s: its own, and those of
+	// the schemas it is in the allOf of.
+	var check func(where string, s *openapi3.Schema, nots []string)
+	check = func(where string, s *openapi3.Schema, nots []string) {
+		key := fmt.Sprintf("%p %q", s, nots)
+		if s == nil || seen[key] {
+			return
+		}
+		seen[key] = true
+		if s.Not != nil && s.Not.Value.Pattern != "" {
+			nots = append(slices.Clip(nots), s.Not.Value.Pattern)
+		}
+		if p := s.Pattern; strings.HasSuffix(p, "$") && !strings.HasSuffix(p, `\$`) {
+			re := regexp.MustCompile(goRegexp(p))
+			refused := func(v string) bool {
+				for _, n := range nots {
+					if regexp.MustCompile(goRegexp(n)).MatchString(v) {
+						return true
+					}
+				}
+				return s.MaxLength != nil && uint64(utf8.RuneCountInString(v)) > *s.MaxLength
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			for range 20 {
+				if v := genMatchingPattern(p, r) + "\n"; !re.MatchString(v) && !refused(v) {
+					t.Errorf("%s: Python's re reads the pattern %.60s… as matching %q, which the server refuses", where, p, v)
+					break
+				}
+			}
+		}
+		for name, p := range s.Properties {
+			check(where+"."+name, p.Value, nil)
+		}
+		for _, sub := range s.AllOf {
+			check(where, sub.Value, nots)
+		}
+		for _, sub := range slices.Concat(s.AnyOf, s.OneOf) {
+			check(where, sub.Value, nil)
+		}
+		if s.Items != nil {
+			check(where+"[]", s.Items.Value, nil)
+		}
+		if s.AdditionalProperties.Schema != nil {
+			check(where+".*", s.AdditionalProperties.Schema.Value, nil)
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.RequestBody != nil {
+				for _, mt := range op.RequestBody.Value.Content {
+					check(method+" "+path+" body", mt.Schema.Value, nil)
+				}
+			}
+		}
+	}
 }

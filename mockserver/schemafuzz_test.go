@@ -320,12 +320,6 @@ func (fx *fuzzServer) build(t *testing.T, op fuzzOp, r *rand.Rand) (*fuzzRequest
 		if m, ok := v.(map[string]any); ok && op.id == "mockEmitEvent" && m["account"] != nil {
 			m["account"] = fx.account // the document cannot know the server's accounts
 		}
-		if m, ok := v.(map[string]any); ok && op.id == "mockSetChaos" && m["spec"] != nil {
-			// A SPEC's grammar (KEY=VALUE items, each key once, values in
-			// range) is stated in words: the valid one is made, not drawn.
-			m["spec"] = fmt.Sprintf("seed=%d,duplicate=%.2f,reorder=%.2f,delay=%dms,api-error=%.2f",
-				1+r.IntN(1<<20), r.Float64(), r.Float64(), 1+r.IntN(5000), r.Float64())
-		}
 		req.body, _ = json.Marshal(v)
 	}
 	req.hasBody = true
@@ -420,8 +414,8 @@ func (fx *fuzzServer) breakRequest(t *testing.T, op fuzzOp, req *fuzzRequest, r 
 				delete(m, name)
 				req.body, _ = json.Marshal(m)
 				param, req.broken = name, "missing "+name
-			case k == 2 && bodySchema.MinProps > 0:
-				req.body, req.broken = []byte(`{}`), "empty object"
+			case k == 2:
+				req.body, req.broken = []byte(`{}`), "empty object" // when the document forbids it
 			default:
 				m["zz_unknown"] = 1
 				req.body, _ = json.Marshal(m)
@@ -458,18 +452,27 @@ func hasOneOf(s *openapi3.Schema) bool {
 }
 
 // objectProperties returns the properties of an object schema, through
-// allOf.
+// allOf, and those of each branch of a oneOf or anyOf of objects.
 func objectProperties(s *openapi3.Schema) map[string]*openapi3.Schema {
 	out := map[string]*openapi3.Schema{}
 	for name, p := range s.Properties {
 		out[name] = p.Value
 	}
-	for _, sub := range s.AllOf {
+	for _, sub := range slices.Concat(s.AllOf, s.OneOf, s.AnyOf) {
 		for name, p := range objectProperties(sub.Value) {
 			out[name] = p
 		}
 	}
 	return out
+}
+
+// branches returns the branches of a schema that is only a choice of
+// schemas (a oneOf or anyOf with nothing beside it), or nil.
+func branches(s *openapi3.Schema) openapi3.SchemaRefs {
+	if len(s.Properties) > 0 || len(s.AllOf) > 0 || s.Type != nil && len(s.Type.Slice()) > 0 {
+		return nil
+	}
+	return slices.Concat(s.OneOf, s.AnyOf)
 }
 
 // drawValid draws a value the schema allows (checked with kin-openapi),
@@ -487,6 +490,9 @@ func drawValid(s *openapi3.Schema, r *rand.Rand) (any, bool) {
 // draw draws a value from the schema's type, bounds, enum and pattern;
 // drawValid rejects the few that break its other rules.
 func draw(s *openapi3.Schema, r *rand.Rand) any {
+	if b := branches(s); len(b) > 0 {
+		return draw(b[r.IntN(len(b))].Value, r)
+	}
 	if len(s.AllOf) > 0 {
 		return draw(s.AllOf[0].Value, r)
 	}
@@ -594,9 +600,14 @@ func drawString(s *openapi3.Schema, r *rand.Rand) string {
 	return out
 }
 
-// genMatchingPattern draws a string matching a document pattern (written
-// for ECMA 262: \uXXXX escapes become Go's \x{XXXX}, as kin-openapi does).
+// genMatchingPattern draws a string matching a document pattern.
 func genMatchingPattern(pattern string, r *rand.Rand) string {
+	return genMatching(nopTB{}, goRegexp(pattern), r)
+}
+
+// goRegexp is a document pattern (written for ECMA 262) as a Go regexp:
+// \uXXXX escapes become Go's \x{XXXX}, as kin-openapi does.
+func goRegexp(pattern string) string {
 	re := strings.NewReplacer(`\u`, `\x{`).Replace(pattern)
 	// \x{XXXX needs its closing brace after the four digits.
 	var b strings.Builder
@@ -608,7 +619,7 @@ func genMatchingPattern(pattern string, r *rand.Rand) string {
 			i += 6
 		}
 	}
-	return genMatching(nopTB{}, b.String(), r)
+	return b.String()
 }
 
 // nopTB is the testing.TB genMatching needs, for patterns known to parse.

@@ -26,30 +26,43 @@ const MaxSpec = 1024
 const maxQuoted = 40
 
 // Parse reads a SPEC, a comma-separated list of KEY=VALUE
-// ("seed=42,duplicate=0.2,reorder=0.3,delay=2s,api-error=0.1"; spaces
-// around an item are allowed), each key at most once: seed (1 to
-// model.MaxChaosSeed), duplicate, reorder and api-error (probabilities,
-// 0 to 1), delay (a Go duration, a whole number of milliseconds from
-// 1 ms to model.MaxChaosDelay). A key left out is 0 (the seed: chosen
-// when the mode is set; the delay: model.DefaultChaosDelay). "" is the
-// zero Chaos. Its error is a *model.ChaosError naming the key at fault.
+// ("seed=42,duplicate=0.2,reorder=0.3,delay=2s,api-error=0.1"; up to
+// MaxSpaceRun spaces in a row around items, keys and values are allowed),
+// each key at most once: seed (a whole number from 1 to
+// model.MaxChaosSeed), duplicate, reorder and api-error (probabilities
+// from 0 to 1, written as decimals, 0.2, .5 or 1, or with a negative
+// exponent, 1e-05; up to 32 decimals), delay (a whole number of
+// milliseconds from 1 ms to model.MaxChaosDelay, written in milliseconds,
+// 500ms, seconds, 2s or 1.5s, minutes, 5m, or minutes and seconds, 1m30s,
+// as time.Duration's String writes it). A key left out is 0 (the seed:
+// chosen when the mode is set; the delay: model.DefaultChaosDelay). "" is
+// the zero Chaos. Its error is a *model.ChaosError naming the key at
+// fault. It reads exactly the SPECs that SpecPattern matches and
+// SpecNotPattern does not (none of which is longer than MaxSpec bytes).
 func Parse(spec string) (model.Chaos, error) {
 	var c model.Chaos
 	if len(spec) > MaxSpec {
 		return c, &model.ChaosError{Message: fmt.Sprintf("a SPEC is at most %d bytes, this one is %d", MaxSpec, len(spec))}
 	}
-	if strings.TrimSpace(spec) == "" {
+	if strings.Trim(spec, spaces) == "" {
+		if len(spec) > MaxSpaceRun {
+			return c, errSpaceRun()
+		}
 		return c, nil
 	}
 	seen := make(map[string]bool, 5)
 	for item := range strings.SplitSeq(spec, ",") {
-		item = strings.TrimSpace(item)
+		item, short := trimSpace(item)
 		if item == "" {
 			return model.Chaos{}, &model.ChaosError{Message: "an empty item (two commas in a row, or one at an end): give KEY=VALUE items " +
 				"separated by commas, such as seed=42,duplicate=0.2"}
 		}
 		key, value, ok := strings.Cut(item, "=")
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		key, shortKey := trimSpace(key)
+		value, shortValue := trimSpace(value)
+		if !short || !shortKey || !shortValue {
+			return model.Chaos{}, errSpaceRun()
+		}
 		if !ok {
 			return model.Chaos{}, &model.ChaosError{Message: fmt.Sprintf("%s has no value: give KEY=VALUE, such as seed=42 or duplicate=0.2", quote(item))}
 		}
@@ -65,9 +78,33 @@ func Parse(spec string) (model.Chaos, error) {
 		if err := parseValue(&c, key, value); err != nil {
 			return model.Chaos{}, err
 		}
+		if !valueRegexps[key].MatchString(value) {
+			return model.Chaos{}, &model.ChaosError{Key: key, Message: quote(value) + notWritten[key]}
+		}
 	}
 	return c, nil
 }
+
+// errSpaceRun is the error for too many spaces in a row.
+func errSpaceRun() error {
+	return &model.ChaosError{Message: fmt.Sprintf("more than %d spaces in a row: at most %d go around an item, a key or a value",
+		MaxSpaceRun, MaxSpaceRun)}
+}
+
+// notWritten says, after a value, how to write one that means the same
+// when it is not written as the grammar has it: a value ParseFloat or
+// ParseDuration reads in range, but in a form of theirs the grammar leaves
+// out (0x1p-2, 1_0, +0.5, 50e-2, 1h0m, 2000000us).
+var notWritten = map[string]string{
+	KeySeed:      " is not a whole number from 1 to " + strconv.FormatUint(model.MaxChaosSeed, 10),
+	KeyDuplicate: probabilityForm,
+	KeyReorder:   probabilityForm,
+	KeyAPIError:  probabilityForm,
+	KeyDelay: " is not written as a delay is: in milliseconds (500ms), seconds (2s, 1.5s), minutes (5m), " +
+		"or minutes and seconds (1m30s)",
+}
+
+const probabilityForm = " is not written as a probability is: a decimal (0.2, .5, 1), or with a negative exponent (1e-05)"
 
 // parseValue reads one key's value into c.
 func parseValue(c *model.Chaos, key, value string) error {

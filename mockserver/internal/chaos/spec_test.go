@@ -119,14 +119,24 @@ func TestCheck(t *testing.T) {
 }
 
 // FuzzParse: a SPEC is read or refused with a *ChaosError, never a panic;
-// what is read passes Check, and its String reads back to it.
+// it is read exactly when the grammar (SpecPattern, SpecNotPattern,
+// MaxSpec) has it; what is read passes Check, and its String reads back to
+// it.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"seed=42,duplicate=0.2,reorder=0.3,delay=2s,api-error=0.1", "", "seed=0", "delay=1h", "a=b=c",
-		"duplicate=0x1p-2", "seed=+5", "reorder=1e-300,delay=1ms", " seed = 3 ", "api-error=0.30000000000000004"} {
+		"duplicate=0x1p-2", "seed=+5", "reorder=1e-300,delay=1ms", " seed = 3 ", "api-error=0.30000000000000004",
+		"NUL", "seed=1,seed=2", "\tdelay =\v1m30.5s ,\n", "seed=9007199254740991", "seed=9007199254740992", "duplicate=1.0000000000000001",
+		"reorder=9.99e-1", "reorder=10e-1", "delay=300000ms", "delay=300.001s", "delay=0.0005s", "delay=5m0.000s", "seed=1\u00a0"} {
 		f.Add(s)
+	}
+	for _, tc := range grammarCases {
+		f.Add(tc.spec)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
 		c, err := Parse(spec)
+		if (err == nil) != inGrammar(spec) {
+			t.Fatalf("Parse(%q): %v, but the grammar has it: %v", spec, err, inGrammar(spec))
+		}
 		if err != nil {
 			if _, ok := errors.AsType[*model.ChaosError](err); !ok {
 				t.Fatalf("Parse(%q): %v is no *ChaosError", spec, err)

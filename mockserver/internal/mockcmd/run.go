@@ -249,8 +249,8 @@ func parseFlagsAs(name string, args []string, stdout io.Writer) (*settings, erro
 	fs.Var(&chaos, "chaos", "play the service's failures, reproducibly: `SPEC` is comma-separated KEY=VALUE among seed=N (the source of every decision, 1 to 2^53-1; "+
 		"without it one is chosen and logged, so that a run can be replayed), duplicate=P (a delivery attempt the receiver acknowledged is sent again: "+
 		"the same event id and body, a new attempt), reorder=P (a delivery is held back up to the delay, so that a later event of the same context overtakes it), "+
-		"delay=D (the longest hold, and wait before a duplicate: default 2s, at most 5m) and api-error=P (a /v1 request fails, instead of running, "+
-		"with 429, 500, 502 or 503 and the contract's error body), P a probability from 0 to 1; e.g. seed=42,duplicate=0.2,reorder=0.3,api-error=0.1. "+
+		"delay=D (the longest hold, and wait before a duplicate, whole milliseconds: default 2s, at most 5m, written as 500ms, 1.5s, 5m or 1m30s) and api-error=P (a /v1 request fails, instead of running, "+
+		"with 429, 500, 502 or 503 and the contract's error body), P a probability from 0 to 1 (0.2, .5, 1 or 1e-05); e.g. seed=42,duplicate=0.2,reorder=0.3,api-error=0.1. "+
 		"The same seed and the same requests, sent one after another, give the same decisions; each shows on its delivery's attempts, at GET /_mock/chaos "+
 		"(PUT changes it, DELETE stops it), on the dashboard and in the log at debug level. A receiver must then handle each event once, in any order "+
 		"(contextsvc.NewWebhookHandler deduplicates by event id): docs/mockserver.md, \"Chaos\", has a test of one")
