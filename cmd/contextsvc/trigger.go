@@ -253,9 +253,9 @@ func triggerOnMock(ctx context.Context, o *triggerOptions, c *contextsvc.Client,
 		// The mock's own action for it.
 		ev, err = admin.publish(ctx, contextID)
 	} else {
-		d, err := newEventData(o.typ, madeUpData(o.typ, cx, first, latest, user), fixture, o.fixture, ovs)
-		if err != nil {
-			return err
+		d, derr := newEventData(o.typ, madeUpData(o.typ, cx, first, latest, user), fixture, o.fixture, ovs)
+		if derr != nil {
+			return derr
 		}
 		if cx == nil && aboutContext(o.typ) {
 			about = fmt.Sprintf(", about a made-up context %s: the account has none", cell(fmt.Sprint(d.fields["contextId"]), 80))

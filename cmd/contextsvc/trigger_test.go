@@ -313,3 +313,28 @@ func TestTriggerOwnDataOnDeployment(t *testing.T) {
 		t.Errorf("events %+v", evs)
 	}
 }
+
+// TestTriggerEmitRefused: when the mock refuses to fire the event, the
+// command says so and exits 1 (it once lost that error and read the event
+// it never got).
+func TestTriggerEmitRefused(t *testing.T) {
+	t.Parallel()
+	c, ts := newCLI(t)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/_mock/events" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `{"error":{"type":"api_error","message":"the event log is closed"}}`)
+			return
+		}
+		ts.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	c.env["CONTEXTSVC_BASE_URL"] = front.URL + "/v1"
+	for _, args := range [][]string{{"trigger", "context.created"}, {"trigger", "context.updated", "--override", "name=Renamed"}} {
+		r := c.run(args...)
+		if r.code != exitError || !strings.Contains(r.errOut, "the event log is closed") {
+			t.Errorf("%q: exit %d, stderr %q; want 1 and the mock's reason", args, r.code, r.errOut)
+		}
+	}
+}

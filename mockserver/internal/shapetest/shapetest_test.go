@@ -17,10 +17,11 @@ type outer struct {
 	inner
 	B       []string `json:"b"` // shadows inner's
 	Skipped string   `json:"-"`
-	Dash    string   `json:"-,"`
-	Plain   bool
-	hidden  int
-	Named   inner `json:"named"`
+	//lint:ignore SA5008 the member named "-", which encoding/json writes
+	Dash   string `json:"-,"`
+	Plain  bool
+	hidden int
+	Named  inner `json:"named"`
 }
 
 // TestFields: the fields listed are the members encoding/json writes, in
