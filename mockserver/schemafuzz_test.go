@@ -414,8 +414,11 @@ func (fx *fuzzServer) breakRequest(t *testing.T, op fuzzOp, req *fuzzRequest, r 
 				delete(m, name)
 				req.body, _ = json.Marshal(m)
 				param, req.broken = name, "missing "+name
-			case k == 2:
-				req.body, req.broken = []byte(`{}`), "empty object" // when the document forbids it
+			case k == 2 && bodySchema.MinProps > 0:
+				// What the document forbids by minProperties alone: where
+				// a field is required, {} is "missing" it (k == 1), and the
+				// server names it.
+				req.body, req.broken = []byte(`{}`), "empty object"
 			default:
 				m["zz_unknown"] = 1
 				req.body, _ = json.Marshal(m)
@@ -654,9 +657,9 @@ func drawInvalid(s *openapi3.Schema, r *rand.Rand) (any, string) {
 			return nil, "null"
 		case k == 1:
 			return "empty", "empty"
-		case k == 2 && !s.Type.Is("string"):
+		case k == 2 && s.Type != nil && len(s.Type.Slice()) > 0 && !s.Type.Is("string"):
 			return "not a " + s.Type.Slice()[0], "wrong type"
-		case k == 2:
+		case k == 2 && s.Type.Is("string"):
 			return 7.0, "wrong type"
 		case k == 3 && len(s.Enum) > 0:
 			return "zz-not-one-of-them", "not in the enum"
