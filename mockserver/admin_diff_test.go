@@ -17,7 +17,10 @@ import (
 // cut, hunks past the text bound left out (and counted), the texts of
 // versions too different cut. Every cut says how much it left out.
 func TestAdminDiffBounded(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
+		// Under the race detector the diffs of megabytes take minutes of
+		// its checks, and their work is one goroutine's: nothing for it
+		// to see that the other tests do not show.
 		t.Skip("diffs versions of 1,000,000 bytes")
 	}
 	t.Parallel()
