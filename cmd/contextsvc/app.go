@@ -104,6 +104,15 @@ func reportError(s *streams, cmd *cobra.Command, err error) int {
 		}
 		return exitUsage
 	}
+	if errors.Is(f.err, contextsvc.ErrInvalidArgument) {
+		// The SDK refused, before sending anything, a value the command
+		// was given (an id that would not stay one path segment, say).
+		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), describeError(f.err))
+		if cmd != nil {
+			fmt.Fprintf(s.err, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
+		return exitUsage
+	}
 	msg := describeError(f.err)
 	if s.api != nil {
 		if hint := s.api.hint(f.err); hint != "" {

@@ -55,6 +55,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"snapshot", "-o", "x.json", "--account", "no spaces"}, "--account"},
 		{[]string{"contexts", "list", "--plan", "gold"}, `--plan: plan "gold" must be free, pro, business`},
 		{[]string{"contexts", "list", "--base-url", "http://127.0.0.1:1/"}, "must end in /v1"},
+		// An id the SDK refuses before sending is the user's to mend.
+		{[]string{"contexts", "get", ".."}, `context id "..": a dot segment`},
+		{[]string{"contexts", "versions", "ctx_a/b"}, `context id "ctx_a/b"`},
+		{[]string{"contexts", "export", "ctx x", "-o", "-"}, `context id "ctx x"`},
 	} {
 		r := c.run(tt.args...)
 		if r.code != exitUsage || r.out != "" || !strings.Contains(r.errOut, tt.stderr) || !strings.HasPrefix(r.errOut, "Error: ") {
