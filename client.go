@@ -170,11 +170,13 @@ func WithBaseURL(u string) Option {
 // away from the base URL's origin ([ErrRedirectRefused]).
 //
 // The client's own time bounds ([WithCallTimeout], [WithHeaderTimeout],
-// [WithStallTimeout]) hold over any transport: they are the client's, not
+// [WithStallTimeout]) apply over any transport: they are the client's, not
 // the transport's. hc's Timeout, if set, bounds each attempt as well, the
-// reading of an export's Body included. The header bound needs a transport
-// that ends a request when its context ends (net/http's does); the others
-// hold whatever the transport does.
+// reading of an export's Body included. The call and header bounds end a
+// round trip through its request's context, so they need a transport that
+// returns when that context ends (net/http's does): one that ignores it
+// holds the call for as long as it takes. The stall bound closes the body,
+// so it holds whatever the transport does once the answer has come.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) error {
 		if hc == nil {

@@ -103,10 +103,17 @@ func (c *Client) startClock(cs *callState) {
 	}
 }
 
-// armLocked sets the timer to the earliest bound that may run out.
+// armLocked sets the timer to the earliest bound that may run out. A call
+// that has ended watches nothing, nor does one whose caller's context has
+// ended watch the call's bound: that call ends for the caller's reason,
+// and a bound already past would set the timer to fire at once, again and
+// again, for as long as the call's code had yet to notice.
 func (cs *callState) armLocked(now time.Time) {
+	if cs.ended.Load() {
+		return
+	}
 	var next time.Time
-	if cs.callBounded() {
+	if cs.callBounded() && cs.Context.Err() == nil {
 		next = cs.callEnd
 	}
 	if !cs.phaseEnd.IsZero() && (next.IsZero() || cs.phaseEnd.Before(next)) {
