@@ -92,13 +92,15 @@ func (e *exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.cod
 func reportError(s *streams, cmd *cobra.Command, err error) int {
 	red := paint(s.colorOK(s.errTTY))
 	var un *unsupportedError
+	// Every message is made inert (safeText): it can hold what a server
+	// answered, an id or a name, which must not drive the terminal.
 	if errors.As(err, &un) {
-		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), un.msg)
+		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), safeText(un.msg))
 		return exitUnsupported
 	}
 	var f *failure
 	if !errors.As(err, &f) {
-		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), usageText(err))
+		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), safeText(usageText(err)))
 		if cmd != nil {
 			fmt.Fprintf(s.err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		}
@@ -107,7 +109,7 @@ func reportError(s *streams, cmd *cobra.Command, err error) int {
 	if errors.Is(f.err, contextsvc.ErrInvalidArgument) {
 		// The SDK refused, before sending anything, a value the command
 		// was given (an id that would not stay one path segment, say).
-		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), describeError(f.err))
+		fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), safeText(describeError(f.err)))
 		if cmd != nil {
 			fmt.Fprintf(s.err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		}
@@ -119,7 +121,7 @@ func reportError(s *streams, cmd *cobra.Command, err error) int {
 			msg += ". " + hint
 		}
 	}
-	fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), msg)
+	fmt.Fprintf(s.err, "%s %s\n", red.style(styleRed, "Error:"), safeText(msg))
 	return exitError
 }
 

@@ -289,7 +289,7 @@ func newContextsCreateCmd(s *streams) *cobra.Command {
 		case asJSON.enabled():
 			return asJSON.write(cmd.Context(), s.out, raw.bytes())
 		case quiet:
-			_, err = fmt.Fprintln(s.out, x.ID)
+			_, err = fmt.Fprintln(s.out, s.plainID(x.ID))
 		default:
 			_, err = fmt.Fprintf(s.out, "Created %s %q (version %d)\n", cell(x.ID, 80), cell(x.Name, 200), x.Version)
 		}

@@ -417,7 +417,7 @@ func (l *listener) note(text string) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintln(l.s.out, text)
+	fmt.Fprintln(l.s.out, safeText(text)) // it can hold a server's ids
 }
 
 func (l *listener) printJSON(v any) {

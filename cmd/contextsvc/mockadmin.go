@@ -316,7 +316,7 @@ func adminError(status int, header http.Header, body []byte) error {
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &doc) == nil {
-		e.Type, e.Message, e.Param = doc.Error.Type, cell(doc.Error.Message, 1000), cell(doc.Error.Param, 100)
+		e.Type, e.Message, e.Param = cell(doc.Error.Type, 100), cell(doc.Error.Message, 1000), cell(doc.Error.Param, 100)
 		if doc.Error.RequestID != "" {
 			e.RequestID = cell(doc.Error.RequestID, 100)
 		}

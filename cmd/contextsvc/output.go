@@ -186,3 +186,12 @@ func noteMore(s *streams, note string) {
 		fmt.Fprintln(s.err, note)
 	}
 }
+
+// plainID is an id as -q prints it: as it came for scripts, which use it
+// whole, and without what would drive a terminal on one.
+func (s *streams) plainID(id string) string {
+	if s.outTTY {
+		return cell(id, -1)
+	}
+	return id
+}

@@ -100,7 +100,7 @@ type itemWriter[T any] struct {
 func (w *itemWriter[T]) add(it *T) error {
 	w.n++
 	if w.l.quiet {
-		_, err := fmt.Fprintln(w.s.out, w.l.id(it))
+		_, err := fmt.Fprintln(w.s.out, w.s.plainID(w.l.id(it)))
 		return err
 	}
 	w.table.add(w.l.row(w.table, it)...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -338,5 +339,36 @@ func TestAdminListBounded(t *testing.T) {
 				t.Errorf("on a terminal, the table has no header:\n%.200s", r.out)
 			}
 		})
+	}
+}
+
+// TestServerTextInert: what a server answers (an error's type and message,
+// an id) reaches stderr and stdout without what would drive a terminal,
+// from the mock's admin API as from /v1.
+func TestServerTextInert(t *testing.T) {
+	t.Parallel()
+	evil, _ := json.Marshal("x\u001b]0;pwned\u0007\u001b[2J\u009b31m")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/_mock/contract":
+			io.WriteString(w, `{"proxy":false}`)
+		case "/_mock/accounts":
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":{"type":%s,"message":%s,"param":%s,"requestId":%s}}`, evil, evil, evil, evil)
+		case "/v1/contexts":
+			fmt.Fprintf(w, `{"data":[{"id":%s,"name":"n","tags":[],"version":1,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}],"hasMore":false,"nextCursor":null}`, evil)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"error":{"type":%s,"message":%s}}`, evil, evil)
+		}
+	}))
+	defer srv.Close()
+	c := &cli{t: t, tty: true, env: map[string]string{"CONTEXTSVC_BASE_URL": srv.URL + "/v1", "CONTEXTSVC_API_KEY": testKey, "NO_COLOR": "1"}}
+	for _, args := range [][]string{{"events", "list"}, {"contexts", "get", "ctx_1"}, {"contexts", "list", "-q"}, {"contexts", "list"}} {
+		r := c.run(args...)
+		if r.out+r.errOut == "" || strings.ContainsAny(r.out+r.errOut, "\u001b\u0007\u009b") {
+			t.Errorf("%q wrote a terminal's control characters, or nothing:\nstdout %q\nstderr %q", args, r.out, r.errOut)
+		}
 	}
 }

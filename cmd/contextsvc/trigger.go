@@ -399,6 +399,6 @@ func triggerOnDeployment(ctx context.Context, s *streams, c *contextsvc.Client, 
 		others = "context.created, context.version.created and context.deleted"
 	}
 	_, err = fmt.Fprintf(s.out, "Triggered %s at %s: %s the temporary context %s (%s); its %s fired too\n",
-		typ, c.BaseURL(), did, x.ID, name, others)
+		typ, cell(c.BaseURL(), 300), did, cell(x.ID, 80), cell(name, 200), others)
 	return err
 }
