@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -71,7 +72,9 @@ func (j *jsonOutput) write(ctx context.Context, w io.Writer, doc []byte) error {
 	if err := dec.Decode(&v); err != nil {
 		return fmt.Errorf("--jq: the answer is not JSON: %w", err)
 	}
-	var out bytes.Buffer
+	// Each value is written as it comes (through a small buffer), so an
+	// expression that yields without end holds one value at a time.
+	out := bufio.NewWriter(w)
 	iter := j.code.RunWithContext(ctx, v)
 	for {
 		x, ok := iter.Next()
@@ -83,7 +86,7 @@ func (j *jsonOutput) write(ctx context.Context, w io.Writer, doc []byte) error {
 			if errors.As(err, &he) && he.Value() == nil {
 				break
 			}
-			w.Write(out.Bytes())
+			out.Flush()
 			return fmt.Errorf("--jq: %w", err)
 		}
 		if s, ok := x.(string); ok {
@@ -91,11 +94,14 @@ func (j *jsonOutput) write(ctx context.Context, w io.Writer, doc []byte) error {
 				s = safeText(s)
 			}
 			out.WriteString(s)
-			out.WriteByte('\n')
+			if err := out.WriteByte('\n'); err != nil {
+				return err
+			}
 			continue
 		}
 		b, err := gojq.Marshal(x)
 		if err != nil {
+			out.Flush()
 			return fmt.Errorf("--jq: %w", err)
 		}
 		if j.tty {
@@ -105,8 +111,9 @@ func (j *jsonOutput) write(ctx context.Context, w io.Writer, doc []byte) error {
 			}
 		}
 		out.Write(b)
-		out.WriteByte('\n')
+		if err := out.WriteByte('\n'); err != nil {
+			return err
+		}
 	}
-	_, err := w.Write(out.Bytes())
-	return err
+	return out.Flush()
 }

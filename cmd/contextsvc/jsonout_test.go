@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -51,5 +52,33 @@ func TestJQ(t *testing.T) {
 		if x.Name == "Never" {
 			t.Error("a bad --jq still created the context")
 		}
+	}
+}
+
+// largestWrite records the largest single write it is given.
+type largestWrite struct {
+	n, largest int
+}
+
+func (w *largestWrite) Write(p []byte) (int, error) {
+	w.n += len(p)
+	w.largest = max(w.largest, len(p))
+	return len(p), nil
+}
+
+// TestJQStreams: --jq writes each value as the expression yields it, so an
+// expression that yields a great many holds a small buffer, not all of
+// them.
+func TestJQStreams(t *testing.T) {
+	t.Parallel()
+	c, _ := newCLI(t)
+	c.ok("contexts", "create", "--name", "Alpha", "-q")
+	out := &largestWrite{}
+	s := &streams{in: strings.NewReader(""), out: out, err: io.Discard, getenv: c.getenv}
+	if code := run(t.Context(), []string{"contexts", "list", "--jq", "range(200000)"}, s); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if out.n < 1_000_000 || out.largest > 64<<10 {
+		t.Errorf("%d bytes written, the largest write %d bytes: want them written as they come", out.n, out.largest)
 	}
 }

@@ -210,9 +210,11 @@ func onThisMachine(base string) bool {
 }
 
 // loopbackHost reports whether a host name or address is this machine's
-// loopback.
+// loopback: "localhost", or a loopback address. A name under .localhost is
+// not taken for it: only some resolvers keep such names on this machine,
+// and a DNS server may answer them with any address.
 func loopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)
@@ -302,7 +304,7 @@ func (l *listener) run(ctx context.Context, c *contextsvc.Client, addr, publicUR
 		}
 		hookURL = "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port)) + "/"
 	}
-	admin, kind := probeServer(ctx, c.BaseURL(), l.s.getenv)
+	admin, kind := probe(ctx, l.s.mockAdmin(c.BaseURL()))
 	wh, err := c.Webhooks.Register(ctx, &contextsvc.RegisterWebhookRequest{URL: hookURL, Events: types, Secret: l.secret})
 	if err != nil {
 		return err

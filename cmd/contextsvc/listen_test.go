@@ -692,3 +692,17 @@ func TestListenDeployment(t *testing.T) {
 		t.Errorf("a remote server: exit %d, %q", r.code, r.errOut)
 	}
 }
+
+// TestLoopbackHost: only localhost and loopback addresses are this
+// machine; a name under .localhost is whatever a resolver says it is.
+func TestLoopbackHost(t *testing.T) {
+	t.Parallel()
+	for host, want := range map[string]bool{
+		"localhost": true, "LOCALHOST": true, "127.0.0.1": true, "127.1.2.3": true, "::1": true, "::ffff:127.0.0.1": true,
+		"app.localhost": false, "localhost.example.com": false, "10.0.0.1": false, "0.0.0.0": false, "": false,
+	} {
+		if got := loopbackHost(host); got != want {
+			t.Errorf("loopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

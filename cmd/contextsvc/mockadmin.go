@@ -337,8 +337,15 @@ type adminPage[T any] struct {
 
 // maxAdminPages bounds the pages an admin list is read through: the
 // mock keeps a bounded history (-history-limit), so a list longer than
-// this is a server that is not the mock.
-const maxAdminPages = 1000
+// this is a server that is not the mock. maxAdminCursor bounds a cursor's
+// length (the mock's are under a hundred bytes), and with it what the
+// pages' cursors hold, kept to find a cycle; maxAdminAccounts bounds the
+// accounts collected to find a key's (the mock has one a -key at most).
+const (
+	maxAdminPages    = 1000
+	maxAdminCursor   = 1 << 10
+	maxAdminAccounts = 10_000
+)
 
 // everyPage reads every page of the admin list at path (its query in q),
 // handing each to fn with its body as it came.
@@ -358,6 +365,9 @@ func everyPage[T any](ctx context.Context, m *mockAdmin, path string, q url.Valu
 		}
 		if page.NextCursor == "" || seen[page.NextCursor] {
 			return fmt.Errorf("the mock's admin API: %s: %w", path, contextsvc.ErrPaginationLoop)
+		}
+		if len(page.NextCursor) > maxAdminCursor {
+			return fmt.Errorf("the mock's admin API: %s: a cursor of %d bytes, over the %d a mock gives", path, len(page.NextCursor), maxAdminCursor)
 		}
 		seen[page.NextCursor] = true
 		q.Set("cursor", page.NextCursor)
@@ -379,6 +389,9 @@ type mockAccount struct {
 func (m *mockAdmin) accounts(ctx context.Context) ([]mockAccount, error) {
 	var all []mockAccount
 	err := everyPage(ctx, m, "/accounts", url.Values{"limit": {"100"}}, func(p *adminPage[mockAccount], _ []byte) error {
+		if len(all)+len(p.Data) > maxAdminAccounts {
+			return fmt.Errorf("the mock's admin API: more than %d accounts, more than a mock has", maxAdminAccounts)
+		}
 		all = append(all, p.Data...)
 		return nil
 	})

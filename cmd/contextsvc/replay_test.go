@@ -286,6 +286,7 @@ func TestAdminListBounded(t *testing.T) {
 		name  string
 		tty   bool
 		cycle bool
+		long  bool   // cursors longer than a mock's
 		limit string // --limit, when given
 		err   string
 		rows  int // at least, on stdout
@@ -293,6 +294,7 @@ func TestAdminListBounded(t *testing.T) {
 		{name: "a terminal", tty: true, limit: "1", err: "more than 1000 pages", rows: 1000},
 		{name: "a script", limit: "1", err: "more than 1000 pages", rows: 1000},
 		{name: "a cursor cycle", cycle: true, err: "pagination does not end", rows: 200},
+		{name: "a cursor of megabytes", long: true, err: "a cursor of 2000000 bytes, over the 1024 a mock gives", rows: 100},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -318,6 +320,9 @@ func TestAdminListBounded(t *testing.T) {
 					next := fmt.Sprintf("c%d", n)
 					if tt.cycle {
 						next = fmt.Sprintf("c%d", n%2)
+					}
+					if tt.long {
+						next = strings.Repeat("c", 2_000_000)
 					}
 					fmt.Fprintf(&b, `],"hasMore":true,"nextCursor":%q}`, next)
 					io.WriteString(w, b.String())

@@ -58,7 +58,11 @@ func (s *Start) Add(kv ...attribute.KeyValue) {
 
 // Option returns the start option that gives a span the list's
 // attributes. It reads the list when the span starts (trace.NewSpanStartConfig
-// copies it there), so it is used at once, before Release.
+// copies it there), so it is used at once, before Release. A tracer reads
+// its options through trace.NewSpanStartConfig (their methods are the trace
+// package's own) and, being handed them for one Start, reads them in it; one
+// that kept the options to read after Start returned would find the list
+// cleared or reused.
 func (s *Start) Option() trace.SpanStartOption {
 	if s.opts[s.n] == nil {
 		s.opts[s.n] = trace.WithAttributes(s.kv[:s.n]...)
