@@ -113,15 +113,10 @@ func (s *streams) mockAdmin(baseURL string) *mockAdmin {
 	return m
 }
 
-// probeServer finds out whether baseURL is served by the mock, from its
+// probe finds out whether m's base URL is served by the mock, from its
 // answer to GET /_mock/contract. It never fails: whatever does not answer
-// as the mock is a deployment.
-func probeServer(ctx context.Context, baseURL string, getenv func(string) string) (*mockAdmin, serverKind) {
-	return probe(ctx, newMockAdmin(baseURL, getenv, nil))
-}
-
-// probe is probeServer with the admin client given. Its first request
-// carries no credentials: they go only in answer to the mock's challenge.
+// as the mock is a deployment. Its first request carries no credentials:
+// they go only in answer to the mock's challenge.
 func probe(ctx context.Context, m *mockAdmin) (*mockAdmin, serverKind) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
